@@ -1,0 +1,15 @@
+/**
+ * @knightcodeai/cli: the public API. Extensions import types from here (and runtime helpers such as
+ * ExtensionStartupError and defineTool); hosts and applications use the SDK exported here.
+ */
+export type * from "./kernel/api/index.js";
+export {
+  ExtensionStartupError,
+  KernelError,
+  MissingServiceError,
+  SessionStartupFailedError,
+  StaleContextError,
+} from "./kernel/index.js";
+export { VERSION } from "./plugins/sdk/version.js";
+export { defineTool } from "./plugins/tool-registry/define-tool.js";
+export { withFileMutationQueue } from "./plugins/tool-registry/file-mutation-queue.js";

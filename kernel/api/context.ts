@@ -1,0 +1,172 @@
+/** What event handlers, commands and tools receive as `ctx`. */
+import type {
+  AgentMessage,
+  AssistantMessage,
+  AssistantMessageEvent,
+  ThinkingLevel,
+  Usage,
+} from "./messages.js";
+import type { ReadonlySessionManager, SessionEntry } from "./session.js";
+
+/** The host a session runs in. `tui` is the interactive terminal. */
+export type HostMode = "tui" | "print" | "json" | "rpc" | "app-server" | "sdk" | (string & {});
+
+export type NotifyLevel = "info" | "warning" | "error";
+
+export interface DialogOptions {
+  signal?: AbortSignal;
+  /** Milliseconds; the dialog resolves as cancelled (`undefined` / `false`) when it runs out. */
+  timeout?: number;
+}
+
+export interface WidgetOptions {
+  placement?: "aboveEditor" | "belowEditor";
+}
+
+/** `ctx.ui`: dialogs and status surfaces. Modes without a UI answer dialogs with `undefined`/`false`. */
+export interface ExtensionUIContext {
+  select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined>;
+  confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean>;
+  input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined>;
+  editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined>;
+  notify(message: string, level?: NotifyLevel): void;
+  setStatus(key: string, text: string | undefined): void;
+  setWidget(key: string, lines: string[] | undefined, options?: WidgetOptions): void;
+  setTitle(title: string): void;
+  setWorkingMessage(message?: string): void;
+  setEditorText(text: string): void;
+  getEditorText(): string;
+  /** A custom component; hosts that cannot render one resolve `undefined` at once and say so. */
+  custom<T>(factory: unknown, options?: Record<string, unknown>): Promise<T | undefined>;
+}
+
+export interface ModelInfo {
+  provider: string;
+  id: string;
+  name?: string;
+  api: string;
+  contextWindow: number;
+  maxTokens: number;
+  reasoning: boolean;
+}
+
+export interface ContextUsage {
+  tokens: number | null;
+  contextWindow: number;
+  percent: number | null;
+}
+
+export interface StreamSimpleOptions {
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  thinkingLevel?: ThinkingLevel;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+export interface ClassifierQuestion {
+  /** The question, with whatever context the classifier needs. */
+  prompt: string;
+  /** Fixed answer labels. */
+  labels: string[];
+  systemPrompt?: string;
+}
+
+export interface ClassifierAnswer {
+  label: string;
+  usage: Usage;
+}
+
+export interface ClassifierInfo {
+  provider: string;
+  model: string;
+}
+
+/** `ctx.modelRegistry`: provider-neutral model calls. */
+export interface ModelRuntime {
+  getAvailable(): ModelInfo[];
+  find(provider: string, modelId: string): ModelInfo | undefined;
+  streamSimple(
+    model: ModelInfo,
+    messages: AgentMessage[],
+    options?: StreamSimpleOptions,
+  ): AsyncIterable<AssistantMessageEvent> & { result(): Promise<AssistantMessage> };
+  getAvailableClassifiers(): ClassifierInfo[];
+  classify(
+    question: ClassifierQuestion,
+    options?: { classifier?: ClassifierInfo; signal?: AbortSignal },
+  ): Promise<ClassifierAnswer>;
+}
+
+export interface CompactOptions {
+  customInstructions?: string;
+  onComplete?(): void;
+  onError?(error: Error): void;
+}
+
+export interface ExtensionContext {
+  readonly cwd: string;
+  readonly mode: HostMode;
+  /** True when dialogs reach a person (interactive terminal, RPC client). */
+  readonly hasUI: boolean;
+  readonly ui: ExtensionUIContext;
+  readonly sessionManager: ReadonlySessionManager;
+  readonly modelRegistry: ModelRuntime;
+  readonly model: ModelInfo | undefined;
+  readonly thinkingLevel: ThinkingLevel | undefined;
+  /** Abort signal of the active run; `undefined` when idle. */
+  readonly signal: AbortSignal | undefined;
+  isIdle(): boolean;
+  isProjectTrusted(): boolean;
+  hasPendingMessages(): boolean;
+  abort(): void;
+  shutdown(): void;
+  getContextUsage(): ContextUsage | undefined;
+  compact(options?: CompactOptions): void;
+  getSystemPrompt(): string;
+}
+
+export interface SendUserMessageOptions {
+  deliverAs?: "steer" | "followUp";
+}
+
+export interface NewSessionOptions {
+  parentSession?: string;
+  preserveModel?: boolean;
+  setup?(session: { appendEntry(entry: SessionEntry): void }): void | Promise<void>;
+  withSession?(ctx: ReplacedSessionContext): void | Promise<void>;
+}
+
+/** The fresh context handed to `withSession` after a session replacement. */
+export interface ReplacedSessionContext extends ExtensionCommandContext {}
+
+export interface NavigateTreeOptions {
+  summarize?: boolean;
+  customInstructions?: string;
+  label?: string;
+}
+
+/** Command handlers get these extra operations; they would deadlock from event handlers. */
+export interface ExtensionCommandContext extends ExtensionContext {
+  waitForIdle(): Promise<void>;
+  newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
+  fork(
+    entryId: string,
+    options?: { position?: "before" | "at"; withSession?(ctx: ReplacedSessionContext): void | Promise<void> },
+  ): Promise<{ cancelled: boolean }>;
+  navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean }>;
+  switchSession(
+    sessionPath: string,
+    options?: { withSession?(ctx: ReplacedSessionContext): void | Promise<void> },
+  ): Promise<{ cancelled: boolean }>;
+  reload(): Promise<void>;
+  sendUserMessage(content: string, options?: SendUserMessageOptions): Promise<void>;
+}
+
+/** `project_trust` handlers run before a session exists, so they get a reduced context. */
+export interface ProjectTrustContext {
+  readonly cwd: string;
+  readonly mode: HostMode;
+  readonly hasUI: boolean;
+  readonly ui: Pick<ExtensionUIContext, "select" | "confirm" | "input" | "notify">;
+}

@@ -1,0 +1,464 @@
+/**
+ * Payloads and results of every event an extension can subscribe to with `knightcode.on()`.
+ * The kind and error policy of each event live in the catalogue (kernel/events/catalog.ts, docs/events.md).
+ */
+import type { ExtensionContext, ModelInfo, ProjectTrustContext } from "./context.js";
+import type {
+  AgentMessage,
+  AssistantMessage,
+  AssistantMessageEvent,
+  ImageContent,
+  TextContent,
+  ThinkingLevel,
+  ToolResultMessage,
+  TranscriptMessage,
+  Usage,
+} from "./messages.js";
+import type { CompactionEntry, EntryDraft, SessionEntry } from "./session.js";
+import type { ToolResult } from "./tools.js";
+
+// ---- resources and trust ------------------------------------------------------------------------
+
+export interface ProjectTrustEvent {
+  cwd: string;
+}
+export interface ProjectTrustResult {
+  trusted: "yes" | "no" | "undecided";
+  remember?: boolean;
+}
+
+export interface ResourcesDiscoverEvent {
+  cwd: string;
+  reason: "startup" | "reload";
+}
+export interface ResourcesDiscoverResult {
+  skillPaths?: string[];
+  promptPaths?: string[];
+  themePaths?: string[];
+}
+
+export interface McpServersChangeEvent {
+  servers: string[];
+}
+
+// ---- sessions -----------------------------------------------------------------------------------
+
+export interface SessionStartEvent {
+  reason: "startup" | "reload" | "new" | "resume" | "fork";
+  previousSessionFile?: string;
+}
+export interface SessionShutdownEvent {
+  reason: "quit" | "reload" | "new" | "resume" | "fork";
+  targetSessionFile?: string;
+}
+export interface SessionInfoChangedEvent {
+  name?: string;
+}
+export interface SessionBeforeSwitchEvent {
+  reason: "new" | "resume";
+  targetSessionFile?: string;
+}
+export interface CancelResult {
+  cancel?: boolean;
+}
+export interface SessionBeforeForkEvent {
+  entryId: string;
+  position?: "before" | "at";
+}
+export interface SessionBeforeForkResult extends CancelResult {
+  skipConversationRestore?: boolean;
+}
+export type CompactionReason = "manual" | "threshold" | "overflow";
+export interface CompactionPreparation {
+  firstKeptEntryId: string;
+  messagesToSummarize: AgentMessage[];
+  tokensBefore: number;
+}
+export interface SessionBeforeCompactEvent {
+  reason: CompactionReason;
+  preparation: CompactionPreparation;
+  branchEntries: SessionEntry[];
+  customInstructions?: string;
+  signal: AbortSignal;
+}
+export interface CompactionResult {
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  estimatedTokensAfter?: number;
+  usage?: Usage;
+  details?: unknown;
+}
+export interface SessionBeforeCompactResult extends CancelResult {
+  compaction?: CompactionResult;
+}
+export interface SessionCompactEvent {
+  reason: CompactionReason;
+  compactionEntry: CompactionEntry;
+  fromExtension: boolean;
+  willRetry: boolean;
+}
+export interface SessionCompactFailedEvent {
+  reason: CompactionReason;
+  error: string;
+}
+export interface TreePreparation {
+  targetId: string;
+  oldLeafId: string | null;
+  entriesToSummarize: SessionEntry[];
+}
+export interface SessionBeforeTreeEvent {
+  preparation: TreePreparation;
+  signal: AbortSignal;
+}
+export interface SessionBeforeTreeResult extends CancelResult {
+  summary?: { summary: string; details?: unknown };
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  label?: string;
+}
+export interface SessionTreeEvent {
+  newLeafId: string | null;
+  oldLeafId: string | null;
+  summaryEntry?: SessionEntry;
+  fromExtension?: boolean;
+}
+
+// ---- input and runs -----------------------------------------------------------------------------
+
+export interface InputEvent {
+  text: string;
+  images?: ImageContent[];
+  source: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
+}
+export type InputResult =
+  | { action: "continue" }
+  | { action: "transform"; text: string; images?: ImageContent[] }
+  | { action: "handled" };
+
+export interface SystemPromptOptions {
+  /** Named sections in order; extensions may add, edit or remove them. */
+  sections: { id: string; text: string }[];
+  /** Names of the tools the prompt describes. */
+  tools: string[];
+  guidelines: string[];
+}
+export interface BeforeAgentStartEvent {
+  messageType: "user" | "custom";
+  prompt?: string;
+  images?: ImageContent[];
+  message?: AgentMessage;
+  systemPrompt: string;
+  systemPromptOptions: SystemPromptOptions;
+}
+export interface BeforeAgentStartResult {
+  message?: {
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    display?: boolean;
+    details?: unknown;
+  };
+  systemPrompt?: string;
+  forceSystemPrompt?: boolean;
+}
+
+export type AgentStartEvent = Record<string, never>;
+export interface AgentEndEvent {
+  messages: AgentMessage[];
+  willRetry: boolean;
+}
+export interface AgentSettledEvent {
+  aborted: boolean;
+}
+export interface TurnStartEvent {
+  turnIndex: number;
+  timestamp: number;
+}
+
+/** Actionable boundaries accumulate proposals: entries chain, `continue` chains, `end` is sticky. */
+export interface BoundaryState {
+  entries: EntryDraft[];
+  continue: boolean;
+  end: boolean;
+}
+export interface BoundaryResult {
+  entries?: EntryDraft[];
+  continue?: boolean;
+  end?: boolean;
+}
+export interface TurnEndEvent extends BoundaryState {
+  turnIndex: number;
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+}
+export interface AgentBeforeSettleEvent extends BoundaryState {
+  messages: AgentMessage[];
+}
+
+export interface ContextEvent {
+  messages: AgentMessage[];
+}
+export interface ContextResult {
+  messages: AgentMessage[];
+}
+export interface ContextWithSystemEvent {
+  messages: TranscriptMessage[];
+}
+export interface ContextWithSystemResult {
+  messages: TranscriptMessage[];
+}
+
+export interface UiPromptEvent {
+  kind: "select" | "confirm" | "input" | "editor" | "custom";
+  title: string;
+}
+export interface QueueUpdateEvent {
+  steering: string[];
+  followUp: string[];
+}
+export interface EntryAppendedEvent {
+  entry: SessionEntry;
+}
+export interface ThinkingLevelChangedEvent {
+  level: ThinkingLevel;
+}
+export interface ThinkingLevelSelectEvent {
+  level: ThinkingLevel;
+  previousLevel: ThinkingLevel | undefined;
+}
+export interface ModelSelectEvent {
+  model: ModelInfo;
+  previousModel: ModelInfo | undefined;
+  source: "set" | "cycle" | "restore";
+}
+export interface CacheWarmingDecisionEvent {
+  idleMs: number;
+  model: ModelInfo | undefined;
+}
+export interface CacheWarmingDecisionResult {
+  action: "warm" | "stop";
+}
+
+// ---- providers ----------------------------------------------------------------------------------
+
+interface ProviderEventBase {
+  provider: string;
+  api: string;
+  model: string;
+}
+export interface BeforeProviderRequestEvent extends ProviderEventBase {
+  payload: unknown;
+}
+/** Mutate `headers` in place (a `null` value deletes a header) or return a replacement. */
+export interface BeforeProviderHeadersEvent extends ProviderEventBase {
+  headers: Record<string, string | null>;
+}
+export interface AfterProviderResponseEvent extends ProviderEventBase {
+  status: number;
+  headers: Record<string, string>;
+}
+export interface ProviderStreamEvent extends ProviderEventBase {
+  data: unknown;
+}
+
+// ---- messages -----------------------------------------------------------------------------------
+
+export interface MessageStartEvent {
+  message: AgentMessage;
+}
+export interface MessageUpdateEvent {
+  message: AssistantMessage;
+  assistantMessageEvent: AssistantMessageEvent;
+  usage: Usage;
+}
+export interface MessageEndEvent {
+  message: AgentMessage;
+}
+export interface MessageEndResult {
+  message: AgentMessage;
+}
+
+// ---- tools --------------------------------------------------------------------------------------
+
+export interface ToolCallEvent {
+  toolCallId: string;
+  toolName: string;
+  /** Mutable: changes reach the tool without another validation. */
+  input: Record<string, unknown>;
+  parentToolCallId?: string;
+}
+export interface ToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+export interface ToolResultEvent {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  content: ToolResult["content"];
+  details: unknown;
+  structuredContent?: unknown;
+  isError: boolean;
+  parentToolCallId?: string;
+}
+export interface ToolResultPatch {
+  content?: ToolResult["content"];
+  details?: unknown;
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+export interface ToolExecutionStartEvent {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  parentToolCallId?: string;
+}
+export interface ToolExecutionUpdateEvent extends ToolExecutionStartEvent {
+  partialResult: ToolResult;
+}
+export interface ToolExecutionEndEvent {
+  toolCallId: string;
+  toolName: string;
+  result: ToolResult;
+  isError: boolean;
+  durationMs?: number;
+  parentToolCallId?: string;
+}
+
+export interface BashResult {
+  output: string;
+  exitCode: number | null;
+  cancelled: boolean;
+  truncated: boolean;
+  fullOutputPath?: string;
+}
+export interface BashOperations {
+  exec(
+    command: string,
+    cwd: string,
+    options: { onData(chunk: string): void; signal?: AbortSignal; timeout?: number },
+  ): Promise<{ exitCode: number | null }>;
+}
+export interface UserBashEvent {
+  command: string;
+  excludeFromContext: boolean;
+  cwd: string;
+}
+export type UserBashResult = { operations: BashOperations } | { result: BashResult };
+
+// ---- compaction, retries and wire-only events ---------------------------------------------------
+
+export interface CompactionStartEvent {
+  reason: CompactionReason;
+}
+export interface CompactionEndEvent {
+  reason: CompactionReason;
+  result?: CompactionResult;
+  aborted: boolean;
+  willRetry: boolean;
+  errorMessage?: string;
+}
+export interface AutoRetryStartEvent {
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  errorMessage: string;
+}
+export interface AutoRetryEndEvent {
+  success: boolean;
+  attempt: number;
+  finalError?: string;
+}
+export interface SummarizationRetryScheduledEvent {
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  errorMessage: string;
+}
+export interface SummarizationRetryAttemptStartEvent {
+  source: "compaction" | "branchSummary";
+  reason?: CompactionReason;
+}
+export type SummarizationRetryFinishedEvent = Record<string, never>;
+export interface BashExecutionUpdateEvent {
+  id?: string;
+  delta: string;
+}
+export interface ExtensionErrorEvent {
+  extensionPath: string;
+  event: string;
+  error: string;
+}
+
+/** Every event, with the payload handlers receive and the result they may return. */
+export interface ExtensionEvents {
+  project_trust: { event: ProjectTrustEvent; result: ProjectTrustResult };
+  resources_discover: { event: ResourcesDiscoverEvent; result: ResourcesDiscoverResult };
+  mcp_servers_change: { event: McpServersChangeEvent; result: undefined };
+  session_start: { event: SessionStartEvent; result: undefined };
+  session_shutdown: { event: SessionShutdownEvent; result: undefined };
+  session_info_changed: { event: SessionInfoChangedEvent; result: undefined };
+  session_before_switch: { event: SessionBeforeSwitchEvent; result: CancelResult };
+  session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkResult };
+  session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactResult };
+  session_compact: { event: SessionCompactEvent; result: undefined };
+  session_compact_failed: { event: SessionCompactFailedEvent; result: undefined };
+  session_before_tree: { event: SessionBeforeTreeEvent; result: SessionBeforeTreeResult };
+  session_tree: { event: SessionTreeEvent; result: undefined };
+  input: { event: InputEvent; result: InputResult };
+  before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartResult };
+  agent_start: { event: AgentStartEvent; result: undefined };
+  agent_end: { event: AgentEndEvent; result: undefined };
+  agent_before_settle: { event: AgentBeforeSettleEvent; result: BoundaryResult };
+  agent_settled: { event: AgentSettledEvent; result: undefined };
+  turn_start: { event: TurnStartEvent; result: undefined };
+  turn_end: { event: TurnEndEvent; result: BoundaryResult };
+  context: { event: ContextEvent; result: ContextResult };
+  context_with_system: { event: ContextWithSystemEvent; result: ContextWithSystemResult };
+  ui_prompt_start: { event: UiPromptEvent; result: undefined };
+  ui_prompt_end: { event: UiPromptEvent; result: undefined };
+  queue_update: { event: QueueUpdateEvent; result: undefined };
+  entry_appended: { event: EntryAppendedEvent; result: undefined };
+  thinking_level_changed: { event: ThinkingLevelChangedEvent; result: undefined };
+  thinking_level_select: { event: ThinkingLevelSelectEvent; result: undefined };
+  model_select: { event: ModelSelectEvent; result: undefined };
+  cache_warming_decision: { event: CacheWarmingDecisionEvent; result: CacheWarmingDecisionResult };
+  before_provider_request: { event: BeforeProviderRequestEvent; result: unknown };
+  before_provider_headers: { event: BeforeProviderHeadersEvent; result: Record<string, string | null> };
+  after_provider_response: { event: AfterProviderResponseEvent; result: undefined };
+  provider_stream_event: { event: ProviderStreamEvent; result: undefined };
+  message_start: { event: MessageStartEvent; result: undefined };
+  message_update: { event: MessageUpdateEvent; result: undefined };
+  message_end: { event: MessageEndEvent; result: MessageEndResult };
+  tool_call: { event: ToolCallEvent; result: ToolCallResult };
+  tool_result: { event: ToolResultEvent; result: ToolResultPatch };
+  tool_execution_start: { event: ToolExecutionStartEvent; result: undefined };
+  tool_execution_update: { event: ToolExecutionUpdateEvent; result: undefined };
+  tool_execution_end: { event: ToolExecutionEndEvent; result: undefined };
+  user_bash: { event: UserBashEvent; result: UserBashResult };
+  compaction_start: { event: CompactionStartEvent; result: undefined };
+  compaction_end: { event: CompactionEndEvent; result: undefined };
+  auto_retry_start: { event: AutoRetryStartEvent; result: undefined };
+  auto_retry_end: { event: AutoRetryEndEvent; result: undefined };
+  summarization_retry_scheduled: { event: SummarizationRetryScheduledEvent; result: undefined };
+  summarization_retry_attempt_start: { event: SummarizationRetryAttemptStartEvent; result: undefined };
+  summarization_retry_finished: { event: SummarizationRetryFinishedEvent; result: undefined };
+  bash_execution_update: { event: BashExecutionUpdateEvent; result: undefined };
+  extension_error: { event: ExtensionErrorEvent; result: undefined };
+}
+
+export type ExtensionEventName = keyof ExtensionEvents;
+
+/** `project_trust` runs before a session exists and gets a reduced context. */
+export type ContextFor<K extends ExtensionEventName> = K extends "project_trust"
+  ? ProjectTrustContext
+  : ExtensionContext;
+
+export type ExtensionHandler<K extends ExtensionEventName> = (
+  event: ExtensionEvents[K]["event"],
+  ctx: ContextFor<K>,
+) =>
+  | ExtensionEvents[K]["result"]
+  | undefined
+  | void
+  | Promise<ExtensionEvents[K]["result"] | undefined | void>;

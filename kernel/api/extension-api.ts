@@ -1,0 +1,195 @@
+/** The object an extension's default factory receives. One facade per extension per session. */
+import type { TSchema } from "@sinclair/typebox";
+import type { ExtensionCommandContext, ExtensionContext, ModelInfo } from "./context.js";
+import type { ExtensionEventName, ExtensionHandler } from "./events.js";
+import type {
+  AssistantMessage,
+  AssistantMessageEvent,
+  ImageContent,
+  TextContent,
+  ThinkingLevel,
+} from "./messages.js";
+import type { CustomEntry } from "./session.js";
+import type { ToolDefinition, ToolInfo, ToolRendererResolver } from "./tools.js";
+
+/** Where an extension came from. Owner ids are `<origin>:<name or path>`, e.g. `builtin:core-tools`. */
+export type ExtensionOrigin = "builtin" | "user" | "project" | "package" | "cli" | "sdk";
+
+export interface ExtensionInfo {
+  /** Owner id: `builtin:<name>`, `user:<path>`, `project:<path>`, `cli:<path>`, ... */
+  readonly id: string;
+  readonly origin: ExtensionOrigin;
+  /** Source file, when the extension was loaded from one. */
+  readonly path?: string;
+  /** Position in load order; handlers run in this order. */
+  readonly order: number;
+}
+
+export type Unsubscribe = () => void;
+
+export interface CommandDefinition {
+  description?: string;
+  getArgumentCompletions?(prefix: string): { value: string; label?: string }[] | undefined;
+  handler(args: string, ctx: ExtensionCommandContext): void | Promise<void>;
+}
+
+export interface CommandInfo {
+  name: string;
+  description?: string;
+  source: "extension" | "prompt" | "skill" | "builtin";
+  owner?: string;
+}
+
+export interface ShortcutDefinition {
+  description?: string;
+  handler(ctx: ExtensionContext): void | Promise<void>;
+}
+
+export interface FlagDefinition {
+  description?: string;
+  type: "boolean" | "string";
+  default?: boolean | string;
+}
+
+export type MessageRenderer = (
+  message: { customType: string; content: unknown; details?: unknown },
+  options: { expanded: boolean },
+) => unknown;
+
+export type EntryRenderer = (entry: CustomEntry, options: { expanded: boolean }) => unknown;
+
+export interface ProviderModelConfig {
+  id: string;
+  name?: string;
+  api?: string;
+  contextWindow?: number;
+  maxTokens?: number;
+  reasoning?: boolean;
+  input?: ("text" | "image")[];
+  cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+}
+
+export interface ProviderStreamRequest {
+  model: ModelInfo;
+  systemPrompt: string;
+  messages: unknown[];
+  tools: { name: string; description: string; parameters: TSchema }[];
+  thinkingLevel?: ThinkingLevel;
+  signal?: AbortSignal;
+}
+
+export interface ProviderConfig {
+  /** Wire API name, e.g. `anthropic-messages`, `openai-responses`, `openai-completions`. */
+  api?: string;
+  baseUrl?: string;
+  /** A literal key or the name of an environment variable that holds it. */
+  apiKey?: string;
+  headers?: Record<string, string>;
+  compat?: Record<string, unknown>;
+  models?: ProviderModelConfig[];
+  /** A provider that streams itself instead of using a built-in wire API. */
+  streamSimple?(request: ProviderStreamRequest): AsyncIterable<AssistantMessageEvent> & {
+    result(): Promise<AssistantMessage>;
+  };
+}
+
+export interface VirtualModelConfig {
+  name?: string;
+  /** Picks the real model for each request. */
+  route(request: { messages: unknown[]; signal?: AbortSignal }): ModelInfo | Promise<ModelInfo>;
+}
+
+export interface McpServerConfig {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  oauth?: Record<string, unknown>;
+  exposure?: string;
+  toolExposure?: Record<string, string>;
+  description?: string;
+  enabled?: boolean;
+  timeout?: number;
+}
+
+export interface SendMessageInput {
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  display?: boolean;
+  details?: unknown;
+}
+
+export interface SendMessageOptions {
+  triggerTurn?: boolean;
+  deliverAs?: "steer" | "followUp" | "nextTurn";
+}
+
+export interface ExecOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+  cwd?: string;
+}
+
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+  killed: boolean;
+}
+
+/** Free-form channel between extensions of one session. */
+export interface ExtensionEventBus {
+  emit(channel: string, data?: unknown): void;
+  on(channel: string, handler: (data: unknown) => void | Promise<void>): Unsubscribe;
+}
+
+export interface ExtensionAPI {
+  readonly extension: ExtensionInfo;
+  readonly events: ExtensionEventBus;
+
+  on<K extends ExtensionEventName>(event: K, handler: ExtensionHandler<K>): Unsubscribe;
+
+  registerTool<TParams extends TSchema, TDetails>(tool: ToolDefinition<TParams, TDetails>): void;
+  registerToolRenderer(resolver: ToolRendererResolver): void;
+  registerCommand(name: string, command: CommandDefinition): void;
+  registerShortcut(key: string, shortcut: ShortcutDefinition): void;
+  registerFlag(name: string, flag: FlagDefinition): void;
+  getFlag(name: string): boolean | string | undefined;
+  registerMessageRenderer(customType: string, renderer: MessageRenderer): void;
+  registerEntryRenderer(customType: string, renderer: EntryRenderer): void;
+
+  /** Process-wide: every session of this process sees it. */
+  registerProvider(name: string, config: ProviderConfig): void;
+  unregisterProvider(name: string): void;
+  /** Per session: each session keeps its own route. */
+  registerVirtualModel(name: string, config: VirtualModelConfig): void;
+  unregisterVirtualModel(name: string): void;
+  registerMcpServer(name: string, config: McpServerConfig): void;
+  unregisterMcpServer(name: string): void;
+  getMcpServers(): { name: string; config: McpServerConfig; owner: string }[];
+
+  sendMessage(message: SendMessageInput, options?: SendMessageOptions): void;
+  sendUserMessage(
+    content: string | (TextContent | ImageContent)[],
+    options?: { deliverAs?: "steer" | "followUp" },
+  ): void;
+  appendEntry(customType: string, data?: unknown): void;
+  setSessionName(name: string | undefined): void;
+  getSessionName(): string | undefined;
+  setLabel(entryId: string, label: string | undefined): void;
+  exec(command: string, args: string[], options?: ExecOptions): Promise<ExecResult>;
+
+  getActiveTools(): string[];
+  getAllTools(): ToolInfo[];
+  setActiveTools(names: string[]): void;
+  getCommands(): CommandInfo[];
+  setModel(model: ModelInfo): Promise<boolean>;
+  getThinkingLevel(): ThinkingLevel;
+  setThinkingLevel(level: ThinkingLevel): void;
+  getSettings(): Record<string, unknown>;
+}
+
+/** The default export of an extension module. */
+export type ExtensionFactory = (knightcode: ExtensionAPI) => void | Promise<void>;

@@ -1,0 +1,73 @@
+/** Errors with stable codes. Each says what went wrong, where, and what to do. */
+
+export class KernelError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** A plugin or an API method needs a service token that nothing provides. */
+export class MissingServiceError extends KernelError {
+  constructor(message: string) {
+    super("KC_ERR_MISSING_SERVICE", message);
+  }
+}
+
+/** An extension file could not be loaded or its factory failed. */
+export class ExtensionLoadError extends KernelError {
+  readonly extension: string;
+  constructor(extension: string, reason: string, cause?: unknown) {
+    super("KC_ERR_EXTENSION_LOAD", `Extension ${extension} failed to load: ${reason}`, { cause });
+    this.extension = extension;
+  }
+}
+
+/** An API object or context was used after its session runtime was replaced, reloaded or shut down. */
+export class StaleContextError extends KernelError {
+  constructor(what: string) {
+    super(
+      "KC_ERR_STALE_CONTEXT",
+      `${what} belongs to a session runtime that was reloaded, replaced or shut down. ` +
+        "Capture plain data before switching and use the fresh context (withSession) afterwards.",
+    );
+  }
+}
+
+/** The session refused to start (an extension threw ExtensionStartupError) and has not been reloaded since. */
+export class SessionStartupFailedError extends KernelError {
+  constructor(reason: string, cause?: unknown) {
+    super(
+      "KC_ERR_STARTUP_FAILED",
+      `This session cannot ${reason} because an extension refused to start it. Fix the cause and reload.`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Thrown by an extension from `session_start` to refuse an unsafe runtime. It propagates to the host and the
+ * session cannot prompt until a successful reload.
+ */
+export class ExtensionStartupError extends Error {
+  readonly code = "KC_ERR_EXTENSION_STARTUP";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ExtensionStartupError";
+  }
+}
+
+/** Recognises an ExtensionStartupError even when an extension bundled its own copy of the class. */
+export function isExtensionStartupError(error: unknown): error is Error {
+  return (
+    error instanceof ExtensionStartupError ||
+    (error instanceof Error && (error as { code?: unknown }).code === "KC_ERR_EXTENSION_STARTUP")
+  );
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : JSON.stringify(error);
+}

@@ -1,0 +1,348 @@
+/**
+ * The hook bus: `on(event, handler)` plus one dispatcher per event kind, built on tapable.
+ *
+ * tapable has no untap, so the bus keeps its own ordered registration list per event and builds a fresh tapable
+ * hook from it after every change (copy-on-write). A dispatch holds the hook it started with, so subscribing or
+ * unsubscribing never changes a dispatch already running. Each handler is wrapped with its event's error policy.
+ */
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import type { BoundaryResult, BoundaryState } from "../api/events.js";
+import type { ExtensionOrigin } from "../api/extension-api.js";
+import { isExtensionStartupError, KernelError } from "../errors.js";
+import { type EventKind, type EventSpec, eventCatalog } from "./catalog.js";
+
+/** Who registered a handler. Handlers run by `order` (extension load order), then registration order. */
+export interface HandlerOwner {
+  readonly id: string;
+  readonly order: number;
+  readonly origin?: ExtensionOrigin;
+  readonly path?: string;
+}
+
+export interface HandlerErrorReport {
+  owner: HandlerOwner;
+  event: string;
+  error: unknown;
+}
+
+export type AnyHandler = (event: any, ctx: any) => unknown | void | Promise<unknown>;
+
+/** Raised by a dispatch whose error policy is `propagate` (ExtensionStartupError from `session_start`). */
+export class ExtensionHandlerError extends KernelError {
+  readonly owner: HandlerOwner;
+  readonly event: string;
+  constructor(owner: HandlerOwner, event: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super("KC_ERR_EXTENSION_HANDLER", `Extension ${owner.id} refused ${event}: ${reason}`, { cause });
+    this.owner = owner;
+    this.event = event;
+  }
+}
+
+export interface TransformOptions<V, R> {
+  /** Builds the handler payload from the current value; defaults to the value itself. */
+  toEvent?(value: V): unknown;
+  /** Folds a handler's non-undefined result into the value; defaults to replacing it. */
+  fold?(value: V, result: R): V;
+  /** Stops the chain after a result (e.g. `input` handled). */
+  stop?(result: R): boolean;
+}
+
+export interface GateOptions<R> {
+  /** The decision a throwing handler stands for (block, cancel, untrusted). */
+  failClosed(error: unknown, owner: HandlerOwner): R;
+  /** Whether a result is a decision; defaults to any non-undefined value. */
+  isDecision?(result: R): boolean;
+}
+
+interface Registration {
+  readonly owner: HandlerOwner;
+  readonly handler: AnyHandler;
+  readonly seq: number;
+}
+
+interface Dispatch {
+  payload: unknown;
+  ctx: unknown;
+  transform?: TransformOptions<unknown, unknown>;
+  gate?: GateOptions<unknown>;
+}
+
+interface Folded {
+  value: unknown;
+  stopped: boolean;
+}
+
+type BuiltHook =
+  | AsyncSeriesHook<[Dispatch]>
+  | AsyncSeriesWaterfallHook<[Folded, Dispatch]>
+  | AsyncSeriesBailHook<[Dispatch], unknown>;
+
+export interface HookBusOptions {
+  onHandlerError(report: HandlerErrorReport): void;
+  catalog?: Readonly<Record<string, EventSpec>>;
+}
+
+export class HookBus {
+  private readonly registrations = new Map<string, readonly Registration[]>();
+  private readonly hooks = new Map<string, BuiltHook>();
+  private readonly catalog: Readonly<Record<string, EventSpec>>;
+  private seq = 0;
+
+  constructor(private readonly options: HookBusOptions) {
+    this.catalog = options.catalog ?? eventCatalog;
+  }
+
+  /** Subscribes a handler; the returned function unsubscribes it (idempotent). */
+  on(event: string, handler: AnyHandler, owner: HandlerOwner): () => void {
+    const spec = this.specOf(event);
+    if (typeof handler !== "function") {
+      throw new KernelError(
+        "KC_ERR_INVALID_HANDLER",
+        `${owner.id}: the handler for "${event}" is not a function`,
+      );
+    }
+    if (spec.participants && !(owner.origin && spec.participants.includes(owner.origin))) {
+      throw new KernelError(
+        "KC_ERR_NOT_A_PARTICIPANT",
+        `${owner.id} may not handle "${event}": only ${spec.participants.join(", ")} extensions take part`,
+      );
+    }
+    const registration: Registration = { owner, handler, seq: this.seq++ };
+    const next = [...(this.registrations.get(event) ?? []), registration].sort(
+      (a, b) => a.owner.order - b.owner.order || a.seq - b.seq,
+    );
+    this.replace(event, next);
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      this.replace(
+        event,
+        (this.registrations.get(event) ?? []).filter((r) => r !== registration),
+      );
+    };
+  }
+
+  /** Whether anyone listens: hot events skip building their payload when nobody does. */
+  has(event: string): boolean {
+    return (this.registrations.get(event)?.length ?? 0) > 0;
+  }
+
+  /** Number of handlers for one event, or for all events. */
+  count(event?: string): number {
+    if (event !== undefined) return this.registrations.get(event)?.length ?? 0;
+    let total = 0;
+    for (const list of this.registrations.values()) total += list.length;
+    return total;
+  }
+
+  /** Owner ids of the handlers of one event, in dispatch order. */
+  owners(event: string): string[] {
+    return (this.registrations.get(event) ?? []).map((r) => r.owner.id);
+  }
+
+  async emit(event: string, payload: unknown, ctx?: unknown): Promise<void> {
+    const hook = this.hookFor(event, "notify") as AsyncSeriesHook<[Dispatch]> | undefined;
+    if (hook) await hook.promise({ payload, ctx });
+  }
+
+  async transform<V, R = V>(
+    event: string,
+    initial: V,
+    ctx?: unknown,
+    options: TransformOptions<V, R> = {},
+  ): Promise<V> {
+    const hook = this.hookFor(event, "transform") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
+    if (!hook) return initial;
+    const dispatch: Dispatch = {
+      payload: undefined,
+      ctx,
+      transform: options as TransformOptions<unknown, unknown>,
+    };
+    const result = await hook.promise({ value: initial, stopped: false }, dispatch);
+    return result.value as V;
+  }
+
+  async gate<R>(
+    event: string,
+    payload: unknown,
+    ctx: unknown,
+    options: GateOptions<R>,
+  ): Promise<R | undefined> {
+    const hook = this.hookFor(event, "gate") as AsyncSeriesBailHook<[Dispatch], unknown> | undefined;
+    if (!hook) return undefined;
+    return (await hook.promise({ payload, ctx, gate: options as GateOptions<unknown> })) as R | undefined;
+  }
+
+  async lastWins<R>(event: string, payload: unknown, ctx?: unknown): Promise<R | undefined> {
+    const hook = this.hookFor(event, "lastWins") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
+    if (!hook) return undefined;
+    const result = await hook.promise({ value: undefined, stopped: false }, { payload, ctx });
+    return result.value as R | undefined;
+  }
+
+  /** Runs an actionable boundary; `payload` is the event without the accumulated state. */
+  async boundary(
+    event: string,
+    payload: object,
+    ctx?: unknown,
+    initial: BoundaryState = { entries: [], continue: false, end: false },
+  ): Promise<BoundaryState> {
+    const hook = this.hookFor(event, "boundary") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
+    if (!hook) return initial;
+    const result = await hook.promise({ value: initial, stopped: false }, { payload, ctx });
+    return result.value as BoundaryState;
+  }
+
+  private specOf(event: string): EventSpec {
+    const spec = Object.hasOwn(this.catalog, event) ? this.catalog[event] : undefined;
+    if (!spec) {
+      throw new KernelError(
+        "KC_ERR_UNKNOWN_EVENT",
+        `Unknown event "${event}".${suggest(event, Object.keys(this.catalog))}`,
+      );
+    }
+    return spec;
+  }
+
+  private replace(event: string, next: readonly Registration[]): void {
+    this.registrations.set(event, next);
+    this.hooks.delete(event);
+  }
+
+  private hookFor(event: string, kind: EventKind): BuiltHook | undefined {
+    const spec = this.specOf(event);
+    if (spec.kind !== kind) {
+      throw new KernelError(
+        "KC_ERR_WRONG_DISPATCH",
+        `"${event}" is a ${spec.kind} event and cannot be dispatched as ${kind}`,
+      );
+    }
+    let hook = this.hooks.get(event);
+    if (hook) return hook;
+    const list = this.registrations.get(event);
+    if (!list || list.length === 0) return undefined;
+    hook = this.build(event, spec, list);
+    this.hooks.set(event, hook);
+    return hook;
+  }
+
+  private report(owner: HandlerOwner, event: string, error: unknown): void {
+    this.options.onHandlerError({ owner, event, error });
+  }
+
+  private build(event: string, spec: EventSpec, list: readonly Registration[]): BuiltHook {
+    switch (spec.kind) {
+      case "notify": {
+        const hook = new AsyncSeriesHook<[Dispatch]>(["dispatch"]);
+        for (const { owner, handler } of list) {
+          hook.tapPromise(owner.id, async (d) => {
+            try {
+              await handler(d.payload, d.ctx);
+            } catch (error) {
+              if (spec.errorPolicy === "propagate" && isExtensionStartupError(error)) {
+                throw new ExtensionHandlerError(owner, event, error);
+              }
+              this.report(owner, event, error);
+            }
+          });
+        }
+        return hook;
+      }
+      case "gate": {
+        const hook = new AsyncSeriesBailHook<[Dispatch], unknown>(["dispatch"]);
+        for (const { owner, handler } of list) {
+          hook.tapPromise(owner.id, async (d) => {
+            const gate = d.gate!;
+            try {
+              const result = await handler(d.payload, d.ctx);
+              const decided = gate.isDecision
+                ? result !== undefined && gate.isDecision(result)
+                : result != null;
+              return decided ? result : undefined;
+            } catch (error) {
+              this.report(owner, event, error);
+              return gate.failClosed(error, owner);
+            }
+          });
+        }
+        return hook;
+      }
+      default: {
+        const hook = new AsyncSeriesWaterfallHook<[Folded, Dispatch]>(["folded", "dispatch"]);
+        for (const { owner, handler } of list) {
+          hook.tapPromise(owner.id, async (state, d) => {
+            if (state.stopped) return state;
+            try {
+              return await this.fold(spec.kind, state, d, handler);
+            } catch (error) {
+              this.report(owner, event, error);
+              return state;
+            }
+          });
+        }
+        return hook;
+      }
+    }
+  }
+
+  private async fold(kind: EventKind, state: Folded, d: Dispatch, handler: AnyHandler): Promise<Folded> {
+    if (kind === "transform") {
+      const t = d.transform ?? {};
+      const result = await handler(t.toEvent ? t.toEvent(state.value) : state.value, d.ctx);
+      if (result === undefined) return state;
+      return { value: t.fold ? t.fold(state.value, result) : result, stopped: t.stop?.(result) ?? false };
+    }
+    if (kind === "lastWins") {
+      const result = await handler(d.payload, d.ctx);
+      return result === undefined ? state : { value: result, stopped: false };
+    }
+    const acc = state.value as BoundaryState;
+    const result = (await handler(
+      { ...(d.payload as object), entries: [...acc.entries], continue: acc.continue, end: acc.end },
+      d.ctx,
+    )) as BoundaryResult | undefined;
+    if (result === undefined) return state;
+    if (typeof result !== "object" || result === null)
+      throw new TypeError("a boundary handler must return an object");
+    if (result.entries !== undefined && !Array.isArray(result.entries))
+      throw new TypeError("`entries` must be an array");
+    return {
+      value: {
+        entries: result.entries ?? acc.entries,
+        continue: typeof result.continue === "boolean" ? result.continue : acc.continue,
+        end: acc.end || result.end === true,
+      },
+      stopped: false,
+    };
+  }
+}
+
+/** " Did you mean ...?" for a misspelt name, or an empty string. */
+export function suggest(name: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  return best ? ` Did you mean "${best}"?` : "";
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = current;
+    }
+  }
+  return row[b.length]!;
+}

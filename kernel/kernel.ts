@@ -1,0 +1,89 @@
+/**
+ * createKernel: the composition of the mechanisms. A host (or the SDK) gives it plugins and extension sources;
+ * it gives back sessions. Nothing here knows what a tool, a model or a mode is.
+ */
+import type { HostMode } from "./api/context.js";
+import type { SessionStartEvent } from "./api/events.js";
+import { Container, type PluginDefinition } from "./container/container.js";
+import { coreTokens } from "./container/core-tokens.js";
+import type { Token } from "./container/tokens.js";
+import { ExtensionLoader, type ExtensionLoadFailure, type ExtensionSource } from "./extensions/loader.js";
+import { type ExtensionErrorReport, SessionRuntime } from "./lifecycle/session-runtime.js";
+
+export interface KernelOptions {
+  plugins?: readonly PluginDefinition<any, any>[];
+  /** Persistent transform cache for extensions (`<agentDir>/cache/jiti`); `false` disables it. */
+  cacheDir: string | false;
+  /** Package names extensions may import without installing them, mapped to the running package's modules. */
+  virtualModules?: Record<string, unknown>;
+}
+
+export interface SessionOptions {
+  sources: readonly ExtensionSource[];
+  cwd: string;
+  mode: HostMode;
+  start?: SessionStartEvent;
+  /** Session-level services (values) for this session's scope. */
+  values?: [Token<any>, unknown][];
+  onExtensionError?(report: ExtensionErrorReport): void;
+}
+
+export interface Kernel {
+  readonly container: Container;
+  readonly loader: ExtensionLoader;
+  /** Replaces the provider of a token (call before the first session). */
+  provide(plugin: PluginDefinition<any, any>): void;
+  /**
+   * Loads the sources and starts a session runtime. Load failures are reported and the rest still load. When an
+   * extension refuses the session (ExtensionStartupError), the runtime is returned with `startupFailure` set.
+   */
+  createSession(
+    options: SessionOptions,
+  ): Promise<{ runtime: SessionRuntime; failures: ExtensionLoadFailure[] }>;
+  dispose(): Promise<unknown[]>;
+}
+
+export function createKernel(options: KernelOptions): Kernel {
+  const container = new Container();
+  for (const plugin of options.plugins ?? []) container.provide(plugin);
+  const loader = new ExtensionLoader({
+    cacheDir: options.cacheDir,
+    ...(options.virtualModules ? { virtualModules: options.virtualModules } : {}),
+  });
+
+  return {
+    container,
+    loader,
+    provide(plugin) {
+      container.provide(plugin);
+    },
+    async createSession(session) {
+      container.validate([
+        coreTokens.hooks,
+        coreTokens.runtime,
+        ...(session.values ?? []).map(([token]) => token),
+      ]);
+      const { extensions, failures } = await loader.load(session.sources);
+      const runtime = new SessionRuntime({
+        container,
+        extensions,
+        loadFailures: failures,
+        reloadExtensions: () => loader.load(session.sources, { fresh: true }),
+        cwd: session.cwd,
+        mode: session.mode,
+        ...(session.values ? { values: session.values } : {}),
+        ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
+      });
+      try {
+        await runtime.start(session.start);
+      } catch (error) {
+        if (!runtime.startupFailure) {
+          await runtime.shutdown();
+          throw error;
+        }
+      }
+      return { runtime, failures };
+    },
+    dispose: () => container.dispose(),
+  };
+}

@@ -1,0 +1,273 @@
+/**
+ * One session's extension runtime: loading → ready → shutting-down → disposed.
+ *
+ * Starting calls every extension factory in load order, each with its own facade bound to this session's scope,
+ * then emits `session_start`. Reload emits `session_shutdown`, disposes every registration, calls fresh factories
+ * and emits `session_start` again. An ExtensionStartupError from `session_start` propagates to the host and leaves
+ * the session unable to prompt until a reload succeeds.
+ */
+import type { ExtensionCommandContext, ExtensionContext, HostMode } from "../api/context.js";
+import type { SessionShutdownEvent, SessionStartEvent } from "../api/events.js";
+import type { ExtensionInfo } from "../api/extension-api.js";
+import type { Container, SessionScope } from "../container/container.js";
+import { coreTokens } from "../container/core-tokens.js";
+import type { Token } from "../container/tokens.js";
+import { ExtensionLoadError, errorMessage, KernelError, SessionStartupFailedError } from "../errors.js";
+import { ExtensionHandlerError, type HandlerErrorReport, HookBus } from "../events/hook-bus.js";
+import { createExtensionAPI, SharedEventChannels } from "../extensions/facade.js";
+import type { LoadedExtension, LoadResult } from "../extensions/loader.js";
+import { DisposableStore } from "./disposable.js";
+import { createFallbackContext, guardContext } from "./fallback-context.js";
+
+export type RuntimeState = "loading" | "ready" | "shutting-down" | "disposed";
+
+export interface ExtensionErrorReport {
+  /** Owner id of the extension. */
+  extension: string;
+  path?: string;
+  event: string;
+  message: string;
+  error: unknown;
+}
+
+export interface SessionRuntimeOptions {
+  container: Container;
+  extensions: readonly LoadedExtension[];
+  /** Failures from loading, reported with the rest. */
+  loadFailures?: readonly { id: string; error: ExtensionLoadError }[];
+  /** Fresh factories for reload (re-imports edited files); defaults to calling the same factories again. */
+  reloadExtensions?(): Promise<LoadResult>;
+  /** Session-level services, e.g. the session store handle. */
+  values?: [Token<any>, unknown][];
+  cwd: string;
+  mode: HostMode;
+  /** Where extension errors go besides the `extension_error` event (hosts print them). */
+  onExtensionError?(report: ExtensionErrorReport): void;
+}
+
+class Generation {
+  active = true;
+  loading = true;
+  readonly stores = new Map<string, DisposableStore>();
+
+  async dispose(): Promise<unknown[]> {
+    this.active = false;
+    const errors: unknown[] = [];
+    for (const store of [...this.stores.values()].reverse()) errors.push(...(await store.disposeAll()));
+    return errors;
+  }
+
+  registrations(): number {
+    let total = 0;
+    for (const store of this.stores.values()) total += store.size;
+    return total;
+  }
+}
+
+export class SessionRuntime {
+  readonly bus: HookBus;
+  readonly scope: SessionScope;
+  private readonly channels: SharedEventChannels;
+  private generation = new Generation();
+  private extensions: readonly LoadedExtension[];
+  private infos: ExtensionInfo[] = [];
+  private failure: Error | undefined;
+  private contextCache: { generation: Generation; ctx: ExtensionContext } | undefined;
+  private _state: RuntimeState = "loading";
+  readonly loadFailures: ExtensionLoadError[] = [];
+
+  constructor(private readonly options: SessionRuntimeOptions) {
+    this.extensions = options.extensions;
+    this.loadFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
+    this.bus = new HookBus({ onHandlerError: (report) => this.handleError(report) });
+    this.channels = new SharedEventChannels((report) => this.handleError(report));
+    this.scope = options.container.createScope([
+      [coreTokens.hooks, this.bus],
+      [coreTokens.runtime, this],
+      ...(options.values ?? []),
+    ]);
+  }
+
+  get state(): RuntimeState {
+    return this._state;
+  }
+
+  get cwd(): string {
+    return this.options.cwd;
+  }
+
+  get mode(): HostMode {
+    return this.options.mode;
+  }
+
+  /** The loaded extensions of the current generation, in load order. */
+  get extensionInfos(): readonly ExtensionInfo[] {
+    return this.infos;
+  }
+
+  /** Set while an ExtensionStartupError refuses the session. */
+  get startupFailure(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Registrations, handlers and channel subscriptions alive now (a leak check compares it across reloads). */
+  liveRegistrations(): number {
+    return this.generation.registrations();
+  }
+
+  /** Calls the factories and emits `session_start`. Throws when an extension refuses the session. */
+  async start(event: SessionStartEvent = { reason: "startup" }): Promise<void> {
+    if (this._state !== "loading")
+      throw new KernelError("KC_ERR_STATE", `Cannot start a ${this._state} session`);
+    await this.runFactories();
+    this._state = "ready";
+    await this.emitStart(event);
+  }
+
+  /** Shutdown of the extension runtime plus fresh factories; the session itself (its scope) stays. */
+  async reload(): Promise<void> {
+    if (this._state !== "ready")
+      throw new KernelError("KC_ERR_STATE", `Cannot reload a ${this._state} session`);
+    this._state = "loading";
+    await this.bus.emit(
+      "session_shutdown",
+      { reason: "reload" } satisfies SessionShutdownEvent,
+      this.context(),
+    );
+    this.reportDisposeErrors(await this.generation.dispose());
+    if (this.options.reloadExtensions) {
+      const fresh = await this.options.reloadExtensions();
+      this.extensions = fresh.extensions;
+      this.loadFailures.length = 0;
+      this.loadFailures.push(...fresh.failures.map((f) => f.error));
+    }
+    this.generation = new Generation();
+    await this.runFactories();
+    this._state = "ready";
+    await this.emitStart({ reason: "reload" });
+  }
+
+  /** Emits `session_shutdown`, disposes every registration, then the session scope. Idempotent. */
+  async shutdown(event: SessionShutdownEvent = { reason: "quit" }): Promise<void> {
+    if (this._state === "shutting-down" || this._state === "disposed") return;
+    this._state = "shutting-down";
+    try {
+      await this.bus.emit("session_shutdown", event, this.context());
+    } finally {
+      this.reportDisposeErrors(await this.generation.dispose());
+      this.reportDisposeErrors(await this.scope.dispose());
+      this._state = "disposed";
+    }
+  }
+
+  /** Throws unless the session may prompt a provider, compact or run extension commands. */
+  assertCanPrompt(what = "prompt"): void {
+    if (this.failure) throw new SessionStartupFailedError(what, this.failure);
+    if (this._state !== "ready")
+      throw new KernelError("KC_ERR_STATE", `Cannot ${what}: the session is ${this._state}`);
+  }
+
+  /** The `ctx` for handlers of the current generation; it goes stale when the generation ends. */
+  context(): ExtensionContext {
+    const generation = this.generation;
+    if (this.contextCache?.generation === generation) return this.contextCache.ctx;
+    const factory = this.scope.tryResolve(coreTokens.context);
+    const base = factory ? factory.create() : createFallbackContext(this);
+    const ctx = guardContext(base, () => generation.active, "ctx");
+    this.contextCache = { generation, ctx };
+    return ctx;
+  }
+
+  commandContext(): ExtensionCommandContext {
+    const generation = this.generation;
+    const factory = this.scope.tryResolve(coreTokens.context);
+    if (!factory) {
+      throw new KernelError("KC_ERR_MISSING_SERVICE", `Command contexts need ${coreTokens.context}`);
+    }
+    return guardContext(factory.createCommandContext(), () => generation.active, "command ctx");
+  }
+
+  /** Reports an extension failure: to the host sink and as an `extension_error` event. */
+  handleError({ owner, event, error }: HandlerErrorReport): void {
+    const report: ExtensionErrorReport = {
+      extension: owner.id,
+      ...(owner.path ? { path: owner.path } : {}),
+      event,
+      message: errorMessage(error),
+      error,
+    };
+    this.sink(report);
+    if (event === "extension_error" || !this.bus.has("extension_error")) return;
+    const payload = { extensionPath: owner.path ?? owner.id, event, error: report.message };
+    this.bus
+      .emit("extension_error", payload, this.context())
+      .catch((e) =>
+        this.sink({ extension: owner.id, event: "extension_error", message: errorMessage(e), error: e }),
+      );
+  }
+
+  private sink(report: ExtensionErrorReport): void {
+    if (this.options.onExtensionError) this.options.onExtensionError(report);
+    else process.stderr.write(`[knightcode] ${report.extension} (${report.event}): ${report.message}\n`);
+  }
+
+  private async runFactories(): Promise<void> {
+    const generation = this.generation;
+    this.infos = [];
+    for (const failure of this.loadFailures) {
+      this.sink({ extension: failure.extension, event: "load", message: failure.message, error: failure });
+    }
+    for (const [order, ext] of this.extensions.entries()) {
+      const info: ExtensionInfo = Object.freeze({
+        id: ext.id,
+        origin: ext.origin,
+        order,
+        ...(ext.path ? { path: ext.path } : {}),
+      });
+      const store = new DisposableStore();
+      generation.stores.set(info.id, store);
+      const api = createExtensionAPI({
+        info,
+        store,
+        generation,
+        scope: this.scope,
+        bus: this.bus,
+        events: this.channels,
+      });
+      try {
+        await ext.factory(api);
+        this.infos.push(info);
+      } catch (error) {
+        // A throwing factory leaves nothing half-registered behind.
+        await store.disposeAll();
+        generation.stores.delete(info.id);
+        const failure = new ExtensionLoadError(
+          ext.path ?? ext.id,
+          `the factory threw: ${errorMessage(error)}`,
+          error,
+        );
+        this.loadFailures.push(failure);
+        this.sink({ extension: info.id, event: "load", message: failure.message, error: failure });
+      }
+    }
+    generation.loading = false;
+  }
+
+  private async emitStart(event: SessionStartEvent): Promise<void> {
+    this.failure = undefined;
+    try {
+      await this.bus.emit("session_start", event, this.context());
+    } catch (error) {
+      if (!(error instanceof ExtensionHandlerError)) throw error;
+      this.failure = error;
+      this.sink({ extension: error.owner.id, event: "session_start", message: error.message, error });
+      throw error;
+    }
+  }
+
+  private reportDisposeErrors(errors: unknown[]): void {
+    for (const error of errors) {
+      this.sink({ extension: "kernel", event: "dispose", message: errorMessage(error), error });
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * @knightcodeai/cli/plugin: the advanced surface for plugins that provide or replace kernel services.
+ * Not needed for ordinary extensions, and less stable than the main entry point.
+ */
+export {
+  type ApiService,
+  apiRoutes,
+  Container,
+  type ContextFactory,
+  coreTokens,
+  createKernel,
+  createToken,
+  type Disposable,
+  DisposableStore,
+  definePlugin,
+  type ErrorPolicy,
+  type EventKind,
+  type EventSpec,
+  ExtensionHandlerError,
+  ExtensionLoader,
+  type ExtensionSource,
+  eventCatalog,
+  eventNames,
+  HookBus,
+  type Kernel,
+  type KernelOptions,
+  type PluginDefinition,
+  SessionRuntime,
+  SessionScope,
+  type Token,
+  toDisposable,
+} from "./kernel/index.js";
+export { packageVirtualModules } from "./plugins/sdk/virtual-modules.js";
+export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";
