@@ -30,5 +30,8 @@ export {
   type Token,
   toDisposable,
 } from "./kernel/index.js";
+export { CommandRegistry, commandRegistryPlugin } from "./plugins/command-registry/command-registry.js";
+export { FlagRegistry, flagRegistryPlugin } from "./plugins/flag-registry/flag-registry.js";
+export { defaultPlugins } from "./plugins/sdk/default-plugins.js";
 export { packageVirtualModules } from "./plugins/sdk/virtual-modules.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";

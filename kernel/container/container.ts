@@ -53,6 +53,9 @@ export class Container {
   provide<T, D extends DepsMap>(plugin: PluginDefinition<T, D>): this {
     const token = plugin.provides as Token<unknown>;
     this.providers.set(token.id, { token, plugin });
+    // A root instance made by the earlier provider must not shadow the replacement. Scopes that already exist
+    // keep what they resolved until they end.
+    this.awilix.cache.delete(token.id);
     const lifetime = token.scope === "root" ? Lifetime.SINGLETON : Lifetime.SCOPED;
     this.awilix.register(
       token.id,

@@ -1,0 +1,9 @@
+/**
+ * Runs every benchmark in order: `npm run bench`.
+ * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
+ */
+import { dispatchBench } from "./dispatch.bench.js";
+
+const benchmarks: ReadonlyArray<() => Promise<void>> = [dispatchBench];
+
+for (const bench of benchmarks) await bench();

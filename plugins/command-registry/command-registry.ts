@@ -1,0 +1,79 @@
+/**
+ * Commands and shortcuts registered by extensions, per session. `knightcode.registerCommand()` lands here.
+ * A name registered again by the same extension replaces its command; the same name from two extensions keeps
+ * both, the later one under `name:2`, `name:3`, ... so neither extension loses its command.
+ */
+import {
+  type CommandDefinition,
+  type CommandInfo,
+  coreTokens,
+  type Disposable,
+  definePlugin,
+  type ExtensionInfo,
+  KernelError,
+  type ShortcutDefinition,
+  toDisposable,
+} from "../../kernel/index.js";
+
+export interface RegisteredCommand extends CommandDefinition {
+  name: string;
+  owner: string;
+}
+
+const COMMAND_NAME = /^[a-zA-Z0-9][\w:.-]*$/;
+
+export class CommandRegistry {
+  private readonly commands = new Map<string, RegisteredCommand>();
+  private readonly shortcuts = new Map<string, ShortcutDefinition & { owner: string }>();
+
+  registerCommand(owner: ExtensionInfo, name: string, command: CommandDefinition): Disposable {
+    if (!COMMAND_NAME.test(name)) {
+      throw new KernelError("KC_ERR_INVALID_COMMAND", `${owner.id}: "${name}" is not a valid command name`);
+    }
+    if (typeof command?.handler !== "function") {
+      throw new KernelError(
+        "KC_ERR_INVALID_COMMAND",
+        `${owner.id}: command "${name}" needs a handler function`,
+      );
+    }
+    let key = name;
+    for (let n = 2; this.commands.has(key) && this.commands.get(key)!.owner !== owner.id; n++)
+      key = `${name}:${n}`;
+    const entry: RegisteredCommand = { ...command, name: key, owner: owner.id };
+    this.commands.set(key, entry);
+    return toDisposable(() => {
+      if (this.commands.get(key) === entry) this.commands.delete(key);
+    }, `${owner.id} command /${key}`);
+  }
+
+  registerShortcut(owner: ExtensionInfo, key: string, shortcut: ShortcutDefinition): Disposable {
+    const entry = { ...shortcut, owner: owner.id };
+    this.shortcuts.set(key, entry);
+    return toDisposable(() => {
+      if (this.shortcuts.get(key) === entry) this.shortcuts.delete(key);
+    }, `${owner.id} shortcut ${key}`);
+  }
+
+  getCommands(_owner?: ExtensionInfo): CommandInfo[] {
+    return [...this.commands.values()].map((c) => ({
+      name: c.name,
+      ...(c.description ? { description: c.description } : {}),
+      source: "extension" as const,
+      owner: c.owner,
+    }));
+  }
+
+  get(name: string): RegisteredCommand | undefined {
+    return this.commands.get(name);
+  }
+
+  getShortcut(key: string): (ShortcutDefinition & { owner: string }) | undefined {
+    return this.shortcuts.get(key);
+  }
+}
+
+export const commandRegistryPlugin = definePlugin({
+  id: "plugin:command-registry",
+  provides: coreTokens.commands,
+  create: () => new CommandRegistry() as unknown as Record<string, unknown>,
+});
