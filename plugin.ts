@@ -7,6 +7,7 @@ export {
   apiRoutes,
   Container,
   type ContextFactory,
+  closestName,
   coreTokens,
   createKernel,
   createToken,

@@ -43,3 +43,4 @@ export {
   toDisposable,
 } from "./lifecycle/disposable.js";
 export { type ExtensionErrorReport, type RuntimeState, SessionRuntime } from "./lifecycle/session-runtime.js";
+export { closestName } from "./util/closest-name.js";

@@ -9,6 +9,7 @@ import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "
 import type { BoundaryResult, BoundaryState } from "../api/events.js";
 import type { ExtensionOrigin } from "../api/extension-api.js";
 import { isExtensionStartupError, KernelError } from "../errors.js";
+import { closestName } from "../util/closest-name.js";
 import { type EventKind, type EventSpec, eventCatalog } from "./catalog.js";
 
 /** Who registered a handler. Handlers run by `order` (extension load order), then registration order. */
@@ -200,7 +201,7 @@ export class HookBus {
     if (!spec) {
       throw new KernelError(
         "KC_ERR_UNKNOWN_EVENT",
-        `Unknown event "${event}".${suggest(event, Object.keys(this.catalog))}`,
+        `Unknown event "${event}".${didYouMean(event, Object.keys(this.catalog))}`,
       );
     }
     return spec;
@@ -319,30 +320,7 @@ export class HookBus {
   }
 }
 
-/** " Did you mean ...?" for a misspelt name, or an empty string. */
-export function suggest(name: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const candidate of known) {
-    const d = editDistance(name, candidate);
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = candidate;
-    }
-  }
-  return best ? ` Did you mean "${best}"?` : "";
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = current;
-    }
-  }
-  return row[b.length]!;
+function didYouMean(name: string, known: readonly string[]): string {
+  const near = closestName(name, known);
+  return near ? ` Did you mean "${near}"?` : "";
 }
