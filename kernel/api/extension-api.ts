@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   AssistantMessageEvent,
   ImageContent,
+  LlmMessage,
   TextContent,
   ThinkingLevel,
 } from "./messages.js";
@@ -69,14 +70,52 @@ export interface ProviderModelConfig {
   cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 }
 
+/** A tool as declared to a model. */
+export interface ToolDeclaration {
+  name: string;
+  description: string;
+  parameters: TSchema;
+}
+
+/**
+ * Hooks a provider implementation calls so extensions see its traffic. The model registry wires each one to the
+ * session's events (`before_provider_request`, `before_provider_headers`, `after_provider_response`,
+ * `provider_stream_event`). Every provider, built-in or not, calls them.
+ */
+export interface ProviderHooks {
+  /** Returns the payload to send (handlers may replace it). */
+  payload(payload: unknown): Promise<unknown>;
+  /** Returns the headers to send (handlers may add, change or delete them). */
+  headers(headers: Record<string, string>): Promise<Record<string, string>>;
+  response(status: number, headers: Record<string, string>): Promise<void>;
+  /** Each parsed raw stream event, in stream order. Cheap when nobody listens. */
+  streamEvent(data: unknown): Promise<void>;
+}
+
 export interface ProviderStreamRequest {
   model: ModelInfo;
   systemPrompt: string;
-  messages: unknown[];
-  tools: { name: string; description: string; parameters: TSchema }[];
+  messages: LlmMessage[];
+  tools: ToolDeclaration[];
   thinkingLevel?: ThinkingLevel;
+  maxTokens?: number;
+  temperature?: number;
+  /** Forces a call of the named tool (classify() uses it). */
+  toolChoice?: { name: string };
   signal?: AbortSignal;
+  /** Resolved credentials and endpoint of the provider. */
+  apiKey?: string;
+  baseUrl?: string;
+  headers?: Record<string, string>;
+  compat?: Record<string, unknown>;
+  sessionId?: string;
+  hooks: ProviderHooks;
 }
+
+/** The events of one assistant message, and the final message (resolved even on failure: see `stopReason`). */
+export type AssistantMessageStream = AsyncIterable<AssistantMessageEvent> & {
+  result(): Promise<AssistantMessage>;
+};
 
 export interface ProviderConfig {
   /** Wire API name, e.g. `anthropic-messages`, `openai-responses`, `openai-completions`. */
@@ -87,10 +126,11 @@ export interface ProviderConfig {
   headers?: Record<string, string>;
   compat?: Record<string, unknown>;
   models?: ProviderModelConfig[];
-  /** A provider that streams itself instead of using a built-in wire API. */
-  streamSimple?(request: ProviderStreamRequest): AsyncIterable<AssistantMessageEvent> & {
-    result(): Promise<AssistantMessage>;
-  };
+  /**
+   * Streams one assistant response. It never throws: a failure ends the stream with an `error` event whose
+   * message has `stopReason` `"error"` or `"aborted"`, an `errorMessage` and an `errorKind`.
+   */
+  streamSimple?(request: ProviderStreamRequest): AssistantMessageStream;
 }
 
 export interface VirtualModelConfig {

@@ -66,8 +66,23 @@ export interface AssistantMessage {
   usage: Usage;
   stopReason: StopReason;
   errorMessage?: string;
+  /** Why a provider request failed, so retry and compaction can act on it. */
+  errorKind?: ProviderErrorKind;
+  /** The server's retry-after, when it sent one. */
+  retryAfterMs?: number;
   timestamp: number;
 }
+
+export type ProviderErrorKind =
+  | "auth"
+  | "rate_limit"
+  | "overloaded"
+  | "context_overflow"
+  | "bad_request"
+  | "network"
+  | "timeout"
+  | "aborted"
+  | "unknown";
 
 /** A bounded record of a nested `ctx.executeTool()` call (see extensions.md, Tools). */
 export interface NestedCallRecord {
@@ -117,6 +132,8 @@ export interface SystemMessage {
 }
 
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | CustomMessage;
+/** What providers receive: custom messages and summaries are already converted to user messages. */
+export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
 export type TranscriptMessage = AgentMessage | SystemMessage;
 
 /** Streaming events of one assistant message, as a provider normalises them. */
