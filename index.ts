@@ -10,6 +10,7 @@ export {
   SessionStartupFailedError,
   StaleContextError,
 } from "./kernel/index.js";
+export { addUsage, emptyUsage } from "./plugins/messages/usage.js";
 export { VERSION } from "./plugins/sdk/version.js";
 export { defineTool } from "./plugins/tool-registry/define-tool.js";
 export { withFileMutationQueue } from "./plugins/tool-registry/file-mutation-queue.js";

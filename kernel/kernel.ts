@@ -25,6 +25,10 @@ export interface SessionOptions {
   start?: SessionStartEvent;
   /** Session-level services (values) for this session's scope. */
   values?: [Token<any>, unknown][];
+  /** Runs after the first factories, before `session_start` (see SessionRuntime.start). */
+  beforeReady?(runtime: SessionRuntime): Promise<void>;
+  /** The sources a reload imports again; defaults to `sources`. */
+  reloadSources?(): readonly ExtensionSource[];
   onExtensionError?(report: ExtensionErrorReport): void;
 }
 
@@ -68,14 +72,16 @@ export function createKernel(options: KernelOptions): Kernel {
         container,
         extensions,
         loadFailures: failures,
-        reloadExtensions: () => loader.load(session.sources, { fresh: true }),
+        reloadExtensions: () => loader.load(session.reloadSources?.() ?? session.sources, { fresh: true }),
         cwd: session.cwd,
         mode: session.mode,
         ...(session.values ? { values: session.values } : {}),
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
       });
       try {
-        await runtime.start(session.start);
+        await runtime.start(session.start, {
+          ...(session.beforeReady ? { beforeReady: () => session.beforeReady!(runtime) } : {}),
+        });
       } catch (error) {
         if (!runtime.startupFailure) {
           await runtime.shutdown();

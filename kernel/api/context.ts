@@ -48,6 +48,8 @@ export interface ModelInfo {
   contextWindow: number;
   maxTokens: number;
   reasoning: boolean;
+  /** Dollars per million tokens, for cost figures. */
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
 export interface ContextUsage {

@@ -21,6 +21,15 @@ import { createFallbackContext, guardContext } from "./fallback-context.js";
 
 export type RuntimeState = "loading" | "ready" | "shutting-down" | "disposed";
 
+const ORIGIN_RANK: Readonly<Record<ExtensionInfo["origin"], number>> = {
+  builtin: 0,
+  user: 1,
+  project: 2,
+  package: 3,
+  cli: 4,
+  sdk: 5,
+};
+
 export interface ExtensionErrorReport {
   /** Owner id of the extension. */
   extension: string;
@@ -74,11 +83,14 @@ export class SessionRuntime {
   private failure: Error | undefined;
   private contextCache: { generation: Generation; ctx: ExtensionContext } | undefined;
   private _state: RuntimeState = "loading";
-  readonly loadFailures: ExtensionLoadError[] = [];
+  /** Load failures not reported yet; they are reported when factories next run. */
+  private readonly pendingFailures: ExtensionLoadError[] = [];
+  private reportedFailures: ExtensionLoadError[] = [];
+  private positions = 0;
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.extensions = options.extensions;
-    this.loadFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
+    this.pendingFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
     this.bus = new HookBus({ onHandlerError: (report) => this.handleError(report) });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
     this.scope = options.container.createScope([
@@ -105,6 +117,11 @@ export class SessionRuntime {
     return this.infos;
   }
 
+  /** Extensions that failed to load, or whose factory threw, in this generation. */
+  get loadFailures(): readonly ExtensionLoadError[] {
+    return this.reportedFailures;
+  }
+
   /** Set while an ExtensionStartupError refuses the session. */
   get startupFailure(): Error | undefined {
     return this.failure;
@@ -115,19 +132,43 @@ export class SessionRuntime {
     return this.generation.registrations();
   }
 
-  /** Calls the factories and emits `session_start`. Throws when an extension refuses the session. */
-  async start(event: SessionStartEvent = { reason: "startup" }): Promise<void> {
-    if (this._state !== "loading")
+  /**
+   * Calls the factories and emits `session_start`. Throws when an extension refuses the session.
+   * `beforeReady` runs after the factories and before `session_start`: the host resolves project trust there
+   * (with the extensions loaded so far) and adds project extensions with `addExtensions()`.
+   */
+  async start(
+    event: SessionStartEvent = { reason: "startup" },
+    options: { beforeReady?: () => Promise<void> } = {},
+  ): Promise<void> {
+    if (this._state !== "loading") {
       throw new KernelError("KC_ERR_STATE", `Cannot start a ${this._state} session`);
-    await this.runFactories();
+    }
+    await this.runFactories(this.extensions);
+    await options.beforeReady?.();
+    this.generation.loading = false;
     this._state = "ready";
     await this.emitStart(event);
   }
 
+  /** Calls the factories of more extensions while the session is still loading (see `start`). */
+  async addExtensions(
+    extensions: readonly LoadedExtension[],
+    failures: readonly ExtensionLoadError[] = [],
+  ): Promise<void> {
+    if (this._state !== "loading") {
+      throw new KernelError("KC_ERR_STATE", "Extensions can only be added while the session is loading");
+    }
+    this.extensions = [...this.extensions, ...extensions];
+    this.pendingFailures.push(...failures);
+    await this.runFactories(extensions);
+  }
+
   /** Shutdown of the extension runtime plus fresh factories; the session itself (its scope) stays. */
   async reload(): Promise<void> {
-    if (this._state !== "ready")
+    if (this._state !== "ready") {
       throw new KernelError("KC_ERR_STATE", `Cannot reload a ${this._state} session`);
+    }
     this._state = "loading";
     await this.bus.emit(
       "session_shutdown",
@@ -138,11 +179,14 @@ export class SessionRuntime {
     if (this.options.reloadExtensions) {
       const fresh = await this.options.reloadExtensions();
       this.extensions = fresh.extensions;
-      this.loadFailures.length = 0;
-      this.loadFailures.push(...fresh.failures.map((f) => f.error));
+      this.pendingFailures.push(...fresh.failures.map((f) => f.error));
     }
     this.generation = new Generation();
-    await this.runFactories();
+    this.infos = [];
+    this.reportedFailures = [];
+    this.positions = 0;
+    await this.runFactories(this.extensions);
+    this.generation.loading = false;
     this._state = "ready";
     await this.emitStart({ reason: "reload" });
   }
@@ -211,13 +255,16 @@ export class SessionRuntime {
     else process.stderr.write(`[knightcode] ${report.extension} (${report.event}): ${report.message}\n`);
   }
 
-  private async runFactories(): Promise<void> {
+  private async runFactories(extensions: readonly LoadedExtension[]): Promise<void> {
     const generation = this.generation;
-    this.infos = [];
-    for (const failure of this.loadFailures) {
+    for (const failure of this.pendingFailures.splice(0)) {
+      this.reportedFailures.push(failure);
       this.sink({ extension: failure.extension, event: "load", message: failure.message, error: failure });
     }
-    for (const [order, ext] of this.extensions.entries()) {
+    for (const ext of extensions) {
+      // Load order is origin first (built-in, personal, project, package, CLI, SDK), then position, so
+      // extensions added in a later phase still run their handlers in the documented order.
+      const order = ORIGIN_RANK[ext.origin] * 100_000 + this.positions++;
       const info: ExtensionInfo = Object.freeze({
         id: ext.id,
         origin: ext.origin,
@@ -236,7 +283,7 @@ export class SessionRuntime {
       });
       try {
         await ext.factory(api);
-        this.infos.push(info);
+        this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
       } catch (error) {
         // A throwing factory leaves nothing half-registered behind.
         await store.disposeAll();
@@ -246,11 +293,10 @@ export class SessionRuntime {
           `the factory threw: ${errorMessage(error)}`,
           error,
         );
-        this.loadFailures.push(failure);
+        this.reportedFailures.push(failure);
         this.sink({ extension: info.id, event: "load", message: failure.message, error: failure });
       }
     }
-    generation.loading = false;
   }
 
   private async emitStart(event: SessionStartEvent): Promise<void> {

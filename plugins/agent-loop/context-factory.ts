@@ -1,0 +1,166 @@
+/**
+ * Builds the `ctx` that handlers, tools and commands receive, over the session's agent loop, models and store.
+ * Command contexts add the operations that would deadlock from an event handler (waiting for idle, reload,
+ * session replacement).
+ */
+import type {
+  ContextFactory,
+  ContextUsage,
+  ExtensionCommandContext,
+  ExtensionContext,
+  ExtensionUIContext,
+  HostMode,
+  NavigateTreeOptions,
+  NewSessionOptions,
+  ReplacedSessionContext,
+  SessionRuntime,
+} from "../../kernel/index.js";
+import { KernelError } from "../../kernel/index.js";
+import type { ModelService } from "../model-registry/model-service.js";
+import type { AgentSession } from "./agent-session.js";
+import type { SessionLog } from "./session-log.js";
+
+/** Session replacement is the host's business: the SDK handle implements it. */
+export interface SessionReplacer {
+  newSession(options?: NewSessionOptions): Promise<{ cancelled: boolean }>;
+  fork(
+    entryId: string,
+    options?: { position?: "before" | "at"; withSession?(ctx: ReplacedSessionContext): void | Promise<void> },
+  ): Promise<{ cancelled: boolean }>;
+  switchSession(
+    path: string,
+    options?: { withSession?(ctx: ReplacedSessionContext): void | Promise<void> },
+  ): Promise<{ cancelled: boolean }>;
+}
+
+export interface ContextDeps {
+  runtime: SessionRuntime;
+  agent: () => AgentSession;
+  models: ModelService;
+  session: SessionLog;
+  ui: ExtensionUIContext;
+  hasUI: boolean;
+  mode: HostMode;
+  projectTrusted: boolean;
+  shutdown: () => void;
+  replacer?: SessionReplacer;
+}
+
+export function createContextFactory(deps: ContextDeps): ContextFactory {
+  const base = (): ExtensionContext => {
+    const agent = deps.agent();
+    return {
+      cwd: deps.runtime.cwd,
+      mode: deps.mode,
+      hasUI: deps.hasUI,
+      ui: deps.ui,
+      sessionManager: deps.session,
+      modelRegistry: deps.models.runtime(),
+      get model() {
+        return agent.model;
+      },
+      get thinkingLevel() {
+        return agent.thinkingLevel;
+      },
+      get signal() {
+        return agent.signal;
+      },
+      isIdle: () => agent.isIdle(),
+      isProjectTrusted: () => deps.projectTrusted,
+      hasPendingMessages: () => agent.hasPendingMessages(),
+      abort: () => {
+        agent.abort();
+      },
+      shutdown: () => deps.shutdown(),
+      getContextUsage: () => contextUsage(agent, deps.session),
+      compact: () => {
+        throw new KernelError(
+          "KC_ERR_NOT_AVAILABLE",
+          "Compaction is not available yet in this version of KnightCode",
+        );
+      },
+      getSystemPrompt: () => agent.systemPrompt,
+    };
+  };
+  const noReplacer = () => {
+    throw new KernelError("KC_ERR_NOT_AVAILABLE", "This host cannot replace the session");
+  };
+  return {
+    create: base,
+    createCommandContext: (): ExtensionCommandContext => {
+      const ctx = base();
+      return Object.assign(Object.create(ctx) as ExtensionContext, {
+        waitForIdle: () => deps.agent().waitForIdle(),
+        reload: () => deps.runtime.reload(),
+        newSession: (options?: NewSessionOptions) =>
+          deps.replacer ? deps.replacer.newSession(options) : noReplacer(),
+        fork: (entryId: string, options?: Parameters<SessionReplacer["fork"]>[1]) =>
+          deps.replacer ? deps.replacer.fork(entryId, options) : noReplacer(),
+        switchSession: (path: string, options?: Parameters<SessionReplacer["switchSession"]>[1]) =>
+          deps.replacer ? deps.replacer.switchSession(path, options) : noReplacer(),
+        navigateTree: (targetId: string, options?: NavigateTreeOptions) =>
+          navigateTree(deps, targetId, options),
+        sendUserMessage: async (content: string, options?: { deliverAs?: "steer" | "followUp" }) => {
+          const agent = deps.agent();
+          if (!agent.isIdle()) {
+            agent.sendUserMessage(undefined, content, { deliverAs: options?.deliverAs ?? "followUp" });
+            return;
+          }
+          await agent.prompt(content, { source: "extension" });
+        },
+      }) as ExtensionCommandContext;
+    },
+  };
+}
+
+/** Moves the active leaf within the same file; `session_before_tree` may cancel it. */
+async function navigateTree(
+  deps: ContextDeps,
+  targetId: string,
+  options: NavigateTreeOptions = {},
+): Promise<{ cancelled: boolean }> {
+  const session = deps.session;
+  if (!session.getEntry(targetId))
+    throw new KernelError("KC_ERR_UNKNOWN_ENTRY", `No entry ${targetId} in this session`);
+  await deps.agent().waitForIdle();
+  const oldLeafId = session.getLeafId();
+  const controller = new AbortController();
+  const decision = await deps.runtime.bus.gate<{ cancel?: boolean }>(
+    "session_before_tree",
+    {
+      preparation: { targetId, oldLeafId, entriesToSummarize: [] },
+      signal: controller.signal,
+    },
+    deps.runtime.context(),
+    { failClosed: () => ({ cancel: true }), isDecision: (r) => r?.cancel === true },
+  );
+  if (decision?.cancel) return { cancelled: true };
+  session.branch(targetId);
+  if (options.label) session.appendLabel(targetId, options.label);
+  await deps.runtime.bus.emit("session_tree", { newLeafId: targetId, oldLeafId }, deps.runtime.context());
+  return { cancelled: false };
+}
+
+/** Tokens of the last assistant response's usage (input + cache + output), against the model's window. */
+function contextUsage(agent: AgentSession, session: SessionLog): ContextUsage | undefined {
+  const model = agent.model;
+  if (!model) return undefined;
+  const branch = session.getBranch();
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i]!;
+    if (
+      entry.type === "message" &&
+      entry.message.role === "assistant" &&
+      entry.message.stopReason !== "error"
+    ) {
+      const u = entry.message.usage;
+      const tokens = u.input + u.cacheRead + u.cacheWrite + u.output;
+      return {
+        tokens,
+        contextWindow: model.contextWindow,
+        percent: model.contextWindow > 0 ? (tokens / model.contextWindow) * 100 : null,
+      };
+    }
+  }
+  return { tokens: null, contextWindow: model.contextWindow, percent: null };
+}

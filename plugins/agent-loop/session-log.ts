@@ -1,0 +1,41 @@
+/** What the agent loop needs from the session store (plugins/session-store implements it). */
+import type {
+  AgentMessage,
+  ImageContent,
+  ReadonlySessionManager,
+  SessionEntry,
+  TextContent,
+  ThinkingLevel,
+  Usage,
+} from "../../kernel/index.js";
+
+export interface SessionContext {
+  messages: AgentMessage[];
+  model?: { provider: string; modelId: string };
+  thinkingLevel?: ThinkingLevel;
+}
+
+export interface SessionLog extends ReadonlySessionManager {
+  appendMessage(message: AgentMessage): SessionEntry;
+  appendModelChange(provider: string, modelId: string): SessionEntry;
+  appendThinkingLevelChange(level: ThinkingLevel): SessionEntry;
+  appendCustomEntry(customType: string, data?: unknown): SessionEntry;
+  appendCustomMessageEntry(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display: boolean,
+    details?: unknown,
+  ): SessionEntry;
+  appendSessionInfo(name?: string): SessionEntry;
+  appendLabel(targetId: string, label?: string): SessionEntry;
+  appendContextEdit(targetId: string, replacement: AgentMessage | null): SessionEntry;
+  appendCompaction(
+    summary: string,
+    firstKeptEntryId: string,
+    tokensBefore: number,
+    details?: unknown,
+    usage?: Usage,
+  ): SessionEntry;
+  branch(entryId: string): void;
+  buildContext(): SessionContext;
+}

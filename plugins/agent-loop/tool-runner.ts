@@ -1,0 +1,259 @@
+/**
+ * Runs tool calls through the full pipeline: reachability, argument validation, the `tool_call` gate, execution,
+ * `tool_result` patches, and the `tool_execution_*` events. Model-issued calls and nested `ctx.executeTool()`
+ * calls share it; nested ones carry `parentToolCallId` and ids `<parent>/<n>`.
+ */
+import type {
+  CallableToolInfo,
+  ExtensionContext,
+  ExtensionToolContext,
+  HookBus,
+  ToolCall,
+  ToolCallResult,
+  ToolResult,
+  ToolResultPatch,
+} from "../../kernel/index.js";
+import type { ToolRegistry } from "../tool-registry/tool-registry.js";
+
+export interface ToolOutcome {
+  toolCallId: string;
+  toolName: string;
+  result: ToolResult;
+  isError: boolean;
+  /** Set when the tool ran; absent for unknown, invalid and blocked calls. */
+  durationMs?: number;
+}
+
+interface CallOptions {
+  signal: AbortSignal | undefined;
+  parentToolCallId?: string;
+  onUpdate?: (partial: ToolResult) => void;
+  /** Model calls may reach the declared (active) tools; nested calls reach the callable ones. */
+  fromModel: boolean;
+}
+
+export class ToolRunner {
+  private sequential: Promise<unknown> = Promise.resolve();
+  private readonly nestedCounters = new Map<string, number>();
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly bus: HookBus,
+    private readonly context: () => ExtensionContext,
+  ) {}
+
+  /** Runs one assistant message's calls: in parallel, except tools that ask for sequential execution. */
+  runBatch(calls: readonly ToolCall[], signal: AbortSignal | undefined): Promise<ToolOutcome[]> {
+    return Promise.all(
+      calls.map((call) => this.run(call.id, call.name, call.arguments, { signal, fromModel: true })),
+    );
+  }
+
+  /** What `ctx.tools` lists: tools other tools may call. */
+  callableTools(): CallableToolInfo[] {
+    return this.registry
+      .getAllTools()
+      .filter((t) => this.isCallable(t.name))
+      .map((t) => {
+        const definition = this.registry.get(t.name)!.definition;
+        return {
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+          ...(definition.outputSchema ? { outputSchema: definition.outputSchema } : {}),
+          ...(t.namespace ? { namespace: t.namespace } : {}),
+          ...(t.annotations ? { annotations: t.annotations } : {}),
+        };
+      });
+  }
+
+  private isCallable(name: string): boolean {
+    const tool = this.registry.get(name);
+    if (!tool) return false;
+    if (tool.exposure === "codemode" || tool.exposure === "deferred") return true;
+    return tool.exposure === "direct" && this.registry.isActive(name);
+  }
+
+  private isDeclared(name: string): boolean {
+    const tool = this.registry.get(name);
+    return !!tool && tool.exposure !== "hidden" && this.registry.isActive(name);
+  }
+
+  async run(toolCallId: string, toolName: string, args: unknown, options: CallOptions): Promise<ToolOutcome> {
+    const parent = options.parentToolCallId ? { parentToolCallId: options.parentToolCallId } : {};
+    await this.bus.emit("tool_execution_start", { toolCallId, toolName, args, ...parent }, this.context());
+    const finish = async (
+      result: ToolResult,
+      isError: boolean,
+      durationMs?: number,
+    ): Promise<ToolOutcome> => {
+      const outcome: ToolOutcome = {
+        toolCallId,
+        toolName,
+        result,
+        isError,
+        ...(durationMs !== undefined ? { durationMs } : {}),
+      };
+      await this.bus.emit(
+        "tool_execution_end",
+        {
+          toolCallId,
+          toolName,
+          result,
+          isError,
+          ...(durationMs !== undefined ? { durationMs } : {}),
+          ...parent,
+        },
+        this.context(),
+      );
+      return outcome;
+    };
+    const fail = (text: string) => finish({ content: [{ type: "text", text }], details: undefined }, true);
+
+    const tool = this.registry.get(toolName);
+    if (!tool) return fail(`Tool "${toolName}" does not exist.`);
+    const reachable = options.fromModel ? this.isDeclared(toolName) : this.isCallable(toolName);
+    if (!reachable) return fail(`Tool "${toolName}" is not available here.`);
+    const checked = this.registry.checkArguments(toolName, args);
+    if (!checked.ok) return fail(checked.error);
+    const input = checked.value;
+
+    const decision = await this.bus.gate<ToolCallResult>(
+      "tool_call",
+      { toolCallId, toolName, input, ...parent },
+      this.context(),
+      {
+        failClosed: (error, owner) => ({
+          block: true,
+          reason: `the tool_call handler of ${owner.id} failed (${(error as Error)?.message ?? String(error)})`,
+        }),
+        isDecision: (r) => r?.block === true,
+      },
+    );
+    if (decision?.block) return fail(`Tool call blocked${decision.reason ? `: ${decision.reason}` : "."}`);
+    if (options.signal?.aborted) return fail("Tool call skipped: the run was aborted.");
+
+    const execute = async (): Promise<{ result: ToolResult; isError: boolean; durationMs: number }> => {
+      const started = performance.now();
+      try {
+        const result = await tool.definition.execute(
+          toolCallId,
+          input,
+          options.signal,
+          (partial) => this.update(toolCallId, toolName, input, partial, options),
+          this.toolContext(toolCallId, options.signal),
+        );
+        const durationMs = performance.now() - started;
+        if (!result || !Array.isArray(result.content)) {
+          return {
+            result: {
+              content: [{ type: "text", text: `Tool "${toolName}" returned no content array.` }],
+              details: undefined,
+            },
+            isError: true,
+            durationMs,
+          };
+        }
+        return { result, isError: result.isError === true, durationMs };
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error);
+        return {
+          result: { content: [{ type: "text", text }], details: undefined },
+          isError: true,
+          durationMs: performance.now() - started,
+        };
+      }
+    };
+    const ran =
+      tool.definition.executionMode === "sequential" ? await this.inSequence(execute) : await execute();
+
+    const patched = await this.bus.transform<ToolResult & { isError: boolean }, ToolResultPatch>(
+      "tool_result",
+      { ...ran.result, isError: ran.isError },
+      this.context(),
+      {
+        toEvent: (v) => ({
+          toolCallId,
+          toolName,
+          input,
+          content: v.content,
+          details: v.details,
+          ...(v.structuredContent !== undefined ? { structuredContent: v.structuredContent } : {}),
+          isError: v.isError,
+          ...parent,
+        }),
+        fold: applyPatch,
+      },
+    );
+    const { isError, ...result } = patched;
+    return finish(result, isError, ran.durationMs);
+  }
+
+  private update(
+    toolCallId: string,
+    toolName: string,
+    args: unknown,
+    partialResult: ToolResult,
+    options: CallOptions,
+  ): void {
+    options.onUpdate?.(partialResult);
+    if (!this.bus.has("tool_execution_update")) return;
+    const parent = options.parentToolCallId ? { parentToolCallId: options.parentToolCallId } : {};
+    void this.bus.emit(
+      "tool_execution_update",
+      { toolCallId, toolName, args, partialResult, ...parent },
+      this.context(),
+    );
+  }
+
+  private toolContext(toolCallId: string, signal: AbortSignal | undefined): ExtensionToolContext {
+    const base = this.context();
+    return Object.create(base, {
+      tools: { get: () => this.callableTools(), enumerable: true },
+      executeTool: {
+        enumerable: true,
+        value: (
+          name: string,
+          args: unknown,
+          options: { signal?: AbortSignal; onUpdate?: (p: ToolResult) => void } = {},
+        ) => {
+          const n = (this.nestedCounters.get(toolCallId) ?? 0) + 1;
+          this.nestedCounters.set(toolCallId, n);
+          return this.run(`${toolCallId}/${n}`, name, args, {
+            signal: options.signal ?? signal,
+            parentToolCallId: toolCallId,
+            ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}),
+            fromModel: false,
+          }).then((outcome) => ({ ...outcome.result, ...(outcome.isError ? { isError: true } : {}) }));
+        },
+      },
+    }) as ExtensionToolContext;
+  }
+
+  private inSequence<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.sequential.then(work, work);
+    this.sequential = run.catch(() => {});
+    return run;
+  }
+}
+
+/**
+ * Folds one `tool_result` handler's patch. A patch that replaces `content` without giving `structuredContent`
+ * drops the old structured data, so a redaction cannot leak through it.
+ */
+function applyPatch(
+  value: ToolResult & { isError: boolean },
+  patch: ToolResultPatch,
+): ToolResult & { isError: boolean } {
+  if (typeof patch !== "object" || patch === null) return value;
+  const next = { ...value };
+  if (patch.content !== undefined) {
+    if (!Array.isArray(patch.content)) throw new TypeError("tool_result: `content` must be an array");
+    next.content = patch.content;
+    if (!("structuredContent" in patch)) delete next.structuredContent;
+  }
+  if ("details" in patch) next.details = patch.details;
+  if ("structuredContent" in patch) next.structuredContent = patch.structuredContent;
+  if (typeof patch.isError === "boolean") next.isError = patch.isError;
+  return next;
+}

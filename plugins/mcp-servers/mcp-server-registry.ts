@@ -1,0 +1,76 @@
+/**
+ * MCP servers registered by extensions for the current session. Connecting them is the MCP built-in's job (or
+ * a replacement's); this registry only keeps the registrations and announces changes with `mcp_servers_change`.
+ */
+import {
+  type Disposable,
+  type ExtensionInfo,
+  type HookBus,
+  KernelError,
+  type McpServerConfig,
+  toDisposable,
+} from "../../kernel/index.js";
+
+const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
+
+export class McpServerRegistry {
+  private readonly servers = new Map<string, { config: McpServerConfig; owner: string }>();
+
+  constructor(
+    private readonly bus: HookBus,
+    private readonly context: () => unknown,
+  ) {}
+
+  registerMcpServer(owner: ExtensionInfo, name: string, config: McpServerConfig): Disposable {
+    if (typeof name !== "string" || !SERVER_NAME.test(name)) {
+      throw new KernelError(
+        "KC_ERR_INVALID_MCP_SERVER",
+        `${owner.id}: MCP server name ${JSON.stringify(name)} is invalid`,
+      );
+    }
+    if (!config || typeof config !== "object" || (!config.command && !config.url)) {
+      throw new KernelError(
+        "KC_ERR_INVALID_MCP_SERVER",
+        `${owner.id}: MCP server "${name}" needs a command (stdio) or a url (HTTP)`,
+      );
+    }
+    const existing = this.servers.get(name);
+    if (existing && existing.owner !== owner.id) {
+      throw new KernelError(
+        "KC_ERR_MCP_SERVER_CONFLICT",
+        `${owner.id}: MCP server "${name}" is already registered by ${existing.owner}`,
+      );
+    }
+    const entry = { config, owner: owner.id };
+    this.servers.set(name, entry);
+    this.changed();
+    return toDisposable(() => {
+      if (this.servers.get(name) === entry) {
+        this.servers.delete(name);
+        this.changed();
+      }
+    }, `${owner.id} MCP server ${name}`);
+  }
+
+  unregisterMcpServer(owner: ExtensionInfo, name: string): void {
+    const existing = this.servers.get(name);
+    if (!existing) return;
+    if (existing.owner !== owner.id) {
+      throw new KernelError(
+        "KC_ERR_MCP_SERVER_CONFLICT",
+        `${owner.id} cannot unregister "${name}" of ${existing.owner}`,
+      );
+    }
+    this.servers.delete(name);
+    this.changed();
+  }
+
+  getMcpServers(_owner?: ExtensionInfo): { name: string; config: McpServerConfig; owner: string }[] {
+    return [...this.servers].map(([name, { config, owner }]) => ({ name, config, owner }));
+  }
+
+  private changed(): void {
+    if (!this.bus.has("mcp_servers_change")) return;
+    void this.bus.emit("mcp_servers_change", { servers: [...this.servers.keys()] }, this.context());
+  }
+}

@@ -1,0 +1,424 @@
+/**
+ * The model side of one session: what `registerProvider`, `registerVirtualModel` and `ctx.modelRegistry` reach.
+ * It lists the models of every registered provider (plus `models.json`), resolves credentials, and streams
+ * requests with the provider hooks wired to this session's events.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import {
+  type AgentMessage,
+  type AssistantMessage,
+  type AssistantMessageStream,
+  type ClassifierAnswer,
+  type ClassifierInfo,
+  type ClassifierQuestion,
+  type Disposable,
+  type ExtensionContext,
+  type ExtensionInfo,
+  type HookBus,
+  KernelError,
+  type LlmMessage,
+  type ModelInfo,
+  type ModelRuntime,
+  type ProviderConfig,
+  type ProviderHooks,
+  type ProviderStreamRequest,
+  type StreamSimpleOptions,
+  type ToolDeclaration,
+  toDisposable,
+  type VirtualModelConfig,
+} from "../../kernel/index.js";
+import { failedStream } from "./failed-stream.js";
+import { loadModelsJson } from "./models-json.js";
+import type { ProviderStore } from "./provider-store.js";
+
+export interface ModelRequest {
+  model: ModelInfo;
+  systemPrompt: string;
+  messages: LlmMessage[];
+  tools: ToolDeclaration[];
+  thinkingLevel?: ProviderStreamRequest["thinkingLevel"];
+  maxTokens?: number;
+  temperature?: number;
+  toolChoice?: { name: string };
+  signal?: AbortSignal;
+}
+
+export interface ModelServiceDeps {
+  store: ProviderStore;
+  bus: HookBus;
+  context: () => ExtensionContext;
+  agentDir: string;
+  env?: NodeJS.ProcessEnv;
+  sessionId?: () => string | undefined;
+  /** Models to offer for classify(), besides the session's own. */
+  classifiers?: () => ClassifierInfo[];
+  currentModel?: () => ModelInfo | undefined;
+  warn?(message: string): void;
+}
+
+export const NO_MODEL_HELP =
+  "No model is configured. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, add a provider to <agentDir>/models.json, " +
+  "or work offline with the scripted provider: --provider scripted --script examples/scripts/hello.json";
+
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+export class ModelService {
+  private readonly holder = {};
+  private readonly virtual = new Map<string, { config: VirtualModelConfig; owner: string }>();
+  private readonly modelsJson: ReturnType<typeof loadModelsJson>;
+
+  constructor(private readonly deps: ModelServiceDeps) {
+    this.modelsJson = loadModelsJson(deps.agentDir);
+    for (const warning of this.modelsJson.warnings) deps.warn?.(warning);
+  }
+
+  // ---- ExtensionAPI methods (owner first) ---------------------------------------------------------
+
+  registerProvider(owner: ExtensionInfo, name: string, config: ProviderConfig): Disposable {
+    if (typeof name !== "string" || !/^[a-z0-9][a-z0-9._-]*$/i.test(name)) {
+      throw new KernelError(
+        "KC_ERR_INVALID_PROVIDER",
+        `${owner.id}: provider name ${JSON.stringify(name)} is invalid`,
+      );
+    }
+    if (!config || typeof config !== "object") {
+      throw new KernelError(
+        "KC_ERR_INVALID_PROVIDER",
+        `${owner.id}: provider "${name}" needs a config object`,
+      );
+    }
+    if (!config.streamSimple && !config.api) {
+      throw new KernelError(
+        "KC_ERR_INVALID_PROVIDER",
+        `${owner.id}: provider "${name}" needs streamSimple() or the name of a wire api`,
+      );
+    }
+    return this.deps.store.register(name, config, owner, this.holder);
+  }
+
+  unregisterProvider(_owner: ExtensionInfo, name: string): void {
+    this.deps.store.unregister(name);
+  }
+
+  registerVirtualModel(owner: ExtensionInfo, name: string, config: VirtualModelConfig): Disposable {
+    if (typeof config?.route !== "function") {
+      throw new KernelError(
+        "KC_ERR_INVALID_PROVIDER",
+        `${owner.id}: virtual model "${name}" needs a route function`,
+      );
+    }
+    const entry = { config, owner: owner.id };
+    this.virtual.set(name, entry);
+    return toDisposable(() => {
+      if (this.virtual.get(name) === entry) this.virtual.delete(name);
+    }, `${owner.id} virtual model ${name}`);
+  }
+
+  unregisterVirtualModel(_owner: ExtensionInfo, name: string): void {
+    this.virtual.delete(name);
+  }
+
+  // ---- model lists ---------------------------------------------------------------------------------
+
+  /** Every model of every provider: registered ones, then models.json, then this session's virtual models. */
+  getAvailable(): ModelInfo[] {
+    const models: ModelInfo[] = [];
+    const seen = new Set<string>();
+    const add = (provider: string, api: string, list: ProviderConfig["models"]) => {
+      for (const m of list ?? []) {
+        const key = `${provider}/${m.id}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        models.push({
+          provider,
+          id: m.id,
+          ...(m.name ? { name: m.name } : {}),
+          api: m.api ?? api,
+          contextWindow: m.contextWindow ?? 128_000,
+          maxTokens: m.maxTokens ?? 8_192,
+          reasoning: m.reasoning ?? false,
+          ...(m.cost
+            ? {
+                cost: {
+                  input: m.cost.input,
+                  output: m.cost.output,
+                  cacheRead: m.cost.cacheRead ?? 0,
+                  cacheWrite: m.cost.cacheWrite ?? 0,
+                },
+              }
+            : {}),
+        });
+      }
+    };
+    for (const [name, config] of Object.entries(this.modelsJson.providers))
+      add(name, config.api ?? "", config.models);
+    for (const entry of this.deps.store.list()) {
+      if (!this.modelsJson.providers[entry.name])
+        add(entry.name, entry.config.api ?? entry.name, entry.config.models);
+    }
+    for (const name of this.virtual.keys()) {
+      models.push({
+        provider: "virtual",
+        id: name,
+        api: "virtual",
+        contextWindow: 0,
+        maxTokens: 0,
+        reasoning: false,
+      });
+    }
+    return models;
+  }
+
+  find(provider: string, modelId: string): ModelInfo | undefined {
+    return this.getAvailable().find((m) => m.provider === provider && m.id === modelId);
+  }
+
+  /**
+   * Resolves `--provider`/`--model` (the model may be `provider/model`) with settings defaults. Throws a
+   * message that says how to configure a model when nothing matches.
+   */
+  resolveModel(spec: { provider?: string; model?: string }): ModelInfo {
+    let { provider, model } = spec;
+    if (model?.includes("/") && !provider) {
+      const slash = model.indexOf("/");
+      provider = model.slice(0, slash);
+      model = model.slice(slash + 1);
+    }
+    const available = this.getAvailable();
+    if (!provider && !model) {
+      throw new KernelError("KC_ERR_NO_MODEL", NO_MODEL_HELP);
+    }
+    const candidates = available.filter(
+      (m) => (!provider || m.provider === provider) && (!model || m.id === model),
+    );
+    if (candidates.length > 0) return candidates[0]!;
+    if (provider && !available.some((m) => m.provider === provider)) {
+      const known = [...new Set(available.map((m) => m.provider))];
+      throw new KernelError(
+        "KC_ERR_NO_MODEL",
+        `Unknown provider "${provider}"${known.length ? ` (known: ${known.join(", ")})` : ""}. ${NO_MODEL_HELP}`,
+      );
+    }
+    const ids = available
+      .filter((m) => !provider || m.provider === provider)
+      .map((m) => `${m.provider}/${m.id}`);
+    throw new KernelError(
+      "KC_ERR_NO_MODEL",
+      `Unknown model "${model}". Available: ${ids.join(", ") || "none"}`,
+    );
+  }
+
+  // ---- streaming -----------------------------------------------------------------------------------
+
+  /** Streams one request. Never throws: problems come back as an error message on the stream. */
+  stream(request: ModelRequest): AssistantMessageStream {
+    let model = request.model;
+    if (model.provider === "virtual") {
+      const route = this.virtual.get(model.id);
+      if (!route) return failedStream(model, "bad_request", `Virtual model "${model.id}" is not registered`);
+      return lazyStream(model, async () => {
+        const target = await route.config.route({
+          messages: request.messages,
+          ...(request.signal ? { signal: request.signal } : {}),
+        });
+        return this.stream({ ...request, model: target });
+      });
+    }
+    const custom = this.modelsJson.providers[model.provider];
+    const registered = this.deps.store.get(model.provider);
+    const config: ProviderConfig | undefined = custom
+      ? {
+          ...(custom as ProviderConfig),
+          ...(registered?.config.streamSimple ? { streamSimple: registered.config.streamSimple } : {}),
+        }
+      : registered?.config;
+    if (!config) return failedStream(model, "bad_request", `Provider "${model.provider}" is not registered`);
+    const api = model.api || config.api || "";
+    const implementation = config.streamSimple ?? this.deps.store.implementationOf(api);
+    if (!implementation) {
+      return failedStream(
+        model,
+        "bad_request",
+        `No provider implements the "${api}" API needed by ${model.provider}`,
+      );
+    }
+    model = { ...model, api };
+    const apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    const sessionId = this.deps.sessionId?.();
+    try {
+      return implementation({
+        model,
+        systemPrompt: request.systemPrompt,
+        messages: request.messages,
+        tools: request.tools,
+        ...(request.thinkingLevel ? { thinkingLevel: request.thinkingLevel } : {}),
+        ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.toolChoice ? { toolChoice: request.toolChoice } : {}),
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+        ...(config.headers ? { headers: config.headers } : {}),
+        ...(config.compat ? { compat: config.compat } : {}),
+        ...(sessionId ? { sessionId } : {}),
+        hooks: this.hooks(model),
+      });
+    } catch (error) {
+      return failedStream(
+        model,
+        "unknown",
+        `Provider "${model.provider}" failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** `ctx.modelRegistry` */
+  runtime(): ModelRuntime {
+    return {
+      getAvailable: () => this.getAvailable(),
+      find: (provider, id) => this.find(provider, id),
+      streamSimple: (model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions = {}) =>
+        this.stream({
+          model,
+          systemPrompt: options.systemPrompt ?? "",
+          messages: messages.filter((m): m is LlmMessage => m.role !== "custom"),
+          tools: [],
+          ...(options.thinkingLevel ? { thinkingLevel: options.thinkingLevel } : {}),
+          ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      getAvailableClassifiers: () => this.getAvailableClassifiers(),
+      classify: (question, options) => this.classify(question, options),
+    };
+  }
+
+  getAvailableClassifiers(): ClassifierInfo[] {
+    const list = [...(this.deps.classifiers?.() ?? [])];
+    const current = this.deps.currentModel?.();
+    if (current && !list.some((c) => c.provider === current.provider && c.model === current.id)) {
+      list.push({ provider: current.provider, model: current.id });
+    }
+    return list.filter((c) => this.find(c.provider, c.model));
+  }
+
+  /**
+   * Asks a model to pick one of fixed labels through a forced tool call whose only property is an enum of the
+   * labels, at temperature 0. An answer that is not one of the labels is an error, never a default.
+   */
+  async classify(
+    question: ClassifierQuestion,
+    options: { classifier?: ClassifierInfo; signal?: AbortSignal } = {},
+  ): Promise<ClassifierAnswer> {
+    if (!Array.isArray(question.labels) || question.labels.length < 2) {
+      throw new KernelError("KC_ERR_CLASSIFY", "classify() needs at least two labels");
+    }
+    const choice = options.classifier ?? this.getAvailableClassifiers()[0];
+    const model = choice && this.find(choice.provider, choice.model);
+    if (!model)
+      throw new KernelError("KC_ERR_CLASSIFY", `No classifier model is available. ${NO_MODEL_HELP}`);
+    const tool: ToolDeclaration = {
+      name: "classify",
+      description: "Answer with exactly one of the allowed labels.",
+      parameters: Type.Object(
+        { label: Type.Unsafe<string>({ type: "string", enum: question.labels }) },
+        { additionalProperties: false },
+      ),
+    };
+    const stream = this.stream({
+      model,
+      systemPrompt:
+        question.systemPrompt ??
+        "You classify the request you are given. Answer only by calling the classify tool.",
+      messages: [{ role: "user", content: question.prompt, timestamp: Date.now() }],
+      tools: [tool],
+      toolChoice: { name: "classify" },
+      temperature: 0,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const message: AssistantMessage = await stream.result();
+    if (message.stopReason === "error" || message.stopReason === "aborted") {
+      throw new KernelError(
+        "KC_ERR_CLASSIFY",
+        `The classifier failed: ${message.errorMessage ?? message.stopReason}`,
+      );
+    }
+    const call = message.content.find((c) => c.type === "toolCall" && c.name === "classify");
+    const label = call && call.type === "toolCall" ? call.arguments.label : undefined;
+    if (typeof label !== "string" || !question.labels.includes(label)) {
+      throw new KernelError(
+        "KC_ERR_CLASSIFY",
+        `The classifier answered ${JSON.stringify(label ?? null)}, which is not one of: ${question.labels.join(", ")}`,
+      );
+    }
+    return { label, usage: message.usage };
+  }
+
+  /** auth.json, then the provider's apiKey (an environment variable name or a literal). */
+  resolveApiKey(provider: string, configured: string | undefined): string | undefined {
+    const authPath = join(this.deps.agentDir, "auth.json");
+    if (existsSync(authPath)) {
+      try {
+        const auth = JSON.parse(readFileSync(authPath, "utf8")) as Record<string, { key?: string }>;
+        const key = auth[provider]?.key;
+        if (typeof key === "string" && key) return key;
+      } catch {
+        this.deps.warn?.(`${authPath} is not valid JSON; stored credentials were ignored`);
+      }
+    }
+    if (!configured) return undefined;
+    const env = this.deps.env ?? process.env;
+    if (ENV_NAME.test(configured)) return env[configured] || undefined;
+    return configured;
+  }
+
+  private hooks(model: ModelInfo): ProviderHooks {
+    const { bus, context } = this.deps;
+    const base = { provider: model.provider, api: model.api, model: model.id };
+    return {
+      payload: (payload) =>
+        bus.has("before_provider_request")
+          ? bus.transform("before_provider_request", payload, context(), {
+              toEvent: (p) => ({ ...base, payload: p }),
+            })
+          : Promise.resolve(payload),
+      headers: async (headers) => {
+        if (!bus.has("before_provider_headers")) return headers;
+        const mutable: Record<string, string | null> = { ...headers };
+        const result = await bus.transform<Record<string, string | null>>(
+          "before_provider_headers",
+          mutable,
+          context(),
+          {
+            toEvent: (h) => ({ ...base, headers: h }),
+          },
+        );
+        const clean: Record<string, string> = {};
+        for (const [key, value] of Object.entries(result ?? mutable))
+          if (value != null) clean[key] = String(value);
+        return clean;
+      },
+      response: (status, headers) =>
+        bus.has("after_provider_response")
+          ? bus.emit("after_provider_response", { ...base, status, headers }, context())
+          : Promise.resolve(),
+      streamEvent: (data) =>
+        bus.has("provider_stream_event")
+          ? bus.emit("provider_stream_event", { ...base, data }, context())
+          : Promise.resolve(),
+    };
+  }
+}
+
+/** A stream whose real source is decided asynchronously (virtual model routing). */
+function lazyStream(model: ModelInfo, open: () => Promise<AssistantMessageStream>): AssistantMessageStream {
+  const source = open().catch((error: unknown) => failedStream(model, "unknown", (error as Error).message));
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield* await source;
+    },
+    result: async () => (await source).result(),
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * `<agentDir>/models.json`: custom providers and models, in the closest peer's shape so users can bring theirs.
+ * A malformed file is a warning (with line and column); it never stops startup.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { jsonErrorLocation } from "./json-location.js";
+
+const ModelSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    name: Type.Optional(Type.String()),
+    api: Type.Optional(Type.String()),
+    contextWindow: Type.Optional(Type.Number({ minimum: 1 })),
+    maxTokens: Type.Optional(Type.Number({ minimum: 1 })),
+    reasoning: Type.Optional(Type.Boolean()),
+    input: Type.Optional(Type.Array(Type.Union([Type.Literal("text"), Type.Literal("image")]))),
+    cost: Type.Optional(
+      Type.Object({
+        input: Type.Number(),
+        output: Type.Number(),
+        cacheRead: Type.Optional(Type.Number()),
+        cacheWrite: Type.Optional(Type.Number()),
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const ProviderSchema = Type.Object(
+  {
+    baseUrl: Type.Optional(Type.String()),
+    api: Type.Optional(Type.String()),
+    apiKey: Type.Optional(Type.String()),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    compat: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    models: Type.Optional(Type.Array(ModelSchema)),
+  },
+  { additionalProperties: true },
+);
+
+export const ModelsJsonSchema = Type.Object({ providers: Type.Record(Type.String(), ProviderSchema) });
+export type ModelsJson = Static<typeof ModelsJsonSchema>;
+
+export function loadModelsJson(agentDir: string): { providers: ModelsJson["providers"]; warnings: string[] } {
+  const path = join(agentDir, "models.json");
+  if (!existsSync(path)) return { providers: {}, warnings: [] };
+  const text = readFileSync(path, "utf8");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return {
+      providers: {},
+      warnings: [`${path}${jsonErrorLocation(text, error)}: ${(error as Error).message}`],
+    };
+  }
+  if (!Value.Check(ModelsJsonSchema, parsed)) {
+    const first = [...Value.Errors(ModelsJsonSchema, parsed)][0];
+    return {
+      providers: {},
+      warnings: [
+        `${path}: ${first ? `${first.path || "/"} ${first.message}` : "invalid"}; the file was ignored`,
+      ],
+    };
+  }
+  return { providers: parsed.providers, warnings: [] };
+}

@@ -1,0 +1,29 @@
+/** `knightcode.exec()`: runs a program (no shell) with execa, bounded by a timeout and the caller's signal. */
+import { execa } from "execa";
+import type { ExecOptions, ExecResult, ExtensionInfo } from "../../kernel/index.js";
+
+export class ProcessService {
+  constructor(private readonly cwd: string) {}
+
+  async exec(
+    _owner: ExtensionInfo,
+    command: string,
+    args: string[] = [],
+    options: ExecOptions = {},
+  ): Promise<ExecResult> {
+    const result = await execa(command, args, {
+      cwd: options.cwd ?? this.cwd,
+      reject: false,
+      ...(options.timeout ? { timeout: options.timeout } : {}),
+      ...(options.signal ? { cancelSignal: options.signal } : {}),
+      forceKillAfterDelay: 2_000,
+      stdin: "ignore",
+    });
+    return {
+      stdout: String(result.stdout ?? ""),
+      stderr: String(result.stderr ?? ""),
+      code: result.exitCode ?? null,
+      killed: Boolean(result.isTerminated || result.timedOut || result.isCanceled),
+    };
+  }
+}

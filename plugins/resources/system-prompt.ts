@@ -1,0 +1,226 @@
+/**
+ * The default system prompt, as named sections that extensions edit through `before_agent_start`
+ * (`event.systemPromptOptions`), then rendered to one string.
+ *
+ * Sections, in order (ids are stable, so extensions can find, replace or remove them):
+ *
+ * | id            | text                                                                                   |
+ * | ------------- | -------------------------------------------------------------------------------------- |
+ * | `base`        | who KnightCode is and how it works; SYSTEM.md instead when there is one                |
+ * | `tools`       | `- name: snippet` for each active tool that has a prompt snippet (not with SYSTEM.md)   |
+ * | `guidelines`  | the active tools' prompt guidelines, de-duplicated, then general ones (not with SYSTEM.md) |
+ * | `context`     | each context file (AGENTS.md / CLAUDE.md) under a heading with its path                 |
+ * | `environment` | the cwd and the current date                                                            |
+ * | `append`      | APPEND_SYSTEM.md, only when there is one                                                |
+ *
+ * A section may have empty text (no tool has a snippet, no context file); it stays in the list so it can be
+ * addressed, and rendering leaves it out.
+ */
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { SystemPromptOptions } from "../../kernel/api/events.js";
+import { PROJECT_CONFIG_DIR } from "../settings/agent-dir.js";
+import type { ContextFile } from "./context-files.js";
+
+/** What the prompt needs to know about a tool. */
+export interface PromptTool {
+  name: string;
+  promptSnippet?: string;
+  promptGuidelines?: string[];
+}
+
+export interface DefaultSystemPromptInput {
+  cwd: string;
+  /** The active tools, in the order they should be listed. */
+  tools: readonly PromptTool[];
+  contextFiles: readonly ContextFile[];
+  /** Defaults to now. */
+  date?: Date;
+  /** SYSTEM.md: becomes the `base` section, and the `tools` and `guidelines` sections are left out (as in pi). */
+  customPrompt?: string;
+  /** APPEND_SYSTEM.md: added as the last section, `append`. */
+  appendPrompt?: string;
+}
+
+export const BASE_PROMPT = `You are KnightCode, an expert coding agent. You work in the user's project folder and help with software \
+engineering tasks: you read and search code, run commands, and edit or create files with the tools available to you.
+
+How to work:
+- Read the relevant code before you change it, and follow the conventions the project already uses.
+- Keep changes focused on what was asked; do not refactor, rename or reformat beyond the task.
+- Verify your work by running the project's tests, type checker, linter or build, and fix what you broke.
+- Report clearly: what you changed, how you verified it, and anything left undone or uncertain.`;
+
+export const GENERAL_GUIDELINES: readonly string[] = Object.freeze([
+  "Ask before destructive or irreversible steps (deleting data, force-pushing, rewriting history) unless the user asked for them.",
+  "When a request is ambiguous, say which interpretation you chose, or ask.",
+  "Mention files by their path so the user can find them.",
+  "Be concise.",
+]);
+
+/** The sections KnightCode builds for a run, before extensions see them. */
+export function defaultSystemPromptOptions(input: DefaultSystemPromptInput): SystemPromptOptions {
+  const custom = input.customPrompt?.trim() ? input.customPrompt : undefined;
+  const guidelines = dedupe([...toolGuidelines(input.tools), ...GENERAL_GUIDELINES]);
+  const sections = custom
+    ? [{ id: "base", text: custom }]
+    : [
+        { id: "base", text: BASE_PROMPT },
+        { id: "tools", text: renderToolsSection(input.tools) },
+        { id: "guidelines", text: renderGuidelinesSection(guidelines) },
+      ];
+  sections.push(
+    { id: "context", text: renderContextSection(input.contextFiles) },
+    { id: "environment", text: renderEnvironmentSection(input.cwd, input.date ?? new Date()) },
+  );
+  if (input.appendPrompt?.trim()) sections.push({ id: "append", text: input.appendPrompt });
+  return { sections, tools: input.tools.map((t) => t.name), guidelines };
+}
+
+/** Joins the sections with non-blank text, in order, with a blank line between them. */
+export function renderSystemPrompt(options: SystemPromptOptions): string {
+  return options.sections
+    .map((section) => section.text.trim())
+    .filter((text) => text !== "")
+    .join("\n\n");
+}
+
+export interface BuildSystemPromptContext {
+  /** Every tool an extension might have selected (the registry), to find snippets and guidelines by name. */
+  tools?: readonly PromptTool[];
+  /** The options as they were before `before_agent_start` (a copy). */
+  original?: SystemPromptOptions;
+}
+
+/**
+ * Renders the options an extension handed back from `before_agent_start`. With `original` and `tools`, changes to
+ * the `tools` and `guidelines` arrays are carried into their sections (see `syncSystemPromptSections`).
+ */
+export function buildSystemPrompt(
+  options: SystemPromptOptions,
+  context: BuildSystemPromptContext = {},
+): string {
+  return renderSystemPrompt(syncSystemPromptSections(options, context));
+}
+
+/**
+ * Brings the `tools` and `guidelines` sections in line with the `tools` and `guidelines` arrays when an extension
+ * changed the arrays but not the section text. An edited section text always wins; so does an edited
+ * `guidelines` array over the guidelines a tool change would imply. When only `tools` changed, the guidelines that
+ * came from the old tools are replaced by those of the new ones (extra guidelines stay). Returns a new object.
+ */
+export function syncSystemPromptSections(
+  options: SystemPromptOptions,
+  context: BuildSystemPromptContext = {},
+): SystemPromptOptions {
+  const result: SystemPromptOptions = {
+    sections: options.sections.map((s) => ({ ...s })),
+    tools: [...options.tools],
+    guidelines: [...options.guidelines],
+  };
+  const { original } = context;
+  if (!original) return result;
+  const catalog = new Map((context.tools ?? []).map((t) => [t.name, t]));
+  const toolsOf = (names: readonly string[]) => names.map((name) => catalog.get(name) ?? { name });
+  const toolsChanged = !sameList(result.tools, original.tools);
+  if (toolsChanged && sameList(result.guidelines, original.guidelines)) {
+    const before = new Set(toolGuidelines(toolsOf(original.tools)));
+    result.guidelines = dedupe([
+      ...toolGuidelines(toolsOf(result.tools)),
+      ...original.guidelines.filter((g) => !before.has(g)),
+    ]);
+  }
+  const guidelinesChanged = !sameList(result.guidelines, original.guidelines);
+  for (const section of result.sections) {
+    const before = original.sections.find((s) => s.id === section.id);
+    if (!before || before.text !== section.text) continue;
+    if (section.id === "tools" && toolsChanged) {
+      section.text = renderToolsSection(toolsOf(result.tools));
+    } else if (section.id === "guidelines" && guidelinesChanged) {
+      section.text = renderGuidelinesSection(result.guidelines);
+    }
+  }
+  return result;
+}
+
+/**
+ * SYSTEM.md and APPEND_SYSTEM.md: the project's (`.knightcode/`, only in a trusted project) or else the personal
+ * one in the agent dir. Missing or unreadable files are left out.
+ */
+export async function loadSystemPromptFiles(options: {
+  cwd: string;
+  agentDir: string;
+  projectTrusted: boolean;
+}): Promise<{ customPrompt?: string; appendPrompt?: string }> {
+  const dirs = [
+    ...(options.projectTrusted ? [join(resolve(options.cwd), PROJECT_CONFIG_DIR)] : []),
+    resolve(options.agentDir),
+  ];
+  const first = async (name: string) => {
+    for (const dir of dirs) {
+      try {
+        return await readFile(join(dir, name), "utf8");
+      } catch {
+        // next place
+      }
+    }
+    return undefined;
+  };
+  const [customPrompt, appendPrompt] = await Promise.all([first("SYSTEM.md"), first("APPEND_SYSTEM.md")]);
+  return {
+    ...(customPrompt === undefined ? {} : { customPrompt }),
+    ...(appendPrompt === undefined ? {} : { appendPrompt }),
+  };
+}
+
+// ---- sections ------------------------------------------------------------------------------------------
+
+export function renderToolsSection(tools: readonly PromptTool[]): string {
+  const lines = tools
+    .filter((t) => t.promptSnippet?.trim())
+    .map((t) => `- ${t.name}: ${t.promptSnippet!.trim().replace(/\s*\n\s*/g, " ")}`);
+  return lines.length === 0 ? "" : ["Available tools:", ...lines].join("\n");
+}
+
+export function renderGuidelinesSection(guidelines: readonly string[]): string {
+  const lines = guidelines.filter((g) => g.trim()).map((g) => `- ${g.trim()}`);
+  return lines.length === 0 ? "" : ["Guidelines:", ...lines].join("\n");
+}
+
+export function renderContextSection(files: readonly ContextFile[]): string {
+  if (files.length === 0) return "";
+  return [
+    "# Project context",
+    "Instructions from context files; later files are more specific and take precedence.",
+    ...files.map((file) => `## ${file.path}\n\n${file.content.trim()}`),
+  ].join("\n\n");
+}
+
+export function renderEnvironmentSection(cwd: string, date: Date): string {
+  return `Current date: ${localDate(date)}\nCurrent working directory: ${cwd}`;
+}
+
+function localDate(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
+function toolGuidelines(tools: readonly PromptTool[]): string[] {
+  return dedupe(tools.flatMap((t) => t.promptGuidelines ?? []));
+}
+
+function dedupe(items: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const item of items) {
+    const key = item.trim();
+    if (key === "" || seen.has(key)) continue;
+    seen.add(key);
+    out.push(key);
+  }
+  return out;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
+}

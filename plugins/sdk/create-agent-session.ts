@@ -1,0 +1,506 @@
+/**
+ * The SDK: `createAgentSession()` runs a KnightCode session in process. It is the composition root every host uses:
+ * settings, project trust, extension discovery (built-in, personal, project, CLI/SDK), the session store, the
+ * kernel session with the standard plugins, model and tool selection.
+ */
+import { resolve } from "node:path";
+import {
+  coreTokens,
+  createKernel,
+  type ExtensionFactory,
+  type ExtensionSource,
+  type ExtensionUIContext,
+  eventCatalog,
+  eventNames,
+  type HostMode,
+  type Kernel,
+  type ModelInfo,
+  type ReplacedSessionContext,
+  type SessionRuntime,
+  type SessionStartEvent,
+  type ThinkingLevel,
+} from "../../kernel/index.js";
+import type { AgentSession } from "../agent-loop/agent-session.js";
+import type { SessionReplacer } from "../agent-loop/context-factory.js";
+import type { ModelService } from "../model-registry/model-service.js";
+import { discoverContextFiles } from "../resources/context-files.js";
+import { SessionManager } from "../session-store/session-manager.js";
+import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../settings/agent-dir.js";
+import { loadSettings, type Settings } from "../settings/settings.js";
+import { projectTrustGateOptions, resolveProjectTrust } from "../settings/trust.js";
+import type { ToolRegistry } from "../tool-registry/tool-registry.js";
+import { builtinSources } from "./builtin-extensions.js";
+import { discoverExtensions } from "./discover-extensions.js";
+import { headlessUI } from "./headless-ui.js";
+import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
+import { packageVirtualModules } from "./virtual-modules.js";
+
+export interface SessionChoice {
+  /** Open this session file (or id prefix). */
+  path?: string;
+  /** Continue the most recent session of the cwd. */
+  continue?: boolean;
+  /** Keep everything in memory (`--no-session`). */
+  inMemory?: boolean;
+  sessionDir?: string;
+}
+
+export interface CreateAgentSessionOptions {
+  cwd?: string;
+  /** Defaults to `$KNIGHTCODE_AGENT_DIR` or `~/.knightcode/agent`. */
+  agentDir?: string;
+  mode?: HostMode;
+  provider?: string;
+  /** A model id, or `provider/model`. */
+  model?: string;
+  thinkingLevel?: ThinkingLevel;
+  /** The exact set of active tools (`--tools`); `[]` for none. */
+  tools?: string[];
+  /** Extra extensions: paths (origin `cli`), factories (origin `sdk`) or sources. */
+  extensions?: (string | ExtensionFactory | ExtensionSource)[];
+  session?: SessionChoice;
+  /** Settings that beat every file. */
+  settings?: Record<string, unknown>;
+  /** `--approve` (true) or `--no-approve` (false). */
+  approve?: boolean;
+  ui?: ExtensionUIContext;
+  hasUI?: boolean;
+  /** Values for flags extensions registered. */
+  flags?: Record<string, boolean | string>;
+  /** Diagnostics: extension errors, settings warnings, trust notices. Defaults to stderr. */
+  warn?(message: string): void;
+  /** Called when an extension asks to shut down (`ctx.shutdown()`). */
+  onShutdownRequest?(): void;
+  /** A kernel to share between sessions; one per process by default. */
+  kernel?: Kernel;
+}
+
+export interface SessionEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+let defaultKernel: Promise<Kernel> | undefined;
+
+async function processKernel(agentDir: string): Promise<Kernel> {
+  defaultKernel ??= packageVirtualModules().then((virtualModules) =>
+    createKernel({ plugins: standardPlugins(), cacheDir: extensionCacheDir(agentDir), virtualModules }),
+  );
+  return defaultKernel;
+}
+
+/** A kernel with the standard plugins, for hosts and tests that want their own (e.g. to dispose it). */
+export async function createStandardKernel(
+  options: { agentDir?: string; cacheDir?: string | false } = {},
+): Promise<Kernel> {
+  const agentDir = options.agentDir ?? resolveAgentDir();
+  return createKernel({
+    plugins: standardPlugins(),
+    cacheDir: options.cacheDir ?? extensionCacheDir(agentDir),
+    virtualModules: await packageVirtualModules(),
+  });
+}
+
+export async function createAgentSession(
+  options: CreateAgentSessionOptions = {},
+): Promise<AgentSessionHandle> {
+  const handle = new AgentSessionHandle(options);
+  await handle.open(handle.openSessionLog(), { reason: "startup" });
+  return handle;
+}
+
+/** A running session and what a host needs to drive it. Survives session replacement (new, fork, switch). */
+export class AgentSessionHandle implements SessionReplacer {
+  readonly cwd: string;
+  readonly agentDir: string;
+  readonly mode: HostMode;
+  private current: { runtime: SessionRuntime; log: SessionManager; config: SessionConfig } | undefined;
+  private readonly listeners = new Set<(event: SessionEvent) => void>();
+  private trustDecision: boolean | undefined;
+  private readonly warn: (message: string) => void;
+  private disposed = false;
+
+  constructor(private readonly options: CreateAgentSessionOptions) {
+    this.cwd = resolve(options.cwd ?? process.cwd());
+    this.agentDir = options.agentDir ?? resolveAgentDir();
+    this.mode = options.mode ?? "sdk";
+    this.warn = options.warn ?? ((message) => process.stderr.write(`knightcode: ${message}\n`));
+  }
+
+  get runtime(): SessionRuntime {
+    return this.live().runtime;
+  }
+
+  get sessionManager(): SessionManager {
+    return this.live().log;
+  }
+
+  get agent(): AgentSession {
+    return this.runtime.scope.resolve(sdkTokens.agent);
+  }
+
+  get models(): ModelService {
+    return this.runtime.scope.resolve(coreTokens.models) as unknown as ModelService;
+  }
+
+  get tools(): ToolRegistry {
+    return this.runtime.scope.resolve(coreTokens.tools) as unknown as ToolRegistry;
+  }
+
+  get settings(): Settings {
+    return this.live().config.settings;
+  }
+
+  get projectTrusted(): boolean {
+    return this.trustDecision === true;
+  }
+
+  prompt(text: string, options: Parameters<AgentSession["prompt"]>[1] = {}): Promise<void> {
+    return this.agent.prompt(text, { source: hostSource(this.mode), ...options });
+  }
+
+  /** Every event that goes on the JSON or RPC wire, in order, for this and every later session of the handle. */
+  subscribe(listener: (event: SessionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async reload(): Promise<void> {
+    await this.runtime.reload();
+    await this.applySelection();
+  }
+
+  // ---- session replacement -------------------------------------------------------------------------
+
+  newSession(options: Parameters<SessionReplacer["newSession"]>[0] = {}): Promise<{ cancelled: boolean }> {
+    return this.replace(
+      { reason: "new" },
+      () => {
+        const log = SessionManager.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
+        return log;
+      },
+      options,
+    );
+  }
+
+  switchSession(
+    path: string,
+    options: Parameters<SessionReplacer["switchSession"]>[1] = {},
+  ): Promise<{ cancelled: boolean }> {
+    return this.replace(
+      { reason: "resume", target: path },
+      () => SessionManager.open(path, { agentDir: this.agentDir }),
+      options,
+    );
+  }
+
+  fork(
+    entryId: string,
+    options: Parameters<SessionReplacer["fork"]>[1] = {},
+  ): Promise<{ cancelled: boolean }> {
+    return this.replace(
+      { reason: "fork", entryId, position: options.position ?? "at" },
+      () => {
+        const log = this.sessionManager;
+        const entry = log.getEntry(entryId);
+        if (!entry) throw new Error(`No entry ${entryId} in this session`);
+        const leaf = options.position === "before" ? entry.parentId : entryId;
+        if (leaf === null)
+          return SessionManager.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
+        return log.createBranchedSession(leaf);
+      },
+      options,
+    );
+  }
+
+  /** Clones the current branch into a new session file and switches to it. */
+  clone(): Promise<{ cancelled: boolean }> {
+    const leaf = this.sessionManager.getLeafId();
+    if (!leaf) return this.newSession();
+    return this.fork(leaf);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const current = this.current;
+    this.current = undefined;
+    if (current) {
+      await current.runtime.shutdown({ reason: "quit" });
+      current.log.close();
+    }
+  }
+
+  // ---- internals -----------------------------------------------------------------------------------
+
+  /** @internal */
+  openSessionLog(): SessionManager {
+    const choice = this.options.session ?? {};
+    if (choice.inMemory) return SessionManager.inMemory(this.cwd);
+    const location = { agentDir: this.agentDir, ...this.sessionDir() };
+    if (choice.path) {
+      const path = /[/\\]|\.jsonl$/.test(choice.path)
+        ? resolve(choice.path)
+        : SessionManager.findById(choice.path, location);
+      return SessionManager.open(path, location);
+    }
+    if (choice.continue) return SessionManager.continueRecent({ cwd: this.cwd, ...location });
+    return SessionManager.create({ cwd: this.cwd, ...location });
+  }
+
+  private sessionDir(): { sessionDir?: string } {
+    const dir = this.options.session?.sessionDir;
+    return dir ? { sessionDir: resolve(dir) } : {};
+  }
+
+  private live(): NonNullable<AgentSessionHandle["current"]> {
+    if (!this.current)
+      throw new Error(this.disposed ? "The session was disposed" : "The session is not open yet");
+    return this.current;
+  }
+
+  private async replace(
+    target: {
+      reason: "new" | "resume" | "fork";
+      target?: string;
+      entryId?: string;
+      position?: "before" | "at";
+    },
+    openLog: () => SessionManager,
+    options: { withSession?(ctx: ReplacedSessionContext): void | Promise<void>; setup?: unknown },
+  ): Promise<{ cancelled: boolean }> {
+    const old = this.live();
+    await this.agent.waitForIdle();
+    const ctx = old.runtime.context();
+    const cancel =
+      target.reason === "fork"
+        ? await old.runtime.bus.gate<{ cancel?: boolean }>(
+            "session_before_fork",
+            { entryId: target.entryId!, position: target.position },
+            ctx,
+            { failClosed: () => ({ cancel: true }), isDecision: (r) => r?.cancel === true },
+          )
+        : await old.runtime.bus.gate<{ cancel?: boolean }>(
+            "session_before_switch",
+            { reason: target.reason, ...(target.target ? { targetSessionFile: target.target } : {}) },
+            ctx,
+            { failClosed: () => ({ cancel: true }), isDecision: (r) => r?.cancel === true },
+          );
+    if (cancel?.cancel) return { cancelled: true };
+    const previousSessionFile = old.log.getSessionFile();
+    // Re-opening the file this session holds needs its lock released first.
+    const sameFile = target.target !== undefined && previousSessionFile === resolve(target.target);
+    if (sameFile) old.log.close();
+    const log = openLog();
+    await old.runtime.shutdown({
+      reason: target.reason,
+      ...(log.getSessionFile() ? { targetSessionFile: log.getSessionFile()! } : {}),
+    });
+    if (old.log !== log) old.log.close();
+    this.current = undefined;
+    await this.open(log, { reason: target.reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
+    if (options.withSession) await options.withSession(this.runtime.commandContext());
+    return { cancelled: false };
+  }
+
+  /** @internal Starts a kernel session over a session log. */
+  async open(log: SessionManager, start: SessionStartEvent): Promise<void> {
+    const kernel = this.options.kernel ?? (await processKernel(this.agentDir));
+    const overrides = this.options.settings ?? {};
+    const globalSettings = loadSettings({
+      agentDir: this.agentDir,
+      cwd: this.cwd,
+      projectTrusted: false,
+      overrides,
+    });
+    for (const warning of globalSettings.warnings) this.warn(warning);
+    const ui = this.options.ui ?? headlessUI;
+    const hasUI = this.options.hasUI ?? false;
+    const config: SessionConfig = {
+      cwd: this.cwd,
+      agentDir: this.agentDir,
+      mode: this.mode,
+      ui,
+      hasUI,
+      projectTrusted: false,
+      settings: globalSettings,
+      flagValues: this.options.flags ?? {},
+      contextFiles: await discoverContextFiles({ cwd: this.cwd, agentDir: this.agentDir }),
+      warn: this.warn,
+      shutdown: () => this.options.onShutdownRequest?.(),
+      replacer: this,
+    };
+    const disabled = new Set(
+      (globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
+    );
+    const baseSources: ExtensionSource[] = [
+      ...builtinSources(disabled),
+      ...discoverExtensions(resolve(this.agentDir, "extensions"), "user"),
+      ...settingsExtensions(globalSettings, this.agentDir, "user"),
+      ...this.extraSources(),
+    ];
+    let projectSources: ExtensionSource[] = [];
+
+    const { runtime } = await kernel.createSession({
+      sources: baseSources,
+      reloadSources: () => [...baseSources, ...projectSources],
+      cwd: this.cwd,
+      mode: this.mode,
+      start,
+      values: [
+        [sdkTokens.config, config],
+        [sdkTokens.sessionLog, log],
+      ],
+      onExtensionError: (report) => this.warn(`${report.extension} (${report.event}): ${report.message}`),
+      beforeReady: async (runtime) => {
+        const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
+        config.projectTrusted = trusted;
+        if (!trusted) return;
+        const full = loadSettings({
+          agentDir: this.agentDir,
+          cwd: this.cwd,
+          projectTrusted: true,
+          overrides,
+        });
+        for (const warning of full.warnings)
+          if (!globalSettings.warnings.includes(warning)) this.warn(warning);
+        config.settings = full;
+        projectSources = [
+          ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
+          ...settingsExtensions(full, this.cwd, "project"),
+        ];
+        const loaded = await kernel.loader.load(projectSources);
+        await runtime.addExtensions(
+          loaded.extensions,
+          loaded.failures.map((f) => f.error),
+        );
+      },
+    });
+    this.current = { runtime, log, config };
+    this.attachListeners(runtime);
+    await this.applySelection();
+  }
+
+  private extraSources(): ExtensionSource[] {
+    return (this.options.extensions ?? []).map((e, i) =>
+      typeof e === "string"
+        ? { origin: "cli" as const, path: resolve(this.cwd, e) }
+        : typeof e === "function"
+          ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
+          : e,
+    );
+  }
+
+  private async resolveTrust(
+    runtime: SessionRuntime,
+    settings: Settings,
+    ui: ExtensionUIContext,
+    hasUI: boolean,
+  ): Promise<boolean> {
+    if (this.trustDecision !== undefined) return this.trustDecision;
+    const decision = await resolveProjectTrust({
+      cwd: this.cwd,
+      agentDir: this.agentDir,
+      ...(this.options.approve !== undefined ? { approve: this.options.approve } : {}),
+      settings,
+      handlers: (event) =>
+        runtime.bus.gate(
+          "project_trust",
+          event,
+          { cwd: this.cwd, mode: this.mode, hasUI, ui },
+          projectTrustGateOptions,
+        ),
+      ...(hasUI ? { ui } : {}),
+      hasUI,
+      warn: this.warn,
+    });
+    this.trustDecision = decision.trusted;
+    return decision.trusted;
+  }
+
+  /** Model, thinking level and active tools: explicit options, then the session's own record, then settings. */
+  private async applySelection(): Promise<void> {
+    const { runtime, log, config } = this.live();
+    const agent = this.agent;
+    const models = runtime.scope.resolve(coreTokens.models) as unknown as ModelService;
+    const restored = log.buildContext();
+    const settings = config.settings;
+    let model: ModelInfo | undefined;
+    const explicit = this.options.provider || this.options.model;
+    if (explicit) {
+      model = models.resolveModel({
+        ...(this.options.provider ? { provider: this.options.provider } : {}),
+        ...(this.options.model ? { model: this.options.model } : {}),
+      });
+    } else if (restored.model) {
+      model = models.find(restored.model.provider, restored.model.modelId);
+    }
+    if (!model) {
+      const provider = settings.get("defaultProvider") as string | undefined;
+      const id = settings.get("defaultModel") as string | undefined;
+      if (provider || id) {
+        try {
+          model = models.resolveModel({ ...(provider ? { provider } : {}), ...(id ? { model: id } : {}) });
+        } catch (error) {
+          this.warn(`settings: ${(error as Error).message}`);
+        }
+      }
+    }
+    if (model && (agent.model?.provider !== model.provider || agent.model?.id !== model.id)) {
+      const recorded = restored.model?.provider === model.provider && restored.model.modelId === model.id;
+      if (recorded) agent.model = model;
+      else await agent.setModel(undefined, model, "restore");
+    }
+    const thinking =
+      this.options.thinkingLevel ??
+      restored.thinkingLevel ??
+      (settings.get("defaultThinkingLevel") as ThinkingLevel | undefined);
+    if (thinking) {
+      if (restored.thinkingLevel === thinking) agent.thinkingLevel = thinking;
+      else agent.setThinkingLevel(undefined, thinking);
+    }
+    const tools = runtime.scope.resolve(coreTokens.tools) as unknown as ToolRegistry;
+    if (this.options.tools) tools.setActiveTools(undefined, this.options.tools);
+    else applyDefaultTools(tools, settings.get("defaultTools") as string[]);
+  }
+
+  private attachListeners(runtime: SessionRuntime): void {
+    const owner = { id: "host:sdk", order: Number.MAX_SAFE_INTEGER };
+    for (const name of eventNames) {
+      if (!eventCatalog[name].wire) continue;
+      runtime.bus.on(
+        name,
+        (payload: object) => {
+          for (const listener of this.listeners) listener({ type: name, ...payload });
+        },
+        owner,
+      );
+    }
+  }
+}
+
+/** `defaultTools`: plain names set the list, `+name` adds, `-name` removes. */
+function applyDefaultTools(tools: ToolRegistry, spec: readonly string[]): void {
+  if (spec.length === 0) return;
+  const plain = spec.filter((s) => !s.startsWith("+") && !s.startsWith("-"));
+  const active = new Set(plain.length > 0 ? plain : tools.getActiveTools());
+  for (const item of spec) {
+    if (item.startsWith("+")) active.add(item.slice(1));
+    else if (item.startsWith("-")) active.delete(item.slice(1));
+  }
+  tools.setActiveTools(undefined, [...active]);
+}
+
+/** Extension paths listed in settings (`-builtin:x` entries disable built-ins instead). */
+function settingsExtensions(settings: Settings, base: string, origin: "user" | "project"): ExtensionSource[] {
+  const scope = settings.origin("extensions");
+  if ((origin === "user" && scope !== "global") || (origin === "project" && scope !== "project")) return [];
+  return (settings.get("extensions") as string[])
+    .filter((e) => !e.startsWith("-") && !e.startsWith("+"))
+    .map((path) => ({ origin, path: resolve(base, path) }));
+}
+
+function hostSource(mode: HostMode): "interactive" | "rpc" | "print" | "json" | "sdk" {
+  if (mode === "tui") return "interactive";
+  return mode === "rpc" ? "rpc" : mode === "print" ? "print" : mode === "json" ? "json" : "sdk";
+}

@@ -1,0 +1,164 @@
+/**
+ * Model context from the active branch: a pure function of the branch's entries (root first), so it can be
+ * tested without files and reused by anything that holds entries.
+ *
+ * Summaries (compaction, branch summary) become `CustomMessage`s (role "custom", customType "compactionSummary"
+ * / "branchSummary"), not user messages: the transcript then still knows what they are (a UI can render them as
+ * summaries), and the step that converts custom messages to user messages for the provider sends their content,
+ * which already carries the fixed prefix and the `<summary>` wrapper.
+ */
+import type {
+  AgentMessage,
+  BranchSummaryEntry,
+  CompactionEntry,
+  CustomMessage,
+  SessionEntry,
+  ThinkingLevel,
+} from "../../kernel/index.js";
+
+export interface SessionContext {
+  messages: AgentMessage[];
+  /** The last model_change or assistant message on the branch, whichever came later. */
+  model?: { provider: string; modelId: string };
+  /** The last thinking_level_change on the branch. */
+  thinkingLevel?: ThinkingLevel;
+}
+
+export const COMPACTION_SUMMARY_TYPE = "compactionSummary";
+export const BRANCH_SUMMARY_TYPE = "branchSummary";
+
+/** Tells the model that what follows replaces earlier turns it can no longer see. */
+export const COMPACTION_SUMMARY_PREFIX =
+  "Earlier turns of this conversation were compacted to save space. This summary stands in for them:";
+/** Tells the model that it is back at an earlier point and what the abandoned branch did. */
+export const BRANCH_SUMMARY_PREFIX =
+  "The conversation explored another branch from here and then came back. Summary of that branch:";
+
+export function summaryContent(prefix: string, summary: string): string {
+  return `${prefix}\n\n<summary>\n${summary}\n</summary>`;
+}
+
+/**
+ * Builds the context from `branch` (root first, e.g. `SessionManager.getBranch()`):
+ * - with a compaction on the branch (the last one counts): its summary first, then the entries from its
+ *   `firstKeptEntryId` up to the compaction, then everything after it;
+ * - `message` entries give their message, `custom_message` a CustomMessage, `branch_summary` a summary;
+ * - a `context_edit` on the branch replaces (or with `null` drops) its target's message, for context only;
+ * - every other entry type (including ones this version does not know) gives no message.
+ * Returned messages are the entries' own objects: treat them as read-only.
+ */
+export function buildSessionContext(branch: readonly SessionEntry[]): SessionContext {
+  let model: SessionContext["model"];
+  let thinkingLevel: ThinkingLevel | undefined;
+  let compactionIndex = -1;
+  const edits = new Map<string, AgentMessage | null>();
+
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i]!;
+    switch (entry.type) {
+      case "model_change":
+        model = { provider: entry.provider, modelId: entry.modelId };
+        break;
+      case "thinking_level_change":
+        thinkingLevel = entry.thinkingLevel;
+        break;
+      case "message":
+        // The model that actually answered counts too (e.g. a session whose model was set by flag, not entry).
+        if (entry.message?.role === "assistant") {
+          model = { provider: entry.message.provider, modelId: entry.message.model };
+        }
+        break;
+      case "compaction":
+        compactionIndex = i;
+        break;
+      case "context_edit":
+        // The later edit of the same target wins.
+        edits.set(entry.targetId, entry.replacement);
+        break;
+    }
+  }
+
+  const messages: AgentMessage[] = [];
+  const emit = (entry: SessionEntry, message: AgentMessage | undefined) => {
+    if (message === undefined) return;
+    if (edits.has(entry.id)) {
+      const replacement = edits.get(entry.id);
+      if (replacement) messages.push(replacement);
+      return;
+    }
+    messages.push(message);
+  };
+
+  if (compactionIndex < 0) {
+    for (const entry of branch) emit(entry, messageOf(entry));
+  } else {
+    const compaction = branch[compactionIndex] as CompactionEntry;
+    emit(compaction, compactionSummaryMessage(compaction));
+    // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
+    let firstKept = -1;
+    for (let i = 0; i < compactionIndex; i++) {
+      if (branch[i]!.id === compaction.firstKeptEntryId) {
+        firstKept = i;
+        break;
+      }
+    }
+    if (firstKept >= 0)
+      for (let i = firstKept; i < compactionIndex; i++) emit(branch[i]!, messageOf(branch[i]!));
+    for (let i = compactionIndex + 1; i < branch.length; i++) emit(branch[i]!, messageOf(branch[i]!));
+  }
+
+  const context: SessionContext = { messages };
+  if (model) context.model = model;
+  if (thinkingLevel) context.thinkingLevel = thinkingLevel;
+  return context;
+}
+
+/** The message an entry contributes outside of compaction handling, if any. */
+function messageOf(entry: SessionEntry): AgentMessage | undefined {
+  switch (entry.type) {
+    case "message":
+      return entry.message;
+    case "custom_message": {
+      const message: CustomMessage = {
+        role: "custom",
+        customType: entry.customType,
+        content: entry.content,
+        display: entry.display,
+        timestamp: timeOf(entry),
+      };
+      if (entry.details !== undefined) message.details = entry.details;
+      return message;
+    }
+    case "branch_summary":
+      return branchSummaryMessage(entry);
+    default:
+      return undefined;
+  }
+}
+
+export function compactionSummaryMessage(entry: CompactionEntry): CustomMessage {
+  return {
+    role: "custom",
+    customType: COMPACTION_SUMMARY_TYPE,
+    content: summaryContent(COMPACTION_SUMMARY_PREFIX, entry.summary),
+    display: true,
+    details: { tokensBefore: entry.tokensBefore, firstKeptEntryId: entry.firstKeptEntryId },
+    timestamp: timeOf(entry),
+  };
+}
+
+export function branchSummaryMessage(entry: BranchSummaryEntry): CustomMessage {
+  return {
+    role: "custom",
+    customType: BRANCH_SUMMARY_TYPE,
+    content: summaryContent(BRANCH_SUMMARY_PREFIX, entry.summary),
+    display: true,
+    details: { fromId: entry.fromId },
+    timestamp: timeOf(entry),
+  };
+}
+
+function timeOf(entry: SessionEntry): number {
+  const time = Date.parse(entry.timestamp);
+  return Number.isNaN(time) ? 0 : time;
+}

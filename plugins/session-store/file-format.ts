@@ -1,0 +1,182 @@
+/**
+ * Reading a session file: the header, then every entry, tolerating what a crash or a bad edit leaves behind.
+ *
+ * - A torn last line (not valid JSON, no trailing `\n`: the process died mid-write) is skipped with a warning, and
+ *   `truncateTo` tells the writer to cut it off before the next append so the file stays valid JSONL.
+ * - A malformed line anywhere else is skipped with a warning naming its line number; the lines around it are kept.
+ * - An entry whose parent is missing (its parent's line was the malformed one) is attached to the previous entry,
+ *   with a warning, so the active branch still reaches the root and nothing earlier drops out of context.
+ * - A missing or invalid header is an error: without it we do not know the file is a session at all.
+ */
+import { closeSync, fstatSync, openSync } from "node:fs";
+import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
+import { errnoCode, reason, SessionStoreError } from "./errors.js";
+import { isBlank, scanLines } from "./lines.js";
+import { SESSION_VERSION } from "./paths.js";
+
+export interface ParsedSessionFile {
+  header: SessionHeader;
+  /** Valid entries in file order; unknown entry types are kept (forward compatibility). */
+  entries: SessionEntry[];
+  warnings: string[];
+  /** File size in bytes when it was read. */
+  size: number;
+  /** Set when the file ends with a torn line: the byte offset where that line starts. */
+  truncateTo: number | undefined;
+  /** The kept content does not end with `\n`, so the next append must start with one. */
+  needsNewline: boolean;
+}
+
+/** Why a parsed JSON value is not a header, or undefined if it is one. */
+export function headerProblem(value: unknown): string | undefined {
+  if (!isObject(value) || value.type !== "session")
+    return 'it is not a session header ({"type":"session",...})';
+  if (value.version !== SESSION_VERSION) {
+    return `its version ${JSON.stringify(value.version)} is not supported (this store reads version ${SESSION_VERSION})`;
+  }
+  if (typeof value.id !== "string" || value.id === "") return "the header has no id";
+  if (typeof value.cwd !== "string") return "the header has no cwd";
+  if (typeof value.timestamp !== "string") return "the header has no timestamp";
+  return undefined;
+}
+
+/** Why a parsed JSON value is not an entry, or undefined if it is one. */
+export function entryProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "is not a JSON object";
+  if (typeof value.type !== "string") return "has no type";
+  if (typeof value.id !== "string" || value.id === "") return "has no id";
+  if (value.parentId !== null && typeof value.parentId !== "string") return "has no parentId";
+  return undefined;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Reads and validates a whole session file. Throws SessionStoreError naming the file when it is not a session. */
+export function readSessionFile(path: string): ParsedSessionFile {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === "ENOENT") {
+      throw new SessionStoreError("KC_ERR_SESSION_NOT_FOUND", `Session file ${path} does not exist`, {
+        path,
+      });
+    }
+    throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot read session file ${path}: ${reason(error)}`, {
+      path,
+      cause: error,
+    });
+  }
+  try {
+    return parse(fd, path);
+  } catch (error) {
+    if (error instanceof SessionStoreError) throw error;
+    throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot read session file ${path}: ${reason(error)}`, {
+      path,
+      cause: error,
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const NOT_JSON = Symbol("not JSON");
+
+function parse(fd: number, path: string): ParsedSessionFile {
+  const size = fstatSync(fd).size;
+  let header: SessionHeader | undefined;
+  const entries: SessionEntry[] = [];
+  const warnings: string[] = [];
+  const byId = new Set<string>();
+  let lineNumber = 0;
+  // An unparseable line is only known to be the torn tail once nothing but blank lines follows it.
+  let pendingBad: { line: number; start: number; terminated: boolean } | undefined;
+  let lastTerminated = true;
+
+  const flushBad = () => {
+    if (!pendingBad) return;
+    warnings.push(`${path}: line ${pendingBad.line} is not valid JSON and was skipped`);
+    pendingBad = undefined;
+  };
+
+  scanLines(fd, (bytes, start, terminated) => {
+    lineNumber++;
+    lastTerminated = terminated;
+    if (isBlank(bytes)) return;
+    const text = bytes.toString("utf8");
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = NOT_JSON;
+    }
+
+    if (!header) {
+      const problem = value === NOT_JSON ? "it is not valid JSON" : headerProblem(value);
+      if (problem) {
+        throw new SessionStoreError(
+          "KC_ERR_SESSION_INVALID",
+          `${path} is not a KnightCode session file: line ${lineNumber} should be the session header, but ${problem}`,
+          { path },
+        );
+      }
+      header = value as SessionHeader;
+      return;
+    }
+
+    if (value === NOT_JSON) {
+      flushBad();
+      pendingBad = { line: lineNumber, start, terminated };
+      return;
+    }
+    flushBad();
+    const problem = entryProblem(value);
+    if (problem) {
+      warnings.push(`${path}: line ${lineNumber} ${problem}, so it is not a session entry and was skipped`);
+      return;
+    }
+    const entry = value as SessionEntry;
+    if (byId.has(entry.id)) {
+      warnings.push(`${path}: line ${lineNumber} repeats entry id ${entry.id} and was skipped`);
+      return;
+    }
+    // Parents always precede children in an append-only file; a parent that is not among the earlier entries
+    // was lost (malformed line) or never existed. Re-attaching keeps the branch connected and rules out cycles.
+    if (entry.parentId !== null && !byId.has(entry.parentId)) {
+      const previous = entries.at(-1);
+      warnings.push(
+        `${path}: line ${lineNumber} (entry ${entry.id}) refers to a missing parent ${entry.parentId}; ` +
+          (previous ? `attached it to the previous entry ${previous.id}` : "made it a root"),
+      );
+      entry.parentId = previous ? previous.id : null;
+    }
+    byId.add(entry.id);
+    entries.push(entry);
+  });
+
+  if (!header) {
+    throw new SessionStoreError(
+      "KC_ERR_SESSION_INVALID",
+      `${path} is not a KnightCode session file: it is empty (no session header)`,
+      { path },
+    );
+  }
+
+  let truncateTo: number | undefined;
+  let needsNewline = !lastTerminated;
+  if (pendingBad) {
+    const bad: { line: number; start: number; terminated: boolean } = pendingBad;
+    if (bad.terminated) {
+      // Written completely (it has its newline) but not JSON: a bad edit, not a crash. Keep it in the file.
+      flushBad();
+    } else {
+      warnings.push(`${path}: line ${bad.line} is incomplete (torn write?) and was skipped`);
+      truncateTo = bad.start;
+      needsNewline = false; // the torn line starts right after a `\n`
+    }
+  }
+  return { header, entries, warnings, size, truncateTo, needsNewline };
+}

@@ -1,0 +1,375 @@
+/**
+ * Session listing that stays fast with thousands of files.
+ *
+ * Every listing does a readdir and one stat per file. A file whose size and mtime match the summary cache
+ * (`<sessionDir>/.session-index.json`) is not read at all. Any other file is summarised with bounded reads:
+ * the header and the first user message from the first 64 KiB, the last activity (and usually the name) from
+ * the last 64 KiB, and the message count from one chunked pass that looks only at each line's `{"type":"..."`
+ * prefix instead of parsing it. The cache is then rewritten atomically (temp file + rename), so a crash or a
+ * concurrent lister never leaves a half-written cache; a cache that does not parse is ignored and rebuilt.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  type Dirent,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { SessionHeader } from "../../kernel/index.js";
+import { errnoCode } from "./errors.js";
+import { headerProblem, isObject } from "./file-format.js";
+import { isBlank, scanLines, splitLines } from "./lines.js";
+import { cwdSessionDir, SESSION_INDEX_FILE } from "./paths.js";
+
+export interface SessionInfo {
+  path: string;
+  id: string;
+  /** The latest `session_info` name, if any. */
+  name?: string;
+  cwd: string;
+  /** The header's timestamp. */
+  created: Date;
+  /** Last activity: the time of the last message entry (the header time for a session without messages). */
+  modified: Date;
+  /** Message entries in the file, on every branch. */
+  messageCount: number;
+  /** Text of the first user message, or "(no messages)". */
+  firstMessage: string;
+  parentSession?: string;
+}
+
+/** How much a listing read, for tests and diagnostics. Cumulative; reset freely. */
+export const sessionIndexStats = { filesScanned: 0, indexWrites: 0 };
+
+const HEAD_BYTES = 64 * 1024;
+const TAIL_BYTES = 64 * 1024;
+/** First messages are for display; a pasted 50 KB prompt should not bloat the cache file. */
+const FIRST_MESSAGE_MAX_CHARS = 2_000;
+const NO_MESSAGES = "(no messages)";
+/** Bump when `Summary` changes shape, so old caches are rebuilt rather than misread. */
+const INDEX_VERSION = 1;
+
+interface Summary {
+  id: string;
+  cwd: string;
+  created: string;
+  /** Epoch ms. */
+  modified: number;
+  messageCount: number;
+  firstMessage: string;
+  name?: string;
+  parentSession?: string;
+}
+
+interface IndexRecord {
+  size: number;
+  mtimeMs: number;
+  /** Absent when the file is not a readable session; it is skipped until it changes. */
+  summary?: Summary;
+}
+
+interface IndexFile {
+  version: number;
+  files: Record<string, IndexRecord>;
+}
+
+/** Sessions whose header cwd is `cwd`, newest first. */
+export function listSessionsForCwd(sessionRoot: string, cwd: string): SessionInfo[] {
+  const dir = cwdSessionDir(sessionRoot, cwd);
+  const absoluteCwd = resolve(cwd);
+  // The directory encoding is lossy (`/a-b` and `/a/b` share a dir), so the header decides.
+  return listSessions(sessionRoot, [dir]).filter((info) => info.cwd === absoluteCwd);
+}
+
+/** Sessions of every cwd under `sessionRoot`, newest first. */
+export function listAllSessions(sessionRoot: string): SessionInfo[] {
+  return listSessions(sessionRoot, sessionDirsIn(sessionRoot), true);
+}
+
+/** The per-cwd directories under `sessionRoot` (dot-named entries such as the cache are not cwd dirs). */
+export function sessionDirsIn(sessionRoot: string): string[] {
+  return readDir(sessionRoot)
+    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
+    .map((entry) => join(sessionRoot, entry.name));
+}
+
+/** Paths of the `*.jsonl` files directly in `dir` (none if it does not exist). */
+export function sessionFilesIn(dir: string): string[] {
+  return readDir(dir)
+    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith(".jsonl"))
+    .map((entry) => join(dir, entry.name));
+}
+
+function readDir(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT" || errnoCode(error) === "ENOTDIR") return [];
+    throw error;
+  }
+}
+
+function listSessions(sessionRoot: string, dirs: string[], everything = false): SessionInfo[] {
+  const index = loadIndex(sessionRoot);
+  let changed = false;
+  const seen = new Set<string>();
+  const infos: SessionInfo[] = [];
+
+  for (const dir of dirs) {
+    for (const path of sessionFilesIn(dir)) {
+      let size: number;
+      let mtimeMs: number;
+      try {
+        ({ size, mtimeMs } = statSync(path));
+      } catch {
+        continue; // deleted between readdir and stat
+      }
+      seen.add(path);
+      let record = index.files[path];
+      if (!isFreshRecord(record, size, mtimeMs)) {
+        record = { size, mtimeMs };
+        try {
+          record.summary = summarize(path, size, mtimeMs);
+        } catch {
+          // Not a readable session (bad header, unreadable): skipped, and remembered so it is not re-read.
+        }
+        sessionIndexStats.filesScanned++;
+        index.files[path] = record;
+        changed = true;
+      }
+      if (record.summary) infos.push(toInfo(path, record.summary));
+    }
+  }
+
+  // Forget files that are gone, but only inside what this listing looked at.
+  const scanned = new Set(dirs);
+  for (const path of Object.keys(index.files)) {
+    if (!seen.has(path) && (everything || scanned.has(dirname(path)))) {
+      delete index.files[path];
+      changed = true;
+    }
+  }
+  if (changed) saveIndex(sessionRoot, index);
+
+  return infos.sort((a, b) => b.modified.getTime() - a.modified.getTime() || (a.path < b.path ? 1 : -1));
+}
+
+function isFreshRecord(
+  record: IndexRecord | undefined,
+  size: number,
+  mtimeMs: number,
+): record is IndexRecord {
+  return (
+    isObject(record) &&
+    record.size === size &&
+    record.mtimeMs === mtimeMs &&
+    (record.summary === undefined || isObject(record.summary))
+  );
+}
+
+function toInfo(path: string, summary: Summary): SessionInfo {
+  const info: SessionInfo = {
+    path,
+    id: summary.id,
+    cwd: summary.cwd,
+    created: new Date(summary.created),
+    modified: new Date(summary.modified),
+    messageCount: summary.messageCount,
+    firstMessage: summary.firstMessage,
+  };
+  if (summary.name !== undefined) info.name = summary.name;
+  if (summary.parentSession !== undefined) info.parentSession = summary.parentSession;
+  return info;
+}
+
+// ---- the cache file ----
+
+function loadIndex(sessionRoot: string): IndexFile {
+  try {
+    const value: unknown = JSON.parse(readFileSync(join(sessionRoot, SESSION_INDEX_FILE), "utf8"));
+    if (isObject(value) && value.version === INDEX_VERSION && isObject(value.files))
+      return value as unknown as IndexFile;
+  } catch {
+    // Missing or corrupt: start over; the cache only saves work.
+  }
+  return { version: INDEX_VERSION, files: {} };
+}
+
+function saveIndex(sessionRoot: string, index: IndexFile): void {
+  const target = join(sessionRoot, SESSION_INDEX_FILE);
+  const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    writeFileSync(temp, JSON.stringify(index));
+    renameSync(temp, target);
+    sessionIndexStats.indexWrites++;
+  } catch {
+    // A read-only session dir still lists; it just cannot remember. Do not leave the temp file behind.
+    try {
+      unlinkSync(temp);
+    } catch {}
+  }
+}
+
+// ---- summarising one file ----
+
+const TYPE_PREFIX = Buffer.from('{"type":"');
+const QUOTE = 0x22;
+
+/** The `type` of an entry line: read from the prefix our writer (and the peer's) produces, parsed otherwise. */
+function lineType(bytes: Buffer): string | undefined {
+  if (bytes.length > TYPE_PREFIX.length && bytes.subarray(0, TYPE_PREFIX.length).equals(TYPE_PREFIX)) {
+    const end = bytes.indexOf(QUOTE, TYPE_PREFIX.length);
+    return end === -1 ? undefined : bytes.toString("latin1", TYPE_PREFIX.length, end);
+  }
+  const value = parseLine(bytes);
+  return isObject(value) && typeof value.type === "string" ? value.type : undefined;
+}
+
+function parseLine(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = readSync(fd, buffer, filled, length - filled, position + filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** Throws when the file is not a session (the caller skips it). */
+function summarize(path: string, size: number, mtimeMs: number): Summary {
+  const fd = openSync(path, "r");
+  try {
+    const head = readAt(fd, 0, Math.min(size, HEAD_BYTES));
+    const wholeFile = head.length >= size;
+
+    const headerEnd = head.indexOf(0x0a);
+    if (headerEnd === -1 && !wholeFile)
+      throw new Error(`${path}: the header line is longer than ${HEAD_BYTES} bytes`);
+    const headerValue = parseLine(headerEnd === -1 ? head : head.subarray(0, headerEnd));
+    const problem = headerProblem(headerValue);
+    if (problem) throw new Error(`${path}: ${problem}`);
+    const header = headerValue as SessionHeader;
+    const body = headerEnd === -1 ? Buffer.alloc(0) : head.subarray(headerEnd + 1);
+    const bodyOffset = headerEnd + 1;
+
+    let firstMessage: string | undefined;
+    let lastActivity: number | undefined;
+    let name: string | undefined;
+    let nameFound = false;
+    let messageCount = 0;
+
+    if (wholeFile) {
+      // Small file (the common case): one read gives everything.
+      splitLines(body, (bytes) => {
+        if (isBlank(bytes)) return;
+        const value = parseLine(bytes);
+        if (!isObject(value)) return;
+        if (value.type === "message") {
+          messageCount++;
+          firstMessage ??= userText(value);
+          lastActivity = entryTime(value) ?? lastActivity;
+        } else if (value.type === "session_info") {
+          nameFound = true;
+          name = typeof value.name === "string" ? value.name : undefined;
+        }
+      });
+    } else {
+      // The first user message is expected near the start; only complete lines of the head are looked at.
+      splitLines(body, (bytes, _start, terminated) => {
+        if (!terminated) return false;
+        if (lineType(bytes) !== "message") return;
+        firstMessage = userText(parseLine(bytes));
+        return firstMessage === undefined;
+      });
+
+      // Last activity and the latest name from the tail, newest line first. The tail's first line is cut off.
+      const tailStart = Math.max(bodyOffset, size - TAIL_BYTES);
+      const tail = readAt(fd, tailStart, size - tailStart);
+      const lines: Buffer[] = [];
+      splitLines(tail, (bytes, start) => {
+        if (start > 0 || tailStart === bodyOffset) lines.push(bytes);
+      });
+      for (let i = lines.length - 1; i >= 0 && (lastActivity === undefined || !nameFound); i--) {
+        const type = lineType(lines[i]!);
+        if (type !== "message" && type !== "session_info") continue;
+        const value = parseLine(lines[i]!);
+        if (!isObject(value)) continue;
+        if (type === "message") lastActivity ??= entryTime(value);
+        else if (!nameFound) {
+          nameFound = true;
+          name = typeof value.name === "string" ? value.name : undefined;
+        }
+      }
+
+      // The exact count needs every line, but only its type prefix; session_info lines are parsed only if the
+      // tail had none (a name set long ago).
+      scanLines(
+        fd,
+        (bytes, _start, terminated) => {
+          const type = lineType(bytes);
+          if (type === "message") {
+            // A torn last line still starts with the prefix; count it only if it is complete JSON.
+            if (terminated || parseLine(bytes) !== undefined) messageCount++;
+          } else if (type === "session_info" && !nameFound) {
+            const value = parseLine(bytes);
+            if (isObject(value)) name = typeof value.name === "string" ? value.name : undefined;
+          }
+        },
+        bodyOffset,
+        size,
+      );
+    }
+
+    const created = Date.parse(header.timestamp);
+    const summary: Summary = {
+      id: header.id,
+      cwd: header.cwd,
+      created: header.timestamp,
+      // A big file whose tail holds no message line (one huge last line) falls back to the file's mtime.
+      modified: lastActivity ?? (messageCount === 0 && !Number.isNaN(created) ? created : mtimeMs),
+      messageCount,
+      firstMessage: firstMessage ?? NO_MESSAGES,
+    };
+    if (name !== undefined) summary.name = name;
+    if (header.parentSession !== undefined) summary.parentSession = header.parentSession;
+    return summary;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The text of a message entry's user message, or undefined for other entries. */
+function userText(entry: unknown): string | undefined {
+  if (!isObject(entry) || !isObject(entry.message) || entry.message.role !== "user") return undefined;
+  const content = entry.message.content;
+  let text: string;
+  if (typeof content === "string") text = content;
+  else if (Array.isArray(content)) {
+    text = content
+      .filter((part): part is { type: "text"; text: string } => isObject(part) && part.type === "text")
+      .map((part) => part.text)
+      .join(" ");
+  } else return undefined;
+  return text.length > FIRST_MESSAGE_MAX_CHARS ? `${text.slice(0, FIRST_MESSAGE_MAX_CHARS)}…` : text;
+}
+
+function entryTime(entry: Record<string, unknown>): number | undefined {
+  const time = typeof entry.timestamp === "string" ? Date.parse(entry.timestamp) : Number.NaN;
+  return Number.isNaN(time) ? undefined : time;
+}

@@ -1,0 +1,656 @@
+/**
+ * The session store: one JSONL file per session (header line, then one entry per line), entries forming a tree.
+ *
+ * Writes are append-only and synchronous: each append is one `writeSync` of one complete line on a file
+ * descriptor opened with O_APPEND, done before the method returns. Nothing is buffered in user space, so an entry
+ * whose append has returned is in the kernel's page cache and survives the process being killed. See
+ * `SessionDurability` for power loss.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type {
+  AgentMessage,
+  BranchSummaryEntry,
+  CompactionEntry,
+  ContextEditEntry,
+  CustomEntry,
+  CustomMessageEntry,
+  ImageContent,
+  LabelEntry,
+  MessageEntry,
+  ModelChangeEntry,
+  ReadonlySessionManager,
+  SessionEntry,
+  SessionHeader,
+  SessionInfoEntry,
+  SessionTreeNode,
+  TextContent,
+  ThinkingLevel,
+  ThinkingLevelChangeEntry,
+  Usage,
+} from "../../kernel/index.js";
+import { buildSessionContext, type SessionContext } from "./context.js";
+import { errnoCode, reason, SessionStoreError } from "./errors.js";
+import { readSessionFile } from "./file-format.js";
+import {
+  listAllSessions,
+  listSessionsForCwd,
+  type SessionInfo,
+  sessionDirsIn,
+  sessionFilesIn,
+} from "./list.js";
+import { SessionLock } from "./lock.js";
+import {
+  cwdSessionDir,
+  idFromFileName,
+  resolveSessionRoot,
+  SESSION_VERSION,
+  sessionFileName,
+  sessionRootOf,
+} from "./paths.js";
+
+/**
+ * `"write"` (default): every append is written to the OS before it returns; it survives a crash or kill of this
+ * process but not a power loss or kernel panic. `"fsync"` also fsyncs each append, which survives those too but
+ * costs a disk flush (often milliseconds) per entry, and a streaming agent appends many entries per turn; losing
+ * the last turn on power loss is the usual trade for a CLI, so it is opt-in.
+ */
+export type SessionDurability = "write" | "fsync";
+
+export interface SessionLocation {
+  agentDir: string;
+  /** Overrides `<agentDir>/sessions`. */
+  sessionDir?: string;
+}
+
+export interface CreateSessionOptions extends SessionLocation {
+  cwd: string;
+  durability?: SessionDurability;
+}
+
+export interface OpenSessionOptions {
+  agentDir?: string;
+  /** The session root that forks to another cwd go under; by default the parent of the file's cwd dir. */
+  sessionDir?: string;
+  durability?: SessionDurability;
+}
+
+export { buildSessionContext, type SessionContext } from "./context.js";
+export { type SessionErrorCode, SessionLockedError, SessionStoreError } from "./errors.js";
+export { type SessionInfo, sessionIndexStats } from "./list.js";
+export { encodeCwd } from "./paths.js";
+
+/** Entry fields a caller provides; the store adds `id`, `parentId` and `timestamp`. */
+type EntryFields<T extends SessionEntry> = T extends SessionEntry
+  ? Omit<T, "id" | "parentId" | "timestamp">
+  : never;
+
+/** Where the file stands: not yet created (new session), or existing with what the next append must repair. */
+interface FileState {
+  path: string;
+  /** The directory forks to another cwd go under (undefined: next to this file). */
+  sessionRoot: string | undefined;
+  exists: boolean;
+  fd: number | undefined;
+  /** Bytes in the file as far as we know (we hold the lock, so only we change it). */
+  size: number;
+  truncateTo: number | undefined;
+  needsNewline: boolean;
+  durability: SessionDurability;
+  lock: SessionLock | undefined;
+}
+
+export class SessionManager implements ReadonlySessionManager {
+  /** Problems found when the file was read (torn or malformed lines, re-attached entries). */
+  readonly warnings: string[] = [];
+
+  private readonly header: SessionHeader;
+  /** Undefined for an in-memory session. */
+  private readonly file: FileState | undefined;
+  private readonly entries: SessionEntry[] = [];
+  private readonly byId = new Map<string, SessionEntry>();
+  /** Built on first use (getChildren/getTree), then kept up to date; large sessions that never ask pay nothing. */
+  private childrenIndex: Map<string | null, SessionEntry[]> | undefined;
+  private readonly labels = new Map<string, string>();
+  private sessionName: string | undefined;
+  private leafId: string | null = null;
+  private closed = false;
+
+  private constructor(header: SessionHeader, file: FileState | undefined) {
+    this.header = header;
+    this.file = file;
+  }
+
+  // ---- constructors ----
+
+  /** A new session of `cwd`. Nothing touches disk until the first append writes the header and the entry. */
+  static create(options: CreateSessionOptions): SessionManager {
+    const root = resolveSessionRoot(options);
+    return SessionManager.newFileSession(root, cwdSessionDir(root, options.cwd), options.cwd, {
+      durability: options.durability ?? "write",
+    });
+  }
+
+  /** Opens an existing session file and takes its lock. The leaf is the file's last entry. */
+  static open(path: string, options: OpenSessionOptions = {}): SessionManager {
+    const file = resolve(path);
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(file);
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") {
+        throw new SessionStoreError("KC_ERR_SESSION_NOT_FOUND", `Session file ${file} does not exist`, {
+          path: file,
+        });
+      }
+      throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot open session file ${file}: ${reason(error)}`, {
+        path: file,
+        cause: error,
+      });
+    }
+    if (!stat.isFile()) {
+      throw new SessionStoreError("KC_ERR_SESSION_INVALID", `Session file ${file} is not a regular file`, {
+        path: file,
+      });
+    }
+
+    const owner = {};
+    // Lock before reading, so nobody appends between our read and our first write.
+    const lock = SessionLock.acquire(file, owner);
+    try {
+      const parsed = readSessionFile(file);
+      // Forks to another cwd go under the explicit session dir, else the root this file sits in, else the
+      // agent dir's; with none of those (a file kept elsewhere) they are written next to this file.
+      const sessionRoot =
+        options.sessionDir !== undefined
+          ? resolve(options.sessionDir)
+          : (sessionRootOf(file) ??
+            (options.agentDir !== undefined
+              ? resolveSessionRoot({ agentDir: options.agentDir })
+              : undefined));
+      const manager = new SessionManager(parsed.header, {
+        path: file,
+        sessionRoot,
+        exists: true,
+        fd: undefined,
+        size: parsed.size,
+        truncateTo: parsed.truncateTo,
+        needsNewline: parsed.needsNewline,
+        durability: options.durability ?? "write",
+        lock,
+      });
+      manager.warnings.push(...parsed.warnings);
+      for (const entry of parsed.entries) manager.index(entry);
+      manager.leafId = parsed.entries.at(-1)?.id ?? null;
+      return manager;
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  /** A session that never touches disk (`--no-session`): no file, no lock. */
+  static inMemory(cwd: string): SessionManager {
+    return new SessionManager(newHeader(cwd), undefined);
+  }
+
+  /** The most recently active session of `cwd`, or a new one if it has none. */
+  static continueRecent(options: CreateSessionOptions): SessionManager {
+    const recent = SessionManager.list(options)[0];
+    if (!recent) return SessionManager.create(options);
+    return SessionManager.open(recent.path, options);
+  }
+
+  /** Sessions of `cwd`, most recently active first. */
+  static list(options: SessionLocation & { cwd: string }): SessionInfo[] {
+    return listSessionsForCwd(resolveSessionRoot(options), options.cwd);
+  }
+
+  /** Sessions of every cwd, most recently active first. */
+  static listAll(options: SessionLocation): SessionInfo[] {
+    return listAllSessions(resolveSessionRoot(options));
+  }
+
+  /**
+   * The file of the session whose id is `idOrPrefix` or starts with it (`--session <id>`). Matches file names
+   * first (no reads), then headers through the listing cache (files renamed by hand).
+   */
+  static findById(idOrPrefix: string, options: SessionLocation): string {
+    const prefix = idOrPrefix.trim();
+    const root = resolveSessionRoot(options);
+    if (prefix === "") {
+      throw new SessionStoreError("KC_ERR_SESSION_NOT_FOUND", `No session id given (searching ${root})`);
+    }
+    const byName: string[] = [];
+    for (const dir of sessionDirsIn(root)) {
+      for (const path of sessionFilesIn(dir)) {
+        if (idFromFileName(basename(path))?.startsWith(prefix)) byName.push(path);
+      }
+    }
+    const matches =
+      byName.length > 0
+        ? byName
+        : listAllSessions(root)
+            .filter((s) => s.id.startsWith(prefix))
+            .map((s) => s.path);
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0) {
+      throw new SessionStoreError("KC_ERR_SESSION_NOT_FOUND", `No session with id ${prefix} in ${root}`, {
+        path: root,
+      });
+    }
+    throw new SessionStoreError(
+      "KC_ERR_SESSION_AMBIGUOUS",
+      `Session id ${prefix} matches ${matches.length} sessions in ${root}: ${matches.map((p) => basename(p)).join(", ")}. Give more of the id.`,
+      { path: root },
+    );
+  }
+
+  private static newFileSession(
+    sessionRoot: string | undefined,
+    dir: string,
+    cwd: string,
+    options: { durability: SessionDurability; parentSession?: string },
+  ): SessionManager {
+    const header = newHeader(cwd, options.parentSession);
+    return new SessionManager(header, {
+      path: join(dir, sessionFileName(header.timestamp, header.id)),
+      sessionRoot,
+      exists: false,
+      fd: undefined,
+      size: 0,
+      truncateTo: undefined,
+      needsNewline: false,
+      durability: options.durability,
+      lock: undefined,
+    });
+  }
+
+  // ---- ReadonlySessionManager ----
+
+  getHeader(): SessionHeader {
+    return { ...this.header };
+  }
+
+  getSessionId(): string {
+    return this.header.id;
+  }
+
+  getSessionFile(): string | undefined {
+    return this.file?.path;
+  }
+
+  getCwd(): string {
+    return this.header.cwd;
+  }
+
+  getLeafId(): string | null {
+    return this.leafId;
+  }
+
+  getEntry(id: string): SessionEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Every entry in file order (all branches). The entries are shared: treat them as read-only. */
+  getEntries(): SessionEntry[] {
+    return [...this.entries];
+  }
+
+  /** The path root → `fromId` (default: the leaf). Throws for an unknown id. */
+  getBranch(fromId?: string): SessionEntry[] {
+    const start = fromId ?? this.leafId;
+    if (start === null) return [];
+    if (!this.byId.has(start)) throw this.unknownEntry(start, "get the branch of");
+    const path: SessionEntry[] = [];
+    for (
+      let entry = this.byId.get(start);
+      entry;
+      entry = entry.parentId === null ? undefined : this.byId.get(entry.parentId)
+    ) {
+      path.push(entry);
+    }
+    return path.reverse();
+  }
+
+  getTree(): SessionTreeNode[] {
+    const nodes = new Map<string, SessionTreeNode>();
+    const roots: SessionTreeNode[] = [];
+    // Parents precede children in the file, so one pass in file order links every node.
+    for (const entry of this.entries) {
+      const node: SessionTreeNode = { entry, children: [] };
+      const label = this.labels.get(entry.id);
+      if (label !== undefined) node.label = label;
+      nodes.set(entry.id, node);
+      const parent = entry.parentId === null ? undefined : nodes.get(entry.parentId);
+      if (parent) parent.children.push(node);
+      else roots.push(node);
+    }
+    return roots;
+  }
+
+  getChildren(id: string): SessionEntry[] {
+    return [...(this.children().get(id) ?? [])];
+  }
+
+  getLabel(id: string): string | undefined {
+    return this.labels.get(id);
+  }
+
+  getSessionName(): string | undefined {
+    return this.sessionName;
+  }
+
+  // ---- context ----
+
+  /** Messages, model and thinking level for the next request, from the active branch. */
+  buildContext(): SessionContext {
+    return buildSessionContext(this.getBranch());
+  }
+
+  // ---- tree navigation ----
+
+  /** Moves the leaf to an earlier entry: the next append becomes a sibling branch in the same file. */
+  branch(entryId: string): void {
+    if (!this.byId.has(entryId)) throw this.unknownEntry(entryId, "branch from");
+    this.leafId = entryId;
+  }
+
+  /** Leaf = none: the next append is a new root. */
+  resetLeaf(): void {
+    this.leafId = null;
+  }
+
+  // ---- appends ----
+
+  appendMessage(message: AgentMessage): MessageEntry {
+    if (typeof (message as { role?: unknown } | null)?.role !== "string") {
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_ENTRY",
+        `Cannot append to ${this.where()}: the message has no role`,
+        { path: this.file?.path },
+      );
+    }
+    return this.append<MessageEntry>({ type: "message", message });
+  }
+
+  appendModelChange(provider: string, modelId: string): ModelChangeEntry {
+    return this.append<ModelChangeEntry>({ type: "model_change", provider, modelId });
+  }
+
+  appendThinkingLevelChange(thinkingLevel: ThinkingLevel): ThinkingLevelChangeEntry {
+    return this.append<ThinkingLevelChangeEntry>({ type: "thinking_level_change", thinkingLevel });
+  }
+
+  /** `firstKeptEntryId` must be on the active branch: it is where the kept history starts. */
+  appendCompaction(
+    summary: string,
+    firstKeptEntryId: string,
+    tokensBefore: number,
+    details?: unknown,
+    usage?: Usage,
+  ): CompactionEntry {
+    if (!this.getBranch().some((entry) => entry.id === firstKeptEntryId)) {
+      throw this.unknownEntry(firstKeptEntryId, "compact from", "on the active branch");
+    }
+    return this.append<CompactionEntry>({
+      type: "compaction",
+      summary,
+      firstKeptEntryId,
+      tokensBefore,
+      details,
+      usage,
+    });
+  }
+
+  /** `fromId` is the entry the summarised branch started from (or "root"); call `branch()` first to move there. */
+  appendBranchSummary(fromId: string, summary: string, details?: unknown): BranchSummaryEntry {
+    if (fromId !== "root" && !this.byId.has(fromId))
+      throw this.unknownEntry(fromId, "summarise a branch from");
+    return this.append<BranchSummaryEntry>({ type: "branch_summary", fromId, summary, details });
+  }
+
+  /** Extension state that is not sent to the model. */
+  appendCustomEntry(customType: string, data?: unknown): CustomEntry {
+    return this.append<CustomEntry>({ type: "custom", customType, data });
+  }
+
+  /** Extension content sent to the model as a user-role message. */
+  appendCustomMessageEntry(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display: boolean,
+    details?: unknown,
+  ): CustomMessageEntry {
+    return this.append<CustomMessageEntry>({ type: "custom_message", customType, content, display, details });
+  }
+
+  /** Labels `targetId`; without a label, clears it. */
+  appendLabel(targetId: string, label?: string): LabelEntry {
+    if (!this.byId.has(targetId)) throw this.unknownEntry(targetId, "label");
+    return this.append<LabelEntry>({ type: "label", targetId, label });
+  }
+
+  /** Names the session; without a name, clears it. */
+  appendSessionInfo(name?: string): SessionInfoEntry {
+    return this.append<SessionInfoEntry>({ type: "session_info", name });
+  }
+
+  /** Replaces (or with `null` drops) `targetId`'s message in future context on this branch; history is kept. */
+  appendContextEdit(targetId: string, replacement: AgentMessage | null): ContextEditEntry {
+    if (!this.byId.has(targetId)) throw this.unknownEntry(targetId, "edit the context of");
+    return this.append<ContextEditEntry>({ type: "context_edit", targetId, replacement });
+  }
+
+  // ---- fork and clone ----
+
+  /**
+   * A new session holding the path root → `leafId` (same entries, same ids), with `parentSession` pointing at
+   * this file. It is written (and locked) right away. From an in-memory session, the result is in memory too.
+   */
+  createBranchedSession(leafId: string, options: { cwd?: string } = {}): SessionManager {
+    const path = this.getBranch(leafId);
+    return this.forkWith(path, options.cwd);
+  }
+
+  /** A copy of the active branch as a new session (see createBranchedSession). */
+  clone(): SessionManager {
+    return this.forkWith(this.leafId === null ? [] : this.getBranch(), undefined);
+  }
+
+  private forkWith(path: SessionEntry[], cwdOption: string | undefined): SessionManager {
+    const cwd = resolve(cwdOption ?? this.header.cwd);
+    let fork: SessionManager;
+    if (!this.file) {
+      fork = new SessionManager(newHeader(cwd), undefined);
+    } else {
+      const root = this.file.sessionRoot;
+      const dir = root === undefined ? dirname(this.file.path) : cwdSessionDir(root, cwd);
+      fork = SessionManager.newFileSession(root, dir, cwd, {
+        durability: this.file.durability,
+        parentSession: this.file.path,
+      });
+    }
+    // Copies, so the two sessions never share mutable entry objects.
+    const lines = path.map((entry) => `${JSON.stringify(entry)}\n`);
+    fork.writeLines(lines);
+    for (const line of lines) fork.index(JSON.parse(line) as SessionEntry);
+    fork.leafId = path.at(-1)?.id ?? null;
+    return fork;
+  }
+
+  // ---- lifecycle ----
+
+  /** Closes the file and releases the lock. Idempotent. Reads keep working; appends throw. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const file = this.file;
+    if (!file) return;
+    try {
+      if (file.fd !== undefined) closeSync(file.fd);
+    } finally {
+      file.fd = undefined;
+      file.lock?.release();
+      file.lock = undefined;
+    }
+  }
+
+  // ---- internals ----
+
+  private append<T extends SessionEntry>(fields: EntryFields<T>): T {
+    // `type`, `id`, `parentId`, `timestamp` first: readers (and our listing) find the type at the line start.
+    const draft = Object.assign(
+      { type: fields.type, id: this.newId(), parentId: this.leafId, timestamp: new Date().toISOString() },
+      fields,
+    );
+    const line = `${JSON.stringify(draft)}\n`;
+    this.writeLines([line]);
+    // The in-memory entry is parsed back from the written line, so it is exactly what a reopen will see
+    // (no `undefined` fields, no shared references to the caller's objects).
+    const entry = JSON.parse(line) as T;
+    this.index(entry);
+    this.leafId = entry.id;
+    return entry;
+  }
+
+  /** Appends complete lines to the file (creating it, with its header, on the first write). */
+  private writeLines(lines: string[]): void {
+    if (this.closed) {
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_CLOSED",
+        `Cannot append to ${this.where()}: the session was closed`,
+        { path: this.file?.path },
+      );
+    }
+    const file = this.file;
+    if (!file || lines.length === 0) return;
+    if (file.fd === undefined) this.openForAppend(file);
+    // A file we created holds nothing until its first write succeeds; the header goes out in that same write,
+    // so a new file is never just a header, and a failed first write is retried with its header.
+    let prefix = file.size === 0 ? `${JSON.stringify(this.header)}\n` : "";
+    if (file.needsNewline) prefix += "\n";
+    const bytes = Buffer.from(prefix + lines.join(""), "utf8");
+    try {
+      let written = 0;
+      while (written < bytes.length) written += writeSync(file.fd!, bytes, written, bytes.length - written);
+      if (file.durability === "fsync") fsyncSync(file.fd!);
+    } catch (error) {
+      // Cut off whatever part of the write landed, so the file still ends on a complete line.
+      try {
+        ftruncateSync(file.fd!, file.size);
+      } catch {}
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_IO",
+        `Cannot write to session file ${file.path}: ${reason(error)}`,
+        { path: file.path, cause: error },
+      );
+    }
+    file.size += bytes.length;
+    file.needsNewline = false;
+  }
+
+  /** Opens the fd on the first write: creates a new file, or cuts a torn tail off an opened one. */
+  private openForAppend(file: FileState): void {
+    if (!file.exists) {
+      const dir = dirname(file.path);
+      try {
+        mkdirSync(dir, { recursive: true });
+      } catch (error) {
+        throw new SessionStoreError(
+          "KC_ERR_SESSION_IO",
+          `Cannot create session directory ${dir}: ${reason(error)}`,
+          { path: dir, cause: error },
+        );
+      }
+      file.lock ??= SessionLock.acquire(file.path, this);
+      try {
+        // "ax": append, and fail rather than clobber if the file somehow exists.
+        file.fd = openSync(file.path, "ax");
+      } catch (error) {
+        file.lock.release();
+        file.lock = undefined;
+        throw new SessionStoreError(
+          "KC_ERR_SESSION_IO",
+          `Cannot create session file ${file.path}: ${reason(error)}`,
+          { path: file.path, cause: error },
+        );
+      }
+      file.exists = true;
+      return;
+    }
+    try {
+      file.fd = openSync(file.path, "a");
+      if (file.truncateTo !== undefined) {
+        ftruncateSync(file.fd, file.truncateTo);
+        file.size = file.truncateTo;
+        file.truncateTo = undefined;
+      }
+    } catch (error) {
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_IO",
+        `Cannot open session file ${file.path} for writing: ${reason(error)}`,
+        { path: file.path, cause: error },
+      );
+    }
+  }
+
+  private index(entry: SessionEntry): void {
+    this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+    if (this.childrenIndex) pushChild(this.childrenIndex, entry);
+    if (entry.type === "label") {
+      if (entry.label === undefined) this.labels.delete(entry.targetId);
+      else this.labels.set(entry.targetId, entry.label);
+    } else if (entry.type === "session_info") {
+      this.sessionName = entry.name;
+    }
+  }
+
+  private children(): Map<string | null, SessionEntry[]> {
+    if (!this.childrenIndex) {
+      this.childrenIndex = new Map();
+      for (const entry of this.entries) pushChild(this.childrenIndex, entry);
+    }
+    return this.childrenIndex;
+  }
+
+  /** 8 hex characters, unique in this session (retrying on the rare collision). */
+  private newId(): string {
+    for (;;) {
+      const id = randomBytes(4).toString("hex");
+      if (!this.byId.has(id)) return id;
+    }
+  }
+
+  private where(): string {
+    return this.file ? `session file ${this.file.path}` : `in-memory session ${this.header.id}`;
+  }
+
+  private unknownEntry(id: string, action: string, scope = "in"): SessionStoreError {
+    return new SessionStoreError(
+      "KC_ERR_SESSION_ENTRY",
+      `Cannot ${action} entry ${id}: no such entry ${scope} ${this.where()}`,
+      { path: this.file?.path },
+    );
+  }
+}
+
+function newHeader(cwd: string, parentSession?: string): SessionHeader {
+  const header: SessionHeader = {
+    type: "session",
+    version: SESSION_VERSION,
+    id: randomUUID(),
+    timestamp: new Date().toISOString(),
+    cwd: resolve(cwd),
+  };
+  if (parentSession !== undefined) header.parentSession = parentSession;
+  return header;
+}
+
+function pushChild(index: Map<string | null, SessionEntry[]>, entry: SessionEntry): void {
+  const siblings = index.get(entry.parentId);
+  if (siblings) siblings.push(entry);
+  else index.set(entry.parentId, [entry]);
+}

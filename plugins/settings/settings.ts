@@ -1,0 +1,365 @@
+/**
+ * Settings: built-in defaults < global `<agentDir>/settings.json` < project `<cwd>/.knightcode/settings.json`
+ * (read only in a trusted project) < overrides from the CLI or the SDK.
+ *
+ * Scopes are deep-merged: objects merge key by key, arrays and scalars from the later scope replace. The files are
+ * plain JSON (no comments). Known keys are validated; unknown keys are kept as they are, because extensions read
+ * their own settings from the same files.
+ *
+ * Known keys and their defaults (the names follow pi, the closest peer):
+ *
+ * | Key                    | Type               | Default | Meaning                                  |
+ * | ---------------------- | ------------------ | ------- | ---------------------------------------- |
+ * | `retry.enabled`        | boolean            | `true`  | retry failed provider requests           |
+ * | `retry.maxRetries`     | integer >= 0       | `3`     | retries after the first attempt          |
+ * | `retry.baseDelayMs`    | integer >= 0       | `2000`  | base of the exponential backoff          |
+ * | `retry.maxDelayMs`     | integer >= 0       | `60000` | cap of one backoff delay                 |
+ * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
+ * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
+ * | `extensions`           | string[]           | `[]`    | extension paths, `-builtin:<name>`       |
+ * | `defaultThinkingLevel` | ThinkingLevel      | unset   | thinking level of new sessions           |
+ * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
+ * | `defaultModel`         | non-empty string   | unset   | model id of new sessions                 |
+ *
+ * A known key with a wrong type is reported (file and key) and dropped from that scope, so the value of the
+ * lower scope (or the default) stays in force; the rest of the file still applies. A file that is not valid JSON,
+ * or whose top level is not an object, is reported with its line and column and that whole scope is skipped.
+ */
+import { type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { ThinkingLevel } from "../../kernel/api/messages.js";
+import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
+
+export type ProjectTrustDefault = "ask" | "always" | "never";
+
+export interface RetrySettings {
+  enabled: boolean;
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** The keys KnightCode itself reads, with the types they have after validation. */
+export interface KnownSettings {
+  retry: RetrySettings;
+  defaultProjectTrust: ProjectTrustDefault;
+  defaultTools: string[];
+  extensions: string[];
+  defaultThinkingLevel?: ThinkingLevel;
+  defaultProvider?: string;
+  defaultModel?: string;
+}
+
+/** Where the value in force comes from. */
+export type SettingsScope = "default" | "global" | "project" | "override";
+
+export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
+  retry: { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60000 },
+  defaultProjectTrust: "ask",
+  defaultTools: [],
+  extensions: [],
+});
+
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+/** What one scope may contain: every known key optional, unknown keys allowed. */
+export const SettingsFileSchema = Type.Object({
+  retry: Type.Optional(
+    Type.Object({
+      enabled: Type.Optional(Type.Boolean()),
+      maxRetries: Type.Optional(Type.Integer({ minimum: 0 })),
+      baseDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+      maxDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+  ),
+  defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),
+  defaultTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  extensions: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  defaultThinkingLevel: Type.Optional(
+    literals(["off", "minimal", "low", "medium", "high", "xhigh"] as const),
+  ),
+  defaultProvider: Type.Optional(Type.String({ minLength: 1 })),
+  defaultModel: Type.Optional(Type.String({ minLength: 1 })),
+});
+
+export interface LoadSettingsOptions {
+  agentDir: string;
+  cwd: string;
+  /** The project file is read only when true (see trust.ts). */
+  projectTrusted: boolean;
+  /** CLI/SDK values; they beat every file. */
+  overrides?: object;
+}
+
+export interface Settings {
+  /** The value in force at a dotted key path (`"retry.maxRetries"`); frozen when it is an object or array. */
+  get<K extends keyof KnownSettings>(key: K): Readonly<KnownSettings[K]>;
+  get(keyPath: string): unknown;
+  /** Every merged setting as a deep-frozen plain object (the same object until `saveGlobal`). */
+  all(): Readonly<Record<string, unknown>>;
+  /**
+   * The scope the value in force comes from, or undefined when the key is not set. For an object value made of
+   * several scopes (e.g. `retry` with one key set globally), the highest scope that contributes.
+   */
+  origin(keyPath: string): SettingsScope | undefined;
+  /** SHA-256 hex of each file as read; absent when the file does not exist (or was not read). */
+  readonly versions: Readonly<{ global?: string; project?: string }>;
+  readonly warnings: readonly string[];
+  readonly paths: Readonly<{ global: string; project: string }>;
+  readonly projectTrusted: boolean;
+  /**
+   * Read-modify-write of the global file: `patch` is deep-merged into what the file holds now (not into the
+   * merged settings), a key whose patch value is `undefined` is removed, and the file is replaced atomically with
+   * its mode kept. Throws when the patch gives a known key a wrong type or when the file is not valid JSON (it is
+   * not overwritten then). The loaded settings are updated too.
+   */
+  saveGlobal(patch: Record<string, unknown>): void;
+}
+
+export function loadSettings(options: LoadSettingsOptions): Settings {
+  return new LoadedSettings(options);
+}
+
+interface Layer {
+  scope: SettingsScope;
+  values: JsonObject;
+}
+
+class LoadedSettings implements Settings {
+  readonly paths: Readonly<{ global: string; project: string }>;
+  readonly projectTrusted: boolean;
+  readonly warnings: string[] = [];
+  versions: { global?: string; project?: string } = {};
+  private globalLayer: JsonObject = {};
+  private readonly projectLayer: JsonObject = {};
+  private readonly overrideLayer: JsonObject = {};
+  private merged: Readonly<Record<string, unknown>> = {};
+
+  constructor(options: LoadSettingsOptions) {
+    this.paths = Object.freeze({
+      global: globalSettingsPath(options.agentDir),
+      project: projectSettingsPath(options.cwd),
+    });
+    this.projectTrusted = options.projectTrusted;
+    this.globalLayer = this.readScope("global", this.paths.global);
+    if (options.projectTrusted) {
+      this.projectLayer = this.readScope("project", this.paths.project);
+      if (Object.hasOwn(this.projectLayer, "defaultProjectTrust")) {
+        delete this.projectLayer.defaultProjectTrust;
+        this.warnings.push(
+          `${this.paths.project}: "defaultProjectTrust" is ignored in project settings (a project cannot trust ` +
+            `itself); set it in ${this.paths.global}.`,
+        );
+      }
+    }
+    if (options.overrides !== undefined) {
+      if (!isPlainObject(options.overrides)) {
+        this.warnings.push("settings overrides: must be an object; ignored.");
+      } else {
+        this.overrideLayer = this.validated("settings overrides", structuredClone(options.overrides));
+      }
+    }
+    this.recompute();
+  }
+
+  get(keyPath: string): any {
+    return keyPath === "" ? this.merged : lookup(this.merged, keyPath);
+  }
+
+  all(): Readonly<Record<string, unknown>> {
+    return this.merged;
+  }
+
+  origin(keyPath: string): SettingsScope | undefined {
+    if (this.get(keyPath) === undefined) return undefined;
+    for (const layer of [...this.layers()].reverse()) {
+      if (lookup(layer.values, keyPath) !== undefined) return layer.scope;
+    }
+    return undefined;
+  }
+
+  saveGlobal(patch: Record<string, unknown>): void {
+    if (!isPlainObject(patch)) throw new TypeError("saveGlobal: the patch must be an object");
+    const problems = schemaProblems(stripUndefined(patch));
+    if (problems.length > 0) {
+      throw new TypeError(
+        `saveGlobal: ${problems.map((p) => `"${p.key}" ${p.message}`).join("; ")} (${this.paths.global} not changed)`,
+      );
+    }
+    const current = readJsonObjectFile(this.paths.global);
+    if (current.status === "invalid") {
+      throw new Error(`Cannot update ${current.message}. Fix or remove the file first; it was not changed.`);
+    }
+    const next = applyPatch(current.status === "ok" ? current.value : {}, patch);
+    writeFileAtomic(this.paths.global, `${JSON.stringify(next, null, 2)}\n`);
+    const written = readJsonObjectFile(this.paths.global);
+    if (written.status === "ok") {
+      this.versions = { ...this.versions, global: written.version };
+      this.globalLayer = this.validated(this.paths.global, written.value);
+    }
+    this.recompute();
+  }
+
+  private *layers(): Iterable<Layer> {
+    yield { scope: "default", values: DEFAULT_SETTINGS as unknown as JsonObject };
+    yield { scope: "global", values: this.globalLayer };
+    yield { scope: "project", values: this.projectLayer };
+    yield { scope: "override", values: this.overrideLayer };
+  }
+
+  private recompute(): void {
+    let merged: JsonObject = {};
+    for (const layer of this.layers()) merged = deepMerge(merged, layer.values);
+    this.merged = deepFreeze(structuredClone(merged));
+  }
+
+  private readScope(scope: "global" | "project", file: string): JsonObject {
+    const read = readJsonObjectFile(file);
+    if (read.status === "missing") return {};
+    if (read.version) this.versions[scope] = read.version;
+    if (read.status === "invalid") {
+      this.warnings.push(`${read.message} (the ${scope} settings were not loaded)`);
+      return {};
+    }
+    return this.validated(file, read.value);
+  }
+
+  /** Drops known keys with a wrong type, with one warning per key. */
+  private validated(source: string, values: JsonObject): JsonObject {
+    const problems = schemaProblems(values);
+    if (problems.length === 0) return values;
+    const kept = structuredClone(values);
+    for (const problem of problems) {
+      deleteAt(kept, problem.key);
+      this.warnings.push(`${source}: setting "${problem.key}" ignored: ${problem.message}`);
+    }
+    return kept;
+  }
+}
+
+interface SchemaProblem {
+  /** Dotted path of the known key that is wrong (an array counts as one key). */
+  key: string;
+  message: string;
+}
+
+function schemaProblems(values: unknown): SchemaProblem[] {
+  const byKey = new Map<string, string>();
+  for (const error of Value.Errors(SettingsFileSchema, values)) {
+    const key = knownKeyOf(error.path);
+    if (!key || byKey.has(key)) continue;
+    byKey.set(key, describe(lookupSchema(key) ?? error.schema, lookup(values, key)));
+  }
+  // A wrong parent (retry: 5) hides its children.
+  const keys = [...byKey.keys()].sort();
+  return keys
+    .filter((key) => !keys.some((other) => other !== key && key.startsWith(`${other}.`)))
+    .map((key) => ({ key, message: byKey.get(key)! }));
+}
+
+/** `/retry/maxRetries` → `retry.maxRetries`; `/defaultTools/1` → `defaultTools` (stops below objects). */
+function knownKeyOf(pointer: string): string | undefined {
+  const segments = pointer
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const kept: string[] = [];
+  let schema: TSchema | undefined = SettingsFileSchema;
+  for (const segment of segments) {
+    if (schema?.type !== "object" || !schema.properties || !Object.hasOwn(schema.properties, segment)) break;
+    kept.push(segment);
+    schema = schema.properties[segment];
+  }
+  return kept.length > 0 ? kept.join(".") : undefined;
+}
+
+function lookupSchema(key: string): TSchema | undefined {
+  let schema: TSchema | undefined = SettingsFileSchema;
+  for (const segment of key.split(".")) schema = schema?.properties?.[segment];
+  return schema;
+}
+
+function describe(schema: TSchema, value: unknown): string {
+  return `expected ${expected(schema)}, found ${JSON.stringify(value) ?? String(value)}`;
+}
+
+function expected(schema: TSchema): string {
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((s: TSchema) => s.const !== undefined)) {
+    return `one of ${schema.anyOf.map((s: TSchema) => JSON.stringify(s.const)).join(", ")}`;
+  }
+  switch (schema.type) {
+    case "integer":
+      return schema.minimum !== undefined ? `an integer >= ${schema.minimum}` : "an integer";
+    case "array":
+      return `an array of ${schema.items?.type === "string" ? "non-empty strings" : "values"}`;
+    case "string":
+      return "a non-empty string";
+    case "object":
+      return "an object";
+    default:
+      return `a ${schema.type}`;
+  }
+}
+
+// ---- plain-object helpers --------------------------------------------------------------------------
+
+/** Objects merge recursively; arrays and scalars from `over` replace. Neither input is modified. */
+export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (key === "__proto__") continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
+  }
+  return out;
+}
+
+/** Like `deepMerge`, but a patch value of `undefined` removes the key. */
+function applyPatch(base: JsonObject, patch: JsonObject): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === "__proto__") continue;
+    if (value === undefined) {
+      delete out[key];
+      continue;
+    }
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? applyPatch(current, value) : value;
+  }
+  return out;
+}
+
+function stripUndefined(patch: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    out[key] = isPlainObject(value) ? stripUndefined(value) : value;
+  }
+  return out;
+}
+
+function lookup(root: unknown, keyPath: string): unknown {
+  let node: unknown = root;
+  for (const segment of keyPath.split(".")) {
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, segment)) return undefined;
+    node = (node as JsonObject)[segment];
+  }
+  return node;
+}
+
+function deleteAt(root: JsonObject, keyPath: string): void {
+  const segments = keyPath.split(".");
+  const last = segments.pop()!;
+  const parent = segments.length === 0 ? root : lookup(root, segments.join("."));
+  if (isPlainObject(parent)) delete parent[last];
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,217 @@
+/**
+ * The tool registry of one session: what `knightcode.registerTool()` and the active-tool methods delegate to.
+ *
+ * Ownership rules: the same extension registering a name again replaces its tool; a non-built-in extension
+ * registering a built-in's name replaces the built-in (reported once as a notice); two non-built-in extensions
+ * registering one name conflict, and the second registration fails naming both.
+ */
+import type { TSchema } from "@sinclair/typebox";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
+import {
+  type Disposable,
+  type ExtensionInfo,
+  KernelError,
+  type ToolDeclaration,
+  type ToolDefinition,
+  type ToolExposure,
+  type ToolInfo,
+  type ToolRendererResolver,
+  type ToolRenderers,
+  toDisposable,
+} from "../../kernel/index.js";
+
+export interface RegisteredTool {
+  definition: ToolDefinition<TSchema, unknown>;
+  owner: ExtensionInfo;
+  exposure: ToolExposure;
+}
+
+export type ArgumentCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
+
+const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
+const DECLARED: readonly ToolExposure[] = ["direct", "model-only"];
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, RegisteredTool>();
+  /** Built-ins shadowed by a replacement, restored when the replacement goes away. */
+  private readonly shadowed = new Map<string, RegisteredTool>();
+  private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
+  private readonly resolvers: { owner: ExtensionInfo; resolver: ToolRendererResolver }[] = [];
+  private active = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly notice: (message: string) => void = () => {}) {}
+
+  registerTool(owner: ExtensionInfo, definition: ToolDefinition<TSchema, unknown>): Disposable {
+    validateDefinition(owner, definition);
+    const name = definition.name;
+    const existing = this.tools.get(name);
+    if (existing && existing.owner.id !== owner.id) {
+      const existingBuiltin = existing.owner.origin === "builtin";
+      if (!existingBuiltin && owner.origin !== "builtin") {
+        throw new KernelError(
+          "KC_ERR_TOOL_CONFLICT",
+          `Tool "${name}" from ${owner.id} conflicts with the tool of the same name from ${existing.owner.id}. ` +
+            "Disable one of the two extensions or rename the tool.",
+        );
+      }
+      if (existingBuiltin && owner.origin !== "builtin") {
+        this.shadowed.set(name, existing);
+        this.notice(`Tool "${name}" of ${existing.owner.id} is replaced by the one from ${owner.id}.`);
+      } else if (!existingBuiltin && owner.origin === "builtin") {
+        // A built-in that loads after its replacement stays in the background.
+        const entry: RegisteredTool = { definition, owner, exposure: definition.exposure ?? "direct" };
+        this.shadowed.set(name, entry);
+        return toDisposable(() => {
+          if (this.shadowed.get(name) === entry) this.shadowed.delete(name);
+        }, `${owner.id} tool ${name}`);
+      }
+    }
+    const entry: RegisteredTool = { definition, owner, exposure: definition.exposure ?? "direct" };
+    this.tools.set(name, entry);
+    if (entry.exposure === "hidden") this.active.delete(name);
+    else if (DECLARED.includes(entry.exposure) && definition.defaultActive !== false && !existing)
+      this.active.add(name);
+    this.changed();
+    return toDisposable(() => this.unregister(name, entry), `${owner.id} tool ${name}`);
+  }
+
+  registerToolRenderer(owner: ExtensionInfo, resolver: ToolRendererResolver): Disposable {
+    const entry = { owner, resolver };
+    this.resolvers.push(entry);
+    this.resolvers.sort((a, b) => a.owner.order - b.owner.order);
+    return toDisposable(() => {
+      const index = this.resolvers.indexOf(entry);
+      if (index >= 0) this.resolvers.splice(index, 1);
+    }, `${owner.id} tool renderer`);
+  }
+
+  getActiveTools(_owner?: ExtensionInfo): string[] {
+    return [...this.active].filter((name) => this.tools.has(name));
+  }
+
+  /** Unknown names are ignored, as are hidden tools. */
+  setActiveTools(_owner: ExtensionInfo | undefined, names: string[]): void {
+    this.active = new Set(
+      names.filter((name) => this.tools.has(name) && this.tools.get(name)!.exposure !== "hidden"),
+    );
+    this.changed();
+  }
+
+  getAllTools(_owner?: ExtensionInfo): ToolInfo[] {
+    return [...this.tools.values()].map(({ definition, owner, exposure }) => ({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+      exposure,
+      ...(definition.namespace ? { namespace: definition.namespace } : {}),
+      ...(definition.annotations ? { annotations: definition.annotations } : {}),
+      reachesTools: typeof definition.reachesTools === "function",
+      owner: owner.id,
+    }));
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** The tools declared to the model: active and not hidden. */
+  declarations(): ToolDeclaration[] {
+    return this.getActiveTools().map((name) => {
+      const { definition } = this.tools.get(name)!;
+      return { name, description: definition.description, parameters: definition.parameters };
+    });
+  }
+
+  /** Tools in the active set (what the model may call). */
+  isActive(name: string): boolean {
+    return this.active.has(name) && this.tools.has(name);
+  }
+
+  /** Runs `prepareArguments`, applies schema defaults and validates; the error names the offending field. */
+  checkArguments(name: string, raw: unknown): ArgumentCheck {
+    const tool = this.tools.get(name);
+    if (!tool) return { ok: false, error: `Tool "${name}" is not registered` };
+    let args: unknown = raw;
+    try {
+      if (tool.definition.prepareArguments) args = tool.definition.prepareArguments(raw);
+    } catch (error) {
+      return { ok: false, error: `prepareArguments of "${name}" failed: ${(error as Error).message}` };
+    }
+    const schema = tool.definition.parameters;
+    if (args === undefined || args === null) args = {};
+    args = Value.Default(schema, structuredClone(args));
+    const check = this.compiled(schema);
+    if (check.Check(args)) return { ok: true, value: args as Record<string, unknown> };
+    const problems = [...check.Errors(args)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
+    return { ok: false, error: `Invalid arguments for tool "${name}": ${problems.join("; ")}` };
+  }
+
+  /** Renderers for a tool through the resolver chain (load order), then the tool's own. */
+  renderersFor(toolName: string): ToolRenderers | undefined {
+    const own = (): ToolRenderers | undefined => {
+      const definition = this.tools.get(toolName)?.definition;
+      if (!definition?.renderCall && !definition?.renderResult) return undefined;
+      return {
+        ...(definition.renderCall
+          ? { renderCall: definition.renderCall as ToolRenderers["renderCall"] }
+          : {}),
+        ...(definition.renderResult
+          ? { renderResult: definition.renderResult as ToolRenderers["renderResult"] }
+          : {}),
+      };
+    };
+    const chain = this.resolvers.map((r) => r.resolver);
+    const at = (index: number): ToolRenderers | undefined =>
+      index >= chain.length ? own() : chain[index]!(toolName, () => at(index + 1));
+    return at(0);
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private unregister(name: string, entry: RegisteredTool): void {
+    if (this.tools.get(name) !== entry) return;
+    const previous = this.shadowed.get(name);
+    if (previous) {
+      this.shadowed.delete(name);
+      this.tools.set(name, previous);
+    } else {
+      this.tools.delete(name);
+      this.active.delete(name);
+    }
+    this.changed();
+  }
+
+  private compiled(schema: TSchema): TypeCheck<TSchema> {
+    let check = this.checks.get(schema);
+    if (!check) {
+      check = TypeCompiler.Compile(schema);
+      this.checks.set(schema, check);
+    }
+    return check;
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function validateDefinition(owner: ExtensionInfo, definition: ToolDefinition<TSchema, unknown>): void {
+  const problem = (message: string) => new KernelError("KC_ERR_INVALID_TOOL", `${owner.id}: ${message}`);
+  if (!definition || typeof definition !== "object")
+    throw problem("registerTool() needs a tool definition object");
+  if (typeof definition.name !== "string" || !TOOL_NAME.test(definition.name)) {
+    throw problem(`tool name ${JSON.stringify(definition.name)} must match ${TOOL_NAME}`);
+  }
+  if (typeof definition.description !== "string")
+    throw problem(`tool "${definition.name}" needs a description`);
+  if (!definition.parameters || typeof definition.parameters !== "object") {
+    throw problem(`tool "${definition.name}" needs a TypeBox parameters schema`);
+  }
+  if (typeof definition.execute !== "function")
+    throw problem(`tool "${definition.name}" needs an execute function`);
+}

@@ -1,0 +1,777 @@
+/** The agent loop against the scripted provider: event order and shapes (json.md), tools, queues, retries. */
+
+import { Type } from "@sinclair/typebox";
+import { expect } from "chai";
+import type { ExtensionAPI, ToolDefinition } from "../../../kernel/index.js";
+import type { SessionEvent } from "../../../plugins/sdk/create-agent-session.js";
+import { useHarness } from "../../helpers/agent-harness.js";
+
+const echoTool = (name = "echo", extra: Partial<ToolDefinition> = {}): ToolDefinition =>
+  ({
+    name,
+    description: "Echo the text back",
+    parameters: Type.Object({ text: Type.String() }),
+    execute: async (_id: string, params: { text: string }) => ({
+      content: [{ type: "text", text: params.text }],
+      details: { echoed: params.text },
+    }),
+    ...extra,
+  }) as ToolDefinition;
+
+const withTools =
+  (...tools: ToolDefinition[]) =>
+  (kc: ExtensionAPI) => {
+    for (const tool of tools) kc.registerTool(tool);
+  };
+
+describe("agent loop", () => {
+  const harness = useHarness();
+
+  it("runs a text turn with the events of json.md in order", async () => {
+    const h = await harness.open({ steps: [{ text: "Hello there" }] });
+    await h.handle.prompt("Hi");
+    expect(h.types()).to.deep.equal([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+      "agent_settled",
+    ]);
+    const [user, assistantStart] = h.ofType("message_start");
+    expect(user!.message).to.include({ role: "user", content: "Hi" });
+    expect((assistantStart!.message as { role: string; stopReason: string }).stopReason).to.equal("pending");
+    const updates = h.ofType("message_update");
+    const deltas = updates
+      .map((u) => u.assistantMessageEvent as { type: string; delta?: string })
+      .filter((e) => e.type === "text_delta")
+      .map((e) => e.delta);
+    expect(deltas.length).to.be.greaterThan(1);
+    expect(deltas.join("")).to.equal("Hello there");
+    for (const u of updates) expect(u.usage).to.have.property("totalTokens");
+    const final = h.ofType("message_end")[1]!.message as { content: { text: string }[]; stopReason: string };
+    expect(final.stopReason).to.equal("stop");
+    expect(final.content[0]!.text).to.equal("Hello there");
+    expect(h.ofType("turn_end")[0]).to.deep.include({ toolResults: [] });
+    expect(h.ofType("agent_end")[0]!.willRetry).to.equal(false);
+    expect(h.ofType("agent_settled")[0]).to.deep.equal({ type: "agent_settled", aborted: false });
+    const recorded = h.handle.sessionManager.getBranch().map((e) => e.type === "message" && e.message.role);
+    expect(recorded).to.deep.include.members(["user", "assistant"]);
+  });
+
+  it("runs a tool turn: the call, its execution events with durationMs, the result, and the follow-up request", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "ping" } }] }, { text: "done" }],
+      extensions: [withTools(echoTool())],
+    });
+    await h.handle.prompt("go");
+    expect(h.types()).to.deep.equal([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+      "agent_settled",
+    ]);
+    const toolcallStart = h
+      .ofType("message_update")
+      .map(
+        (u) =>
+          u.assistantMessageEvent as { type: string; partial: { content: { id: string; name: string }[] } },
+      )
+      .find((e) => e.type === "toolcall_start");
+    expect(toolcallStart).to.not.equal(undefined);
+    const end = h.ofType("tool_execution_end")[0]!;
+    expect(end).to.include({ toolName: "echo", isError: false });
+    expect(end.durationMs).to.be.a("number");
+    expect((end.result as { content: { text: string }[] }).content[0]!.text).to.equal("ping");
+    const turnEnd = h.ofType("turn_end")[0]!;
+    expect((turnEnd.toolResults as { toolName: string }[]).map((r) => r.toolName)).to.deep.equal(["echo"]);
+  });
+
+  it("runs the tool calls of one message in parallel and records results in source order", async () => {
+    const log: string[] = [];
+    const slow = (name: string, ms: number) =>
+      echoTool(name, {
+        execute: async (_id: string, params: { text: string }) => {
+          log.push(`start ${name}`);
+          await new Promise((r) => setTimeout(r, ms));
+          log.push(`end ${name}`);
+          return { content: [{ type: "text", text: params.text }], details: undefined };
+        },
+      } as Partial<ToolDefinition>);
+    const h = await harness.open({
+      steps: [
+        {
+          toolCalls: [
+            { name: "slow", arguments: { text: "a" } },
+            { name: "fast", arguments: { text: "b" } },
+          ],
+        },
+        { text: "ok" },
+      ],
+      extensions: [withTools(slow("slow", 60), slow("fast", 5))],
+    });
+    await h.handle.prompt("both");
+    expect(log).to.deep.equal(["start slow", "start fast", "end fast", "end slow"]);
+    const results = h
+      .ofType("message_end")
+      .map((e) => e.message as { role: string; toolName?: string })
+      .filter((m) => m.role === "toolResult")
+      .map((m) => m.toolName);
+    expect(results).to.deep.equal(["slow", "fast"]);
+  });
+
+  it("turns an invalid tool call into an error result naming the bad field, then goes on", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "echo", arguments: { text: 42 } }] }, { text: "sorry" }],
+      extensions: [withTools(echoTool())],
+    });
+    await h.handle.prompt("x");
+    const end = h.ofType("tool_execution_end")[0]!;
+    expect(end.isError).to.equal(true);
+    expect(end).to.not.have.property("durationMs");
+    const text = (end.result as { content: { text: string }[] }).content[0]!.text;
+    expect(text).to.contain('Invalid arguments for tool "echo"');
+    expect(text).to.contain("/text");
+    expect(h.ofType("agent_settled")[0]!.aborted).to.equal(false);
+    expect(h.ofType("turn_start")).to.have.length(2);
+  });
+
+  it("reports an unknown tool to the model as an error result", async () => {
+    const h = await harness.open({ steps: [{ toolCalls: [{ name: "nope" }] }, { text: "ok" }] });
+    await h.handle.prompt("x");
+    const end = h.ofType("tool_execution_end")[0]!;
+    expect(end.isError).to.equal(true);
+    expect((end.result as { content: { text: string }[] }).content[0]!.text).to.contain(
+      '"nope" does not exist',
+    );
+  });
+
+  it("blocks a call when a tool_call handler says so, and when a handler throws", async () => {
+    let ran = 0;
+    const h = await harness.open({
+      steps: [
+        {
+          toolCalls: [
+            { name: "echo", arguments: { text: "rm -rf" } },
+            { name: "echo", arguments: { text: "boom" } },
+            { name: "echo", arguments: { text: "fine" } },
+          ],
+        },
+        { text: "ok" },
+      ],
+      extensions: [
+        withTools(
+          echoTool("echo", {
+            execute: async (_id: string, p: { text: string }) => {
+              ran++;
+              return { content: [{ type: "text", text: p.text }], details: undefined };
+            },
+          } as Partial<ToolDefinition>),
+        ),
+        (kc) => {
+          kc.on("tool_call", (event) => {
+            if (event.input.text === "rm -rf") return { block: true, reason: "too dangerous" };
+            if (event.input.text === "boom") throw new Error("checker crashed");
+            return undefined;
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    // Calls run in parallel, so end events arrive in completion order; compare them in call order.
+    const byId = (a: SessionEvent, b: SessionEvent) =>
+      String(a.toolCallId).localeCompare(String(b.toolCallId));
+    const ends = [...h.ofType("tool_execution_end")].sort(byId).map((e) => ({
+      isError: e.isError,
+      text: (e.result as { content: { text: string }[] }).content[0]!.text,
+    }));
+    expect(ends[0]).to.deep.equal({ isError: true, text: "Tool call blocked: too dangerous" });
+    expect(ends[1]!.isError).to.equal(true);
+    expect(ends[1]!.text).to.contain("checker crashed");
+    expect(ends[2]).to.deep.equal({ isError: false, text: "fine" });
+    expect(ran).to.equal(1);
+    expect(h.errors.some((e) => e.includes("tool_call") && e.includes("checker crashed"))).to.equal(true);
+  });
+
+  it("lets tool_call handlers mutate the input the tool receives", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "raw" } }] }, { text: "ok" }],
+      extensions: [
+        withTools(echoTool()),
+        (kc) => {
+          kc.on("tool_call", (event) => {
+            event.input.text = "rewritten";
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    expect(
+      (h.ofType("tool_execution_end")[0]!.result as { content: { text: string }[] }).content[0]!.text,
+    ).to.equal("rewritten");
+  });
+
+  it("composes tool_result patches, also for a tool that threw", async () => {
+    const h = await harness.open({
+      steps: [
+        {
+          toolCalls: [
+            { name: "echo", arguments: { text: "secret" } },
+            { name: "fail", arguments: { text: "x" } },
+          ],
+        },
+        { text: "ok" },
+      ],
+      extensions: [
+        withTools(
+          echoTool(),
+          echoTool("fail", {
+            execute: async () => {
+              throw new Error("disk full");
+            },
+          } as Partial<ToolDefinition>),
+        ),
+        (kc) => {
+          kc.on("tool_result", (event) => ({
+            content: [{ type: "text" as const, text: `[redacted ${event.toolName}]` }],
+          }));
+          kc.on("tool_result", (event) => ({
+            details: { saw: (event.content[0] as { text: string }).text, wasError: event.isError },
+          }));
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    const [first, second] = h.ofType("tool_execution_end");
+    expect(first!.result).to.deep.equal({
+      content: [{ type: "text", text: "[redacted echo]" }],
+      details: { saw: "[redacted echo]", wasError: false },
+    });
+    expect(second!.isError).to.equal(true);
+    expect((second!.result as { details: unknown }).details).to.deep.equal({
+      saw: "[redacted fail]",
+      wasError: true,
+    });
+  });
+
+  it("aborts mid-stream: the message ends aborted, running tools get the signal, queued messages come back", async () => {
+    const h = await harness.open({
+      steps: [{ text: "a long answer that streams slowly", chunkDelayMs: 30 }],
+    });
+    const run = h.handle.prompt("go");
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (h.ofType("message_update").length > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
+    h.handle.agent.followUp("later");
+    const returned = h.handle.agent.abort();
+    await run;
+    expect(returned).to.deep.equal({ steering: [], followUp: ["later"] });
+    const assistant = h.ofType("message_end").at(-1)!.message as { stopReason: string };
+    expect(assistant.stopReason).to.equal("aborted");
+    expect(h.ofType("agent_settled").at(-1)!.aborted).to.equal(true);
+    expect(h.handle.agent.isIdle()).to.equal(true);
+  });
+
+  it("kills a running tool through its signal on abort", async () => {
+    let sawAbort = false;
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "wait", arguments: { text: "" } }] }, { text: "never" }],
+      extensions: [
+        withTools(
+          echoTool("wait", {
+            execute: (_id: string, _p: unknown, signal: AbortSignal | undefined) =>
+              new Promise((_resolve, reject) => {
+                const timer = setTimeout(() => reject(new Error("not aborted")), 5_000);
+                signal?.addEventListener("abort", () => {
+                  clearTimeout(timer);
+                  sawAbort = true;
+                  reject(new Error("aborted"));
+                });
+              }),
+          } as Partial<ToolDefinition>),
+        ),
+      ],
+    });
+    const run = h.handle.prompt("go");
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (h.ofType("tool_execution_start").length > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
+    h.handle.agent.abort();
+    await run;
+    expect(sawAbort).to.equal(true);
+    expect(h.ofType("turn_start")).to.have.length(1);
+    expect(h.ofType("agent_settled")[0]!.aborted).to.equal(true);
+  });
+
+  it("delivers steering after the current turn and follow-ups after the agent finishes", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const h = await harness.open({
+      steps: [
+        { toolCalls: [{ name: "hold", arguments: { text: "" } }] },
+        { text: "after steering", expect: { lastUserText: "steer me" } },
+        { text: "after follow-up", expect: { lastUserText: "and then this" } },
+      ],
+      extensions: [
+        withTools(
+          echoTool("hold", {
+            execute: async () => {
+              await gate;
+              return { content: [{ type: "text", text: "held" }], details: undefined };
+            },
+          } as Partial<ToolDefinition>),
+        ),
+      ],
+    });
+    const run = h.handle.prompt("start");
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (h.ofType("tool_execution_start").length > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 5);
+    });
+    await h.handle.prompt("and then this", { streamingBehavior: "followUp" });
+    await h.handle.prompt("steer me", { streamingBehavior: "steer" });
+    expect(h.ofType("queue_update").at(-1)).to.deep.include({
+      steering: ["steer me"],
+      followUp: ["and then this"],
+    });
+    release();
+    await run;
+    const users = h
+      .ofType("message_start")
+      .map((e) => e.message as { role: string; content: unknown })
+      .filter((m) => m.role === "user")
+      .map((m) => m.content);
+    expect(users).to.deep.equal(["start", "steer me", "and then this"]);
+    const finals = h
+      .ofType("message_end")
+      .map((e) => e.message as { role: string; stopReason?: string; errorMessage?: string })
+      .filter((m) => m.role === "assistant");
+    expect(finals.map((m) => m.stopReason)).to.deep.equal(["toolUse", "stop", "stop"]);
+    expect(h.ofType("agent_start")).to.have.length(1);
+    expect(h.ofType("queue_update").at(-1)).to.deep.include({ steering: [], followUp: [] });
+  });
+
+  it("refuses a prompt while busy unless it says how to enter the run", async () => {
+    const h = await harness.open({ steps: [{ text: "slow", chunkDelayMs: 20 }] });
+    const run = h.handle.prompt("one");
+    let error: unknown;
+    await h.handle.prompt("two").catch((e: unknown) => {
+      error = e;
+    });
+    expect((error as { code?: string }).code).to.equal("KC_ERR_BUSY");
+    await run;
+  });
+
+  it("retries after a scripted 529 with backoff and reports the retry events", async () => {
+    const h = await harness.open({
+      steps: [
+        { error: { kind: "overloaded", status: 529, message: "529 overloaded", retryAfterMs: 10 } },
+        { text: "recovered" },
+      ],
+    });
+    await h.handle.prompt("x");
+    expect(h.types()).to.deep.equal([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+      "auto_retry_start",
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+      "auto_retry_end",
+      "agent_settled",
+    ]);
+    expect(h.ofType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, false]);
+    expect(h.ofType("auto_retry_start")[0]).to.deep.include({
+      attempt: 1,
+      maxAttempts: 3,
+      errorMessage: "529 overloaded",
+    });
+    expect(h.ofType("auto_retry_start")[0]!.delayMs).to.equal(10);
+    expect(h.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+    const users = h.ofType("message_start").filter((e) => (e.message as { role: string }).role === "user");
+    expect(users).to.have.length(1);
+  });
+
+  it("gives up after maxRetries with a final error", async () => {
+    const overloaded = { error: { kind: "overloaded" as const, message: "busy" } };
+    const h = await harness.open({
+      steps: [overloaded, overloaded, overloaded],
+      settings: { retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 } },
+    });
+    await h.handle.prompt("x");
+    expect(h.ofType("auto_retry_start").map((e) => e.attempt)).to.deep.equal([1, 2]);
+    expect(h.ofType("auto_retry_end")[0]).to.deep.include({ success: false, attempt: 2, finalError: "busy" });
+    expect(h.ofType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, true, false]);
+  });
+
+  it("does not retry errors that are not retryable", async () => {
+    const h = await harness.open({ steps: [{ error: { kind: "auth", message: "bad key" } }] });
+    await h.handle.prompt("x");
+    expect(h.ofType("auto_retry_start")).to.deep.equal([]);
+    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage: string };
+    expect(final).to.include({ stopReason: "error", errorMessage: "bad key" });
+  });
+
+  it("lets agent_before_settle ask for one continuation and then end", async () => {
+    let settles = 0;
+    const h = await harness.open({
+      steps: [{ text: "first" }, { text: "second", expect: { lastUserTextContains: "keep going" } }],
+      extensions: [
+        (kc) => {
+          kc.on("agent_before_settle", (event) => {
+            settles++;
+            if (settles === 1) {
+              return {
+                entries: [
+                  ...event.entries,
+                  { type: "custom_message" as const, customType: "nudge", content: "keep going" },
+                ],
+                continue: true,
+              };
+            }
+            return { end: true };
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    expect(settles).to.equal(2);
+    expect(h.ofType("agent_start")).to.have.length(2);
+    const texts = h
+      .ofType("message_end")
+      .map((e) => e.message as { role: string; content: unknown })
+      .filter((m) => m.role === "assistant")
+      .map((m) => (m.content as { text: string }[])[0]!.text);
+    expect(texts).to.deep.equal(["first", "second"]);
+    expect(h.ofType("agent_settled")).to.have.length(1);
+  });
+
+  it("commits turn_end entries and ends the run on end: true without draining queued input", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { text: "not reached" }],
+      extensions: [
+        withTools(echoTool()),
+        (kc) => {
+          kc.on("turn_end", (event) => ({
+            entries: [
+              ...event.entries,
+              { type: "custom" as const, customType: "audit", data: { turn: event.turnIndex } },
+            ],
+            end: true,
+          }));
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    expect(h.ofType("turn_start")).to.have.length(1);
+    const appended = h.ofType("entry_appended")[0]!.entry as { customType: string; data: unknown };
+    expect(appended).to.deep.include({ customType: "audit", data: { turn: 0 } });
+  });
+
+  it("skips the follow-up request when every tool result of the batch terminates", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "finish", arguments: { text: "bye" } }] }, { text: "not reached" }],
+      extensions: [
+        withTools(
+          echoTool("finish", {
+            execute: async () => ({
+              content: [{ type: "text", text: "bye" }],
+              details: undefined,
+              terminate: true,
+            }),
+          } as Partial<ToolDefinition>),
+        ),
+      ],
+    });
+    await h.handle.prompt("x");
+    expect(h.ofType("turn_start")).to.have.length(1);
+  });
+
+  it("runs sequential tools one at a time", async () => {
+    let running = 0;
+    let overlap = false;
+    const seq = echoTool("seq", {
+      executionMode: "sequential",
+      execute: async () => {
+        running++;
+        if (running > 1) overlap = true;
+        await new Promise((r) => setTimeout(r, 10));
+        running--;
+        return { content: [{ type: "text", text: "ok" }], details: undefined };
+      },
+    } as Partial<ToolDefinition>);
+    const h = await harness.open({
+      steps: [{ toolCalls: [1, 2, 3].map(() => ({ name: "seq", arguments: { text: "" } })) }, { text: "ok" }],
+      extensions: [withTools(seq)],
+    });
+    await h.handle.prompt("x");
+    expect(overlap).to.equal(false);
+    expect(h.ofType("tool_execution_end")).to.have.length(3);
+  });
+
+  it("applies input transforms and stops at handled input", async () => {
+    const h = await harness.open({
+      steps: [{ text: "ok", expect: { lastUserText: "HELLO" } }],
+      extensions: [
+        (kc) => {
+          kc.on("input", (event) =>
+            event.text === "swallow"
+              ? { action: "handled" as const }
+              : { action: "transform" as const, text: event.text.toUpperCase() },
+          );
+        },
+      ],
+    });
+    await h.handle.prompt("swallow");
+    expect(h.events).to.deep.equal([]);
+    await h.handle.prompt("hello");
+    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string };
+    expect(final.stopReason).to.equal("stop");
+  });
+
+  it("adds a before_agent_start message to the run and can force the system prompt", async () => {
+    const h = await harness.open({
+      steps: [{ text: "ok", expect: { systemPromptContains: "FORCED PROMPT" } }],
+      extensions: [
+        (kc) => {
+          kc.on("before_agent_start", (event) => {
+            expect(event.messageType).to.equal("user");
+            expect(event.prompt).to.equal("hi");
+            expect(event.systemPromptOptions.sections.length).to.be.greaterThan(0);
+            return {
+              message: { customType: "memo", content: "remember this" },
+              systemPrompt: "FORCED PROMPT",
+            };
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("hi");
+    const roles = h.ofType("message_start").map((e) => (e.message as { role: string }).role);
+    expect(roles).to.deep.equal(["user", "custom", "assistant"]);
+    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
+    expect(h.handle.agent.systemPrompt).to.equal("FORCED PROMPT");
+  });
+
+  it("lets context handlers transform the request messages without changing the session", async () => {
+    const h = await harness.open({
+      steps: [{ text: "ok", expect: { lastUserText: "[edited] original" } }],
+      extensions: [
+        (kc) => {
+          kc.on("context", (event) => ({
+            messages: event.messages.map((m) =>
+              m.role === "user" && typeof m.content === "string"
+                ? { ...m, content: `[edited] ${m.content}` }
+                : m,
+            ),
+          }));
+        },
+      ],
+    });
+    await h.handle.prompt("original");
+    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
+    const user = h.handle.sessionManager
+      .getBranch()
+      .find((e) => e.type === "message" && e.message.role === "user");
+    expect(user?.type === "message" && user.message.role === "user" && user.message.content).to.equal(
+      "original",
+    );
+  });
+
+  it("lets message_end replace a message with one of the same role, and refuses a role change", async () => {
+    const h = await harness.open({
+      steps: [{ text: "raw" }],
+      extensions: [
+        (kc) => {
+          kc.on("message_end", (event) =>
+            event.message.role === "assistant"
+              ? { message: { ...event.message, content: [{ type: "text" as const, text: "polished" }] } }
+              : event.message.role === "user"
+                ? { message: { role: "assistant" } as never }
+                : undefined,
+          );
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    const ends = h.ofType("message_end").map((e) => e.message as { role: string; content: unknown });
+    expect(ends[0]!.role).to.equal("user");
+    expect((ends[1]!.content as { text: string }[])[0]!.text).to.equal("polished");
+    expect(h.errors.some((e) => e.includes("may not change the role"))).to.equal(true);
+  });
+
+  it("runs provider hooks: a before_provider_request replacement reaches the provider", async () => {
+    const seen: string[] = [];
+    const h = await harness.open({
+      steps: [{ text: "from the script" }],
+      extensions: [
+        (kc) => {
+          kc.on("before_provider_request", (event) => ({
+            ...(event.payload as object),
+            scriptedStep: { text: "from the hook" },
+          }));
+          kc.on("after_provider_response", (event) => void seen.push(`status ${event.status}`));
+          kc.on("provider_stream_event", () => void seen.push("raw"));
+        },
+      ],
+    });
+    await h.handle.prompt("x");
+    const final = h.ofType("message_end").at(-1)!.message as { content: { text: string }[] };
+    expect(final.content[0]!.text).to.equal("from the hook");
+    expect(seen[0]).to.equal("status 200");
+    expect(seen.filter((s) => s === "raw").length).to.be.greaterThan(1);
+  });
+
+  it("runs /commands instead of sending them to the model", async () => {
+    const calls: string[] = [];
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerCommand("note", {
+            handler: async (args, ctx) => {
+              calls.push(args);
+              expect(typeof ctx.waitForIdle).to.equal("function");
+            },
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("/note remember the milk");
+    expect(calls).to.deep.equal(["remember the milk"]);
+    expect(h.events).to.deep.equal([]);
+  });
+
+  it("runs nested ctx.executeTool calls through the pipeline with parent ids", async () => {
+    const h = await harness.open({
+      steps: [{ toolCalls: [{ name: "outer", arguments: { text: "x" }, id: "call_A" }] }, { text: "ok" }],
+      extensions: [
+        withTools(
+          echoTool(),
+          echoTool("outer", {
+            execute: async (
+              _id: string,
+              _p: unknown,
+              signal: AbortSignal | undefined,
+              _u: unknown,
+              ctx: any,
+            ) => {
+              const first = await ctx.executeTool("echo", { text: "one" }, { signal });
+              const second = await ctx.executeTool("echo", { text: 7 });
+              return {
+                content: [{ type: "text", text: `${first.content[0].text}/${second.isError}` }],
+                details: undefined,
+              };
+            },
+          } as Partial<ToolDefinition>),
+        ),
+      ],
+    });
+    await h.handle.prompt("x");
+    const starts = h.ofType("tool_execution_start").map((e) => `${e.toolCallId}|${e.parentToolCallId ?? ""}`);
+    expect(starts).to.deep.equal(["call_A|", "call_A/1|call_A", "call_A/2|call_A"]);
+    const outer = h.ofType("tool_execution_end").find((e) => e.toolCallId === "call_A")!;
+    expect((outer.result as { content: { text: string }[] }).content[0]!.text).to.equal("one/true");
+    const results = h
+      .ofType("message_end")
+      .map((e) => e.message as { role: string })
+      .filter((m) => m.role === "toolResult");
+    expect(results).to.have.length(1);
+  });
+
+  it("records sendMessage, appendEntry and session name changes", async () => {
+    let api: ExtensionAPI | undefined;
+    const h = await harness.open({
+      steps: [{ text: "ok", expect: { lastUserTextContains: "note for the model" } }],
+      extensions: [
+        (kc) => {
+          api = kc;
+        },
+      ],
+    });
+    api!.sendMessage({ customType: "note", content: "note for the model" }, { triggerTurn: true });
+    await h.handle.agent.waitForIdle();
+    await new Promise((r) => setTimeout(r, 20));
+    await h.handle.agent.waitForIdle();
+    api!.appendEntry("bookmark", { at: 1 });
+    api!.setSessionName("Investigation");
+    await new Promise((r) => setImmediate(r));
+    expect(h.ofType("entry_appended")[0]!.entry).to.deep.include({ type: "custom", customType: "bookmark" });
+    expect(h.ofType("session_info_changed")[0]).to.deep.equal({
+      type: "session_info_changed",
+      name: "Investigation",
+    });
+    expect(api!.getSessionName()).to.equal("Investigation");
+    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
+  });
+
+  it("emits thinking_level_changed and records the change", async () => {
+    const h = await harness.open({ steps: [] });
+    h.handle.agent.setThinkingLevel(undefined, "high");
+    await new Promise((r) => setImmediate(r));
+    expect(h.ofType("thinking_level_changed")).to.deep.equal([
+      { type: "thinking_level_changed", level: "high" },
+    ]);
+    expect(h.handle.sessionManager.buildContext().thinkingLevel).to.equal("high");
+  });
+
+  it("refuses to prompt after an extension refused the session", async () => {
+    const { ExtensionStartupError } = await import("../../../kernel/index.js");
+    const h = await harness.open({
+      steps: [{ text: "never" }],
+      extensions: [
+        (kc) => {
+          kc.on("session_start", () => {
+            throw new ExtensionStartupError("not here");
+          });
+        },
+      ],
+    });
+    let error: unknown;
+    await h.handle.prompt("x").catch((e: unknown) => {
+      error = e;
+    });
+    expect((error as { code?: string }).code).to.equal("KC_ERR_STARTUP_FAILED");
+  });
+});

@@ -1,0 +1,179 @@
+import { join } from "node:path";
+import { expect } from "chai";
+import type { SystemPromptOptions } from "../../../kernel/api/events.js";
+import {
+  BASE_PROMPT,
+  buildSystemPrompt,
+  defaultSystemPromptOptions,
+  GENERAL_GUIDELINES,
+  loadSystemPromptFiles,
+  type PromptTool,
+  renderSystemPrompt,
+} from "../../../plugins/resources/system-prompt.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const tools: PromptTool[] = [
+  {
+    name: "read",
+    promptSnippet: "Read a file",
+    promptGuidelines: ["Read before you edit.", "Prefer read over cat."],
+  },
+  { name: "bash", promptSnippet: "Run a shell command", promptGuidelines: ["Read before you edit."] },
+  { name: "secret" },
+];
+const contextFiles = [
+  { path: "/home/u/.knightcode/agent/AGENTS.md", content: "Personal rules.\n" },
+  { path: "/repo/AGENTS.md", content: "Use pnpm." },
+];
+const date = new Date(2031, 4, 6, 12, 0, 0);
+
+describe("plugins/resources system prompt", () => {
+  const tmp = useTempDir("kc-prompt-");
+
+  it("builds the sections in order with tools, de-duplicated guidelines, context and environment", () => {
+    const options = defaultSystemPromptOptions({ cwd: "/repo", tools, contextFiles, date });
+    expect(options.sections.map((s) => s.id)).to.deep.equal([
+      "base",
+      "tools",
+      "guidelines",
+      "context",
+      "environment",
+    ]);
+    expect(options.tools).to.deep.equal(["read", "bash", "secret"]);
+    expect(options.guidelines).to.deep.equal([
+      "Read before you edit.",
+      "Prefer read over cat.",
+      ...GENERAL_GUIDELINES,
+    ]);
+    const text = Object.fromEntries(options.sections.map((s) => [s.id, s.text]));
+    expect(text.base).to.equal(BASE_PROMPT);
+    expect(text.base).to.contain("KnightCode");
+    expect(text.tools).to.equal("Available tools:\n- read: Read a file\n- bash: Run a shell command");
+    expect(text.guidelines!.split("\n")[0]).to.equal("Guidelines:");
+    expect(text.guidelines).to.contain("- Read before you edit.\n- Prefer read over cat.\n");
+    expect(text.guidelines!.match(/Read before you edit/g)).to.have.length(1);
+    expect(text.context).to.equal(
+      "# Project context\n\n" +
+        "Instructions from context files; later files are more specific and take precedence.\n\n" +
+        "## /home/u/.knightcode/agent/AGENTS.md\n\nPersonal rules.\n\n" +
+        "## /repo/AGENTS.md\n\nUse pnpm.",
+    );
+    expect(text.environment).to.equal("Current date: 2031-05-06\nCurrent working directory: /repo");
+  });
+
+  it("renders non-empty sections joined by blank lines", () => {
+    const options = defaultSystemPromptOptions({
+      cwd: "/repo",
+      tools: [{ name: "x" }],
+      contextFiles: [],
+      date,
+    });
+    expect(options.sections.find((s) => s.id === "tools")!.text).to.equal("");
+    expect(options.sections.find((s) => s.id === "context")!.text).to.equal("");
+    const rendered = renderSystemPrompt(options);
+    const parts = rendered.split("\n\n");
+    expect(parts[0]).to.equal(BASE_PROMPT.split("\n\n")[0]);
+    expect(rendered).to.not.contain("Available tools");
+    expect(rendered).to.not.contain("Project context");
+    expect(rendered).to.not.match(/\n\n\n/);
+    expect(rendered.endsWith("Current working directory: /repo")).to.equal(true);
+    expect(
+      renderSystemPrompt({
+        sections: [
+          { id: "a", text: "  one \n" },
+          { id: "b", text: " \n " },
+          { id: "c", text: "two" },
+        ],
+        tools: [],
+        guidelines: [],
+      }),
+    ).to.equal("one\n\ntwo");
+  });
+
+  it("lets extensions edit sections by id", () => {
+    const options = defaultSystemPromptOptions({ cwd: "/repo", tools, contextFiles, date });
+    const original = structuredClone(options);
+    options.sections = options.sections.filter((s) => s.id !== "environment");
+    options.sections.find((s) => s.id === "base")!.text = "You are a pirate.";
+    options.sections.splice(1, 0, { id: "my-ext", text: "Extra rule." });
+    const prompt = buildSystemPrompt(options, { tools, original });
+    expect(prompt.startsWith("You are a pirate.\n\nExtra rule.\n\nAvailable tools:")).to.equal(true);
+    expect(prompt).to.not.contain("Current date");
+  });
+
+  it("carries changes of the tools and guidelines arrays into their sections unless the text was edited", () => {
+    const catalog: PromptTool[] = [
+      ...tools,
+      { name: "grep", promptSnippet: "Search", promptGuidelines: ["Use grep."] },
+    ];
+    const active = tools.slice(0, 2);
+    const base = () => defaultSystemPromptOptions({ cwd: "/repo", tools: active, contextFiles: [], date });
+
+    // Selected tools changed: the tool list and the tool-derived guidelines follow; general ones stay.
+    const selected = base();
+    const original = structuredClone(selected);
+    selected.tools = ["bash", "grep"];
+    const prompt = buildSystemPrompt(selected, { tools: catalog, original });
+    expect(prompt).to.contain("Available tools:\n- bash: Run a shell command\n- grep: Search\n");
+    expect(prompt).to.contain("- Read before you edit.\n- Use grep.\n");
+    expect(prompt).to.not.contain("Prefer read over cat.");
+    expect(prompt).to.contain(GENERAL_GUIDELINES[0]!);
+
+    // A guideline pushed by an extension.
+    const pushed = base();
+    const original2 = structuredClone(pushed);
+    pushed.guidelines.push("Always answer in French.");
+    expect(buildSystemPrompt(pushed, { tools: catalog, original: original2 })).to.contain(
+      "- Always answer in French.",
+    );
+
+    // An edited section text wins over the arrays.
+    const edited = base();
+    const original3 = structuredClone(edited);
+    edited.tools = ["grep"];
+    edited.sections.find((s) => s.id === "tools")!.text = "Tools: whatever I say.";
+    const editedPrompt = buildSystemPrompt(edited, { tools: catalog, original: original3 });
+    expect(editedPrompt).to.contain("Tools: whatever I say.");
+    expect(editedPrompt).to.not.contain("- grep: Search");
+
+    // Without the original, the sections are rendered as they are.
+    const plain = base();
+    plain.guidelines.push("Ignored without original.");
+    expect(buildSystemPrompt(plain)).to.equal(renderSystemPrompt(plain));
+    expect(buildSystemPrompt(plain)).to.not.contain("Ignored without original.");
+  });
+
+  it("uses SYSTEM.md as the base (no tools or guidelines sections) and APPEND_SYSTEM.md as the last section", () => {
+    const options: SystemPromptOptions = defaultSystemPromptOptions({
+      cwd: "/repo",
+      tools,
+      contextFiles,
+      date,
+      customPrompt: "Custom base.",
+      appendPrompt: "Appended.",
+    });
+    expect(options.sections.map((s) => s.id)).to.deep.equal(["base", "context", "environment", "append"]);
+    const prompt = renderSystemPrompt(options);
+    expect(prompt.startsWith("Custom base.\n\n# Project context")).to.equal(true);
+    expect(prompt.endsWith("Current working directory: /repo\n\nAppended.")).to.equal(true);
+  });
+
+  it("loads SYSTEM.md and APPEND_SYSTEM.md from a trusted project, else from the agent dir", async () => {
+    const agentDir = join(tmp.path, "agent");
+    const cwd = join(tmp.path, "repo");
+    tmp.write("agent/SYSTEM.md", "personal system");
+    tmp.write("agent/APPEND_SYSTEM.md", "personal append");
+    tmp.write("repo/.knightcode/SYSTEM.md", "project system");
+    expect(await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: true })).to.deep.equal({
+      customPrompt: "project system",
+      appendPrompt: "personal append",
+    });
+    expect(await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: false })).to.deep.equal({
+      customPrompt: "personal system",
+      appendPrompt: "personal append",
+    });
+    expect(
+      await loadSystemPromptFiles({ cwd, agentDir: join(tmp.path, "none"), projectTrusted: false }),
+    ).to.deep.equal({});
+  });
+});
