@@ -189,7 +189,8 @@ export interface ExtensionAPI {
   readonly extension: ExtensionInfo;
   readonly events: ExtensionEventBus;
 
-  on<K extends ExtensionEventName>(event: K, handler: ExtensionHandler<K>): Unsubscribe;
+  /** Subscribes to an event (one overload per event, so handler results are checked against that event). */
+  on: OnEvent;
 
   registerTool<TParams extends TSchema, TDetails>(tool: ToolDefinition<TParams, TDetails>): void;
   registerToolRenderer(resolver: ToolRendererResolver): void;
@@ -230,6 +231,13 @@ export interface ExtensionAPI {
   setThinkingLevel(level: ThinkingLevel): void;
   getSettings(): Record<string, unknown>;
 }
+
+type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void ? I : never;
+
+/** `knightcode.on`: an overload per event, generated from the event map. */
+export type OnEvent = UnionToIntersection<
+  { [K in ExtensionEventName]: (event: K, handler: ExtensionHandler<K>) => Unsubscribe }[ExtensionEventName]
+>;
 
 /** The default export of an extension module. */
 export type ExtensionFactory = (knightcode: ExtensionAPI) => void | Promise<void>;

@@ -27,7 +27,7 @@ import {
   type ToolResultMessage,
   type UserMessage,
 } from "../../kernel/index.js";
-import type { ModelService } from "../model-registry/model-service.js";
+import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { messageText, toLlmMessages } from "./convert.js";
 import type { SessionLog } from "./session-log.js";
@@ -315,7 +315,8 @@ export class AgentSession {
     start: { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage },
   ): Promise<void> {
     const model = this.model;
-    if (!model) throw new KernelError("KC_ERR_NO_MODEL", "No model is selected for this session.");
+    if (!model)
+      throw new KernelError("KC_ERR_NO_MODEL", `No model is selected for this session. ${NO_MODEL_HELP}`);
     this.busy = true;
     this.controller = new AbortController();
     const signal = this.controller.signal;

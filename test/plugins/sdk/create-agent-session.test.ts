@@ -1,0 +1,339 @@
+/** The SDK composition: trust and project resources, extension origins and order, sessions on disk, replacement. */
+
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { createScriptedProvider } from "../../../builtin-extensions/scripted-provider/index.js";
+import type {
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  Kernel,
+} from "../../../kernel/index.js";
+import {
+  type AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../plugins/sdk/create-agent-session.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+/** An extension file that records its origin order through a global list. */
+const recorder = (name: string) => `
+export default function (kc: any) {
+  (globalThis as any).__kcOrder.push(${JSON.stringify(name)});
+  kc.registerCommand(${JSON.stringify(name)}, { handler() {} });
+}
+`;
+
+describe("createAgentSession", () => {
+  const tmp = useTempDir("kc-sdk-");
+  let kernel: Kernel;
+  const handles: AgentSessionHandle[] = [];
+  let warnings: string[];
+  const g = globalThis as unknown as { __kcOrder: string[] };
+
+  beforeEach(async () => {
+    g.__kcOrder = [];
+    warnings = [];
+    kernel = await createStandardKernel({ agentDir: join(tmp.path, "agent"), cacheDir: false });
+  });
+
+  afterEach(async () => {
+    for (const handle of handles.splice(0)) await handle.dispose();
+    await kernel.dispose();
+  });
+
+  const project = () => join(tmp.path, "project");
+  const agentDir = () => join(tmp.path, "agent");
+
+  async function open(options: CreateAgentSessionOptions = {}): Promise<AgentSessionHandle> {
+    const handle = await createAgentSession({
+      cwd: project(),
+      agentDir: agentDir(),
+      kernel,
+      warn: (message) => warnings.push(message),
+      session: { inMemory: true },
+      ...options,
+    });
+    handles.push(handle);
+    return handle;
+  }
+
+  function layout(): void {
+    tmp.write("project/.knightcode/extensions/project-ext.ts", recorder("project"));
+    tmp.write("project/.knightcode/settings.json", JSON.stringify({ fromProject: true }));
+    tmp.write("agent/extensions/personal-ext.ts", recorder("personal"));
+    tmp.write("cli-ext.ts", recorder("cli"));
+  }
+
+  const commands = (handle: AgentSessionHandle) =>
+    (handle.runtime.scope.resolve({ id: "core.commands" } as never) as { getCommands(): { name: string }[] })
+      .getCommands()
+      .map((c) => c.name);
+
+  it("does not load an untrusted project's extensions or settings, and says so once", async () => {
+    layout();
+    const handle = await open({ extensions: [join(tmp.path, "cli-ext.ts")] });
+    expect(g.__kcOrder).to.deep.equal(["personal", "cli"]);
+    expect(commands(handle)).to.not.include("project");
+    expect(handle.settings.get("fromProject")).to.equal(undefined);
+    expect(handle.projectTrusted).to.equal(false);
+    const notices = warnings.filter((w) => w.includes("not trusted"));
+    expect(notices).to.have.length(1);
+    expect(notices[0]).to.contain(join(project(), ".knightcode"));
+  });
+
+  it("loads a trusted project's resources, with handlers in load order: built-in, personal, project, CLI", async () => {
+    layout();
+    const handle = await open({ approve: true, extensions: [join(tmp.path, "cli-ext.ts")] });
+    expect(g.__kcOrder).to.deep.equal(["personal", "cli", "project"]);
+    expect(handle.runtime.extensionInfos.map((i) => i.origin)).to.deep.equal([
+      "builtin",
+      "user",
+      "project",
+      "cli",
+    ]);
+    expect(handle.settings.get("fromProject")).to.equal(true);
+    expect(handle.projectTrusted).to.equal(true);
+  });
+
+  it("lets a personal or CLI extension decide project trust through project_trust", async () => {
+    layout();
+    const handle = await open({
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("project_trust", (event) => ({ trusted: event.cwd === project() ? "yes" : "no" }));
+        },
+      ],
+    });
+    expect(handle.projectTrusted).to.equal(true);
+    expect(commands(handle)).to.include("project");
+  });
+
+  it("uses a saved trust decision for the project or an ancestor", async () => {
+    layout();
+    tmp.write(
+      "agent/trust.json",
+      JSON.stringify({
+        version: 1,
+        decisions: { [tmp.path]: { trusted: true, at: new Date().toISOString() } },
+      }),
+    );
+    const handle = await open();
+    expect(handle.projectTrusted).to.equal(true);
+  });
+
+  it("disables a built-in extension listed as -builtin:<name> in settings", async () => {
+    tmp.write("agent/settings.json", JSON.stringify({ extensions: ["-builtin:scripted"] }));
+    const handle = await open();
+    expect(handle.runtime.extensionInfos.map((i) => i.id)).to.not.include("builtin:scripted");
+    expect(handle.models.getAvailable().map((m) => m.provider)).to.not.include("scripted");
+  });
+
+  it("says how to configure a model when none is selected", async () => {
+    const handle = await open();
+    let error: unknown;
+    await handle.prompt("hi").catch((e: unknown) => {
+      error = e;
+    });
+    expect(String(error)).to.contain("No model is selected");
+    expect(String(error)).to.contain("--provider scripted --script");
+    let resolveError: unknown;
+    try {
+      handle.models.resolveModel({});
+    } catch (e) {
+      resolveError = e;
+    }
+    expect(String(resolveError)).to.contain("--provider scripted --script");
+  });
+
+  it("answers from a script file given with the scripted provider's own --script flag", async () => {
+    const script = tmp.write("hello.json", JSON.stringify({ steps: [{ text: "scripted hello" }] }));
+    const handle = await open({ provider: "scripted", model: "scripted", flags: { script } });
+    const texts: string[] = [];
+    handle.subscribe((e) => {
+      if (e.type === "message_end" && (e.message as { role: string }).role === "assistant") {
+        texts.push(((e.message as { content: { text: string }[] }).content[0] ?? { text: "" }).text);
+      }
+    });
+    await handle.prompt("hi");
+    expect(texts).to.deep.equal(["scripted hello"]);
+  });
+
+  it("persists the session and resumes it with its messages and model", async () => {
+    const steps = [{ text: "first answer" }, { text: "second answer", expect: { lastUserText: "again" } }];
+    const first = await open({
+      session: {},
+      provider: "scripted",
+      model: "scripted",
+      extensions: [createScriptedProvider(steps)],
+    });
+    await first.prompt("hello");
+    const file = first.sessionManager.getSessionFile()!;
+    expect(existsSync(file)).to.equal(true);
+    await first.dispose();
+    const resumed = await open({
+      session: { continue: true },
+      extensions: [createScriptedProvider(steps.slice(1))],
+    });
+    expect(resumed.sessionManager.getSessionFile()).to.equal(file);
+    expect(resumed.agent.model?.id).to.equal("scripted");
+    const roles = resumed.sessionManager.buildContext().messages.map((m) => m.role);
+    expect(roles).to.deep.equal(["user", "assistant"]);
+    await resumed.prompt("again");
+    expect(resumed.sessionManager.buildContext().messages.map((m) => m.role)).to.deep.equal([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+  });
+
+  it("keeps --no-session sessions in memory only", async () => {
+    const handle = await open({
+      session: { inMemory: true },
+      provider: "scripted",
+      model: "scripted",
+      extensions: [createScriptedProvider([{ text: "ok" }])],
+    });
+    await handle.prompt("hi");
+    expect(handle.sessionManager.getSessionFile()).to.equal(undefined);
+    expect(existsSync(join(agentDir(), "sessions"))).to.equal(false);
+  });
+
+  it("replaces the session on newSession: old ctx goes stale, reasons and previous file are reported", async () => {
+    const seen: string[] = [];
+    let oldCtx: ExtensionContext | undefined;
+    let command: ExtensionCommandContext | undefined;
+    const handle = await open({
+      session: {},
+      provider: "scripted",
+      model: "scripted",
+      extensions: [
+        createScriptedProvider([{ text: "one" }]),
+        (kc: ExtensionAPI) => {
+          kc.on("session_start", (event, ctx) => {
+            seen.push(`start:${event.reason}:${event.previousSessionFile ? "prev" : "-"}`);
+            oldCtx ??= ctx;
+          });
+          kc.on("session_shutdown", (event) => void seen.push(`shutdown:${event.reason}`));
+          kc.registerCommand("fresh", {
+            handler: async (_args, ctx) => {
+              command = ctx;
+            },
+          });
+        },
+      ],
+    });
+    await handle.prompt("hi");
+    const firstFile = handle.sessionManager.getSessionFile();
+    await handle.prompt("/fresh");
+    let replacedCwd: string | undefined;
+    const result = await command!.newSession({
+      withSession: async (ctx) => {
+        replacedCwd = ctx.cwd;
+      },
+    });
+    expect(result).to.deep.equal({ cancelled: false });
+    expect(seen).to.deep.equal(["start:startup:-", "shutdown:new", "start:new:prev"]);
+    expect(() => oldCtx!.cwd).to.throw(/reloaded, replaced or shut down/);
+    expect(replacedCwd).to.equal(project());
+    expect(handle.sessionManager.getSessionFile()).to.not.equal(firstFile);
+    expect(handle.sessionManager.buildContext().messages).to.deep.equal([]);
+  });
+
+  it("lets session_before_switch cancel a replacement", async () => {
+    const handle = await open({
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("session_before_switch", () => ({ cancel: true }));
+        },
+      ],
+    });
+    const before = handle.runtime;
+    expect(await handle.newSession()).to.deep.equal({ cancelled: true });
+    expect(handle.runtime).to.equal(before);
+  });
+
+  it("forks into a new file that names its parent, keeping the branch up to the entry", async () => {
+    const handle = await open({
+      session: {},
+      provider: "scripted",
+      model: "scripted",
+      extensions: [createScriptedProvider([{ text: "a" }, { text: "b" }])],
+    });
+    await handle.prompt("one");
+    await handle.prompt("two");
+    const firstFile = handle.sessionManager.getSessionFile()!;
+    const userTwo = handle.sessionManager
+      .getBranch()
+      .filter((e) => e.type === "message" && e.message.role === "user")[1]!;
+    await handle.fork(userTwo.id, { position: "before" });
+    expect(handle.sessionManager.getHeader().parentSession).to.equal(firstFile);
+    expect(handle.sessionManager.buildContext().messages.map((m) => m.role)).to.deep.equal([
+      "user",
+      "assistant",
+    ]);
+    const files = readdirSync(join(firstFile, ".."));
+    expect(files.filter((f) => f.endsWith(".jsonl"))).to.have.length(2);
+  });
+
+  it("navigates the tree within the same file from a command", async () => {
+    let command: ExtensionCommandContext | undefined;
+    const handle = await open({
+      provider: "scripted",
+      model: "scripted",
+      extensions: [
+        createScriptedProvider([{ text: "a" }, { text: "b" }, { text: "c" }]),
+        (kc: ExtensionAPI) => {
+          kc.registerCommand("grab", {
+            handler: async (_a, ctx) => {
+              command = ctx;
+            },
+          });
+        },
+      ],
+    });
+    await handle.prompt("one");
+    const firstAssistant = handle.sessionManager.getLeafId()!;
+    await handle.prompt("two");
+    await handle.prompt("/grab");
+    await command!.navigateTree(firstAssistant);
+    await handle.prompt("three");
+    const branch = handle.sessionManager
+      .buildContext()
+      .messages.map((m) => (m.role === "user" ? m.content : m.role));
+    expect(branch).to.deep.equal(["one", "assistant", "three", "assistant"]);
+    expect(handle.sessionManager.getChildren(firstAssistant)).to.have.length(2);
+  });
+
+  it("applies defaultTools from settings to the active set", async () => {
+    const handle = await open({
+      settings: { defaultTools: ["-two", "+three"] },
+      extensions: [
+        (kc: ExtensionAPI) => {
+          const tool = (name: string, defaultActive = true) =>
+            kc.registerTool({
+              name,
+              description: name,
+              parameters: { type: "object", properties: {} } as never,
+              defaultActive,
+              execute: async () => ({ content: [], details: undefined }),
+            });
+          tool("one");
+          tool("two");
+          tool("three", false);
+        },
+      ],
+    });
+    expect(handle.tools.getActiveTools().sort()).to.deep.equal(["one", "three"]);
+  });
+
+  it("reports a malformed settings file with its location and still starts", async () => {
+    mkdirSync(agentDir(), { recursive: true });
+    writeFileSync(join(agentDir(), "settings.json"), '{\n  "retry": {\n    "enabled": true,\n  }\n}\n');
+    await open();
+    expect(warnings.some((w) => w.includes("settings.json:4:"))).to.equal(true);
+  });
+});
