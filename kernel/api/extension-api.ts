@@ -232,7 +232,9 @@ export interface ExtensionAPI {
   getSettings(): Record<string, unknown>;
 }
 
-type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void ? I : never;
+type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void
+  ? I
+  : never;
 
 /** `knightcode.on`: an overload per event, generated from the event map. */
 export type OnEvent = UnionToIntersection<
