@@ -11,6 +11,14 @@ export {
   StaleContextError,
 } from "./kernel/index.js";
 export { addUsage, emptyUsage } from "./plugins/messages/usage.js";
+export {
+  AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+  type SessionChoice,
+  type SessionEvent,
+} from "./plugins/sdk/create-agent-session.js";
 export { VERSION } from "./plugins/sdk/version.js";
 export { defineTool } from "./plugins/tool-registry/define-tool.js";
 export { withFileMutationQueue } from "./plugins/tool-registry/file-mutation-queue.js";

@@ -367,7 +367,7 @@ export class AgentSessionHandle implements SessionReplacer {
         config.settings = full;
         projectSources = [
           ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
-          ...settingsExtensions(full, this.cwd, "project"),
+          ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
         ];
         const loaded = await kernel.loader.load(projectSources);
         await runtime.addExtensions(

@@ -119,7 +119,11 @@ function textOf(message: AssistantMessage): string {
   return message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 }
 
-async function promptWith(handle: AgentSessionHandle, model: ModelInfo | undefined, text = "hi"): Promise<void> {
+async function promptWith(
+  handle: AgentSessionHandle,
+  model: ModelInfo | undefined,
+  text = "hi",
+): Promise<void> {
   expect(model, "the model is listed").to.not.equal(undefined);
   expect(await handle.agent.setModel(undefined, model!)).to.equal(true);
   await handle.prompt(text);
@@ -132,7 +136,9 @@ describe("provider registrations", () => {
   describe("are process-wide", () => {
     it("lists a provider registered in session A in session B, which can prompt it", async () => {
       const requests: ProviderStreamRequest[] = [];
-      await sessions.open({ extensions: [providerExtension("acme", "acme", () => textProvider("from acme", requests))] });
+      await sessions.open({
+        extensions: [providerExtension("acme", "acme", () => textProvider("from acme", requests))],
+      });
       const b = await sessions.open();
 
       const listed = b.models.getAvailable().find((m) => m.provider === "acme");
@@ -206,7 +212,9 @@ describe("provider registrations", () => {
       b = await sessions.open();
       await a.reload();
       expect(runs).to.equal(2);
-      expect(seenByBDuringReload, "acme listed in B while A's extension re-registers it").to.not.equal(undefined);
+      expect(seenByBDuringReload, "acme listed in B while A's extension re-registers it").to.not.equal(
+        undefined,
+      );
     });
 
     it("drops the provider when the last session that registered it is disposed", async () => {
@@ -300,6 +308,20 @@ describe("provider registrations", () => {
       expect(textOf(lastAssistant(a))).to.equal("replaced");
     });
 
+    // BUG: same root cause (provider-store.ts:19-20): registrations of one name are last-wins with no precedence,
+    // so when another session starts, its builtin:scripted registration overwrites the replacement a user extension
+    // of session A made, and A's requests go to the built-in again (here: "has no script").
+    it.skip("keeps session A's replacement when another session that loads the built-in starts", async () => {
+      const a = await sessions.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [createScriptedProvider([{ text: "replaced" }])],
+      });
+      await sessions.open();
+      await a.prompt("hi");
+      expect(textOf(lastAssistant(a))).to.equal("replaced");
+    });
+
     // BUG: same root cause (provider-store.ts:19-20, 31-37): the replacement overwrites the built-in's entry
     // instead of shadowing it, so when the replacing session ends the built-in is gone for a session that
     // still has builtin:scripted loaded and registered.
@@ -318,8 +340,7 @@ describe("provider registrations", () => {
   describe("virtual models", () => {
     it("route session A's requests to the real model and stay invisible to session B", async () => {
       const seen: ModelInfo[] = [];
-      let a: AgentSessionHandle | undefined;
-      a = await sessions.open({
+      const a: AgentSessionHandle = await sessions.open({
         provider: "scripted",
         model: "scripted",
         extensions: [
@@ -330,7 +351,7 @@ describe("provider registrations", () => {
             },
           ] satisfies ScriptEntry[]),
           (kc) => {
-            kc.registerVirtualModel("router", { route: () => a!.models.find("scripted", "scripted")! });
+            kc.registerVirtualModel("router", { route: () => a.models.find("scripted", "scripted")! });
           },
         ],
       });
@@ -352,7 +373,9 @@ describe("provider registrations", () => {
 
       expect(b.models.find("virtual", "router")).to.equal(undefined);
       expect(b.models.getAvailable().some((m) => m.provider === "virtual")).to.equal(false);
-      const fromB = await b.models.stream({ model: router!, systemPrompt: "", messages: [], tools: [] }).result();
+      const fromB = await b.models
+        .stream({ model: router!, systemPrompt: "", messages: [], tools: [] })
+        .result();
       expect(fromB.stopReason).to.equal("error");
       expect(fromB.errorMessage).to.contain('Virtual model "router" is not registered');
     });

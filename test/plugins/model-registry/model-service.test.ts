@@ -1,0 +1,689 @@
+/**
+ * ModelService: models.json and auth.json, resolveModel, classify(), and the provider hooks wired to the bus.
+ * Uses real temp agent dirs; some tests build the service directly over a ProviderStore and a real HookBus.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import {
+  codeSteps,
+  createScriptedProvider,
+  type ScriptEntry,
+  scriptedProviderConfig,
+} from "../../../builtin-extensions/scripted-provider/index.js";
+import {
+  type AssistantMessage,
+  type AssistantMessageStream,
+  type ExtensionContext,
+  type ExtensionInfo,
+  HookBus,
+  type Kernel,
+  type ProviderConfig,
+  type ProviderStreamRequest,
+} from "../../../kernel/index.js";
+import { emptyUsage } from "../../../plugins/messages/usage.js";
+import { ModelService, NO_MODEL_HELP } from "../../../plugins/model-registry/model-service.js";
+import { ProviderStore } from "../../../plugins/model-registry/provider-store.js";
+import {
+  type AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../plugins/sdk/create-agent-session.js";
+import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
+
+const LOCAL_MODELS_JSON = {
+  providers: {
+    local: {
+      baseUrl: "http://127.0.0.1:1/v1",
+      api: "scripted",
+      apiKey: "LOCAL_KEY",
+      models: [{ id: "m1", contextWindow: 1000, maxTokens: 100 }, { id: "m2" }],
+    },
+  },
+};
+
+const testOwner: ExtensionInfo = { id: "sdk:test", origin: "sdk", order: 0 };
+
+/** A temp dir with an agent dir inside; sessions opened through it share one kernel and are disposed after. */
+function useAgentDir(): {
+  readonly dir: string;
+  readonly agentDir: string;
+  readonly warnings: string[];
+  write(name: string, content: unknown): string;
+  open(options?: Partial<CreateAgentSessionOptions>): Promise<AgentSessionHandle>;
+  /** A ModelService built directly over a fresh store and a real bus. */
+  service(options?: { env?: NodeJS.ProcessEnv }): {
+    models: ModelService;
+    store: ProviderStore;
+    bus: HookBus;
+  };
+} {
+  let dir = "";
+  let kernel: Kernel | undefined;
+  const handles: AgentSessionHandle[] = [];
+  const warnings: string[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "kc-models-"));
+    mkdirSync(join(dir, "agent"), { recursive: true });
+  });
+  afterEach(async () => {
+    for (const handle of handles.splice(0)) await handle.dispose();
+    await kernel?.dispose();
+    kernel = undefined;
+    warnings.length = 0;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    get agentDir() {
+      return join(dir, "agent");
+    },
+    warnings,
+    write(name, content) {
+      const file = join(dir, "agent", name);
+      writeFileSync(file, typeof content === "string" ? content : JSON.stringify(content, null, 2));
+      return file;
+    },
+    async open(options = {}) {
+      kernel ??= await createStandardKernel({ agentDir: join(dir, "agent"), cacheDir: false });
+      const handle = await createAgentSession({
+        cwd: dir,
+        agentDir: join(dir, "agent"),
+        kernel,
+        session: { inMemory: true },
+        warn: (message) => warnings.push(message),
+        ...options,
+        settings: { retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 5 }, ...options.settings },
+      });
+      handles.push(handle);
+      return handle;
+    },
+    service(options = {}) {
+      const store = new ProviderStore();
+      const bus = new HookBus({
+        onHandlerError: (report) => warnings.push(`${report.owner.id} (${report.event}): ${report.error}`),
+      });
+      const models = new ModelService({
+        store,
+        bus,
+        context: () => ({}) as ExtensionContext,
+        agentDir: join(dir, "agent"),
+        ...(options.env ? { env: options.env } : {}),
+        warn: (message) => warnings.push(message),
+      });
+      return { models, store, bus };
+    },
+  };
+}
+
+function lastAssistant(handle: AgentSessionHandle): AssistantMessage {
+  const last = handle.sessionManager.buildContext().messages.findLast((m) => m.role === "assistant") as
+    | AssistantMessage
+    | undefined;
+  expect(last, "an assistant message was recorded").to.not.equal(undefined);
+  return last!;
+}
+
+function textOf(message: AssistantMessage): string {
+  return message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+function userMessage(text: string) {
+  return { role: "user" as const, content: text, timestamp: Date.now() };
+}
+
+/** Catches the error of a promise (or a function that throws). */
+async function failure(run: () => unknown): Promise<Error & { code?: string }> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error & { code?: string };
+  }
+  throw new Error("expected an error");
+}
+
+/**
+ * A hand-written provider that calls each hook the way a network provider would: headers, response, one
+ * streamEvent per raw event, then a text answer.
+ */
+function hookedProvider(record: {
+  headersSent?: Record<string, string>;
+  rawEvents?: unknown[];
+  streamEventCalls?: number;
+}): ProviderConfig {
+  return {
+    models: [{ id: "h1" }],
+    streamSimple(request: ProviderStreamRequest): AssistantMessageStream {
+      const run = (async (): Promise<AssistantMessage> => {
+        record.headersSent = await request.hooks.headers({
+          "content-type": "application/json",
+          "x-kept": "kept",
+          "x-changed": "old",
+          "x-removed": "gone soon",
+          "x-also-removed": "gone soon",
+        });
+        await request.hooks.response(201, { "x-request-id": "req-1", "content-type": "text/event-stream" });
+        for (const data of record.rawEvents ?? []) {
+          record.streamEventCalls = (record.streamEventCalls ?? 0) + 1;
+          await request.hooks.streamEvent(data);
+        }
+        return {
+          role: "assistant",
+          content: [{ type: "text", text: "hooked" }],
+          api: request.model.api,
+          provider: request.model.provider,
+          model: request.model.id,
+          usage: emptyUsage(),
+          stopReason: "stop",
+          timestamp: Date.now(),
+        };
+      })();
+      return {
+        async *[Symbol.asyncIterator]() {
+          const message = await run;
+          yield { type: "done", reason: "stop", message };
+        },
+        result: () => run,
+      };
+    },
+  };
+}
+
+describe("model service", () => {
+  const agent = useAgentDir();
+  ensureNoDisposablesLeaked();
+
+  describe("models.json", () => {
+    it("lists a custom provider's models with their defaults filled", () => {
+      agent.write("models.json", LOCAL_MODELS_JSON);
+      const { models } = agent.service();
+      const local = models.getAvailable().filter((m) => m.provider === "local");
+      expect(local).to.deep.equal([
+        {
+          provider: "local",
+          id: "m1",
+          api: "scripted",
+          contextWindow: 1000,
+          maxTokens: 100,
+          reasoning: false,
+        },
+        {
+          provider: "local",
+          id: "m2",
+          api: "scripted",
+          contextWindow: 128_000,
+          maxTokens: 8_192,
+          reasoning: false,
+        },
+      ]);
+      expect(agent.warnings).to.deep.equal([]);
+    });
+
+    it("serves requests with the registered provider of the api, passing baseUrl and the env key", async () => {
+      agent.write("models.json", LOCAL_MODELS_JSON);
+      const seen: ProviderStreamRequest[] = [];
+      const step = (request: ProviderStreamRequest) => {
+        seen.push(request);
+        return { text: `served ${request.model.provider}/${request.model.id}` };
+      };
+      for (const [env, expectedKey] of [
+        [{ LOCAL_KEY: "key-from-env" }, "key-from-env"],
+        [{}, undefined],
+      ] as const) {
+        const { models, store } = agent.service({ env });
+        const registration = store.register(
+          "scripted",
+          scriptedProviderConfig(codeSteps([step])),
+          testOwner,
+          {},
+        );
+        const result = await models
+          .stream({
+            model: models.find("local", "m1")!,
+            systemPrompt: "",
+            messages: [userMessage("hi")],
+            tools: [],
+          })
+          .result();
+        registration.dispose();
+        expect(result.stopReason, result.errorMessage).to.equal("stop");
+        expect(textOf(result)).to.equal("served local/m1");
+        const request = seen.at(-1)!;
+        expect(request.baseUrl).to.equal("http://127.0.0.1:1/v1");
+        expect(request.apiKey).to.equal(expectedKey);
+        expect(request.model).to.include({ provider: "local", id: "m1", api: "scripted" });
+      }
+      expect(seen).to.have.length(2);
+    });
+
+    it("runs a session prompt on a models.json model through the scripted api", async () => {
+      agent.write("models.json", LOCAL_MODELS_JSON);
+      const saved = process.env.LOCAL_KEY;
+      delete process.env.LOCAL_KEY;
+      try {
+        const seen: ProviderStreamRequest[] = [];
+        const h = await agent.open({
+          provider: "local",
+          model: "m1",
+          extensions: [
+            createScriptedProvider([
+              (request: ProviderStreamRequest) => {
+                seen.push(request);
+                return { text: "local answer" };
+              },
+            ] satisfies ScriptEntry[]),
+          ],
+        });
+        expect(h.agent.model).to.include({ provider: "local", id: "m1" });
+        await h.prompt("hi");
+        expect(textOf(lastAssistant(h))).to.equal("local answer");
+        expect(seen).to.have.length(1);
+        expect(seen[0]!.baseUrl).to.equal("http://127.0.0.1:1/v1");
+        expect(seen[0]!).to.not.have.property("apiKey");
+      } finally {
+        if (saved === undefined) delete process.env.LOCAL_KEY;
+        else process.env.LOCAL_KEY = saved;
+      }
+    });
+
+    it("warns with line:column about a malformed file and still starts the session", async () => {
+      const file = agent.write(
+        "models.json",
+        '{\n  "providers": {\n    "local": { "api": "scripted", "models": [{ "id": "m1" }] },\n  }\n}\n',
+      );
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [createScriptedProvider([{ text: "still works" }])],
+      });
+      const warning = agent.warnings.find((w) => w.includes("models.json"));
+      expect(warning, agent.warnings.join("\n")).to.not.equal(undefined);
+      expect(warning).to.contain(`${file}:4:3`);
+      expect(h.models.getAvailable().some((m) => m.provider === "local")).to.equal(false);
+      await h.prompt("hi");
+      expect(textOf(lastAssistant(h))).to.equal("still works");
+    });
+
+    // BUG: plugins/model-registry/json-location.ts:3 finds the location only in messages that say "position N".
+    // On Node 20 (package.json engines: >=20.19) JSON.parse reports an unexpected token without a position, e.g.
+    // `Unexpected token '/', "{\n  // my m"... is not valid JSON`, so a models.json with a comment or an
+    // unquoted value gets a warning without line:column.
+    it.skip("gives line:column for an unexpected token (a comment) in models.json too", () => {
+      const file = agent.write("models.json", '{\n  // my models\n  "providers": {}\n}\n');
+      agent.service();
+      expect(agent.warnings).to.have.length(1);
+      expect(agent.warnings[0]).to.contain(`${file}:2:3`);
+    });
+
+    it("warns about a file that does not match the schema, naming the path, and ignores it", () => {
+      agent.write("models.json", { providers: { local: { api: "scripted", models: [{ id: "" }] } } });
+      const { models } = agent.service();
+      expect(agent.warnings).to.have.length(1);
+      expect(agent.warnings[0])
+        .to.contain("/providers/local/models/0/id")
+        .and.contain("the file was ignored");
+      expect(models.getAvailable()).to.deep.equal([]);
+    });
+
+    it("prefers the key in auth.json over the environment variable", async () => {
+      agent.write("models.json", LOCAL_MODELS_JSON);
+      agent.write("auth.json", { local: { key: "k-123" } });
+      const seen: ProviderStreamRequest[] = [];
+      const { models, store } = agent.service({ env: { LOCAL_KEY: "key-from-env" } });
+      const registration = store.register(
+        "scripted",
+        scriptedProviderConfig(
+          codeSteps([
+            (request: ProviderStreamRequest) => {
+              seen.push(request);
+              return { text: "ok" };
+            },
+          ]),
+        ),
+        testOwner,
+        {},
+      );
+      expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("k-123");
+      await models
+        .stream({
+          model: models.find("local", "m1")!,
+          systemPrompt: "",
+          messages: [userMessage("hi")],
+          tools: [],
+        })
+        .result();
+      registration.dispose();
+      expect(seen[0]!.apiKey).to.equal("k-123");
+      // Other providers still resolve from the environment, and a literal key is passed as it is.
+      expect(models.resolveApiKey("other", "LOCAL_KEY")).to.equal("key-from-env");
+      expect(models.resolveApiKey("other", "sk-literal-key")).to.equal("sk-literal-key");
+    });
+
+    it("warns about a malformed auth.json and falls back to the environment", () => {
+      agent.write("auth.json", "{ not json");
+      const { models } = agent.service({ env: { LOCAL_KEY: "key-from-env" } });
+      expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("key-from-env");
+      expect(agent.warnings.some((w) => w.includes("auth.json is not valid JSON"))).to.equal(true);
+    });
+  });
+
+  describe("resolveModel", () => {
+    function withScripted() {
+      agent.write("models.json", LOCAL_MODELS_JSON);
+      const service = agent.service();
+      const registration = service.store.register(
+        "scripted",
+        scriptedProviderConfig(codeSteps([])),
+        testOwner,
+        {},
+      );
+      afterEach(() => registration.dispose());
+      return service.models;
+    }
+
+    it("accepts provider/model in the model field", () => {
+      const models = withScripted();
+      expect(models.resolveModel({ model: "scripted/scripted" })).to.include({
+        provider: "scripted",
+        id: "scripted",
+      });
+      expect(models.resolveModel({ model: "local/m2" })).to.include({ provider: "local", id: "m2" });
+      expect(models.resolveModel({ provider: "local", model: "m1" })).to.include({
+        provider: "local",
+        id: "m1",
+      });
+      expect(models.resolveModel({ provider: "local" })).to.include({ provider: "local", id: "m1" });
+    });
+
+    it("names the known providers and how to configure a model for an unknown provider", async () => {
+      const models = withScripted();
+      const error = await failure(() => models.resolveModel({ model: "nope/m1" }));
+      expect(error.code).to.equal("KC_ERR_NO_MODEL");
+      expect(error.message).to.contain('Unknown provider "nope"');
+      expect(error.message)
+        .to.match(/known: .*local/)
+        .and.match(/known: .*scripted/);
+      expect(error.message).to.contain("models.json").and.contain("--provider scripted");
+    });
+
+    it("lists the provider's models for an unknown model", async () => {
+      const models = withScripted();
+      const error = await failure(() => models.resolveModel({ provider: "local", model: "m9" }));
+      expect(error.code).to.equal("KC_ERR_NO_MODEL");
+      expect(error.message).to.contain('Unknown model "m9"').and.contain("local/m1, local/m2");
+    });
+
+    it("explains how to get a model when neither provider nor model is given", async () => {
+      const models = withScripted();
+      const error = await failure(() => models.resolveModel({}));
+      expect(error.code).to.equal("KC_ERR_NO_MODEL");
+      expect(error.message).to.equal(NO_MODEL_HELP);
+      expect(NO_MODEL_HELP).to.contain("scripted provider").and.contain("--script");
+    });
+
+    it("fails createAgentSession with the unknown-provider message", async () => {
+      const error = await failure(() => agent.open({ provider: "nope" }));
+      expect(error.message).to.contain('Unknown provider "nope"').and.contain("scripted");
+    });
+  });
+
+  describe("classify()", () => {
+    const labels = ["safe", "unsafe"];
+
+    it("answers with the label the model picked through a forced tool call at temperature 0", async () => {
+      const seen: ProviderStreamRequest[] = [];
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [
+          createScriptedProvider([
+            (request: ProviderStreamRequest) => {
+              seen.push(request);
+              return { toolCalls: [{ name: "classify", arguments: { label: "safe" } }] };
+            },
+          ] satisfies ScriptEntry[]),
+        ],
+      });
+      const answer = await h.models.runtime().classify({ prompt: "Is `ls` safe?", labels });
+      expect(answer.label).to.equal("safe");
+      expect(answer.usage).to.have.property("totalTokens");
+      expect(seen).to.have.length(1);
+      const request = seen[0]!;
+      expect(request.toolChoice).to.deep.equal({ name: "classify" });
+      expect(request.temperature).to.equal(0);
+      expect(request.model).to.include({ provider: "scripted", id: "scripted" });
+      expect(request.tools.map((t) => t.name)).to.deep.equal(["classify"]);
+      const schema = request.tools[0]!.parameters as {
+        properties: { label: { type: string; enum: string[] } };
+      };
+      expect(schema.properties.label.enum).to.deep.equal(labels);
+      expect(schema.properties.label.type).to.equal("string");
+      expect((request.messages[0] as { content: string }).content).to.equal("Is `ls` safe?");
+    });
+
+    it("throws an error naming an answer that is not one of the labels, and the labels", async () => {
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [
+          createScriptedProvider([{ toolCalls: [{ name: "classify", arguments: { label: "maybe" } }] }]),
+        ],
+      });
+      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      expect(error.code).to.equal("KC_ERR_CLASSIFY");
+      expect(error.message).to.contain('"maybe"').and.contain("safe, unsafe");
+    });
+
+    it("throws when the model answers without the classify call", async () => {
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [createScriptedProvider([{ text: "I think it is safe" }])],
+      });
+      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      expect(error.code).to.equal("KC_ERR_CLASSIFY");
+      expect(error.message).to.contain("null").and.contain("safe, unsafe");
+    });
+
+    it("throws when the provider fails", async () => {
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [createScriptedProvider([{ error: { kind: "overloaded", message: "529 overloaded" } }])],
+      });
+      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      expect(error.code).to.equal("KC_ERR_CLASSIFY");
+      expect(error.message).to.contain("529 overloaded");
+    });
+
+    it("throws for fewer than two labels without asking the model", async () => {
+      let requests = 0;
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [
+          createScriptedProvider(() => {
+            requests++;
+            return [];
+          }),
+        ],
+      });
+      for (const few of [["safe"], []]) {
+        const error = await failure(() => h.models.classify({ prompt: "x", labels: few }));
+        expect(error.code).to.equal("KC_ERR_CLASSIFY");
+        expect(error.message).to.contain("at least two labels");
+      }
+      expect(requests).to.equal(0);
+    });
+
+    it("offers the session's current model as a classifier", async () => {
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [createScriptedProvider([])],
+      });
+      expect(h.models.getAvailableClassifiers()).to.deep.include({ provider: "scripted", model: "scripted" });
+      expect(h.models.runtime().getAvailableClassifiers()).to.deep.include({
+        provider: "scripted",
+        model: "scripted",
+      });
+    });
+
+    it("throws when no classifier model is available", async () => {
+      const { models } = agent.service();
+      expect(models.getAvailableClassifiers()).to.deep.equal([]);
+      const error = await failure(() => models.classify({ prompt: "x", labels }));
+      expect(error.code).to.equal("KC_ERR_CLASSIFY");
+      expect(error.message).to.contain("No classifier model is available");
+    });
+  });
+
+  describe("provider hooks", () => {
+    it("lets before_provider_headers handlers add, change and delete headers; the provider gets the result", async () => {
+      const record: Parameters<typeof hookedProvider>[0] = {};
+      const seenByHandler: Record<string, unknown>[] = [];
+      const h = await agent.open({
+        extensions: [
+          (kc) => kc.registerProvider("hooked", hookedProvider(record)),
+          (kc) => {
+            kc.on("before_provider_headers", (event) => {
+              seenByHandler.push({ ...event, headers: { ...event.headers } });
+              event.headers["x-added"] = "added in place";
+              event.headers["x-changed"] = "new";
+              event.headers["x-removed"] = null;
+            });
+          },
+          (kc) => {
+            kc.on("before_provider_headers", (event) => ({
+              ...event.headers,
+              "x-returned": "returned",
+              "x-also-removed": null,
+            }));
+          },
+        ],
+      });
+      await h.agent.setModel(undefined, h.models.find("hooked", "h1")!);
+      await h.prompt("hi");
+      expect(textOf(lastAssistant(h))).to.equal("hooked");
+      expect(seenByHandler[0]).to.deep.include({ provider: "hooked", api: "hooked", model: "h1" });
+      expect(record.headersSent).to.deep.equal({
+        "content-type": "application/json",
+        "x-kept": "kept",
+        "x-changed": "new",
+        "x-added": "added in place",
+        "x-returned": "returned",
+      });
+      expect(agent.warnings).to.deep.equal([]);
+    });
+
+    it("gives after_provider_response the status and headers", async () => {
+      const responses: unknown[] = [];
+      const h = await agent.open({
+        extensions: [
+          (kc) => kc.registerProvider("hooked", hookedProvider({})),
+          (kc) => {
+            kc.on("after_provider_response", (event) => {
+              responses.push(event);
+            });
+          },
+        ],
+      });
+      await h.agent.setModel(undefined, h.models.find("hooked", "h1")!);
+      await h.prompt("hi");
+      expect(responses).to.deep.equal([
+        {
+          provider: "hooked",
+          api: "hooked",
+          model: "h1",
+          status: 201,
+          headers: { "x-request-id": "req-1", "content-type": "text/event-stream" },
+        },
+      ]);
+    });
+
+    it("dispatches provider_stream_event for each raw event only while someone listens", async () => {
+      const rawEvents = [{ type: "a" }, { type: "b", n: 1 }, { type: "c" }];
+      const { models, store, bus } = agent.service();
+      const record: Parameters<typeof hookedProvider>[0] = { rawEvents };
+      const registration = store.register("hooked", hookedProvider(record), testOwner, {});
+      let dispatches = 0;
+      const emit = bus.emit.bind(bus);
+      bus.emit = (event: string, payload: unknown, ctx?: unknown) => {
+        if (event === "provider_stream_event") dispatches++;
+        return emit(event, payload, ctx);
+      };
+      const request = () =>
+        models
+          .stream({
+            model: models.find("hooked", "h1")!,
+            systemPrompt: "",
+            messages: [userMessage("hi")],
+            tools: [],
+          })
+          .result();
+
+      await request();
+      expect(record.streamEventCalls).to.equal(3);
+      expect(dispatches, "no dispatch without a listener").to.equal(0);
+
+      const received: unknown[] = [];
+      const off = bus.on("provider_stream_event", (event: unknown) => void received.push(event), {
+        id: "sdk:listener",
+        order: 0,
+        origin: "sdk",
+      });
+      await request();
+      expect(record.streamEventCalls).to.equal(6);
+      expect(dispatches).to.equal(3);
+      expect(received).to.deep.equal(
+        rawEvents.map((data) => ({ provider: "hooked", api: "hooked", model: "h1", data })),
+      );
+
+      off();
+      await request();
+      expect(record.streamEventCalls).to.equal(9);
+      expect(dispatches, "none after the listener left").to.equal(3);
+      registration.dispose();
+    });
+
+    it("sends every raw event of the scripted provider to a provider_stream_event listener, in order", async () => {
+      let calls = 0;
+      const received: unknown[] = [];
+      const inner = scriptedProviderConfig(codeSteps([{ text: "streamed in chunks" }]));
+      const counted: ProviderConfig = {
+        ...inner,
+        streamSimple: (request) =>
+          inner.streamSimple!({
+            ...request,
+            hooks: {
+              ...request.hooks,
+              streamEvent: (data) => {
+                calls++;
+                return request.hooks.streamEvent(data);
+              },
+            },
+          }),
+      };
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        extensions: [
+          (kc) => kc.registerProvider("scripted", counted),
+          (kc) => {
+            kc.on("provider_stream_event", (event) => void received.push(event.data));
+          },
+        ],
+      });
+      await h.prompt("hi");
+      expect(textOf(lastAssistant(h))).to.equal("streamed in chunks");
+      expect(calls).to.be.greaterThan(3);
+      expect(received).to.have.length(calls);
+      expect((received[0] as { type: string }).type).to.equal("message_start");
+      expect((received.at(-1) as { type: string }).type).to.equal("message_end");
+    });
+  });
+});
