@@ -2,9 +2,10 @@
  * Runs every benchmark in order: `npm run bench`.
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
+import { agentLoopBench } from "./agent-loop.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 
-const benchmarks: ReadonlyArray<() => Promise<void>> = [dispatchBench, sessionResumeBench];
+const benchmarks: ReadonlyArray<() => Promise<void>> = [dispatchBench, sessionResumeBench, agentLoopBench];
 
 for (const bench of benchmarks) await bench();

@@ -87,6 +87,7 @@ export class SessionRuntime {
   private readonly pendingFailures: ExtensionLoadError[] = [];
   private reportedFailures: ExtensionLoadError[] = [];
   private positions = 0;
+  private reloading: Promise<void> | undefined;
 
   constructor(private readonly options: SessionRuntimeOptions) {
     this.extensions = options.extensions;
@@ -164,11 +165,29 @@ export class SessionRuntime {
     await this.runFactories(extensions);
   }
 
+  /** While a reload runs, a promise that settles when it ends (services use it to bridge re-registration). */
+  get pendingReload(): Promise<void> | undefined {
+    return this.reloading;
+  }
+
   /** Shutdown of the extension runtime plus fresh factories; the session itself (its scope) stays. */
   async reload(): Promise<void> {
     if (this._state !== "ready") {
       throw new KernelError("KC_ERR_STATE", `Cannot reload a ${this._state} session`);
     }
+    let done: () => void = () => {};
+    this.reloading = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await this.reloadExtensions();
+    } finally {
+      this.reloading = undefined;
+      done();
+    }
+  }
+
+  private async reloadExtensions(): Promise<void> {
     this._state = "loading";
     await this.bus.emit(
       "session_shutdown",

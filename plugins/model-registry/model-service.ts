@@ -56,6 +56,8 @@ export interface ModelServiceDeps {
   classifiers?: () => ClassifierInfo[];
   currentModel?: () => ModelInfo | undefined;
   warn?(message: string): void;
+  /** The session's reload in progress, if any (registrations it drops are kept until it ends). */
+  pendingReload?(): Promise<void> | undefined;
 }
 
 export const NO_MODEL_HELP =
@@ -95,7 +97,7 @@ export class ModelService {
         `${owner.id}: provider "${name}" needs streamSimple() or the name of a wire api`,
       );
     }
-    return this.deps.store.register(name, config, owner, this.holder);
+    return this.deps.store.register(name, config, owner, this.holder, () => this.deps.pendingReload?.());
   }
 
   unregisterProvider(_owner: ExtensionInfo, name: string): void {

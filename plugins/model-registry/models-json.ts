@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { jsonErrorLocation } from "./json-location.js";
+import { lineAndColumn, parseJson } from "../settings/json-file.js";
 
 const ModelSchema = Type.Object(
   {
@@ -48,15 +48,15 @@ export function loadModelsJson(agentDir: string): { providers: ModelsJson["provi
   const path = join(agentDir, "models.json");
   if (!existsSync(path)) return { providers: {}, warnings: [] };
   const text = readFileSync(path, "utf8");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
+  const result = parseJson(text);
+  if (!result.ok) {
+    const { line, column } = lineAndColumn(text, result.offset);
     return {
       providers: {},
-      warnings: [`${path}${jsonErrorLocation(text, error)}: ${(error as Error).message}`],
+      warnings: [`${path}:${line}:${column}: invalid JSON: ${result.reason}; the file was ignored`],
     };
   }
+  const parsed = result.value;
   if (!Value.Check(ModelsJsonSchema, parsed)) {
     const first = [...Value.Errors(ModelsJsonSchema, parsed)][0];
     return {

@@ -1,7 +1,11 @@
 /**
  * Provider registrations are process-wide (the spec says so): every session of the process sees a provider any
- * session registered. A registration made by an extension lives while at least one session that registered it
- * is alive, so a reload (which registers again) never leaves a gap; `unregisterProvider` removes it for everyone.
+ * session registered, and `unregisterProvider` removes it for everyone.
+ *
+ * Each session's registration is kept separately, so sessions coming and going never take a provider away from a
+ * session that still has it registered. When several registrations of one name are alive, one from a non-built-in
+ * extension wins over a built-in's (the user's replacement), and among equals the most recent wins. A session that
+ * reloads registers again; its old registration is kept until the reload finishes, so other sessions see no gap.
  */
 import {
   type Disposable,
@@ -14,41 +18,76 @@ export interface ProviderEntry {
   name: string;
   config: ProviderConfig;
   owner: string;
-  origin: ExtensionInfo["origin"] | "models.json";
+  origin: ExtensionInfo["origin"];
+}
+
+interface Registration extends ProviderEntry {
+  holder: object;
+  seq: number;
 }
 
 export class ProviderStore {
-  private readonly entries = new Map<string, ProviderEntry & { holders: Set<object> }>();
+  private readonly registrations = new Map<string, Registration[]>();
+  private seq = 0;
   private version = 0;
 
-  register(name: string, config: ProviderConfig, owner: ExtensionInfo, holder: object): Disposable {
-    const existing = this.entries.get(name);
-    const holders = existing && existing.owner === owner.id ? existing.holders : new Set<object>();
-    holders.add(holder);
-    const entry = { name, config, owner: owner.id, origin: owner.origin, holders };
-    this.entries.set(name, entry);
+  /**
+   * @param holder identifies the registering session.
+   * @param pendingReload while the holder's session reloads, the promise of its end: removal waits for it.
+   */
+  register(
+    name: string,
+    config: ProviderConfig,
+    owner: ExtensionInfo,
+    holder: object,
+    pendingReload: () => Promise<void> | undefined = () => undefined,
+  ): Disposable {
+    const list = (this.registrations.get(name) ?? []).filter(
+      (r) => !(r.holder === holder && r.owner === owner.id),
+    );
+    const registration: Registration = {
+      name,
+      config,
+      owner: owner.id,
+      origin: owner.origin,
+      holder,
+      seq: this.seq++,
+    };
+    list.push(registration);
+    this.registrations.set(name, list);
     this.version++;
+    const remove = () => {
+      const current = this.registrations.get(name);
+      if (!current?.includes(registration)) return;
+      const rest = current.filter((r) => r !== registration);
+      if (rest.length > 0) this.registrations.set(name, rest);
+      else this.registrations.delete(name);
+      this.version++;
+    };
     return toDisposable(() => {
-      entry.holders.delete(holder);
-      if (entry.holders.size === 0 && this.entries.get(name) === entry) {
-        this.entries.delete(name);
-        this.version++;
-      }
+      const reload = pendingReload();
+      if (reload) void reload.finally(remove);
+      else remove();
     }, `${owner.id} provider ${name}`);
   }
 
   unregister(name: string): boolean {
-    const removed = this.entries.delete(name);
+    const removed = this.registrations.delete(name);
     if (removed) this.version++;
     return removed;
   }
 
   get(name: string): ProviderEntry | undefined {
-    return this.entries.get(name);
+    const list = this.registrations.get(name);
+    if (!list || list.length === 0) return undefined;
+    const preferred = list.filter((r) => r.origin !== "builtin");
+    const pool = preferred.length > 0 ? preferred : list;
+    const winner = pool.reduce((a, b) => (b.seq > a.seq ? b : a));
+    return { name, config: winner.config, owner: winner.owner, origin: winner.origin };
   }
 
   list(): ProviderEntry[] {
-    return [...this.entries.values()];
+    return [...this.registrations.keys()].map((name) => this.get(name)!);
   }
 
   /** Changes whenever a provider is added or removed (lets callers cache model lists). */
@@ -58,7 +97,7 @@ export class ProviderStore {
 
   /** A registered provider that implements a wire API, for custom providers that name only the API. */
   implementationOf(api: string): ProviderConfig["streamSimple"] | undefined {
-    for (const entry of this.entries.values()) {
+    for (const entry of this.list()) {
       if (entry.config.api === api && entry.config.streamSimple) return entry.config.streamSimple;
     }
     return undefined;

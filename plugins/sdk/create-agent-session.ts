@@ -341,44 +341,59 @@ export class AgentSessionHandle implements SessionReplacer {
     ];
     let projectSources: ExtensionSource[] = [];
 
-    const { runtime } = await kernel.createSession({
-      sources: baseSources,
-      reloadSources: () => [...baseSources, ...projectSources],
-      cwd: this.cwd,
-      mode: this.mode,
-      start,
-      values: [
-        [sdkTokens.config, config],
-        [sdkTokens.sessionLog, log],
-      ],
-      onExtensionError: (report) => this.warn(`${report.extension} (${report.event}): ${report.message}`),
-      beforeReady: async (runtime) => {
-        const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
-        config.projectTrusted = trusted;
-        if (!trusted) return;
-        const full = loadSettings({
-          agentDir: this.agentDir,
-          cwd: this.cwd,
-          projectTrusted: true,
-          overrides,
-        });
-        for (const warning of full.warnings)
-          if (!globalSettings.warnings.includes(warning)) this.warn(warning);
-        config.settings = full;
-        projectSources = [
-          ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
-          ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
-        ];
-        const loaded = await kernel.loader.load(projectSources);
-        await runtime.addExtensions(
-          loaded.extensions,
-          loaded.failures.map((f) => f.error),
-        );
-      },
-    });
+    let created: Awaited<ReturnType<Kernel["createSession"]>>;
+    try {
+      created = await kernel.createSession({
+        sources: baseSources,
+        reloadSources: () => [...baseSources, ...projectSources],
+        cwd: this.cwd,
+        mode: this.mode,
+        start,
+        values: [
+          [sdkTokens.config, config],
+          [sdkTokens.sessionLog, log],
+        ],
+        onExtensionError: (report) => this.warn(`${report.extension} (${report.event}): ${report.message}`),
+        beforeReady: async (runtime) => {
+          const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
+          config.projectTrusted = trusted;
+          if (!trusted) return;
+          const full = loadSettings({
+            agentDir: this.agentDir,
+            cwd: this.cwd,
+            projectTrusted: true,
+            overrides,
+          });
+          for (const warning of full.warnings)
+            if (!globalSettings.warnings.includes(warning)) this.warn(warning);
+          config.settings = full;
+          projectSources = [
+            ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
+            ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
+          ];
+          const loaded = await kernel.loader.load(projectSources);
+          await runtime.addExtensions(
+            loaded.extensions,
+            loaded.failures.map((f) => f.error),
+          );
+        },
+      });
+    } catch (error) {
+      log.close();
+      throw error;
+    }
+    const { runtime } = created;
     this.current = { runtime, log, config };
     this.attachListeners(runtime);
-    await this.applySelection();
+    try {
+      await this.applySelection();
+    } catch (error) {
+      // A session that cannot start leaves nothing behind: its extensions and registrations go with it.
+      this.current = undefined;
+      await runtime.shutdown({ reason: "quit" });
+      log.close();
+      throw error;
+    }
   }
 
   private extraSources(): ExtensionSource[] {

@@ -95,6 +95,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
             sessionId: () => log.getSessionId(),
             currentModel: () => (runtime.scope.resolve(sdkTokens.agent) as AgentSession).model,
             warn: (message) => config.warn(message),
+            pendingReload: () => runtime.pendingReload,
           }),
         ),
     }),

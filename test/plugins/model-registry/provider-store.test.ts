@@ -194,12 +194,7 @@ describe("provider registrations", () => {
       expect(textOf(lastAssistant(b))).to.equal("after reload");
     });
 
-    // BUG: plugins/model-registry/provider-store.ts (header comment, lines 3-4) promises that "a reload (which
-    // registers again) never leaves a gap", but SessionRuntime.reload() (kernel/lifecycle/session-runtime.ts:178)
-    // disposes every registration before the factories run again, and ProviderStore.register's disposer
-    // (provider-store.ts:31-37) deletes the entry as soon as its last holder goes. While A reloads, B sees no
-    // "acme" (and a request from B in that window fails with 'Provider "acme" is not registered').
-    it.skip("never hides the provider from B while A reloads", async () => {
+    it("never hides the provider from B while A reloads", async () => {
       let b: AgentSessionHandle | undefined;
       let runs = 0;
       let seenByBDuringReload: ModelInfo | undefined;
@@ -290,12 +285,7 @@ describe("provider registrations", () => {
       expect(answer.errorMessage).to.contain("has no script");
     });
 
-    // BUG: plugins/model-registry/provider-store.ts:19-20 keeps one entry per name and a registration by another
-    // owner starts a new holder set, so the earlier holders are forgotten. Two sessions that both load the
-    // built-in and the same replacement: B's built-in registration replaces A's replacement entry (new holders),
-    // then B's replacement starts yet another holder set {B}. Disposing B removes "scripted" although A, which
-    // registered it (twice), is still alive; A's next prompt fails with 'Provider "scripted" is not registered'.
-    it.skip("keeps the replacement for session A when session B, which replaced it too, is disposed", async () => {
+    it("keeps the replacement for session A when session B, which replaced it too, is disposed", async () => {
       const replacement = () =>
         providerExtension("replacement", "scripted", () =>
           scriptedProviderConfig(codeSteps(() => [{ text: "replaced" }])),
@@ -308,10 +298,7 @@ describe("provider registrations", () => {
       expect(textOf(lastAssistant(a))).to.equal("replaced");
     });
 
-    // BUG: same root cause (provider-store.ts:19-20): registrations of one name are last-wins with no precedence,
-    // so when another session starts, its builtin:scripted registration overwrites the replacement a user extension
-    // of session A made, and A's requests go to the built-in again (here: "has no script").
-    it.skip("keeps session A's replacement when another session that loads the built-in starts", async () => {
+    it("keeps session A's replacement when another session that loads the built-in starts", async () => {
       const a = await sessions.open({
         provider: "scripted",
         model: "scripted",
@@ -322,10 +309,7 @@ describe("provider registrations", () => {
       expect(textOf(lastAssistant(a))).to.equal("replaced");
     });
 
-    // BUG: same root cause (provider-store.ts:19-20, 31-37): the replacement overwrites the built-in's entry
-    // instead of shadowing it, so when the replacing session ends the built-in is gone for a session that
-    // still has builtin:scripted loaded and registered.
-    it.skip("gives the built-in back to other sessions when the replacing session is disposed", async () => {
+    it("gives the built-in back to other sessions when the replacing session is disposed", async () => {
       const b = await sessions.open();
       const a = await sessions.open({
         provider: "scripted",
