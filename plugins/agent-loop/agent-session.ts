@@ -48,7 +48,8 @@ export interface AgentSessionDeps {
   retry: () => RetrySettings;
   /** Fresh default system prompt options for a run (base text, active tools, context files). */
   systemPromptOptions: (activeTools: string[]) => SystemPromptOptions;
-  renderSystemPrompt: (options: SystemPromptOptions) => string;
+  /** Renders options; with `original` (before `before_agent_start`), edits of the tool and guideline lists show. */
+  renderSystemPrompt: (options: SystemPromptOptions, original?: SystemPromptOptions) => string;
   /** Runs `/name args` when a command of that name exists; returns false otherwise. */
   runCommand?: (name: string, args: string) => Promise<boolean>;
 }
@@ -458,6 +459,7 @@ export class AgentSession {
     start: { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage },
   ): Promise<CustomMessage | undefined> {
     const options = this.deps.systemPromptOptions(this.deps.tools.getActiveTools());
+    const original = structuredClone(options);
     const added: CustomMessage[] = [];
     const state = {
       messageType: start.kind,
@@ -495,7 +497,8 @@ export class AgentSession {
         return { ...v, forced };
       },
     });
-    this.lastSystemPrompt = result.forced ?? this.deps.renderSystemPrompt(result.systemPromptOptions);
+    this.lastSystemPrompt =
+      result.forced ?? this.deps.renderSystemPrompt(result.systemPromptOptions, original);
     // Several handlers may each add a message; they enter the run in order.
     if (added.length > 1) this.nextTurn.push(...added.slice(0, -1));
     return added.at(-1);

@@ -29,6 +29,7 @@ import {
   toDisposable,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
+import { writeFileAtomic } from "../settings/atomic-write.js";
 import { failedStream } from "./failed-stream.js";
 import { loadModelsJson } from "./models-json.js";
 import type { ProviderStore } from "./provider-store.js";
@@ -356,6 +357,24 @@ export class ModelService {
       );
     }
     return { label, usage: message.usage };
+  }
+
+  /** Stores a key in `<agentDir>/auth.json` (written atomically, readable only by the owner). */
+  saveCredential(provider: string, key: string): void {
+    const path = join(this.deps.agentDir, "auth.json");
+    let auth: Record<string, unknown> = {};
+    if (existsSync(path)) {
+      try {
+        auth = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+      } catch {
+        throw new KernelError(
+          "KC_ERR_AUTH_FILE",
+          `${path} is not valid JSON; fix or remove it before saving a key`,
+        );
+      }
+    }
+    auth[provider] = { type: "api_key", key };
+    writeFileAtomic(path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
   }
 
   /** auth.json, then the provider's apiKey (an environment variable name or a literal). */

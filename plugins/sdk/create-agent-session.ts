@@ -24,6 +24,7 @@ import type { AgentSession } from "../agent-loop/agent-session.js";
 import type { SessionReplacer } from "../agent-loop/context-factory.js";
 import type { ModelService } from "../model-registry/model-service.js";
 import { discoverContextFiles } from "../resources/context-files.js";
+import { loadSystemPromptFiles } from "../resources/system-prompt.js";
 import { SessionManager } from "../session-store/session-manager.js";
 import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../settings/agent-dir.js";
 import { loadSettings, type Settings } from "../settings/settings.js";
@@ -326,6 +327,7 @@ export class AgentSessionHandle implements SessionReplacer {
       settings: globalSettings,
       flagValues: this.options.flags ?? {},
       contextFiles: await discoverContextFiles({ cwd: this.cwd, agentDir: this.agentDir }),
+      promptFiles: {},
       warn: this.warn,
       shutdown: () => this.options.onShutdownRequest?.(),
       replacer: this,
@@ -357,6 +359,11 @@ export class AgentSessionHandle implements SessionReplacer {
         beforeReady: async (runtime) => {
           const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
           config.projectTrusted = trusted;
+          config.promptFiles = await loadSystemPromptFiles({
+            cwd: this.cwd,
+            agentDir: this.agentDir,
+            projectTrusted: trusted,
+          });
           if (!trusted) return;
           const full = loadSettings({
             agentDir: this.agentDir,

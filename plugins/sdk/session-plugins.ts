@@ -23,7 +23,11 @@ import { ProviderStore } from "../model-registry/provider-store.js";
 import { ProcessService } from "../process/process-service.js";
 import { RendererRegistry } from "../renderers/renderer-registry.js";
 import type { ContextFile } from "../resources/context-files.js";
-import { defaultSystemPromptOptions, renderSystemPrompt } from "../resources/system-prompt.js";
+import {
+  buildSystemPrompt,
+  defaultSystemPromptOptions,
+  type PromptTool,
+} from "../resources/system-prompt.js";
 import type { Settings } from "../settings/settings.js";
 import { ToolRegistry } from "../tool-registry/tool-registry.js";
 
@@ -39,6 +43,8 @@ export interface SessionConfig {
   flagValues: Record<string, boolean | string>;
   /** AGENTS.md / CLAUDE.md files for the system prompt, discovered before the session started. */
   contextFiles: ContextFile[];
+  /** SYSTEM.md and APPEND_SYSTEM.md (the project's only when it is trusted). */
+  promptFiles: { customPrompt?: string; appendPrompt?: string };
   /** Diagnostics for the host to show (stderr in print mode). */
   warn(message: string): void;
   shutdown(): void;
@@ -121,17 +127,15 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           systemPromptOptions: (active) =>
             defaultSystemPromptOptions({
               cwd: config.cwd,
-              tools: active.map((name) => {
-                const definition = registry.get(name)?.definition;
-                return {
-                  name,
-                  ...(definition?.promptSnippet ? { promptSnippet: definition.promptSnippet } : {}),
-                  ...(definition?.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),
-                };
-              }),
+              tools: active.map((name) => promptTool(registry, name)),
               contextFiles: config.contextFiles,
+              ...config.promptFiles,
             }),
-          renderSystemPrompt,
+          renderSystemPrompt: (options, original) =>
+            buildSystemPrompt(options, {
+              ...(original ? { original } : {}),
+              tools: registry.getAllTools().map((t) => promptTool(registry, t.name)),
+            }),
           runCommand: (name, args) => runCommand(runtime, commands as unknown as CommandRegistry, name, args),
         };
         return new AgentSession(deps);
@@ -205,6 +209,15 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
       create: ({ config }) => asApi({ getSettings: () => config.settings.all() }),
     }),
   ];
+}
+
+function promptTool(registry: ToolRegistry, name: string): PromptTool {
+  const definition = registry.get(name)?.definition;
+  return {
+    name,
+    ...(definition?.promptSnippet ? { promptSnippet: definition.promptSnippet } : {}),
+    ...(definition?.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),
+  };
 }
 
 /** `/name args`: runs the command with a command context. Failures are reported and rethrown. */

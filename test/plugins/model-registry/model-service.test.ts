@@ -360,6 +360,21 @@ describe("model service", () => {
       expect(models.resolveApiKey("other", "sk-literal-key")).to.equal("sk-literal-key");
     });
 
+    it("saves a key to auth.json with owner-only permissions, keeping other entries", async () => {
+      agent.write("auth.json", { other: { type: "api_key", key: "keep-me" } });
+      const { models } = agent.service();
+      models.saveCredential("local", "k-saved");
+      const { readFileSync, statSync } = await import("node:fs");
+      const { join } = await import("node:path");
+      const path = join(agent.agentDir, "auth.json");
+      expect(statSync(path).mode & 0o777).to.equal(0o600);
+      expect(JSON.parse(readFileSync(path, "utf8"))).to.deep.equal({
+        other: { type: "api_key", key: "keep-me" },
+        local: { type: "api_key", key: "k-saved" },
+      });
+      expect(models.resolveApiKey("local", undefined)).to.equal("k-saved");
+    });
+
     it("warns about a malformed auth.json and falls back to the environment", () => {
       agent.write("auth.json", "{ not json");
       const { models } = agent.service({ env: { LOCAL_KEY: "key-from-env" } });

@@ -330,6 +330,45 @@ describe("createAgentSession", () => {
     expect(handle.tools.getActiveTools().sort()).to.deep.equal(["one", "three"]);
   });
 
+  it("builds the system prompt from context files, SYSTEM.md and the active tools, and follows edits of the tool list", async () => {
+    tmp.write("project/AGENTS.md", "Always run the linter before committing.");
+    tmp.write("agent/APPEND_SYSTEM.md", "Answer in British English.");
+    let prompt = "";
+    const handle = await open({
+      provider: "scripted",
+      model: "scripted",
+      extensions: [
+        createScriptedProvider([
+          (request: { systemPrompt: string }) => {
+            prompt = request.systemPrompt;
+            return { text: "ok" };
+          },
+        ] as never),
+        (kc: ExtensionAPI) => {
+          for (const name of ["alpha", "beta"]) {
+            kc.registerTool({
+              name,
+              description: name,
+              promptSnippet: `${name} does ${name} things`,
+              parameters: { type: "object", properties: {} } as never,
+              execute: async () => ({ content: [], details: undefined }),
+            });
+          }
+          kc.on("before_agent_start", (event) => {
+            event.systemPromptOptions.tools = event.systemPromptOptions.tools.filter((t) => t !== "beta");
+          });
+        },
+      ],
+    });
+    await handle.prompt("hi");
+    expect(prompt).to.contain("Always run the linter before committing.");
+    expect(prompt).to.contain(join(project(), "AGENTS.md"));
+    expect(prompt).to.contain("Answer in British English.");
+    expect(prompt).to.contain("alpha does alpha things");
+    expect(prompt).to.not.contain("beta does beta things");
+    expect(handle.agent.systemPrompt).to.equal(prompt);
+  });
+
   it("reports a malformed settings file with its location and still starts", async () => {
     mkdirSync(agentDir(), { recursive: true });
     writeFileSync(join(agentDir(), "settings.json"), '{\n  "retry": {\n    "enabled": true,\n  }\n}\n');
