@@ -40,12 +40,19 @@ export interface RetrySettings {
   maxDelayMs: number;
 }
 
+export interface CacheWarmingSettings {
+  enabled: boolean;
+  intervalMs: number;
+  maxRefreshes: number;
+}
+
 export interface AgentSessionDeps {
   runtime: SessionRuntime;
   tools: ToolRegistry;
   models: ModelService;
   session: SessionLog;
   retry: () => RetrySettings;
+  cacheWarming?: () => CacheWarmingSettings;
   /** Fresh default system prompt options for a run (base text, active tools, context files). */
   systemPromptOptions: (activeTools: string[]) => SystemPromptOptions;
   /** Renders options; with `original` (before `before_agent_start`), edits of the tool and guideline lists show. */
@@ -75,6 +82,9 @@ export class AgentSession {
   private busy = false;
   private idleWaiters: (() => void)[] = [];
   private lastSystemPrompt = "";
+  private warmTimer: NodeJS.Timeout | undefined;
+  private settledAt = 0;
+  private refreshes = 0;
 
   constructor(private readonly deps: AgentSessionDeps) {
     // Model and thinking level are chosen by the host once extensions have registered their providers.
@@ -318,6 +328,8 @@ export class AgentSession {
     const model = this.model;
     if (!model)
       throw new KernelError("KC_ERR_NO_MODEL", `No model is selected for this session. ${NO_MODEL_HELP}`);
+    this.cancelCacheWarming();
+    this.refreshes = 0;
     this.busy = true;
     this.controller = new AbortController();
     const signal = this.controller.signal;
@@ -388,7 +400,62 @@ export class AgentSession {
       this.busy = false;
       await this.bus.emit("agent_settled", { aborted }, this.ctx());
       for (const resolve of this.idleWaiters.splice(0)) resolve();
+      if (!aborted) this.scheduleCacheWarming();
     }
+  }
+
+  // ---- idle prompt-cache refreshes -----------------------------------------------------------------
+
+  /** Stops pending refreshes (a new run, or the session going away). */
+  dispose(): void {
+    this.cancelCacheWarming();
+  }
+
+  private cancelCacheWarming(): void {
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    this.warmTimer = undefined;
+  }
+
+  /**
+   * While idle, a provider's prompt cache expires. A refresh re-sends the last request for one token so the next
+   * prompt hits the cache. Each refresh asks `cache_warming_decision` handlers first (the last to answer wins);
+   * without an answer the `cacheWarming` settings decide.
+   */
+  private scheduleCacheWarming(): void {
+    const settings = this.deps.cacheWarming?.();
+    if (!settings || !this.model || this.refreshes >= settings.maxRefreshes) return;
+    this.settledAt = Date.now();
+    this.warmTimer = setTimeout(() => void this.refreshCache(settings), settings.intervalMs);
+    this.warmTimer.unref();
+  }
+
+  private async refreshCache(settings: CacheWarmingSettings): Promise<void> {
+    this.warmTimer = undefined;
+    if (this.busy || !this.model || this.deps.runtime.state !== "ready") return;
+    const decision = await this.bus.lastWins<{ action?: "warm" | "stop" }>(
+      "cache_warming_decision",
+      { idleMs: Date.now() - this.settledAt, model: this.model },
+      this.ctx(),
+    );
+    const action = decision?.action ?? (settings.enabled ? "warm" : "stop");
+    if (action !== "warm" || this.busy) return;
+    this.refreshes++;
+    const stream = this.deps.models.stream({
+      model: this.model,
+      systemPrompt: this.lastSystemPrompt,
+      messages: toLlmMessages(this.deps.session.buildContext().messages),
+      tools: this.deps.tools.declarations(),
+      maxTokens: 1,
+    });
+    const result = await stream.result();
+    if (this.deps.runtime.state !== "ready") return;
+    this.deps.session.appendCustomEntry("knightcode.cacheWarming", {
+      provider: result.provider,
+      model: result.model,
+      usage: result.usage,
+      ...(result.errorMessage ? { error: result.errorMessage } : {}),
+    });
+    if (result.stopReason !== "error") this.scheduleCacheWarming();
   }
 
   private emitRetryEnd(success: boolean, attempt: number, finalError?: string): Promise<void> {

@@ -124,6 +124,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           models: models as unknown as ModelService,
           session: log,
           retry: () => config.settings.get("retry"),
+          cacheWarming: () => config.settings.get("cacheWarming"),
           systemPromptOptions: (active) =>
             defaultSystemPromptOptions({
               cwd: config.cwd,
@@ -140,6 +141,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
         };
         return new AgentSession(deps);
       },
+      dispose: (agent) => agent.dispose(),
     }),
     definePlugin({
       id: "plugin:agent-api",

@@ -42,8 +42,16 @@ export interface RetrySettings {
 }
 
 /** The keys KnightCode itself reads, with the types they have after validation. */
+/** Idle prompt-cache refreshes (`cache_warming_decision` handlers may override each one). */
+export interface CacheWarmingSettings {
+  enabled: boolean;
+  intervalMs: number;
+  maxRefreshes: number;
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
+  cacheWarming: CacheWarmingSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   extensions: string[];
@@ -57,6 +65,7 @@ export type SettingsScope = "default" | "global" | "project" | "override";
 
 export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   retry: { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60000 },
+  cacheWarming: { enabled: false, intervalMs: 240000, maxRefreshes: 3 },
   defaultProjectTrust: "ask",
   defaultTools: [],
   extensions: [],
@@ -72,6 +81,13 @@ export const SettingsFileSchema = Type.Object({
       maxRetries: Type.Optional(Type.Integer({ minimum: 0 })),
       baseDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
       maxDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+  ),
+  cacheWarming: Type.Optional(
+    Type.Object({
+      enabled: Type.Optional(Type.Boolean()),
+      intervalMs: Type.Optional(Type.Integer({ minimum: 1 })),
+      maxRefreshes: Type.Optional(Type.Integer({ minimum: 0 })),
     }),
   ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),

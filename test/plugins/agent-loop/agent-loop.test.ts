@@ -774,4 +774,36 @@ describe("agent loop", () => {
     });
     expect((error as { code?: string }).code).to.equal("KC_ERR_STARTUP_FAILED");
   });
+  it("refreshes the prompt cache while idle as cache_warming_decision handlers decide, the last answer winning", async () => {
+    const requests: { maxTokens?: number }[] = [];
+    const decisions: string[] = [];
+    const h = await harness.open({
+      steps: [
+        { text: "first" },
+        (request: { maxTokens?: number }) => {
+          requests.push(request);
+          return { text: "." };
+        },
+      ] as never,
+      settings: { cacheWarming: { enabled: false, intervalMs: 10, maxRefreshes: 5 } },
+      extensions: [
+        (kc) => {
+          kc.on("cache_warming_decision", () => ({ action: "stop" as const }));
+          kc.on("cache_warming_decision", (event) => {
+            decisions.push(`idle ${event.idleMs >= 0 ? "ok" : "bad"}`);
+            return decisions.length === 1 ? { action: "warm" as const } : undefined;
+          });
+        },
+      ],
+    });
+    await h.handle.prompt("hi");
+    const deadline = Date.now() + 2_000;
+    while (decisions.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(decisions).to.deep.equal(["idle ok", "idle ok"]);
+    expect(requests).to.have.length(1);
+    expect(requests[0]!.maxTokens).to.equal(1);
+    const warm = h.handle.sessionManager.getEntries().filter((e) => e.type === "custom");
+    expect(warm.map((e) => e.type === "custom" && e.customType)).to.deep.equal(["knightcode.cacheWarming"]);
+  });
 });
