@@ -11,6 +11,14 @@ export {
   StaleContextError,
 } from "./kernel/index.js";
 export { addUsage, emptyUsage } from "./plugins/messages/usage.js";
+export { AssistantMessageWriter, PushStream } from "./plugins/provider-kit/assistant-writer.js";
+export { calculateCost } from "./plugins/provider-kit/cost.js";
+export {
+  classifyHttpError,
+  classifyTransportError,
+  type ProviderFailure,
+  parseRetryAfter,
+} from "./plugins/provider-kit/errors.js";
 export {
   AgentSessionHandle,
   type CreateAgentSessionOptions,
