@@ -10,7 +10,9 @@ export {
   SessionStartupFailedError,
   StaleContextError,
 } from "./kernel/index.js";
+export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { addUsage, emptyUsage } from "./plugins/messages/usage.js";
+export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export { AssistantMessageWriter, PushStream } from "./plugins/provider-kit/assistant-writer.js";
 export { calculateCost } from "./plugins/provider-kit/cost.js";
 export {

@@ -1,47 +1,231 @@
-/** Command-line parsing. Unknown options are errors that suggest the closest known one. */
+/**
+ * Command-line parsing. Options of KnightCode itself are known here; options registered by extensions
+ * (`registerFlag`) are only known once extensions load, so unknown options are kept as candidates and resolved
+ * against the registered flags afterwards (`resolveExtensionFlags`).
+ */
+import type { RegisteredFlag } from "@knightcodeai/cli";
 import { closestName } from "@knightcodeai/cli/plugin";
 
 export interface CliArgs {
+  mode?: string;
+  print: boolean;
   extensions: string[];
+  provider?: string;
+  model?: string;
+  thinking?: string;
+  tools?: string[];
+  noTools: boolean;
+  session?: string;
+  continue: boolean;
+  resume: boolean;
+  noSession: boolean;
+  sessionDir?: string;
+  approve?: boolean;
+  listModels?: string | true;
   listExtensions: boolean;
   version: boolean;
   help: boolean;
-  rest: string[];
+  /** `@path` arguments, inlined into the first message. */
+  files: string[];
+  /** Positional arguments: each is one prompt, run in order. */
+  prompts: string[];
+  /** Options nobody here knows: maybe extension flags. */
+  candidates: Candidate[];
 }
 
-const OPTIONS = ["--extension", "--list-extensions", "--version", "--help"];
+interface Candidate {
+  name: string;
+  /** `--name=value` */
+  inline?: string;
+  /** The positional token right after the option, which is its value if the flag takes a string. */
+  nextPrompt?: number;
+}
 
-export function parseArgs(
-  argv: readonly string[],
-): { ok: true; args: CliArgs } | { ok: false; error: string } {
-  const args: CliArgs = { extensions: [], listExtensions: false, version: false, help: false, rest: [] };
+/** Options that take a value. */
+const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
+  "--mode": "mode",
+  "-e": "extensions",
+  "--extension": "extensions",
+  "--provider": "provider",
+  "--model": "model",
+  "--thinking": "thinking",
+  "--tools": "tools",
+  "--session": "session",
+  "--session-dir": "sessionDir",
+};
+
+const SWITCHES: Record<string, (a: CliArgs) => void> = {
+  "-p": (a) => {
+    a.print = true;
+  },
+  "--print": (a) => {
+    a.print = true;
+  },
+  "--no-tools": (a) => {
+    a.noTools = true;
+  },
+  "-c": (a) => {
+    a.continue = true;
+  },
+  "--continue": (a) => {
+    a.continue = true;
+  },
+  "-r": (a) => {
+    a.resume = true;
+  },
+  "--resume": (a) => {
+    a.resume = true;
+  },
+  "--no-session": (a) => {
+    a.noSession = true;
+  },
+  "--approve": (a) => {
+    a.approve = true;
+  },
+  "--no-approve": (a) => {
+    a.approve = false;
+  },
+  "--list-extensions": (a) => {
+    a.listExtensions = true;
+  },
+  "--version": (a) => {
+    a.version = true;
+  },
+  "-v": (a) => {
+    a.version = true;
+  },
+  "-h": (a) => {
+    a.help = true;
+  },
+  "--help": (a) => {
+    a.help = true;
+  },
+};
+
+export const KNOWN_OPTIONS = [...Object.keys(VALUE_OPTIONS), ...Object.keys(SWITCHES), "--list-models"];
+
+export type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
+
+export function parseArgs(argv: readonly string[]): ParseResult {
+  const args: CliArgs = {
+    print: false,
+    extensions: [],
+    noTools: false,
+    continue: false,
+    resume: false,
+    noSession: false,
+    listExtensions: false,
+    version: false,
+    help: false,
+    files: [],
+    prompts: [],
+    candidates: [],
+  };
+  let pendingCandidate: Candidate | undefined;
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    switch (arg) {
-      case "-e":
-      case "--extension": {
-        const value = argv[++i];
-        if (value === undefined) return { ok: false, error: `${arg} needs a path` };
-        args.extensions.push(value);
-        break;
-      }
-      case "--list-extensions":
-        args.listExtensions = true;
-        break;
-      case "--version":
-        args.version = true;
-        break;
-      case "-h":
-      case "--help":
-        args.help = true;
-        break;
-      default:
-        if (arg.startsWith("-")) {
-          const near = closestName(arg, OPTIONS);
-          return { ok: false, error: `unknown option ${arg}${near ? ` (did you mean ${near}?)` : ""}` };
-        }
-        args.rest.push(arg);
+    const token = argv[i]!;
+    if (token === "--") {
+      args.prompts.push(...argv.slice(i + 1));
+      break;
     }
+    if (!token.startsWith("-") || token === "-") {
+      if (token.startsWith("@") && token.length > 1) args.files.push(token.slice(1));
+      else {
+        if (pendingCandidate) pendingCandidate.nextPrompt = args.prompts.length;
+        args.prompts.push(token);
+      }
+      pendingCandidate = undefined;
+      continue;
+    }
+    pendingCandidate = undefined;
+    const [name, inline] = splitInline(token);
+    const target = VALUE_OPTIONS[name];
+    if (target) {
+      const value = inline ?? argv[++i];
+      if (value === undefined || (inline === undefined && value.startsWith("-") && value !== "-")) {
+        return { ok: false, error: `${name} needs a value` };
+      }
+      if (target === "extensions") args.extensions.push(value);
+      else if (target === "tools")
+        args.tools = value
+          .split(",")
+          .map((t) => t.trim())
+          .filter(Boolean);
+      else (args as unknown as Record<string, unknown>)[target] = value;
+      continue;
+    }
+    if (name === "--list-models") {
+      const next = argv[i + 1];
+      args.listModels = inline ?? (next !== undefined && !next.startsWith("-") ? argv[++i]! : true);
+      continue;
+    }
+    const toggle = SWITCHES[name];
+    if (toggle) {
+      if (inline !== undefined) return { ok: false, error: `${name} does not take a value` };
+      toggle(args);
+      continue;
+    }
+    if (!name.startsWith("--") || name.length < 3) {
+      return { ok: false, error: `unknown option ${name}${suggestion(name, KNOWN_OPTIONS)}` };
+    }
+    const candidate: Candidate = { name: name.slice(2), ...(inline !== undefined ? { inline } : {}) };
+    args.candidates.push(candidate);
+    if (inline === undefined) pendingCandidate = candidate;
   }
   return { ok: true, args };
+}
+
+/**
+ * Matches the candidates against the flags extensions registered: a string flag takes its value (inline or the
+ * next positional token, which then is no longer a prompt); a boolean flag is true. An option no extension
+ * registered is an error that suggests the closest known option.
+ */
+export function resolveExtensionFlags(
+  args: CliArgs,
+  flags: readonly RegisteredFlag[],
+): { ok: true; values: Record<string, boolean | string>; prompts: string[] } | { ok: false; error: string } {
+  const values: Record<string, boolean | string> = {};
+  const consumed = new Set<number>();
+  for (const candidate of args.candidates) {
+    const flag = flags.find((f) => f.name === candidate.name);
+    if (!flag) {
+      const known = [...KNOWN_OPTIONS, ...flags.map((f) => `--${f.name}`)];
+      return {
+        ok: false,
+        error: `unknown option --${candidate.name}${suggestion(`--${candidate.name}`, known)}`,
+      };
+    }
+    if (flag.type === "boolean") {
+      if (candidate.inline !== undefined && !/^(true|false)$/.test(candidate.inline)) {
+        return { ok: false, error: `--${flag.name} is a switch (true or false), not "${candidate.inline}"` };
+      }
+      values[flag.name] = candidate.inline === undefined ? true : candidate.inline === "true";
+      continue;
+    }
+    if (candidate.inline !== undefined) values[flag.name] = candidate.inline;
+    else if (candidate.nextPrompt !== undefined) {
+      values[flag.name] = args.prompts[candidate.nextPrompt]!;
+      consumed.add(candidate.nextPrompt);
+    } else return { ok: false, error: `--${flag.name} needs a value` };
+  }
+  return { ok: true, values, prompts: args.prompts.filter((_, i) => !consumed.has(i)) };
+}
+
+/** Values to start the session with, before the registered flags are known (see resolveExtensionFlags). */
+export function provisionalFlagValues(args: CliArgs): Record<string, boolean | string> {
+  const values: Record<string, boolean | string> = {};
+  for (const c of args.candidates) {
+    values[c.name] = c.inline ?? (c.nextPrompt !== undefined ? args.prompts[c.nextPrompt]! : true);
+  }
+  return values;
+}
+
+function splitInline(token: string): [string, string | undefined] {
+  const eq = token.indexOf("=");
+  return eq > 0 && token.startsWith("--") ? [token.slice(0, eq), token.slice(eq + 1)] : [token, undefined];
+}
+
+function suggestion(name: string, known: readonly string[]): string {
+  const near = closestName(name, known);
+  return near ? ` (did you mean ${near}?)` : "";
 }

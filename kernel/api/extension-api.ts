@@ -10,6 +10,7 @@ import type {
   TextContent,
   ThinkingLevel,
 } from "./messages.js";
+import type { ModeDefinition } from "./modes.js";
 import type { CustomEntry } from "./session.js";
 import type { ToolDefinition, ToolInfo, ToolRendererResolver } from "./tools.js";
 
@@ -230,6 +231,8 @@ export interface ExtensionAPI {
   getThinkingLevel(): ThinkingLevel;
   setThinkingLevel(level: ThinkingLevel): void;
   getSettings(): Record<string, unknown>;
+  /** Adds a host mode (`knightcode --mode <name>`), or replaces a built-in one of the same name. */
+  registerMode(name: string, mode: ModeDefinition): void;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void

@@ -56,4 +56,5 @@ export const coreTokens = Object.freeze({
   }),
   process: createToken<ApiService>("core.process", { scope: "session", description: "exec()" }),
   settings: createToken<ApiService>("core.settings", { scope: "session", description: "getSettings()" }),
+  modes: createToken<ApiService>("core.modes", { scope: "session", description: "host modes" }),
 });

@@ -45,4 +45,5 @@ export const apiRoutes: Readonly<Record<RoutedMethod, ApiRoute>> = Object.freeze
   setThinkingLevel: { token: t.agent },
   exec: { token: t.process },
   getSettings: { token: t.settings },
+  registerMode: { token: t.modes },
 });

@@ -38,8 +38,9 @@ export interface ContextDeps {
   agent: () => AgentSession;
   models: ModelService;
   session: SessionLog;
-  ui: ExtensionUIContext;
-  hasUI: boolean;
+  /** Read on every use: a mode installs its UI after the session started. */
+  ui: () => ExtensionUIContext;
+  hasUI: () => boolean;
   mode: HostMode;
   projectTrusted: boolean;
   shutdown: () => void;
@@ -52,8 +53,12 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
     return {
       cwd: deps.runtime.cwd,
       mode: deps.mode,
-      hasUI: deps.hasUI,
-      ui: deps.ui,
+      get hasUI() {
+        return deps.hasUI();
+      },
+      get ui() {
+        return deps.ui();
+      },
       sessionManager: deps.session,
       modelRegistry: deps.models.runtime(),
       get model() {

@@ -11,6 +11,8 @@ interface Builtin {
 
 const BUILTINS: readonly Builtin[] = [
   { name: "scripted", load: () => import("../../builtin-extensions/scripted-provider/index.js") },
+  { name: "mode-print", load: () => import("../../builtin-extensions/mode-print/index.js") },
+  { name: "mode-json", load: () => import("../../builtin-extensions/mode-json/index.js") },
 ];
 
 export function builtinNames(): string[] {

@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import {
+  type CommandInfo,
   coreTokens,
   createKernel,
   type ExtensionFactory,
@@ -16,12 +17,16 @@ import {
   type Kernel,
   type ModelInfo,
   type ReplacedSessionContext,
+  type SessionController,
   type SessionRuntime,
   type SessionStartEvent,
   type ThinkingLevel,
 } from "../../kernel/index.js";
 import type { AgentSession } from "../agent-loop/agent-session.js";
 import type { SessionReplacer } from "../agent-loop/context-factory.js";
+import type { CommandRegistry } from "../command-registry/command-registry.js";
+import type { FlagRegistry, RegisteredFlag } from "../flag-registry/flag-registry.js";
+import type { ModeRegistry, RegisteredMode } from "../mode-registry/mode-registry.js";
 import type { ModelService } from "../model-registry/model-service.js";
 import { discoverContextFiles } from "../resources/context-files.js";
 import { loadSystemPromptFiles } from "../resources/system-prompt.js";
@@ -111,13 +116,14 @@ export async function createAgentSession(
 }
 
 /** A running session and what a host needs to drive it. Survives session replacement (new, fork, switch). */
-export class AgentSessionHandle implements SessionReplacer {
+export class AgentSessionHandle implements SessionReplacer, SessionController {
   readonly cwd: string;
   readonly agentDir: string;
   readonly mode: HostMode;
   private current: { runtime: SessionRuntime; log: SessionManager; config: SessionConfig } | undefined;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   private trustDecision: boolean | undefined;
+  private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
 
@@ -158,6 +164,62 @@ export class AgentSessionHandle implements SessionReplacer {
 
   prompt(text: string, options: Parameters<AgentSession["prompt"]>[1] = {}): Promise<void> {
     return this.agent.prompt(text, { source: hostSource(this.mode), ...options });
+  }
+
+  steer(text: string): void {
+    this.agent.steer(text);
+  }
+
+  followUp(text: string): void {
+    this.agent.followUp(text);
+  }
+
+  abort(): { steering: string[]; followUp: string[] } {
+    return this.agent.abort();
+  }
+
+  waitForIdle(): Promise<void> {
+    return this.agent.waitForIdle();
+  }
+
+  isIdle(): boolean {
+    return this.agent.isIdle();
+  }
+
+  getThinkingLevel(): ThinkingLevel {
+    return this.agent.thinkingLevel;
+  }
+
+  /** Flags the session's extensions registered (the command line parses them and shows them in --help). */
+  registeredFlags(): RegisteredFlag[] {
+    return (this.runtime.scope.resolve(coreTokens.flags) as unknown as FlagRegistry).list();
+  }
+
+  setFlagValues(values: Record<string, boolean | string>): void {
+    (this.runtime.scope.resolve(coreTokens.flags) as unknown as FlagRegistry).setValues(values);
+  }
+
+  /** The `/` commands extensions registered. */
+  getCommands(): CommandInfo[] {
+    return (this.runtime.scope.resolve(coreTokens.commands) as unknown as CommandRegistry).getCommands();
+  }
+
+  /** A host mode registered by an extension (`registerMode`), by name. */
+  getMode(name: string): RegisteredMode | undefined {
+    return (this.runtime.scope.resolve(coreTokens.modes) as unknown as ModeRegistry).get(name);
+  }
+
+  listModes(): RegisteredMode[] {
+    return (this.runtime.scope.resolve(coreTokens.modes) as unknown as ModeRegistry).list();
+  }
+
+  /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */
+  setUI(ui: ExtensionUIContext, hasUI: boolean): void {
+    this.ui = { ui, hasUI };
+    if (this.current) {
+      this.current.config.ui = ui;
+      this.current.config.hasUI = hasUI;
+    }
   }
 
   /** Every event that goes on the JSON or RPC wire, in order, for this and every later session of the handle. */
@@ -315,8 +377,8 @@ export class AgentSessionHandle implements SessionReplacer {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
-    const ui = this.options.ui ?? headlessUI;
-    const hasUI = this.options.hasUI ?? false;
+    const ui = this.ui?.ui ?? this.options.ui ?? headlessUI;
+    const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
       cwd: this.cwd,
       agentDir: this.agentDir,

@@ -18,6 +18,7 @@ import type { SessionLog } from "../agent-loop/session-log.js";
 import { CommandRegistry } from "../command-registry/command-registry.js";
 import { FlagRegistry } from "../flag-registry/flag-registry.js";
 import { McpServerRegistry } from "../mcp-servers/mcp-server-registry.js";
+import { ModeRegistry } from "../mode-registry/mode-registry.js";
 import { ModelService } from "../model-registry/model-service.js";
 import { ProviderStore } from "../model-registry/provider-store.js";
 import { ProcessService } from "../process/process-service.js";
@@ -164,8 +165,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           agent: () => runtime.scope.resolve(sdkTokens.agent),
           models: models as unknown as ModelService,
           session: log,
-          ui: config.ui,
-          hasUI: config.hasUI,
+          ui: () => config.ui,
+          hasUI: () => config.hasUI,
           mode: config.mode,
           projectTrusted: config.projectTrusted,
           shutdown: config.shutdown,
@@ -191,6 +192,11 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
       id: "plugin:renderers",
       provides: coreTokens.renderers,
       create: () => asApi(new RendererRegistry()),
+    }),
+    definePlugin({
+      id: "plugin:mode-registry",
+      provides: coreTokens.modes,
+      create: () => asApi(new ModeRegistry()),
     }),
     definePlugin({
       id: "plugin:mcp-servers",

@@ -1,0 +1,62 @@
+/**
+ * Host modes (print, JSON, RPC, interactive, ...) are extensions too: they register with `knightcode.registerMode()`
+ * and the `knightcode` command runs the one `--mode` names. A mode drives the session through this controller.
+ */
+import type { ExtensionUIContext } from "./context.js";
+import type { ImageContent, ThinkingLevel } from "./messages.js";
+import type { ReadonlySessionManager } from "./session.js";
+
+/** One event of the session stream (the events of json.md), as `{type, ...payload}`. */
+export interface SessionStreamEvent {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface PromptOptions {
+  images?: ImageContent[];
+  streamingBehavior?: "steer" | "followUp";
+}
+
+/** What a host can do with the running session. Survives session replacement (new, fork, switch). */
+export interface SessionController {
+  readonly cwd: string;
+  readonly sessionManager: ReadonlySessionManager;
+  prompt(text: string, options?: PromptOptions): Promise<void>;
+  /** Every event of the session stream, in order; returns an unsubscribe function. */
+  subscribe(listener: (event: SessionStreamEvent) => void): () => void;
+  steer(text: string): void;
+  followUp(text: string): void;
+  abort(): { steering: string[]; followUp: string[] };
+  waitForIdle(): Promise<void>;
+  isIdle(): boolean;
+  reload(): Promise<void>;
+  newSession(): Promise<{ cancelled: boolean }>;
+  dispose(): Promise<void>;
+  getThinkingLevel(): ThinkingLevel;
+  /** Replaces `ctx.ui` for the session's extensions (what a mode with a UI installs when it starts). */
+  setUI(ui: ExtensionUIContext, hasUI: boolean): void;
+}
+
+export interface ModeIO {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  isTTY: boolean;
+}
+
+export interface ModeContext {
+  session: SessionController;
+  /** Prompts from the command line, with `@file` contents and piped stdin already inlined (not for RPC). */
+  prompts: string[];
+  io: ModeIO;
+  /** Aborted on SIGINT or SIGTERM. */
+  signal: AbortSignal;
+}
+
+export interface ModeDefinition {
+  description?: string;
+  /** Whether the command line may pipe stdin into the prompt (RPC reads commands from stdin instead). */
+  readsStdin?: boolean;
+  /** Runs the mode; resolves with the process exit code. */
+  run(ctx: ModeContext): Promise<number>;
+}
