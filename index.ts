@@ -32,3 +32,4 @@ export {
 export { VERSION } from "./plugins/sdk/version.js";
 export { defineTool } from "./plugins/tool-registry/define-tool.js";
 export { withFileMutationQueue } from "./plugins/tool-registry/file-mutation-queue.js";
+export { type JsonAgentSessionEvent, toJsonEvent } from "./plugins/wire/json-event.js";

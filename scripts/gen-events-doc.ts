@@ -49,6 +49,9 @@ function notes(spec: EventSpec): string {
   const parts = [spec.description];
   if (spec.hot) parts.push("Hot: payload skipped when nobody listens.");
   if (spec.participants) parts.push(`Only ${spec.participants.join(", ")} extensions may subscribe.`);
+  if (spec.fields) {
+    parts.push(spec.fields.length ? `Wire fields: ${spec.fields.map((f) => `\`${f}\``).join(", ")}.` : "Wire fields: none.");
+  }
   return parts.join(" ");
 }
 

@@ -3,7 +3,7 @@
  * stdout (json.md). `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
  * event without its `partial` snapshot, so the output grows linearly with the response.
  */
-import type { AssistantMessage, ExtensionAPI, ModeContext, SessionStreamEvent } from "@knightcodeai/cli";
+import { type AssistantMessage, type ExtensionAPI, type ModeContext, toJsonEvent } from "@knightcodeai/cli";
 
 export default function (knightcode: ExtensionAPI): void {
   knightcode.registerMode("json", {
@@ -11,25 +11,6 @@ export default function (knightcode: ExtensionAPI): void {
     readsStdin: true,
     run: runJson,
   });
-}
-
-/** The wire form of an event (json.md): only `message_update` changes. */
-export function toWireEvent(event: SessionStreamEvent): SessionStreamEvent {
-  if (event.type !== "message_update") return event;
-  const { partial, ...rest } = event.assistantMessageEvent as {
-    type: string;
-    contentIndex?: number;
-    partial?: AssistantMessage;
-  };
-  const wire: Record<string, unknown> = { ...rest };
-  if (rest.type === "toolcall_start" && partial && rest.contentIndex !== undefined) {
-    const block = partial.content[rest.contentIndex];
-    if (block?.type === "toolCall") {
-      wire.id = block.id;
-      wire.toolName = block.name;
-    }
-  }
-  return { type: "message_update", usage: event.usage, assistantMessageEvent: wire };
 }
 
 export async function runJson({ session, prompts, io, signal }: ModeContext): Promise<number> {
@@ -42,7 +23,8 @@ export async function runJson({ session, prompts, io, signal }: ModeContext): Pr
       if (message.role === "assistant")
         failed = message.stopReason === "error" || message.stopReason === "aborted";
     }
-    write(toWireEvent(event));
+    const record = toJsonEvent(event);
+    if (record) write(record);
   });
   const onAbort = () => session.abort();
   signal.addEventListener("abort", onAbort, { once: true });

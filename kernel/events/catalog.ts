@@ -43,6 +43,8 @@ export interface EventSpec {
   readonly hot?: boolean;
   /** The event is written to the JSON event stream (`json`, and so also RPC) or only to RPC (`rpc`). */
   readonly wire?: "json" | "rpc";
+  /** For wire events: the fields a record carries (json.md), in order; anything else stays in-process. */
+  readonly fields?: readonly string[];
   /** When set, only extensions of these origins may subscribe. */
   readonly participants?: readonly ExtensionOrigin[];
 }
@@ -52,7 +54,7 @@ const spec = (
   kind: EventKind,
   errorPolicy: ErrorPolicy,
   description: string,
-  extra: Partial<Pick<EventSpec, "hot" | "wire" | "participants">> = {},
+  extra: Partial<Pick<EventSpec, "hot" | "wire" | "fields" | "participants">> = {},
 ): EventSpec => Object.freeze({ family, kind, errorPolicy, description, ...extra });
 
 export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Object.freeze({
@@ -87,6 +89,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
   ),
   session_info_changed: spec("session", "notify", "report", "The session display name changed.", {
     wire: "json",
+    fields: ["name"],
   }),
   session_before_switch: spec(
     "session",
@@ -132,7 +135,10 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "report",
     "Before a run: adjust the system prompt options, add a message, or force a system prompt.",
   ),
-  agent_start: spec("agent", "notify", "report", "A low-level agent run started.", { wire: "json" }),
+  agent_start: spec("agent", "notify", "report", "A low-level agent run started.", {
+    wire: "json",
+    fields: [],
+  }),
   agent_end: spec(
     "agent",
     "notify",
@@ -140,6 +146,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "A low-level agent run ended (`willRetry` when a retry follows).",
     {
       wire: "json",
+      fields: ["messages", "willRetry"],
     },
   ),
   agent_before_settle: spec(
@@ -150,14 +157,15 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
   ),
   agent_settled: spec("agent", "notify", "report", "No automatic work remains for this run.", {
     wire: "json",
+    fields: ["aborted"],
   }),
-  turn_start: spec("agent", "notify", "report", "One assistant turn started.", { wire: "json" }),
+  turn_start: spec("agent", "notify", "report", "One assistant turn started.", { wire: "json", fields: [] }),
   turn_end: spec(
     "agent",
     "boundary",
     "report",
     "One assistant response and its tool calls finished; handlers may append entries, continue or end.",
-    { wire: "json" },
+    { wire: "json", fields: ["message", "toolResults"] },
   ),
   context: spec("agent", "transform", "report", "Transform the conversation messages of one request."),
   context_with_system: spec(
@@ -168,12 +176,15 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
   ),
   queue_update: spec("agent", "notify", "report", "The steering or follow-up queue changed.", {
     wire: "json",
+    fields: ["steering", "followUp"],
   }),
   entry_appended: spec("session", "notify", "report", "An extension appended a custom session entry.", {
     wire: "json",
+    fields: ["entry"],
   }),
   thinking_level_changed: spec("agent", "notify", "report", "The active thinking level changed.", {
     wire: "json",
+    fields: ["level"],
   }),
   thinking_level_select: spec(
     "agent",
@@ -217,7 +228,10 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
   ),
 
   // messages
-  message_start: spec("message", "notify", "report", "A message started.", { wire: "json" }),
+  message_start: spec("message", "notify", "report", "A message started.", {
+    wire: "json",
+    fields: ["message"],
+  }),
   message_update: spec(
     "message",
     "notify",
@@ -226,6 +240,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     {
       hot: true,
       wire: "json",
+      fields: ["usage", "assistantMessageEvent"],
     },
   ),
   message_end: spec(
@@ -233,7 +248,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "transform",
     "report",
     "A message is final; a handler may replace it with a message of the same role.",
-    { wire: "json" },
+    { wire: "json", fields: ["message"] },
   ),
 
   // tools
@@ -249,12 +264,19 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "report",
     "After a tool ran (errored ones too): patches of content, details, isError and structuredContent compose.",
   ),
-  tool_execution_start: spec("tool", "notify", "report", "Tool execution started.", { wire: "json" }),
+  tool_execution_start: spec("tool", "notify", "report", "Tool execution started.", {
+    wire: "json",
+    fields: ["toolCallId", "toolName", "args", "parentToolCallId"],
+  }),
   tool_execution_update: spec("tool", "notify", "report", "A tool reported a partial result.", {
     hot: true,
     wire: "json",
+    fields: ["toolCallId", "toolName", "args", "partialResult", "parentToolCallId"],
   }),
-  tool_execution_end: spec("tool", "notify", "report", "Tool execution finished.", { wire: "json" }),
+  tool_execution_end: spec("tool", "notify", "report", "Tool execution finished.", {
+    wire: "json",
+    fields: ["toolCallId", "toolName", "result", "isError", "durationMs", "parentToolCallId"],
+  }),
 
   // compaction and retries
   compaction_start: spec(
@@ -264,6 +286,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "Compaction began (manual, threshold, overflow).",
     {
       wire: "json",
+      fields: ["reason"],
     },
   ),
   compaction_end: spec(
@@ -273,13 +296,16 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "Compaction ended with a result, an abort or an error.",
     {
       wire: "json",
+      fields: ["reason", "result", "aborted", "willRetry", "errorMessage"],
     },
   ),
   auto_retry_start: spec("retry", "notify", "report", "A retryable provider error; a retry is scheduled.", {
     wire: "json",
+    fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],
   }),
   auto_retry_end: spec("retry", "notify", "report", "Retrying ended in success or a final error.", {
     wire: "json",
+    fields: ["success", "attempt", "finalError"],
   }),
   summarization_retry_scheduled: spec(
     "retry",
@@ -288,6 +314,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "A compaction or branch summary will be retried.",
     {
       wire: "json",
+      fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],
     },
   ),
   summarization_retry_attempt_start: spec(
@@ -297,10 +324,12 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "A summarisation retry attempt started.",
     {
       wire: "json",
+      fields: ["source", "reason"],
     },
   ),
   summarization_retry_finished: spec("retry", "notify", "report", "Summarisation retries finished.", {
     wire: "json",
+    fields: [],
   }),
 
   // UI and host
@@ -308,6 +337,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
   ui_prompt_end: spec("ui", "notify", "report", "A dialog closed."),
   bash_execution_update: spec("host", "notify", "report", "Output chunk of a direct RPC `bash` command.", {
     wire: "rpc",
+    fields: ["id", "delta"],
     hot: true,
   }),
   extension_error: spec(
@@ -315,7 +345,7 @@ export const eventCatalog: Readonly<Record<ExtensionEventName, EventSpec>> = Obj
     "notify",
     "report",
     "An extension handler threw. Errors in handlers of this event go to stderr, never back to this event.",
-    { wire: "rpc" },
+    { wire: "rpc", fields: ["extensionPath", "event", "error"] },
   ),
 });
 

@@ -145,6 +145,15 @@ describe("event catalogue", () => {
     expect([...rpc].sort()).to.deep.equal([...SPEC_EVENTS.rpcOnly].sort());
   });
 
+  it("lists the fields of every wire event, and only of wire events", () => {
+    for (const name of eventNames) {
+      const { wire, fields } = eventCatalog[name];
+      expect(fields !== undefined, name).to.equal(wire !== undefined);
+    }
+    expect(eventCatalog.turn_end.fields).to.deep.equal(["message", "toolResults"]);
+    expect(eventCatalog.message_update.fields).to.deep.equal(["usage", "assistantMessageEvent"]);
+  });
+
   it("gives the spec's kind to every event whose kind the spec fixes", () => {
     for (const [name, kind] of Object.entries(SPEC_KINDS)) {
       expect(eventCatalog[name as keyof typeof eventCatalog].kind, name).to.equal(kind);
