@@ -70,6 +70,8 @@ interface QueuedMessage {
 /** Bound on automatic continuations requested by boundaries, so a handler that always continues cannot spin forever. */
 const MAX_CONTINUATIONS = 64;
 const RETRYABLE = new Set(["rate_limit", "overloaded", "network", "timeout"]);
+/** Custom entry type of the recorded system prompt and tool set. */
+export const SYSTEM_ENTRY = "knightcode.system";
 
 export class AgentSession {
   model: ModelInfo | undefined;
@@ -525,7 +527,8 @@ export class AgentSession {
   private async beforeAgentStart(
     start: { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage },
   ): Promise<CustomMessage | undefined> {
-    const options = this.deps.systemPromptOptions(this.deps.tools.getActiveTools());
+    // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
+    const options = this.deps.systemPromptOptions(this.deps.tools.declarations().map((d) => d.name));
     const original = structuredClone(options);
     const added: CustomMessage[] = [];
     const state = {
@@ -640,11 +643,13 @@ export class AgentSession {
       llm = toLlmMessages(rest.filter((m) => (m as { role: string }).role !== "system"));
     }
 
+    const tools = this.deps.tools.declarations();
+    this.recordSystemState(this.lastSystemPrompt, tools);
     const stream = this.deps.models.stream({
       model,
       systemPrompt,
       messages: llm,
-      tools: this.deps.tools.declarations(),
+      tools,
       ...(this.thinkingLevel !== "off" ? { thinkingLevel: this.thinkingLevel } : {}),
       signal,
     });
@@ -675,6 +680,25 @@ export class AgentSession {
       );
     }
     return (await this.finishMessage(result)) as AssistantMessage;
+  }
+
+  /**
+   * The transcript keeps the system prompt and the declared tool set: the first request records them, and a
+   * change is recorded before the next request that uses it (a `knightcode.system` custom entry, not sent to the
+   * model as such). Providers receive the complete current prompt and tools with every request, which is the
+   * checkpoint form every supported API can represent.
+   */
+  private recordSystemState(systemPrompt: string, tools: { name: string; description: string }[]): void {
+    const state = { systemPrompt, tools: tools.map((t) => ({ name: t.name, description: t.description })) };
+    const branch = this.deps.session.getBranch();
+    for (let i = branch.length - 1; i >= 0; i--) {
+      const entry = branch[i]!;
+      if (entry.type === "custom" && entry.customType === SYSTEM_ENTRY) {
+        if (JSON.stringify(entry.data) === JSON.stringify(state)) return;
+        break;
+      }
+    }
+    this.deps.session.appendCustomEntry(SYSTEM_ENTRY, state);
   }
 
   /** Records the entries a boundary proposed. An invalid draft is reported and skipped; the others still land. */

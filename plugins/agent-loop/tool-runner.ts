@@ -8,11 +8,14 @@ import type {
   ExtensionContext,
   ExtensionToolContext,
   HookBus,
+  NestedCallRecord,
   ToolCall,
   ToolCallResult,
   ToolResult,
   ToolResultPatch,
+  Usage,
 } from "../../kernel/index.js";
+import { addUsage, emptyUsage as emptyUsageOf } from "../messages/usage.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 
 export interface ToolOutcome {
@@ -32,9 +35,26 @@ interface CallOptions {
   fromModel: boolean;
 }
 
+/** Bounds of the nested-call record kept on a tool result (extensions.md, Tools). */
+export const NESTED_LIMITS = Object.freeze({
+  callArgumentBytes: 8 * 1024,
+  resultArgumentBytes: 32 * 1024,
+  calls: 256,
+});
+
+interface NestedRecord {
+  calls: NestedCallRecord[];
+  argumentBytes: number;
+  complete: boolean;
+}
+
 export class ToolRunner {
   private sequential: Promise<unknown> = Promise.resolve();
   private readonly nestedCounters = new Map<string, number>();
+  /** Usage of finished nested calls, per calling tool call, added to that call's result. */
+  private readonly nestedUsage = new Map<string, Usage>();
+  /** The bounded record of nested calls at every depth, per model-issued tool call. */
+  private readonly nestedRecords = new Map<string, NestedRecord>();
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -68,15 +88,11 @@ export class ToolRunner {
   }
 
   private isCallable(name: string): boolean {
-    const tool = this.registry.get(name);
-    if (!tool) return false;
-    if (tool.exposure === "codemode" || tool.exposure === "deferred") return true;
-    return tool.exposure === "direct" && this.registry.isActive(name);
+    return this.registry.isCallable(name);
   }
 
   private isDeclared(name: string): boolean {
-    const tool = this.registry.get(name);
-    return !!tool && tool.exposure !== "hidden" && this.registry.isActive(name);
+    return this.registry.isDeclared(name);
   }
 
   async run(toolCallId: string, toolName: string, args: unknown, options: CallOptions): Promise<ToolOutcome> {
@@ -166,6 +182,7 @@ export class ToolRunner {
     };
     const ran =
       tool.definition.executionMode === "sequential" ? await this.inSequence(execute) : await execute();
+    this.attachNested(toolCallId, ran.result, options.parentToolCallId === undefined);
 
     const patched = await this.bus.transform<ToolResult & { isError: boolean }, ToolResultPatch>(
       "tool_result",
@@ -224,10 +241,65 @@ export class ToolRunner {
             parentToolCallId: toolCallId,
             ...(options.onUpdate ? { onUpdate: options.onUpdate } : {}),
             fromModel: false,
-          }).then((outcome) => ({ ...outcome.result, ...(outcome.isError ? { isError: true } : {}) }));
+          }).then((outcome) => {
+            this.recordNested(toolCallId, outcome, args);
+            return { ...outcome.result, ...(outcome.isError ? { isError: true } : {}) };
+          });
         },
       },
     }) as ExtensionToolContext;
+  }
+
+  /** A nested call finished: its usage goes to its caller, its record to the model-issued call at the root. */
+  private recordNested(parentId: string, outcome: ToolOutcome, args: unknown): void {
+    if (outcome.result.usage) {
+      this.nestedUsage.set(
+        parentId,
+        addUsage(this.nestedUsage.get(parentId) ?? emptyUsageOf(), outcome.result.usage),
+      );
+    }
+    const rootId = parentId.split("/")[0]!;
+    const record = this.nestedRecords.get(rootId) ?? { calls: [], argumentBytes: 0, complete: true };
+    this.nestedRecords.set(rootId, record);
+    if (record.calls.length >= NESTED_LIMITS.calls) {
+      record.complete = false;
+      return;
+    }
+    const text = outcome.isError
+      ? outcome.result.content.map((c) => (c.type === "text" ? c.text : "")).join("")
+      : "";
+    const entry: NestedCallRecord = {
+      toolCallId: outcome.toolCallId,
+      toolName: outcome.toolName,
+      status:
+        outcome.durationMs === undefined && outcome.isError ? "blocked" : outcome.isError ? "error" : "ok",
+      ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+      ...(outcome.isError ? { error: text.slice(0, 1000) } : {}),
+    };
+    const json = JSON.stringify(args ?? {});
+    const size = Buffer.byteLength(json, "utf8");
+    if (
+      size <= NESTED_LIMITS.callArgumentBytes &&
+      record.argumentBytes + size <= NESTED_LIMITS.resultArgumentBytes
+    ) {
+      entry.arguments = (args ?? {}) as Record<string, unknown>;
+      record.argumentBytes += size;
+    } else {
+      record.complete = false;
+    }
+    record.calls.push(entry);
+  }
+
+  /** Adds nested usage to the call's own, and (for a model-issued call) the record of its nested calls. */
+  private attachNested(toolCallId: string, result: ToolResult, isRoot: boolean): void {
+    const usage = this.nestedUsage.get(toolCallId);
+    this.nestedUsage.delete(toolCallId);
+    this.nestedCounters.delete(toolCallId);
+    if (usage) result.usage = addUsage(result.usage ?? emptyUsageOf(), usage);
+    if (!isRoot) return;
+    const record = this.nestedRecords.get(toolCallId);
+    this.nestedRecords.delete(toolCallId);
+    if (record) result.nestedCalls = { calls: record.calls, complete: record.complete };
   }
 
   private inSequence<T>(work: () => Promise<T>): Promise<T> {

@@ -16,6 +16,8 @@ import {
   type ToolDefinition,
   type ToolExposure,
   type ToolInfo,
+  type ToolLoadout,
+  type ToolLoadoutEntry,
   type ToolRendererResolver,
   type ToolRenderers,
   toDisposable,
@@ -116,12 +118,72 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
-  /** The tools declared to the model: active and not hidden. */
+  /**
+   * The tools declared to the model: active, not hidden, minus the declarations a `prepareLoadout` hook hides,
+   * with the descriptions it replaces. Hooks run on every call, so they always see the current active set.
+   */
   declarations(): ToolDeclaration[] {
-    return this.getActiveTools().map((name) => {
-      const { definition } = this.tools.get(name)!;
-      return { name, description: definition.description, parameters: definition.parameters };
-    });
+    const active = this.getActiveTools().filter((name) => this.isDeclared(name));
+    const hooks = active.map((name) => this.tools.get(name)!.definition).filter((d) => d.prepareLoadout);
+    const descriptions: Record<string, string> = {};
+    const hidden = new Set<string>();
+    if (hooks.length > 0) {
+      const loadout = this.loadout(active);
+      for (const definition of hooks) {
+        let result: ReturnType<NonNullable<typeof definition.prepareLoadout>>;
+        try {
+          result = definition.prepareLoadout!(loadout);
+        } catch (error) {
+          this.notice(`prepareLoadout of "${definition.name}" failed: ${(error as Error).message}`);
+          continue;
+        }
+        Object.assign(descriptions, result?.descriptions ?? {});
+        for (const name of result?.hiddenDeclarations ?? []) hidden.add(name);
+      }
+    }
+    return active
+      .filter((name) => !hidden.has(name))
+      .map((name) => {
+        const { definition } = this.tools.get(name)!;
+        return {
+          name,
+          description: descriptions[name] ?? definition.description,
+          parameters: definition.parameters,
+        };
+      });
+  }
+
+  /** Declared to the model: active, and neither hidden nor callable-only. */
+  isDeclared(name: string): boolean {
+    const tool = this.tools.get(name);
+    return !!tool && tool.exposure !== "hidden" && this.active.has(name);
+  }
+
+  /** Callable from other tools (`ctx.executeTool`): active direct tools, and codemode or deferred tools always. */
+  isCallable(name: string): boolean {
+    const tool = this.tools.get(name);
+    if (!tool) return false;
+    if (tool.exposure === "codemode" || tool.exposure === "deferred") return true;
+    return tool.exposure === "direct" && this.active.has(name);
+  }
+
+  private loadout(declared: string[]): ToolLoadout {
+    const entry = (name: string): ToolLoadoutEntry => {
+      const { definition, exposure } = this.tools.get(name)!;
+      return {
+        name,
+        description: definition.description,
+        exposure,
+        ...(definition.namespace ? { namespace: definition.namespace } : {}),
+        ...(definition.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),
+      };
+    };
+    const all = [...this.tools.keys()];
+    return {
+      declared: declared.map(entry),
+      callable: all.filter((name) => this.isCallable(name)).map(entry),
+      all: all.map(entry),
+    };
   }
 
   /** Tools in the active set (what the model may call). */
