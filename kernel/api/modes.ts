@@ -2,8 +2,10 @@
  * Host modes (print, JSON, RPC, interactive, ...) are extensions too: they register with `knightcode.registerMode()`
  * and the `knightcode` command runs the one `--mode` names. A mode drives the session through this controller.
  */
-import type { ExtensionUIContext } from "./context.js";
-import type { ImageContent, ThinkingLevel } from "./messages.js";
+import type { ExtensionUIContext, ModelInfo } from "./context.js";
+import type { BashResult } from "./events.js";
+import type { CommandInfo } from "./extension-api.js";
+import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { ReadonlySessionManager } from "./session.js";
 
 /** One event of the session stream (the events of json.md), as `{type, ...payload}`. */
@@ -33,8 +35,54 @@ export interface SessionController {
   newSession(): Promise<{ cancelled: boolean }>;
   dispose(): Promise<void>;
   getThinkingLevel(): ThinkingLevel;
+  setThinkingLevel(level: ThinkingLevel): void;
   /** Replaces `ctx.ui` for the session's extensions (what a mode with a UI installs when it starts). */
   setUI(ui: ExtensionUIContext, hasUI: boolean): void;
+  getState(): SessionState;
+  getAvailableModels(): ModelInfo[];
+  /** Selects a model; false when no such model is available. */
+  setModel(provider: string, modelId: string): Promise<boolean>;
+  /** Moves to the next available model; returns it (undefined when there is none). */
+  cycleModel(): Promise<ModelInfo | undefined>;
+  switchSession(path: string): Promise<{ cancelled: boolean }>;
+  fork(entryId: string): Promise<{ cancelled: boolean }>;
+  clone(): Promise<{ cancelled: boolean }>;
+  getCommands(): CommandInfo[];
+  clearQueue(): { steering: string[]; followUp: string[] };
+  setSessionName(name: string | undefined): void;
+  getSessionStats(): SessionStats;
+  /**
+   * Runs a command a person typed (interactive `!cmd`, RPC `bash`): `user_bash` handlers may take it over. Unless
+   * `excludeFromContext`, the command and its output enter the context with the next prompt.
+   */
+  executeBash(
+    command: string,
+    options?: { excludeFromContext?: boolean; onData?(chunk: string): void; signal?: AbortSignal },
+  ): Promise<BashResult>;
+}
+
+export interface SessionState {
+  model: ModelInfo | undefined;
+  thinkingLevel: ThinkingLevel;
+  isStreaming: boolean;
+  sessionFile: string | undefined;
+  sessionId: string;
+  sessionName: string | undefined;
+  messageCount: number;
+  pendingMessageCount: number;
+}
+
+export interface SessionStats {
+  sessionFile: string | undefined;
+  sessionId: string;
+  userMessages: number;
+  assistantMessages: number;
+  toolCalls: number;
+  toolResults: number;
+  totalMessages: number;
+  tokens: Omit<Usage, "cost">;
+  cost: number;
+  contextUsage: { tokens: number | null; contextWindow: number; percent: number | null } | undefined;
 }
 
 export interface ModeIO {

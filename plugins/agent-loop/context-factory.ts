@@ -147,7 +147,7 @@ async function navigateTree(
 }
 
 /** Tokens of the last assistant response's usage (input + cache + output), against the model's window. */
-function contextUsage(agent: AgentSession, session: SessionLog): ContextUsage | undefined {
+export function contextUsage(agent: AgentSession, session: SessionLog): ContextUsage | undefined {
   const model = agent.model;
   if (!model) return undefined;
   const branch = session.getBranch();

@@ -11,8 +11,15 @@ interface Builtin {
 
 const BUILTINS: readonly Builtin[] = [
   { name: "scripted", load: () => import("../../builtin-extensions/scripted-provider/index.js") },
+  { name: "anthropic", load: () => import("../../builtin-extensions/providers/anthropic/index.js") },
+  { name: "openai", load: () => import("../../builtin-extensions/providers/openai/index.js") },
+  {
+    name: "openai-compatible",
+    load: () => import("../../builtin-extensions/providers/openai-compatible/index.js"),
+  },
   { name: "mode-print", load: () => import("../../builtin-extensions/mode-print/index.js") },
   { name: "mode-json", load: () => import("../../builtin-extensions/mode-json/index.js") },
+  { name: "mode-rpc", load: () => import("../../builtin-extensions/mode-rpc/index.js") },
 ];
 
 export function builtinNames(): string[] {

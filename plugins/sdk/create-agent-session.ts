@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import {
+  type BashResult,
   type CommandInfo,
   coreTokens,
   createKernel,
@@ -20,14 +21,17 @@ import {
   type SessionController,
   type SessionRuntime,
   type SessionStartEvent,
+  type SessionState,
+  type SessionStats,
   type ThinkingLevel,
 } from "../../kernel/index.js";
 import type { AgentSession } from "../agent-loop/agent-session.js";
-import type { SessionReplacer } from "../agent-loop/context-factory.js";
+import { contextUsage, type SessionReplacer } from "../agent-loop/context-factory.js";
 import type { CommandRegistry } from "../command-registry/command-registry.js";
 import type { FlagRegistry, RegisteredFlag } from "../flag-registry/flag-registry.js";
 import type { ModeRegistry, RegisteredMode } from "../mode-registry/mode-registry.js";
 import type { ModelService } from "../model-registry/model-service.js";
+import { runUserBash } from "../process/user-bash.js";
 import { discoverContextFiles } from "../resources/context-files.js";
 import { loadSystemPromptFiles } from "../resources/system-prompt.js";
 import { SessionManager } from "../session-store/session-manager.js";
@@ -211,6 +215,119 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   listModes(): RegisteredMode[] {
     return (this.runtime.scope.resolve(coreTokens.modes) as unknown as ModeRegistry).list();
+  }
+
+  setThinkingLevel(level: ThinkingLevel): void {
+    this.agent.setThinkingLevel(undefined, level);
+  }
+
+  getState(): SessionState {
+    const agent = this.agent;
+    const log = this.sessionManager;
+    const queue = agent.getQueue();
+    return {
+      model: agent.model,
+      thinkingLevel: agent.thinkingLevel,
+      isStreaming: !agent.isIdle(),
+      sessionFile: log.getSessionFile(),
+      sessionId: log.getSessionId(),
+      sessionName: log.getSessionName(),
+      messageCount: log.buildContext().messages.length,
+      pendingMessageCount: queue.steering.length + queue.followUp.length,
+    };
+  }
+
+  getAvailableModels(): ModelInfo[] {
+    return this.models.getAvailable();
+  }
+
+  setModel(provider: string, modelId: string): Promise<boolean> {
+    const model = this.models.find(provider, modelId);
+    return model ? this.agent.setModel(undefined, model) : Promise.resolve(false);
+  }
+
+  async cycleModel(): Promise<ModelInfo | undefined> {
+    const models = this.models.getAvailable().filter((m) => m.provider !== "virtual");
+    if (models.length === 0) return undefined;
+    const current = this.agent.model;
+    const index = current
+      ? models.findIndex((m) => m.provider === current.provider && m.id === current.id)
+      : -1;
+    const next = models[(index + 1) % models.length]!;
+    await this.agent.setModel(undefined, next, "cycle");
+    return next;
+  }
+
+  clearQueue(): { steering: string[]; followUp: string[] } {
+    return this.agent.clearQueue();
+  }
+
+  setSessionName(name: string | undefined): void {
+    this.agent.setSessionName(undefined, name);
+  }
+
+  getSessionStats(): SessionStats {
+    const log = this.sessionManager;
+    const stats: SessionStats = {
+      sessionFile: log.getSessionFile(),
+      sessionId: log.getSessionId(),
+      userMessages: 0,
+      assistantMessages: 0,
+      toolCalls: 0,
+      toolResults: 0,
+      totalMessages: 0,
+      tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+      cost: 0,
+      contextUsage: contextUsage(this.agent, log),
+    };
+    for (const entry of log.getEntries()) {
+      if (entry.type !== "message") continue;
+      const message = entry.message;
+      stats.totalMessages++;
+      if (message.role === "user") stats.userMessages++;
+      if (message.role === "toolResult") stats.toolResults++;
+      if (message.role === "assistant") {
+        stats.assistantMessages++;
+        stats.toolCalls += message.content.filter((c) => c.type === "toolCall").length;
+        for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const) {
+          stats.tokens[key] += message.usage[key];
+        }
+        stats.cost += message.usage.cost.total;
+      }
+    }
+    return stats;
+  }
+
+  /** `!cmd`: `user_bash` handlers first, then the shell; the output enters the context unless excluded. */
+  async executeBash(
+    command: string,
+    options: { excludeFromContext?: boolean; onData?(chunk: string): void; signal?: AbortSignal } = {},
+  ): Promise<BashResult> {
+    const runtime = this.runtime;
+    const excludeFromContext = options.excludeFromContext ?? false;
+    const result = await runUserBash({
+      bus: runtime.bus,
+      ctx: runtime.context(),
+      cwd: this.cwd,
+      command,
+      excludeFromContext,
+      ...(options.onData ? { onData: options.onData } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (!excludeFromContext && !result.cancelled) {
+      const status = result.exitCode === 0 ? "" : `\n(exit code ${result.exitCode ?? "none"})`;
+      this.agent.sendMessage(
+        undefined,
+        {
+          customType: "bashExecution",
+          content: `Ran \`${command}\`\n\`\`\`\n${result.output}\n\`\`\`${status}`,
+          display: true,
+          details: { command, exitCode: result.exitCode, truncated: result.truncated },
+        },
+        { deliverAs: "nextTurn" },
+      );
+    }
+    return result;
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */

@@ -1,0 +1,166 @@
+/** The RPC commands: a TypeBox schema for the parameters and what each does. */
+import type { AgentMessage, SessionController } from "@knightcodeai/cli";
+import { type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { RpcRuntime } from "./index.js";
+
+interface Command {
+  validate(message: Record<string, unknown>): string | undefined;
+  run(message: Record<string, any>, rpc: RpcRuntime): Promise<unknown>;
+}
+
+const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+const Level = Type.Union(LEVELS.map((l) => Type.Literal(l)));
+const Image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
+
+/** A command whose parameters are checked against `properties` (plus `id` and `type`). */
+function command(properties: TProperties, run: Command["run"]): Command {
+  const schema: TObject = Type.Object({
+    id: Type.Optional(Type.String()),
+    type: Type.String(),
+    ...properties,
+  });
+  return {
+    validate(message) {
+      if (Value.Check(schema, message)) return undefined;
+      const first = [...Value.Errors(schema, message)][0];
+      return `Invalid parameters: ${first ? `${first.path || "/"} ${first.message}` : "unknown problem"}`;
+    },
+    run,
+  };
+}
+
+/**
+ * Starts a prompt and resolves once it is accepted: the run started, the message was queued, or (for a command or
+ * handled input) it finished. A failure before that (no model, busy) rejects.
+ */
+async function accept(session: SessionController, start: () => Promise<void>): Promise<void> {
+  let accepted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    accepted = resolve;
+  });
+  const unsubscribe = session.subscribe((event) => {
+    if (event.type === "agent_start" || event.type === "queue_update") accepted();
+  });
+  const run = start();
+  run.catch(() => {});
+  try {
+    await Promise.race([started, run]);
+  } finally {
+    unsubscribe();
+  }
+}
+
+const messagesOf = (session: SessionController): AgentMessage[] =>
+  session.sessionManager.getBranch().flatMap((e) => (e.type === "message" ? [e.message] : []));
+
+export const commands: Record<string, Command> = {
+  prompt: command(
+    {
+      message: Type.String(),
+      images: Type.Optional(Type.Array(Image)),
+      streamingBehavior: Type.Optional(Type.Union([Type.Literal("steer"), Type.Literal("followUp")])),
+    },
+    async (m, { ctx }) => {
+      await accept(ctx.session, () =>
+        ctx.session.prompt(m.message, {
+          ...(m.images ? { images: m.images } : {}),
+          ...(m.streamingBehavior ? { streamingBehavior: m.streamingBehavior } : {}),
+        }),
+      );
+    },
+  ),
+  steer: command({ message: Type.String() }, async (m, { ctx }) => {
+    if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
+    ctx.session.steer(m.message);
+  }),
+  follow_up: command({ message: Type.String() }, async (m, { ctx }) => {
+    if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
+    ctx.session.followUp(m.message);
+  }),
+  abort: command({}, async (_m, { ctx }) => ctx.session.abort()),
+  new_session: command({}, async (_m, { ctx }) => ctx.session.newSession()),
+  get_state: command({}, async (_m, { ctx }) => ctx.session.getState()),
+  set_model: command({ provider: Type.String(), modelId: Type.String() }, async (m, { ctx }) => {
+    if (!(await ctx.session.setModel(m.provider, m.modelId))) {
+      throw new Error(`No model ${m.provider}/${m.modelId} is available (see get_available_models)`);
+    }
+    return ctx.session.getState().model;
+  }),
+  cycle_model: command({}, async (_m, { ctx }) => {
+    const model = await ctx.session.cycleModel();
+    if (!model) throw new Error("No models are available");
+    return { model, thinkingLevel: ctx.session.getThinkingLevel() };
+  }),
+  get_available_models: command({}, async (_m, { ctx }) => ({ models: ctx.session.getAvailableModels() })),
+  set_thinking_level: command({ level: Level }, async (m, { ctx }) => {
+    ctx.session.setThinkingLevel(m.level);
+  }),
+  bash: command(
+    { command: Type.String(), excludeFromContext: Type.Optional(Type.Boolean()) },
+    async (m, rpc) => {
+      if (rpc.bashController) throw new Error("A bash command is already running (abort_bash stops it)");
+      const controller = new AbortController();
+      rpc.bashController = controller;
+      try {
+        return await rpc.ctx.session.executeBash(m.command, {
+          excludeFromContext: m.excludeFromContext === true,
+          signal: controller.signal,
+          onData: (delta) =>
+            rpc.write({ type: "bash_execution_update", ...(m.id ? { id: m.id } : {}), delta }),
+        });
+      } finally {
+        rpc.bashController = undefined;
+      }
+    },
+  ),
+  abort_bash: command({}, async (_m, rpc) => {
+    const running = rpc.bashController !== undefined;
+    rpc.bashController?.abort();
+    return { aborted: running };
+  }),
+  get_session_stats: command({}, async (_m, { ctx }) => ctx.session.getSessionStats()),
+  switch_session: command({ sessionPath: Type.String() }, async (m, { ctx }) =>
+    ctx.session.switchSession(m.sessionPath),
+  ),
+  fork: command({ entryId: Type.String() }, async (m, { ctx }) => ctx.session.fork(m.entryId)),
+  clone: command({}, async (_m, { ctx }) => ctx.session.clone()),
+  get_messages: command({}, async (_m, { ctx }) => ({ messages: messagesOf(ctx.session) })),
+  get_entries: command({ since: Type.Optional(Type.String()) }, async (m, { ctx }) => {
+    const manager = ctx.session.sessionManager;
+    const entries = manager.getEntries();
+    let start = 0;
+    if (m.since !== undefined) {
+      const index = entries.findIndex((e) => e.id === m.since);
+      if (index < 0) throw new Error(`No entry ${m.since} in this session`);
+      start = index + 1;
+    }
+    return { entries: entries.slice(start), leafId: manager.getLeafId() };
+  }),
+  get_tree: command({}, async (_m, { ctx }) => ({
+    tree: ctx.session.sessionManager.getTree(),
+    leafId: ctx.session.sessionManager.getLeafId(),
+  })),
+  get_commands: command({}, async (_m, { ctx }) => ({ commands: ctx.session.getCommands() })),
+  clear_queue: command({}, async (_m, { ctx }) => ctx.session.clearQueue()),
+  set_session_name: command({ name: Type.String() }, async (m, { ctx }) => {
+    ctx.session.setSessionName(m.name.trim() === "" ? undefined : m.name);
+  }),
+  get_last_assistant_text: command({}, async (_m, { ctx }) => {
+    const last = messagesOf(ctx.session)
+      .filter((message) => message.role === "assistant")
+      .at(-1);
+    const text =
+      last?.role === "assistant"
+        ? last.content
+            .filter((c) => c.type === "text")
+            .map((c) => (c as { text: string }).text)
+            .join("")
+        : null;
+    return { text };
+  }),
+  reload: command({}, async (_m, { ctx }) => {
+    await ctx.session.waitForIdle();
+    await ctx.session.reload();
+  }),
+};

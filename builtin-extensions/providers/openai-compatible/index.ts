@@ -1,0 +1,52 @@
+/**
+ * builtin:openai-compatible — the `openai-completions` wire API (OpenAI Chat Completions) for local servers
+ * (Ollama, llama.cpp's server, vLLM, LM Studio) and other compatible endpoints. It registers no models: point a
+ * custom provider at a server in `<agentDir>/models.json` and name this API:
+ *
+ *   {"providers": {"local": {"baseUrl": "http://127.0.0.1:8080/v1", "api": "openai-completions",
+ *     "compat": {"maxTokensField": "max_tokens"}, "models": [{"id": "qwen3-coder"}]}}}
+ *
+ * `apiKey` is optional (local servers ignore it); `headers` are sent with every request; `compat` adapts the
+ * request to servers that differ from OpenAI (see compat.ts for the keys).
+ */
+import type { ExtensionAPI } from "@knightcodeai/cli";
+import { OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig } from "./provider.js";
+
+export {
+  COMPAT_WARNING_CODE,
+  type CompatCheck,
+  checkCompat,
+  DEFAULT_COMPAT,
+  DEFAULT_TIMEOUT_MS,
+  type MaxTokensField,
+  type ResolvedCompat,
+  resolveCompat,
+} from "./compat.js";
+export {
+  BRIDGE_TEXT,
+  buildPayload,
+  type ChatCompletionsPayload,
+  type ChatMessage,
+  type ChatTool,
+  type ChatToolCall,
+  type ContentPart,
+  convertMessages,
+  convertTools,
+  MISSING_RESULT,
+  NO_TEXT_RESULT,
+  type ReasoningEffort,
+  reasoningEffort,
+} from "./convert.js";
+export { bodyMessage, type ErrorDetails, errorDetails, httpFailure, streamFailure } from "./errors.js";
+export {
+  OPENAI_COMPLETIONS_API,
+  OPENAI_COMPLETIONS_PROVIDER,
+  openaiCompletionsProviderConfig,
+  PLACEHOLDER_API_KEY,
+  streamOpenAICompletions,
+} from "./provider.js";
+export { SseDecoder, type SseMessage } from "./sse.js";
+
+export default function openaiCompatible(knightcode: ExtensionAPI): void {
+  knightcode.registerProvider(OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig());
+}

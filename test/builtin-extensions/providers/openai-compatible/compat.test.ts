@@ -1,0 +1,269 @@
+/** builtin:openai-compatible: compat options (models.json), the request they shape, and the SSE reader. */
+import { expect } from "chai";
+import {
+  BRIDGE_TEXT,
+  buildPayload,
+  COMPAT_WARNING_CODE,
+  checkCompat,
+  DEFAULT_COMPAT,
+  NO_TEXT_RESULT,
+  resolveCompat,
+  SseDecoder,
+  streamOpenAICompletions,
+} from "../../../../builtin-extensions/providers/openai-compatible/index.js";
+import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
+import { baseRequest, collect, REASONING_MODEL, recordingHooks, textStream } from "./fixtures.js";
+
+/** Warnings emitted while `run` runs (process.emitWarning delivers them on the next tick). */
+async function warningsDuring(run: () => Promise<void> | void): Promise<Error[]> {
+  const seen: Error[] = [];
+  const listener = (warning: Error) => {
+    if ((warning as { code?: string }).code === COMPAT_WARNING_CODE) seen.push(warning);
+  };
+  process.on("warning", listener);
+  try {
+    await run();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off("warning", listener);
+  }
+  return seen;
+}
+
+describe("builtin:openai-compatible compat options", () => {
+  it("defaults to OpenAI's behaviour", () => {
+    expect(checkCompat(undefined)).to.deep.equal({ compat: { ...DEFAULT_COMPAT }, problems: [] });
+    expect(DEFAULT_COMPAT).to.deep.equal({
+      supportsDeveloperRole: true,
+      supportsReasoningEffort: true,
+      supportsUsageInStreaming: true,
+      supportsStore: true,
+      maxTokensField: "max_completion_tokens",
+      requiresToolResultName: false,
+      requiresAssistantAfterToolResult: false,
+      timeoutMs: 600_000,
+    });
+  });
+
+  it("accepts the peer's key names, including supportsStrictMode (strict is never sent)", () => {
+    const { compat, problems } = checkCompat({
+      supportsDeveloperRole: false,
+      supportsReasoningEffort: false,
+      supportsUsageInStreaming: false,
+      supportsStore: false,
+      supportsStrictMode: false,
+      maxTokensField: "max_tokens",
+      requiresToolResultName: true,
+      requiresAssistantAfterToolResult: true,
+      timeoutMs: 1234,
+    });
+    expect(problems).to.deep.equal([]);
+    expect(compat).to.deep.equal({
+      supportsDeveloperRole: false,
+      supportsReasoningEffort: false,
+      supportsUsageInStreaming: false,
+      supportsStore: false,
+      maxTokensField: "max_tokens",
+      requiresToolResultName: true,
+      requiresAssistantAfterToolResult: true,
+      timeoutMs: 1234,
+    });
+  });
+
+  it("lists unknown keys and invalid values, keeping the defaults for them", () => {
+    const { compat, problems } = checkCompat({
+      thinkingFormat: "qwen",
+      openRouterRouting: {},
+      supportsStore: "no",
+      maxTokensField: "n_predict",
+      timeoutMs: -1,
+    });
+    expect(compat).to.deep.equal(DEFAULT_COMPAT);
+    expect(problems).to.have.length(4);
+    expect(problems[0]).to.contain("unknown compat keys ignored: thinkingFormat, openRouterRouting");
+    expect(problems.join("\n")).to.contain("compat.supportsStore").and.contain("compat.maxTokensField");
+    expect(problems.join("\n")).to.contain("compat.timeoutMs");
+  });
+
+  it("warns once per provider per process about unknown keys, through process.emitWarning", async () => {
+    const warnings = await warningsDuring(() => {
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen" });
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen", other: 1 });
+      resolveCompat("compat-test-b", { supportsDeveloperRole: false });
+      resolveCompat("compat-test-c", { mystery: true });
+    });
+    expect(warnings.map((w) => w.message)).to.have.length(2);
+    expect(warnings[0]!.message).to.contain('"compat-test-a"').and.contain("thinkingFormat");
+    expect(warnings[1]!.message).to.contain('"compat-test-c"').and.contain("mystery");
+  });
+
+  it("never fails a request over an unknown key", async () => {
+    const server: TestServer = await startTestServer();
+    try {
+      server.respond((_req, res) => writeSse(res, textStream("fine")));
+      const warnings = await warningsDuring(async () => {
+        const { result } = await collect(
+          streamOpenAICompletions(
+            baseRequest(`${server.url}/v1`, recordingHooks().hooks, {
+              model: { ...REASONING_MODEL, provider: "compat-test-stream" },
+              compat: { notAThing: 1, supportsDeveloperRole: false },
+            }),
+          ),
+        );
+        expect(result.stopReason, result.errorMessage).to.equal("stop");
+      });
+      expect(warnings).to.have.length(1);
+      expect(server.requests[0]!.body.messages[0].role, "known keys still apply").to.equal("system");
+    } finally {
+      await server.close();
+    }
+  });
+
+  describe("the request they shape", () => {
+    const hooks = recordingHooks().hooks;
+    const request = (overrides = {}) =>
+      baseRequest("http://127.0.0.1:1/v1", hooks, {
+        model: REASONING_MODEL,
+        thinkingLevel: "low",
+        ...overrides,
+      });
+
+    it("uses system instead of developer, and no reasoning_effort, when told", () => {
+      const payload = buildPayload(
+        request(),
+        checkCompat({ supportsDeveloperRole: false, supportsReasoningEffort: false }).compat,
+      );
+      expect(payload.messages[0]).to.deep.equal({ role: "system", content: "You are a test assistant." });
+      expect(payload).to.not.have.property("reasoning_effort");
+      const defaults = buildPayload(request(), DEFAULT_COMPAT);
+      expect(defaults.messages[0]!.role).to.equal("developer");
+      expect(defaults.reasoning_effort).to.equal("low");
+    });
+
+    it("sends no reasoning_effort for thinking level off or a model without reasoning", () => {
+      expect(buildPayload(request({ thinkingLevel: "off" }), DEFAULT_COMPAT)).to.not.have.property(
+        "reasoning_effort",
+      );
+      expect(
+        buildPayload(request({ model: { ...REASONING_MODEL, reasoning: false } }), DEFAULT_COMPAT),
+      ).to.not.have.property("reasoning_effort");
+      expect(buildPayload(request({ thinkingLevel: "minimal" }), DEFAULT_COMPAT).reasoning_effort).to.equal(
+        "minimal",
+      );
+    });
+
+    it("names the token limit max_tokens, and leaves out stream_options and store, when told", () => {
+      const payload = buildPayload(
+        request({ maxTokens: 99 }),
+        checkCompat({ maxTokensField: "max_tokens", supportsUsageInStreaming: false, supportsStore: false })
+          .compat,
+      );
+      expect(payload.max_tokens).to.equal(99);
+      expect(payload).to.not.have.property("max_completion_tokens");
+      expect(payload).to.not.have.property("stream_options");
+      expect(payload).to.not.have.property("store");
+      expect(payload.stream).to.equal(true);
+    });
+
+    it("adds tool names to results and bridges a tool result and a user message, when told", () => {
+      const messages = [
+        { role: "user" as const, content: "go", timestamp: 1 },
+        {
+          role: "assistant" as const,
+          content: [
+            { type: "toolCall" as const, id: "c1", name: "shot", arguments: {} },
+            { type: "toolCall" as const, id: "c2", name: "ls", arguments: {} },
+          ],
+          api: "openai-completions",
+          provider: "local",
+          model: "m",
+          usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: {} as never },
+          stopReason: "toolUse" as const,
+          timestamp: 2,
+        },
+        {
+          role: "toolResult" as const,
+          toolCallId: "c1",
+          toolName: "shot",
+          content: [{ type: "image" as const, mimeType: "image/png", data: "AAAA" }],
+          isError: false,
+          timestamp: 3,
+        },
+        {
+          role: "toolResult" as const,
+          toolCallId: "c2",
+          toolName: "ls",
+          content: [{ type: "text" as const, text: "a\nb" }],
+          isError: false,
+          timestamp: 4,
+        },
+        { role: "user" as const, content: "next", timestamp: 5 },
+      ];
+      const payload = buildPayload(
+        request({ messages, systemPrompt: "" }),
+        checkCompat({ requiresToolResultName: true, requiresAssistantAfterToolResult: true }).compat,
+      );
+      expect(payload.messages).to.deep.equal([
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "shot", arguments: "{}" } },
+            { id: "c2", type: "function", function: { name: "ls", arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: "c1", content: NO_TEXT_RESULT, name: "shot" },
+        { role: "tool", tool_call_id: "c2", content: "a\nb", name: "ls" },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Images returned by the tool results above:" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+          ],
+        },
+        { role: "assistant", content: BRIDGE_TEXT },
+        { role: "user", content: "next" },
+      ]);
+    });
+  });
+});
+
+describe("builtin:openai-compatible SSE reader", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text);
+
+  it("joins data lines, skips comments, and handles CRLF and events split across reads", () => {
+    const decoder = new SseDecoder();
+    const messages = [
+      ...decoder.push(bytes(': OPENROUTER PROCESSING\r\n\r\ndata: {"a":')),
+      ...decoder.push(bytes("1}\r")),
+      ...decoder.push(bytes("\n\r\nevent: error\ndata: line one\ndata: line two\n\n")),
+      ...decoder.push(bytes('error: {"code":500}\n\ndata: [DONE]')),
+      ...decoder.end(),
+    ];
+    expect(messages).to.deep.equal([
+      { field: "data", data: '{"a":1}' },
+      { field: "data", data: "line one\nline two", event: "error" },
+      { field: "error", data: '{"code":500}' },
+      { field: "data", data: "[DONE]" },
+    ]);
+  });
+
+  it("drops a last event cut off mid-JSON (a dropped connection is not a malformed event)", () => {
+    const decoder = new SseDecoder();
+    expect(decoder.push(bytes('data: {"choices":[{"delta":{"content":"Hel'))).to.deep.equal([]);
+    expect(decoder.end()).to.deep.equal([]);
+  });
+
+  it("decodes multi-byte characters split between reads", () => {
+    const decoder = new SseDecoder();
+    const encoded = bytes('data: {"t":"héllo ✓"}\n\n');
+    const cut = encoded.indexOf(0xc3) + 1;
+    const messages = [
+      ...decoder.push(encoded.slice(0, cut)),
+      ...decoder.push(encoded.slice(cut)),
+      ...decoder.end(),
+    ];
+    expect(messages).to.deep.equal([{ field: "data", data: '{"t":"héllo ✓"}' }]);
+  });
+});

@@ -1,0 +1,271 @@
+/** RPC mode end to end: the built `knightcode --mode rpc` as a child process, driven through stdin/stdout. */
+
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "chai";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+const bin = join(root, "dist", "hosts", "cli", "main.js");
+
+type Record_ = { type: string; id?: string; command?: string; success?: boolean; [k: string]: unknown };
+
+class RpcProcess {
+  readonly records: Record_[] = [];
+  stderr = "";
+  private buffer = "";
+  private readonly exited: Promise<number | null>;
+  constructor(readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      this.buffer += chunk;
+      let i = this.buffer.indexOf("\n");
+      while (i >= 0) {
+        this.records.push(JSON.parse(this.buffer.slice(0, i)));
+        this.buffer = this.buffer.slice(i + 1);
+        i = this.buffer.indexOf("\n");
+      }
+    });
+    child.stderr.on("data", (d) => {
+      this.stderr += d;
+    });
+    this.exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
+  }
+  send(record: unknown): void {
+    this.child.stdin.write(`${typeof record === "string" ? record : JSON.stringify(record)}\n`);
+  }
+  async waitFor(predicate: (r: Record_) => boolean, timeoutMs = 15_000): Promise<Record_> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.records.find(predicate);
+      if (found) return found;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out; got ${this.records.map((r) => r.type).join(",")}\n${this.stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  response(id: string): Promise<Record_> {
+    return this.waitFor((r) => r.type === "response" && r.id === id);
+  }
+  async request(id: string, type: string, params: Record<string, unknown> = {}): Promise<Record_> {
+    this.send({ id, type, ...params });
+    return this.response(id);
+  }
+  async end(timeoutMs = 15_000): Promise<number | null> {
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill("SIGKILL");
+  }
+}
+
+describe("RPC mode", () => {
+  const tmp = useTempDir("kc-rpc-");
+  const running: RpcProcess[] = [];
+  afterEach(() => {
+    for (const p of running.splice(0)) p.kill();
+  });
+
+  function start(steps: unknown[], extra: string[] = []): RpcProcess {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps }));
+    const child = spawn(
+      process.execPath,
+      [bin, "--mode", "rpc", "--provider", "scripted", "--script", script, "--no-session", ...extra],
+      { cwd: tmp.path, env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+    );
+    const p = new RpcProcess(child);
+    running.push(p);
+    return p;
+  }
+
+  it("answers prompt, streams the events without a session header, and exits 0 at end of input", async () => {
+    const p = start([{ text: "Hello over RPC" }]);
+    const response = await p.request("1", "prompt", { message: "Hi" });
+    expect(response).to.deep.include({ type: "response", command: "prompt", success: true });
+    await p.waitFor((r) => r.type === "agent_settled");
+    expect(p.records.some((r) => r.type === "session")).to.equal(false);
+    const text = await p.request("2", "get_last_assistant_text");
+    expect(text.data).to.deep.equal({ text: "Hello over RPC" });
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("lets queued work finish when stdin closes right after a prompt (echo ... | knightcode --mode rpc)", async () => {
+    const p = start([{ text: "done after EOF", chunkDelayMs: 5 }]);
+    p.send({ id: "1", type: "prompt", message: "go" });
+    expect(await p.end()).to.equal(0);
+    expect(p.records.some((r) => r.type === "agent_settled")).to.equal(true);
+  });
+
+  it("answers malformed lines, unknown commands and bad parameters with errors and keeps serving", async () => {
+    const p = start([]);
+    p.send("{not json");
+    const parse = await p.waitFor((r) => r.type === "response" && r.command === "parse");
+    expect(parse.success).to.equal(false);
+    expect(String(parse.error)).to.contain("Malformed JSON");
+    const unknown = await p.request("u", "make_coffee");
+    expect(unknown).to.deep.include({ success: false, command: "make_coffee" });
+    expect(String(unknown.error)).to.contain('Unknown command "make_coffee"');
+    const bad = await p.request("b", "set_thinking_level", { level: "extreme" });
+    expect(bad.success).to.equal(false);
+    expect(String(bad.error)).to.contain("/level");
+    const state = await p.request("s", "get_state");
+    expect(state.success).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("serves the state, model, thinking, queue, name and session commands", async () => {
+    const p = start([{ text: "one" }]);
+    const state = await p.request("1", "get_state");
+    expect((state.data as { model: { provider: string } }).model.provider).to.equal("scripted");
+    const models = await p.request("2", "get_available_models");
+    expect((models.data as { models: { id: string }[] }).models.map((m) => m.id)).to.include("scripted");
+    expect(
+      (await p.request("3", "set_model", { provider: "scripted", modelId: "scripted" })).success,
+    ).to.equal(true);
+    expect((await p.request("3b", "set_model", { provider: "nope", modelId: "x" })).success).to.equal(false);
+    expect((await p.request("4", "cycle_model")).success).to.equal(true);
+    await p.request("5", "set_thinking_level", { level: "high" });
+    await p.waitFor((r) => r.type === "thinking_level_changed");
+    await p.request("6", "set_session_name", { name: "Project X" });
+    await p.waitFor((r) => r.type === "session_info_changed" && r.name === "Project X");
+    await p.request("7", "prompt", { message: "hi" });
+    await p.waitFor((r) => r.type === "agent_settled");
+    const messages = await p.request("8", "get_messages");
+    expect((messages.data as { messages: { role: string }[] }).messages.map((m) => m.role)).to.deep.equal([
+      "user",
+      "assistant",
+    ]);
+    const entries = await p.request("9", "get_entries");
+    const { entries: list, leafId } = entries.data as { entries: { id: string }[]; leafId: string };
+    expect(list.at(-1)!.id).to.equal(leafId);
+    const since = await p.request("10", "get_entries", { since: list.at(-2)!.id });
+    expect((since.data as { entries: unknown[] }).entries).to.have.length(1);
+    const tree = await p.request("11", "get_tree");
+    expect((tree.data as { leafId: string }).leafId).to.equal(leafId);
+    const stats = await p.request("12", "get_session_stats");
+    expect(stats.data).to.deep.include({ userMessages: 1, assistantMessages: 1 });
+    expect((await p.request("13", "get_commands")).success).to.equal(true);
+    expect((await p.request("14", "clear_queue")).data).to.deep.equal({ steering: [], followUp: [] });
+    expect((await p.request("15", "new_session")).data).to.deep.equal({ cancelled: false });
+    const fresh = await p.request("16", "get_messages");
+    expect((fresh.data as { messages: unknown[] }).messages).to.deep.equal([]);
+    expect((await p.request("17", "reload")).success).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("queues steering and follow-up prompts during a run, and aborts", async () => {
+    const p = start([
+      { text: "a slow first answer that takes a while to stream", chunkDelayMs: 40 },
+      { text: "never" },
+    ]);
+    await p.request("1", "prompt", { message: "first" });
+    await p.waitFor((r) => r.type === "message_update");
+    const busy = await p.request("2", "prompt", { message: "second" });
+    expect(busy.success).to.equal(false);
+    expect(
+      (await p.request("3", "prompt", { message: "later", streamingBehavior: "followUp" })).success,
+    ).to.equal(true);
+    const aborted = await p.request("4", "abort");
+    expect(aborted.data).to.deep.equal({ steering: [], followUp: ["later"] });
+    const settled = await p.waitFor((r) => r.type === "agent_settled");
+    expect(settled.aborted).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("runs bash with streamed output events and records it for the next prompt", async () => {
+    const p = start([{ text: "saw it" }]);
+    const response = await p.request("b1", "bash", { command: "echo hello-from-bash; echo line-two" });
+    expect(response.success).to.equal(true);
+    expect((response.data as { output: string; exitCode: number }).exitCode).to.equal(0);
+    const updates = p.records.filter((r) => r.type === "bash_execution_update" && r.id === "b1");
+    expect(updates.map((u) => u.delta).join("")).to.contain("hello-from-bash");
+    await p.request("2", "prompt", { message: "what did it print?" });
+    const end = await p.waitFor((r) => r.type === "agent_settled");
+    expect(end.aborted).to.equal(false);
+    const last = await p.request("3", "get_last_assistant_text");
+    expect(last.data).to.deep.equal({ text: "saw it" });
+    // The command and its output entered the context with that prompt, before the user's message.
+    const { entries } = (await p.request("4", "get_entries")).data as {
+      entries: { type: string; customType?: string; content?: string; message?: { role: string } }[];
+    };
+    const bash = entries.findIndex((e) => e.type === "custom_message" && e.customType === "bashExecution");
+    const user = entries.findIndex((e) => e.type === "message" && e.message?.role === "user");
+    expect(bash).to.be.greaterThan(-1);
+    expect(entries[bash]!.content).to.contain("hello-from-bash");
+    expect(bash).to.be.lessThan(user);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("aborts a running bash command with abort_bash", async () => {
+    const p = start([]);
+    p.send({ id: "b", type: "bash", command: "sleep 20" });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await p.request("a", "abort_bash")).data).to.deep.equal({ aborted: true });
+    const response = await p.response("b");
+    expect(response.success).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("forwards extension dialogs, and resolves one that times out", async () => {
+    const ext = join(tmp.path, "ask.ts");
+    writeFileSync(
+      ext,
+      `export default function (kc: any) {
+        kc.registerCommand("ask", { handler: async (_args: string, ctx: any) => {
+          const choice = await ctx.ui.select("Pick one", ["red", "blue"]);
+          const sure = await ctx.ui.confirm("Sure?", "really", { timeout: 100 });
+          ctx.ui.notify("picked " + choice + " " + sure, "info");
+          ctx.ui.setStatus("mood", "calm");
+        } });
+      }`,
+    );
+    const p = start([], ["-e", ext]);
+    p.send({ id: "c", type: "prompt", message: "/ask" });
+    const select = await p.waitFor((r) => r.type === "extension_ui_request" && r.method === "select");
+    expect(select).to.deep.include({ title: "Pick one", options: ["red", "blue"] });
+    p.send({ type: "extension_ui_response", id: select.id, value: "blue" });
+    const confirm = await p.waitFor((r) => r.type === "extension_ui_request" && r.method === "confirm");
+    expect(confirm.timeout).to.equal(100);
+    const note = await p.waitFor((r) => r.type === "extension_ui_request" && r.method === "notify");
+    expect(note.message).to.equal("picked blue false");
+    await p.waitFor((r) => r.type === "extension_ui_request" && r.method === "setStatus");
+    expect((await p.response("c")).success).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("reports a throwing extension handler as an extension_error event", async () => {
+    const ext = join(tmp.path, "broken.ts");
+    writeFileSync(
+      ext,
+      `export default (kc: any) => kc.on("agent_start", () => { throw new Error("handler broke"); });`,
+    );
+    const p = start([{ text: "still answered" }], ["-e", ext]);
+    await p.request("1", "prompt", { message: "hi" });
+    const error = await p.waitFor((r) => r.type === "extension_error");
+    expect(error).to.deep.equal({
+      type: "extension_error",
+      extensionPath: ext,
+      event: "agent_start",
+      error: "handler broke",
+    });
+    await p.waitFor((r) => r.type === "agent_settled");
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("aborts and exits on SIGTERM", async () => {
+    const p = start([{ text: "a very slow answer indeed", chunkDelayMs: 200 }]);
+    await p.request("1", "prompt", { message: "go" });
+    p.child.kill("SIGTERM");
+    const code = await p.end();
+    expect(code).to.equal(0);
+    expect(existsSync(join(tmp.path, "agent", "sessions"))).to.equal(false);
+  });
+});
