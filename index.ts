@@ -13,6 +13,7 @@ export {
 export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { addUsage, emptyUsage } from "./plugins/messages/usage.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
+export { runShellCommand, type ShellOptions, type ShellResult } from "./plugins/process/shell.js";
 export { AssistantMessageWriter, PushStream } from "./plugins/provider-kit/assistant-writer.js";
 export { calculateCost } from "./plugins/provider-kit/cost.js";
 export {

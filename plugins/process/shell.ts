@@ -1,0 +1,443 @@
+/**
+ * The shell engine behind the `bash` tool and user commands (`!cmd`, RPC `bash`): runs a command through the
+ * user's shell in its own process group, streams its merged output, keeps a bounded tail in memory and spills the
+ * full output to a temp file once it outgrows the limits. Timeout and abort kill the whole group (SIGTERM, then
+ * SIGKILL after 2 s), so nothing the command started in the background survives them.
+ */
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
+import { execa } from "execa";
+
+/** The core tools' output limits (builtin-extensions/core-tools/truncate.ts): the last 2,000 lines or 50 KB. */
+export const SHELL_MAX_LINES = 2000;
+export const SHELL_MAX_BYTES = 50 * 1024;
+
+/** How long a killed group gets between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 2_000;
+/** After the shell exits, how long its output may keep arriving (a background job may hold the pipe open). */
+const DRAIN_GRACE_MS = 250;
+const DRAIN_MAX_MS = 2_000;
+
+export interface ShellOptions {
+  cwd: string;
+  signal?: AbortSignal;
+  /** Kills the process group after this many milliseconds. */
+  timeoutMs?: number;
+  /** Every chunk of output (stdout and stderr, in arrival order), decoded as UTF-8. */
+  onData?(chunk: string): void;
+  /** Merged over `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** The shell to run `-c` with; defaults to `$SHELL` when it is sh-like, else /bin/bash, else /bin/sh. */
+  shell?: string;
+}
+
+export interface ShellResult {
+  /** `null` when the shell was killed by a signal. */
+  exitCode: number | null;
+  /** The signal that ended the shell, if one did. */
+  signal?: string;
+  timedOut: boolean;
+  aborted: boolean;
+  /** The kept tail: at most the last 2,000 lines or 50 KB. */
+  output: string;
+  /** Whether `output` is less than everything the command printed. */
+  truncated: boolean;
+  totalBytes: number;
+  totalLines: number;
+  /** The complete output, when it was truncated (`<tmpdir>/knightcode-bash-<random>.log`). */
+  fullOutputPath?: string;
+}
+
+const SH_LIKE = /^(sh|bash|zsh|dash|ksh|mksh|ash|yash|posh)$/;
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** `$SHELL` when it is a POSIX-like shell that exists, else /bin/bash, else /bin/sh. */
+export function resolveShell(env: Record<string, string | undefined> = process.env): string {
+  const user = env.SHELL;
+  if (user && SH_LIKE.test(basename(user)) && isExecutable(user)) return user;
+  if (isExecutable("/bin/bash")) return "/bin/bash";
+  return "/bin/sh";
+}
+
+/**
+ * Keeps the last whole lines of `text` that fit both limits. A last line longer than the byte limit on its own is
+ * cut to its final `maxBytes` bytes (on a character boundary), so something is always shown.
+ */
+export function keepTail(
+  text: string,
+  maxLines = SHELL_MAX_LINES,
+  maxBytes = SHELL_MAX_BYTES,
+): { text: string; truncated: boolean; keptLines: number } {
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  const trailing = body.length < text.length ? "\n" : "";
+  if (body === "") return { text, truncated: false, keptLines: 0 };
+  let end = body.length;
+  let size = 0;
+  let kept = 0;
+  let start = body.length;
+  while (end >= 0 && kept < maxLines) {
+    const nl = body.lastIndexOf("\n", end - 1);
+    const line = body.slice(nl + 1, end);
+    const add = Buffer.byteLength(line, "utf8") + (kept > 0 ? 1 : 0);
+    if (size + add > maxBytes) {
+      if (kept === 0) {
+        const cut = lastBytes(line, maxBytes);
+        return { text: cut + trailing, truncated: true, keptLines: 1 };
+      }
+      break;
+    }
+    size += add;
+    kept++;
+    start = nl + 1;
+    if (nl < 0) return { text, truncated: false, keptLines: kept };
+    end = nl;
+  }
+  return { text: body.slice(start) + trailing, truncated: start > 0, keptLines: kept };
+}
+
+/** The last `maxBytes` bytes of `s`, starting on a character boundary. */
+function lastBytes(s: string, maxBytes: number): string {
+  const buf = Buffer.from(s, "utf8");
+  if (buf.length <= maxBytes) return s;
+  let from = buf.length - maxBytes;
+  while (from < buf.length && (buf[from]! & 0xc0) === 0x80) from++;
+  return buf.subarray(from).toString("utf8");
+}
+
+/**
+ * Collects a command's output with bounded memory: a rolling tail of text (enough for the limits), counts of
+ * bytes and lines, and, once the output outgrows the limits, the full raw bytes streamed to a temp file.
+ */
+export class OutputCollector {
+  totalBytes = 0;
+  private newlines = 0;
+  private endsWithNewline = true;
+  private tail = "";
+  /** Whether text was dropped from the front of `tail`. */
+  private dropped = false;
+  /** Raw bytes kept until the output first outgrows the limits; then they go to the file. */
+  private pending: Buffer[] = [];
+  private file: WriteStream | undefined;
+  private filePath: string | undefined;
+  private fileError = false;
+
+  constructor(
+    private readonly maxLines = SHELL_MAX_LINES,
+    private readonly maxBytes = SHELL_MAX_BYTES,
+  ) {}
+
+  /**
+   * Adds one chunk: `raw` is what goes to the file (its bytes), `text` its decoded form. Returns false when the
+   * file asks the producer to wait for `drain()`.
+   */
+  push(raw: Buffer, text: string): boolean {
+    if (raw.length === 0) return true;
+    this.totalBytes += raw.length;
+    for (let i = raw.indexOf(10); i !== -1; i = raw.indexOf(10, i + 1)) this.newlines++;
+    this.endsWithNewline = raw[raw.length - 1] === 10;
+    this.tail += text;
+    // Code units never outnumber bytes, so the last maxBytes + 1 code units cover every line the limits keep.
+    const keep = this.maxBytes + 1;
+    if (this.tail.length > 2 * keep) {
+      this.tail = this.tail.slice(this.tail.length - keep);
+      this.dropped = true;
+    }
+    if (this.file) return this.write(raw);
+    this.pending.push(raw);
+    if (this.totalBytes > this.maxBytes || this.newlines > this.maxLines) {
+      this.openFile();
+      const chunks = this.pending;
+      this.pending = [];
+      let ok = true;
+      for (const chunk of chunks) ok = this.write(chunk) && ok;
+      return ok;
+    }
+    return true;
+  }
+
+  /** Text without new bytes (a decoder's flushed remainder). */
+  pushText(text: string): void {
+    this.tail += text;
+  }
+
+  /** Resolves when the file can take more (at once when there is no file or it is not full). */
+  drain(): Promise<void> {
+    const file = this.file;
+    if (!file?.writableNeedDrain || this.fileError) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        file.off("drain", done);
+        file.off("error", done);
+        file.off("close", done);
+        resolve();
+      };
+      file.on("drain", done);
+      file.on("error", done);
+      file.on("close", done);
+    });
+  }
+
+  get totalLines(): number {
+    return this.newlines + (this.totalBytes > 0 && !this.endsWithNewline ? 1 : 0);
+  }
+
+  /** The tail so far, within the limits (for progress updates). */
+  snapshot(): { text: string; truncated: boolean } {
+    const kept = keepTail(this.tail, this.maxLines, this.maxBytes);
+    return { text: kept.text, truncated: kept.truncated || this.dropped };
+  }
+
+  /** Closes the file (writing it if the output was truncated but never reached it) and returns the result. */
+  async finish(): Promise<{
+    output: string;
+    truncated: boolean;
+    totalBytes: number;
+    totalLines: number;
+    fullOutputPath?: string;
+  }> {
+    const { text, truncated } = this.snapshot();
+    if (truncated && !this.file) {
+      this.openFile();
+      for (const chunk of this.pending) this.write(chunk);
+    }
+    this.pending = [];
+    const file = this.file;
+    if (file) {
+      await new Promise<void>((resolve) => {
+        if (this.fileError || file.destroyed) return resolve();
+        file.once("error", () => resolve());
+        file.end(() => resolve());
+      });
+    }
+    return {
+      output: text,
+      truncated,
+      totalBytes: this.totalBytes,
+      totalLines: this.totalLines,
+      ...(this.filePath && !this.fileError ? { fullOutputPath: this.filePath } : {}),
+    };
+  }
+
+  /** Drops the file (e.g. on a failure before anything was returned). */
+  discard(): void {
+    this.file?.destroy();
+    this.pending = [];
+  }
+
+  private openFile(): void {
+    this.filePath = join(tmpdir(), `knightcode-bash-${randomBytes(8).toString("hex")}.log`);
+    this.file = createWriteStream(this.filePath, { mode: 0o600 });
+    this.file.on("error", () => {
+      this.fileError = true;
+    });
+  }
+
+  private write(chunk: Buffer): boolean {
+    if (!this.file || this.fileError) return true;
+    return this.file.write(chunk);
+  }
+}
+
+// ---- process groups -------------------------------------------------------------------------------
+
+/** Groups still running a command; killed if this process exits first. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function trackGroup(pid: number): void {
+  liveGroups.add(pid);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const group of liveGroups) signalGroup(group, "SIGKILL");
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the whole group, SIGKILL after the grace period to whatever is left. */
+function killGroup(pid: number): void {
+  signalGroup(pid, "SIGTERM");
+  // The escalation keeps this process alive until it fires or the group is gone, whichever comes first.
+  const escalate = setTimeout(() => {
+    clearInterval(watch);
+    if (signalGroup(pid, 0)) signalGroup(pid, "SIGKILL");
+  }, KILL_GRACE_MS);
+  const watch = setInterval(() => {
+    if (!signalGroup(pid, 0)) {
+      clearInterval(watch);
+      clearTimeout(escalate);
+    }
+  }, 100);
+  watch.unref();
+}
+
+// ---- the engine -----------------------------------------------------------------------------------
+
+/** Runs `command` with `<shell> -c` in `cwd`; never rejects for the command's own failure, only for spawn errors. */
+export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
+  const { cwd, signal, timeoutMs, onData } = options;
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+    throw new Error(`Working directory does not exist: ${cwd}`);
+  }
+  const collector = new OutputCollector();
+  if (signal?.aborted) {
+    return { exitCode: null, timedOut: false, aborted: true, ...(await collector.finish()) };
+  }
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  const shell = options.shell ?? resolveShell(env);
+
+  const child = execa(shell, ["-c", command], {
+    cwd,
+    env,
+    extendEnv: false,
+    detached: true,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    buffer: false,
+    reject: false,
+    stripFinalNewline: false,
+    cleanup: false,
+  });
+  // Everything we need comes from the subprocess's events; its promise is only kept from rejecting unhandled.
+  void Promise.resolve(child).catch(() => undefined);
+  const pid = child.pid;
+
+  let timedOut = false;
+  let aborted = false;
+  let killed = false;
+  const kill = () => {
+    if (killed || pid === undefined) return;
+    killed = true;
+    killGroup(pid);
+  };
+
+  return await new Promise<ShellResult>((resolve, reject) => {
+    if (pid !== undefined) trackGroup(pid);
+    const streams = [child.stdout, child.stderr].filter((s): s is Readable => s !== null && s !== undefined);
+    let open = streams.length;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let spawnError: unknown;
+    let done = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let drainDeadline: NodeJS.Timeout | undefined;
+
+    const timer =
+      timeoutMs !== undefined && timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            kill();
+          }, timeoutMs)
+        : undefined;
+    const onAbort = () => {
+      aborted = true;
+      kill();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+
+    const finish = async () => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      if (drainTimer) clearTimeout(drainTimer);
+      if (drainDeadline) clearTimeout(drainDeadline);
+      signal?.removeEventListener("abort", onAbort);
+      for (const s of streams) if (!s.destroyed) s.destroy();
+      if (pid !== undefined) liveGroups.delete(pid);
+      if (spawnError !== undefined && !exit) {
+        collector.discard();
+        reject(spawnError instanceof Error ? spawnError : new Error(String(spawnError)));
+        return;
+      }
+      const collected = await collector.finish();
+      resolve({
+        exitCode: exit?.code ?? null,
+        ...(exit?.signal ? { signal: exit.signal } : {}),
+        timedOut,
+        aborted,
+        ...collected,
+      });
+    };
+    const maybeFinish = () => {
+      if (exit && open === 0) void finish();
+    };
+
+    for (const stream of streams) {
+      const decoder = new StringDecoder("utf8");
+      stream.on("data", (raw: Buffer) => {
+        const text = decoder.write(raw);
+        if (!collector.push(raw, text)) {
+          stream.pause();
+          void collector.drain().then(() => stream.resume());
+        }
+        if (text && onData) {
+          try {
+            onData(text);
+          } catch {
+            // A failing listener must not break the command.
+          }
+        }
+        if (exit && drainTimer) drainTimer.refresh();
+      });
+      stream.once("close", () => {
+        const rest = decoder.end();
+        if (rest) {
+          collector.pushText(rest);
+          if (onData) {
+            try {
+              onData(rest);
+            } catch {
+              // ignored, as above
+            }
+          }
+        }
+        open--;
+        maybeFinish();
+      });
+      stream.on("error", () => {
+        // A destroyed pipe after the shell exited is expected; close follows.
+      });
+    }
+
+    child.once("error", (error) => {
+      spawnError = error;
+      if (!exit) void finish();
+    });
+    child.once("exit", (code, sig) => {
+      exit = { code, signal: sig };
+      // The command is over: a late timeout or abort must not kill what it left running on purpose.
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (killed) {
+        // A member that ignored SIGTERM holds the pipe until the SIGKILL; one that left the group, forever.
+        drainDeadline = setTimeout(() => void finish(), KILL_GRACE_MS + DRAIN_GRACE_MS);
+      } else {
+        // The shell is gone; a background job it left may still hold the pipe. Give the output a moment to
+        // drain, then stop reading (the job keeps running: only timeout and abort kill the group).
+        drainTimer = setTimeout(() => void finish(), DRAIN_GRACE_MS);
+        drainDeadline = setTimeout(() => void finish(), DRAIN_MAX_MS);
+      }
+      maybeFinish();
+    });
+  });
+}
