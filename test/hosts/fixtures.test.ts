@@ -4,16 +4,14 @@
  * normalised before comparing. UPDATE_FIXTURES=1 rewrites expected.jsonl from the actual output.
  */
 
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { eventCatalog } from "../../kernel/events/catalog.js";
+import { runCli } from "../helpers/cli.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const bin = join(root, "dist", "hosts", "cli", "main.js");
 const casesRoot = fileURLToPath(new URL(".", import.meta.url));
 
 interface Case {
@@ -23,37 +21,6 @@ interface Case {
   exitCode: number;
   stdout?: string;
   stderrContains?: string;
-}
-
-export function runCli(
-  args: string[],
-  options: { cwd: string; env: Record<string, string>; stdin?: string; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`knightcode ${args.join(" ")} did not finish in time\n${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(options.stdin ?? "");
-  });
 }
 
 const VOLATILE = new Set(["id", "timestamp", "durationMs", "cwd"]);
