@@ -30,6 +30,7 @@ export {
   type SessionChoice,
   type SessionEvent,
 } from "./plugins/sdk/create-agent-session.js";
+export { RpcClient, type RpcClientOptions, type UiAnswer, type UiRequest } from "./plugins/sdk/rpc-client.js";
 export { VERSION } from "./plugins/sdk/version.js";
 export { defineTool } from "./plugins/tool-registry/define-tool.js";
 export { withFileMutationQueue } from "./plugins/tool-registry/file-mutation-queue.js";

@@ -69,6 +69,8 @@ async function main(argv: string[]): Promise<number> {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await handle?.dispose();
+    // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
+    process.stdin.destroy();
   }
 }
 

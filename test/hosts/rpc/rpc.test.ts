@@ -260,6 +260,20 @@ describe("RPC mode", () => {
     expect(await p.end()).to.equal(0);
   });
 
+  it("exits on SIGTERM while idle, with stdin still open", async () => {
+    const p = start([]);
+    await p.request("1", "get_state");
+    p.child.kill("SIGTERM");
+    const exited = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(-1), 10_000);
+      p.child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+    expect(exited).to.equal(0);
+  });
+
   it("aborts and exits on SIGTERM", async () => {
     const p = start([{ text: "a very slow answer indeed", chunkDelayMs: 200 }]);
     await p.request("1", "prompt", { message: "go" });

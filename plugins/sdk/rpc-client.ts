@@ -1,0 +1,278 @@
+/**
+ * A typed client for RPC mode: spawns `knightcode --mode rpc`, sends commands, matches responses by id, and hands
+ * events and extension dialogs to the caller. For programs that want KnightCode in a separate process.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type {
+  AgentMessage,
+  BashResult,
+  CommandInfo,
+  ImageContent,
+  ModelInfo,
+  SessionEntry,
+  SessionState,
+  SessionStats,
+  SessionStreamEvent,
+  SessionTreeNode,
+  ThinkingLevel,
+} from "../../kernel/index.js";
+
+export interface RpcClientOptions {
+  /** Extra command-line arguments (`--provider`, `-e`, `--no-session`, ...). */
+  args?: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The `knightcode` entry point to run; defaults to this package's own. */
+  bin?: string;
+  /** Milliseconds a command may take before its promise rejects (default: no limit). */
+  commandTimeoutMs?: number;
+}
+
+/** A dialog request from an extension; answer with `{value}`, `{confirmed}` or `{cancelled: true}`. */
+export interface UiRequest {
+  id: string;
+  method: string;
+  title?: string;
+  options?: string[];
+  message?: string;
+  [key: string]: unknown;
+}
+
+export type UiAnswer = { value: unknown } | { confirmed: boolean } | { cancelled: true };
+
+const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
+
+export class RpcClient {
+  private readonly pending = new Map<string, { resolve(data: unknown): void; reject(error: Error): void }>();
+  private readonly eventListeners = new Set<(event: SessionStreamEvent) => void>();
+  private uiHandler: ((request: UiRequest) => UiAnswer | Promise<UiAnswer>) | undefined;
+  private buffer = "";
+  private readonly exited: Promise<number | null>;
+  stderr = "";
+
+  private constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly options: RpcClientOptions,
+  ) {
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => this.read(chunk));
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-64 * 1024);
+    });
+    this.exited = new Promise((resolve) => {
+      child.on("close", (code) => {
+        for (const { reject } of this.pending.values())
+          reject(new Error(`knightcode exited (${code}): ${this.stderr.trim()}`));
+        this.pending.clear();
+        resolve(code);
+      });
+    });
+  }
+
+  static start(options: RpcClientOptions = {}): RpcClient {
+    const bin = options.bin ?? defaultBin();
+    const child = spawn(process.execPath, [bin, "--mode", "rpc", ...(options.args ?? [])], {
+      cwd: options.cwd ?? process.cwd(),
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    return new RpcClient(child, options);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Every session event; returns an unsubscribe function. */
+  onEvent(listener: (event: SessionStreamEvent) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** Answers extension dialogs. Without a handler, dialogs are dismissed. */
+  onUiRequest(handler: (request: UiRequest) => UiAnswer | Promise<UiAnswer>): void {
+    this.uiHandler = handler;
+  }
+
+  /** Sends a raw command and resolves with its `data` (rejects with its `error`). */
+  send<T = unknown>(type: string, params: Record<string, unknown> = {}): Promise<T> {
+    const id = randomUUID();
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      this.pending.set(id, {
+        resolve: (data) => {
+          if (timer) clearTimeout(timer);
+          resolve(data as T);
+        },
+        reject: (error) => {
+          if (timer) clearTimeout(timer);
+          reject(error);
+        },
+      });
+      if (this.options.commandTimeoutMs) {
+        timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new Error(`${type} got no response within ${this.options.commandTimeoutMs} ms`));
+        }, this.options.commandTimeoutMs);
+      }
+      this.child.stdin.write(`${JSON.stringify({ id, type, ...params })}\n`);
+    });
+  }
+
+  prompt(
+    message: string,
+    options: { images?: ImageContent[]; streamingBehavior?: "steer" | "followUp" } = {},
+  ) {
+    return this.send<void>("prompt", { message, ...options });
+  }
+  /** Sends a prompt and resolves when the run settles. */
+  async promptAndWait(message: string): Promise<{ aborted: boolean }> {
+    const settled = new Promise<{ aborted: boolean }>((resolve) => {
+      const off = this.onEvent((event) => {
+        if (event.type === "agent_settled") {
+          off();
+          resolve({ aborted: event.aborted === true });
+        }
+      });
+    });
+    await this.prompt(message);
+    return settled;
+  }
+  steer(message: string) {
+    return this.send<void>("steer", { message });
+  }
+  followUp(message: string) {
+    return this.send<void>("follow_up", { message });
+  }
+  abort() {
+    return this.send<{ steering: string[]; followUp: string[] }>("abort");
+  }
+  newSession() {
+    return this.send<{ cancelled: boolean }>("new_session");
+  }
+  switchSession(sessionPath: string) {
+    return this.send<{ cancelled: boolean }>("switch_session", { sessionPath });
+  }
+  fork(entryId: string) {
+    return this.send<{ cancelled: boolean }>("fork", { entryId });
+  }
+  clone() {
+    return this.send<{ cancelled: boolean }>("clone");
+  }
+  getState() {
+    return this.send<SessionState>("get_state");
+  }
+  setModel(provider: string, modelId: string) {
+    return this.send<ModelInfo>("set_model", { provider, modelId });
+  }
+  cycleModel() {
+    return this.send<{ model: ModelInfo; thinkingLevel: ThinkingLevel }>("cycle_model");
+  }
+  getAvailableModels() {
+    return this.send<{ models: ModelInfo[] }>("get_available_models");
+  }
+  setThinkingLevel(level: ThinkingLevel) {
+    return this.send<void>("set_thinking_level", { level });
+  }
+  bash(command: string, options: { excludeFromContext?: boolean } = {}) {
+    return this.send<BashResult>("bash", { command, ...options });
+  }
+  abortBash() {
+    return this.send<{ aborted: boolean }>("abort_bash");
+  }
+  getSessionStats() {
+    return this.send<SessionStats>("get_session_stats");
+  }
+  getMessages() {
+    return this.send<{ messages: AgentMessage[] }>("get_messages");
+  }
+  getEntries(since?: string) {
+    return this.send<{ entries: SessionEntry[]; leafId: string | null }>(
+      "get_entries",
+      since ? { since } : {},
+    );
+  }
+  getTree() {
+    return this.send<{ tree: SessionTreeNode[]; leafId: string | null }>("get_tree");
+  }
+  getCommands() {
+    return this.send<{ commands: CommandInfo[] }>("get_commands");
+  }
+  clearQueue() {
+    return this.send<{ steering: string[]; followUp: string[] }>("clear_queue");
+  }
+  setSessionName(name: string) {
+    return this.send<void>("set_session_name", { name });
+  }
+  getLastAssistantText() {
+    return this.send<{ text: string | null }>("get_last_assistant_text");
+  }
+  reload() {
+    return this.send<void>("reload");
+  }
+
+  /** Ends stdin (letting work in progress finish) and resolves with the exit code. */
+  async close(timeoutMs = 30_000): Promise<number | null> {
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Stops the process at once (SIGTERM: it aborts the run, then exits). */
+  kill(): Promise<number | null> {
+    this.child.kill("SIGTERM");
+    return this.exited;
+  }
+
+  private read(chunk: string): void {
+    this.buffer += chunk;
+    let newline = this.buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = this.buffer.slice(0, newline);
+      this.buffer = this.buffer.slice(newline + 1);
+      if (line.trim() !== "") this.handle(JSON.parse(line) as Record<string, unknown>);
+      newline = this.buffer.indexOf("\n");
+    }
+  }
+
+  private handle(record: Record<string, unknown>): void {
+    if (record.type === "response") {
+      const waiter = typeof record.id === "string" ? this.pending.get(record.id) : undefined;
+      if (!waiter) return;
+      this.pending.delete(record.id as string);
+      if (record.success) waiter.resolve(record.data);
+      else waiter.reject(new Error(String(record.error)));
+      return;
+    }
+    if (record.type === "extension_ui_request") {
+      const request = record as UiRequest;
+      if (!DIALOGS.has(request.method)) return;
+      void Promise.resolve(this.uiHandler ? this.uiHandler(request) : { cancelled: true as const })
+        .catch(() => ({ cancelled: true as const }))
+        .then((answer) => {
+          this.child.stdin.write(
+            `${JSON.stringify({ type: "extension_ui_response", id: request.id, ...answer })}\n`,
+          );
+        });
+      return;
+    }
+    for (const listener of this.eventListeners) listener(record as SessionStreamEvent);
+  }
+}
+
+/** This package's `knightcode`: the built file next to the compiled SDK, or dist/ when running from source. */
+function defaultBin(): string {
+  for (const candidate of ["../../hosts/cli/main.js", "../../dist/hosts/cli/main.js"]) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error("Cannot find the knightcode entry point; build the package (npm run build) or pass `bin`");
+}

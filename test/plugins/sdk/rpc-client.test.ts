@@ -1,0 +1,71 @@
+/** The typed RPC client against a real `knightcode --mode rpc` child process. */
+
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { RpcClient } from "../../../plugins/sdk/rpc-client.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+describe("RpcClient", () => {
+  const tmp = useTempDir("kc-rpc-client-");
+  let client: RpcClient | undefined;
+  afterEach(async () => {
+    await client?.kill();
+    client = undefined;
+  });
+
+  function start(steps: unknown[], extra: string[] = []): RpcClient {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps }));
+    client = RpcClient.start({
+      args: ["--provider", "scripted", "--script", script, "--no-session", ...extra],
+      cwd: tmp.path,
+      env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") },
+      commandTimeoutMs: 20_000,
+    });
+    return client;
+  }
+
+  it("prompts, streams events, and answers the state and text commands", async () => {
+    const c = start([{ text: "Hello from the child" }]);
+    const types: string[] = [];
+    c.onEvent((e) => types.push(e.type));
+    expect(await c.promptAndWait("Hi")).to.deep.equal({ aborted: false });
+    expect(types[0]).to.equal("agent_start");
+    expect(types.at(-1)).to.equal("agent_settled");
+    expect((await c.getLastAssistantText()).text).to.equal("Hello from the child");
+    expect((await c.getState()).model?.provider).to.equal("scripted");
+    expect((await c.getMessages()).messages.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+    expect(await c.close()).to.equal(0);
+    client = undefined;
+  });
+
+  it("rejects a failing command with its error message", async () => {
+    const c = start([]);
+    let error: unknown;
+    await c.setModel("nope", "x").catch((e: unknown) => {
+      error = e;
+    });
+    expect(String(error)).to.contain("No model nope/x");
+  });
+
+  it("answers extension dialogs through onUiRequest", async () => {
+    const ext = join(tmp.path, "ask.ts");
+    writeFileSync(
+      ext,
+      `export default (kc: any) => kc.registerCommand("ask", { handler: async (_a: string, ctx: any) => {
+        const ok = await ctx.ui.confirm("Proceed?");
+        kc.setSessionName(ok ? "approved" : "refused");
+      } });`,
+    );
+    const c = start([], ["-e", ext]);
+    const asked: string[] = [];
+    c.onUiRequest((request) => {
+      asked.push(`${request.method}:${request.title}`);
+      return { confirmed: true };
+    });
+    await c.prompt("/ask");
+    expect(asked).to.deep.equal(["confirm:Proceed?"]);
+    expect((await c.getState()).sessionName).to.equal("approved");
+  });
+});
