@@ -27,8 +27,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.help || args.listExtensions || args.listModels !== undefined) return inspect(args);
 
-  const modeName =
-    args.mode ?? (args.print || args.prompts.length > 0 || args.files.length > 0 ? "print" : "interactive");
+  // In a terminal, prompts on the command line start the interactive mode with them (as the closest peer does);
+  // anywhere else (pipes, scripts, CI) they run in print mode.
+  const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const modeName = args.mode ?? (args.print || !terminal ? "print" : "interactive");
   let handle: AgentSessionHandle | undefined;
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -51,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
     const prompts = await buildPrompts(args, flags.prompts, mode.readsStdin === true);
     return await mode.run({
       session: handle,
+      options: { ...(args.resume ? { resume: true } : {}) },
       prompts,
       io: {
         stdin: process.stdin,

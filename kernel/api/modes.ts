@@ -7,6 +7,7 @@ import type { BashResult } from "./events.js";
 import type { CommandInfo } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { ReadonlySessionManager } from "./session.js";
+import type { ToolRenderers } from "./tools.js";
 
 /** One event of the session stream (the events of json.md), as `{type, ...payload}`. */
 export interface SessionStreamEvent {
@@ -59,6 +60,19 @@ export interface SessionController {
     command: string,
     options?: { excludeFromContext?: boolean; onData?(chunk: string): void; signal?: AbortSignal },
   ): Promise<BashResult>;
+  /** Sessions of this folder, newest first (for a resume picker). */
+  listSessions(): SessionSummary[];
+  /** Renderers for a tool's calls and results, through the registered resolvers. */
+  getToolRenderers(toolName: string): ToolRenderers | undefined;
+}
+
+export interface SessionSummary {
+  path: string;
+  id: string;
+  name?: string;
+  modified: Date;
+  messageCount: number;
+  firstMessage: string;
 }
 
 export interface SessionState {
@@ -94,6 +108,8 @@ export interface ModeIO {
 
 export interface ModeContext {
   session: SessionController;
+  /** Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`. */
+  options: { resume?: boolean };
   /** Prompts from the command line, with `@file` contents and piped stdin already inlined (not for RPC). */
   prompts: string[];
   io: ModeIO;

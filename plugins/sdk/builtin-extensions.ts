@@ -20,6 +20,7 @@ const BUILTINS: readonly Builtin[] = [
   { name: "mode-print", load: () => import("../../builtin-extensions/mode-print/index.js") },
   { name: "mode-json", load: () => import("../../builtin-extensions/mode-json/index.js") },
   { name: "mode-rpc", load: () => import("../../builtin-extensions/mode-rpc/index.js") },
+  { name: "mode-interactive", load: () => import("../../builtin-extensions/mode-interactive/index.js") },
 ];
 
 export function builtinNames(): string[] {

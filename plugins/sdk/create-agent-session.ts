@@ -23,7 +23,9 @@ import {
   type SessionStartEvent,
   type SessionState,
   type SessionStats,
+  type SessionSummary,
   type ThinkingLevel,
+  type ToolRenderers,
 } from "../../kernel/index.js";
 import type { AgentSession } from "../agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../agent-loop/context-factory.js";
@@ -328,6 +330,23 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       );
     }
     return result;
+  }
+
+  listSessions(): SessionSummary[] {
+    return SessionManager.list({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() }).map(
+      (info) => ({
+        path: info.path,
+        id: info.id,
+        ...(info.name ? { name: info.name } : {}),
+        modified: info.modified,
+        messageCount: info.messageCount,
+        firstMessage: info.firstMessage,
+      }),
+    );
+  }
+
+  getToolRenderers(toolName: string): ToolRenderers | undefined {
+    return this.tools.renderersFor(toolName);
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */

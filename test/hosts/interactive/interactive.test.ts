@@ -1,0 +1,93 @@
+/**
+ * The interactive mode in a real terminal: tmux runs the built `knightcode`, send-keys types, capture-pane reads the
+ * screen. Start, a streamed answer, /help, stopping a run with Ctrl+C, an extension dialog, /quit.
+ */
+
+import { execFileSync, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { cliBin } from "../../helpers/cli.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+describe("interactive mode (through tmux)", () => {
+  const tmp = useTempDir("kc-tui-");
+  const session = `kc-test-${process.pid}`;
+  const tmux = (...args: string[]) => execFileSync("tmux", ["-L", session, ...args], { encoding: "utf8" });
+  const screen = () => tmux("capture-pane", "-t", session, "-p");
+  const type = (text: string) => tmux("send-keys", "-t", session, "-l", text);
+  const key = (name: string) => tmux("send-keys", "-t", session, name);
+  async function waitFor(text: string | RegExp, timeoutMs = 10_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const shown = screen();
+      if (typeof text === "string" ? shown.includes(text) : text.test(shown)) return shown;
+      if (Date.now() > deadline) throw new Error(`"${text}" did not appear; the screen shows:\n${shown}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  before(function () {
+    if (!hasTmux) this.skip();
+  });
+  afterEach(() => {
+    if (hasTmux) spawnSync("tmux", ["-L", session, "kill-server"]);
+  });
+
+  it("streams answers, shows /help, stops a run with Ctrl+C, answers a dialog and quits", async () => {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        steps: [
+          { text: "Hello from the terminal." },
+          { text: "A slow answer that will be stopped before it ends, word by word.", chunkDelayMs: 200 },
+        ],
+      }),
+    );
+    const ext = join(tmp.path, "ask.ts");
+    writeFileSync(
+      ext,
+      `export default (kc: any) => kc.registerCommand("pick", { description: "pick a colour", handler: async (_a: string, ctx: any) => {
+        const colour = await ctx.ui.select("Favourite colour?", ["red", "green"]);
+        ctx.ui.notify("you picked " + colour);
+      } });`,
+    );
+    const command = [
+      `KNIGHTCODE_AGENT_DIR=${join(tmp.path, "agent")}`,
+      process.execPath,
+      cliBin,
+      "-e",
+      ext,
+      "--provider scripted",
+      `--script ${script}`,
+      "--no-session",
+      "; echo KC-EXIT-$?; sleep 60",
+    ].join(" ");
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", tmp.path, command);
+    await waitFor("/help for commands");
+    type("hello");
+    key("Enter");
+    await waitFor("Hello from the terminal.");
+    type("/help");
+    key("Enter");
+    await waitFor(/\/pick\s+pick a colour/);
+    type("go slowly");
+    key("Enter");
+    await waitFor("A slow");
+    key("C-c");
+    const stopped = await waitFor("(stopped");
+    expect(stopped).to.not.contain("word by word.");
+    type("/pick");
+    key("Enter");
+    await waitFor("Choose 1-2");
+    type("2");
+    key("Enter");
+    await waitFor("you picked green");
+    type("/quit");
+    key("Enter");
+    await waitFor("KC-EXIT-0");
+  });
+});
