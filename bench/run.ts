@@ -3,9 +3,15 @@
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
+import { cliBench } from "./cli.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 
-const benchmarks: ReadonlyArray<() => Promise<void>> = [dispatchBench, sessionResumeBench, agentLoopBench];
+const benchmarks: ReadonlyArray<() => Promise<void>> = [
+  dispatchBench,
+  sessionResumeBench,
+  agentLoopBench,
+  cliBench,
+];
 
 for (const bench of benchmarks) await bench();

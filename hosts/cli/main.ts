@@ -1,211 +1,40 @@
 #!/usr/bin/env node
 /**
- * The `knightcode` command: parses the command line, starts a session through the SDK, and hands it to the mode
- * `--mode` names (print, json, ... — modes are extensions, so an extension can add or replace one).
- * `--version` loads nothing; `--help` loads extensions (for their flags and modes) but opens no session file.
+ * The `knightcode` command. `--version` answers from package.json before anything else is imported, so it costs
+ * only Node's own start; everything else loads the CLI (run.ts) and, through it, the SDK.
  */
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import {
-  type AgentSessionHandle,
-  type CreateAgentSessionOptions,
-  createAgentSession,
-  VERSION,
-} from "@knightcodeai/cli";
-import { type CliArgs, parseArgs, provisionalFlagValues, resolveExtensionFlags } from "./args.js";
-import { helpText } from "./help.js";
 
-class UsageError extends Error {}
+const argv = process.argv.slice(2);
 
-async function main(argv: string[]): Promise<number> {
-  const parsed = parseArgs(argv);
-  if (!parsed.ok) return usage(parsed.error);
-  const args = parsed.args;
-  if (args.version) {
-    process.stdout.write(`${VERSION}\n`);
-    return 0;
-  }
-  if (args.help || args.listExtensions || args.listModels !== undefined) return inspect(args);
-
-  // In a terminal, prompts on the command line start the interactive mode with them (as the closest peer does);
-  // anywhere else (pipes, scripts, CI) they run in print mode.
-  const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const modeName = args.mode ?? (args.print || !terminal ? "print" : "interactive");
-  let handle: AgentSessionHandle | undefined;
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-  // A reader that went away (`knightcode --mode json ... | head`) ends the run instead of crashing it.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") stop();
-  });
-  try {
-    handle = await openSession(args, modeName);
-    const flags = resolveExtensionFlags(args, handle.registeredFlags());
-    if (!flags.ok) throw new UsageError(flags.error);
-    handle.setFlagValues(flags.values);
-    const mode = handle.getMode(modeName);
-    if (!mode) {
-      const known = handle.listModes().map((m) => m.name);
-      throw new UsageError(`unknown mode "${modeName}" (available: ${known.join(", ") || "none"})`);
-    }
-    const prompts = await buildPrompts(args, flags.prompts, mode.readsStdin === true);
-    return await mode.run({
-      session: handle,
-      options: { ...(args.resume ? { resume: true } : {}) },
-      prompts,
-      io: {
-        stdin: process.stdin,
-        stdout: process.stdout,
-        stderr: process.stderr,
-        isTTY: Boolean(process.stdout.isTTY),
-      },
-      signal: controller.signal,
-    });
-  } catch (error) {
-    if (error instanceof UsageError) return usage(error.message);
-    const code = (error as { code?: string }).code;
-    process.stderr.write(`knightcode: ${(error as Error).message}\n`);
-    return code === "KC_ERR_NO_MODEL" ? 2 : 1;
-  } finally {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
-    await handle?.dispose();
-    // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
-    process.stdin.destroy();
-  }
-}
-
-function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions {
-  if ([args.session, args.continue || undefined, args.noSession || undefined].filter(Boolean).length > 1) {
-    throw new UsageError("choose one of --session, --continue and --no-session");
-  }
-  return {
-    cwd: process.cwd(),
-    mode: mode === "interactive" ? "tui" : mode,
-    ...(args.provider ? { provider: args.provider } : {}),
-    ...(args.model ? { model: args.model } : {}),
-    ...(args.thinking ? { thinkingLevel: thinkingLevel(args.thinking) } : {}),
-    ...(args.noTools ? { tools: [] } : args.tools ? { tools: args.tools } : {}),
-    extensions: args.extensions,
-    session: {
-      ...(args.noSession ? { inMemory: true } : {}),
-      ...(args.continue ? { continue: true } : {}),
-      ...(args.session ? { path: args.session } : {}),
-      ...(args.sessionDir ? { sessionDir: args.sessionDir } : {}),
+if (argv.includes("--version") || argv.includes("-v")) {
+  process.stdout.write(`${readVersion()}\n`);
+} else {
+  const { main } = await import("./run.js");
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
     },
-    ...(args.approve !== undefined ? { approve: args.approve } : {}),
-    flags: provisionalFlagValues(args),
-    warn: (message) => process.stderr.write(`knightcode: ${message}\n`),
-  };
+    (error: unknown) => {
+      process.stderr.write(
+        `knightcode: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
 }
 
-async function openSession(args: CliArgs, mode: string): Promise<AgentSessionHandle> {
-  if (args.resume)
-    throw new UsageError(
-      "--resume needs the interactive mode, which is not available yet; use --session <id>",
-    );
-  return createAgentSession(sessionOptions(args, mode));
-}
-
-/** --help, --list-extensions and --list-models: extensions are loaded, no session file is opened. */
-async function inspect(args: CliArgs): Promise<number> {
-  const options = sessionOptions(args, "print");
-  const handle = await createAgentSession({
-    ...options,
-    provider: undefined,
-    model: undefined,
-    session: { inMemory: true },
-    approve: args.approve ?? false,
-  } as CreateAgentSessionOptions);
-  try {
-    if (args.help) {
-      process.stdout.write(helpText(VERSION, handle.registeredFlags(), handle.listModes()));
-      return 0;
-    }
-    if (args.listModels !== undefined) {
-      const search = typeof args.listModels === "string" ? args.listModels.toLowerCase() : "";
-      const models = handle.models
-        .getAvailable()
-        .filter((m) => !search || `${m.provider}/${m.id} ${m.name ?? ""}`.toLowerCase().includes(search));
-      if (models.length === 0) {
-        process.stderr.write(`knightcode: no models${search ? ` match "${search}"` : ""}\n`);
-        return 1;
-      }
-      for (const m of models) {
-        const window = m.contextWindow ? `  ${Math.round(m.contextWindow / 1000)}k` : "";
-        process.stdout.write(
-          `${m.provider}/${m.id}${m.name ? `  ${m.name}` : ""}${window}${m.reasoning ? "  reasoning" : ""}\n`,
-        );
-      }
-      return 0;
-    }
-    // With -e, list only those extensions (the point is usually to check them); otherwise everything loaded.
-    for (const info of handle.runtime.extensionInfos) {
-      if (info.origin === "builtin" && args.extensions.length > 0) continue;
-      process.stdout.write(`${info.id}\n`);
-      for (const command of handle.getCommands().filter((c) => c.owner === info.id)) {
-        process.stdout.write(`  /${command.name}${command.description ? `  ${command.description}` : ""}\n`);
-      }
-      for (const flag of handle.registeredFlags().filter((f) => f.owner === info.id)) {
-        process.stdout.write(`  --${flag.name}${flag.description ? `  ${flag.description}` : ""}\n`);
-      }
-    }
-    return handle.runtime.loadFailures.length > 0 ? 1 : 0;
-  } finally {
-    await handle.dispose();
-  }
-}
-
-/** `@file` contents go into the first prompt, and piped stdin is put before it (not for modes that read stdin themselves). */
-async function buildPrompts(args: CliArgs, prompts: string[], readsStdin: boolean): Promise<string[]> {
-  const parts: string[] = [];
-  if (readsStdin && !process.stdin.isTTY) {
-    const piped = await readStdin();
-    if (piped.trim()) parts.push(piped.trimEnd());
-  }
-  for (const file of args.files) {
-    const path = resolve(file);
-    let content: string;
+function readVersion(): string {
+  for (const candidate of ["../../package.json", "../../../package.json"]) {
     try {
-      content = readFileSync(path, "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read @${file}: ${(error as Error).message}`);
+      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === "@knightcodeai/cli" && pkg.version) return pkg.version;
+    } catch {
+      // the next place
     }
-    parts.push(`<file name="${file}">\n${content}\n</file>`);
   }
-  if (parts.length === 0) return prompts;
-  const [first, ...rest] = prompts;
-  return [[...parts, ...(first !== undefined ? [first] : [])].join("\n\n"), ...rest];
+  return "unknown";
 }
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {
-  const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
-  const level = levels.find((l) => l === value);
-  if (!level) throw new UsageError(`--thinking must be one of ${levels.join(", ")}`);
-  return level;
-}
-
-function usage(message: string): number {
-  process.stderr.write(`knightcode: ${message}\nRun knightcode --help for usage.\n`);
-  return 2;
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `knightcode: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { createJiti, type Jiti } from "jiti";
+import type { Jiti } from "jiti";
 import type { ExtensionFactory, ExtensionOrigin } from "../api/extension-api.js";
 import { ExtensionLoadError, errorMessage } from "../errors.js";
 
@@ -51,11 +51,10 @@ export interface ExtensionLoaderOptions {
 const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
 
 export class ExtensionLoader {
-  private shared: Jiti;
+  /** Created on the first file to load: sessions with only built-in (inline) extensions never load jiti. */
+  private shared: Promise<Jiti> | undefined;
 
-  constructor(private readonly options: ExtensionLoaderOptions) {
-    this.shared = this.createJiti(true);
-  }
+  constructor(private readonly options: ExtensionLoaderOptions) {}
 
   /** Expands a source into the extension files it stands for (a package may list several). */
   expand(
@@ -107,17 +106,22 @@ export class ExtensionLoader {
    * @param fresh re-evaluate modules (for /reload after edits) instead of reusing the module cache.
    */
   async load(sources: readonly ExtensionSource[], options: { fresh?: boolean } = {}): Promise<LoadResult> {
-    const jiti = options.fresh ? this.createJiti(false) : this.shared;
     const planned = sources.flatMap((source) =>
       this.expand(source).map((item) => ({ ...item, origin: source.origin })),
     );
+    const needsJiti = planned.some((item) => !item.factory && !item.error);
+    const jiti = !needsJiti
+      ? undefined
+      : options.fresh
+        ? await this.createJiti(false)
+        : await (this.shared ??= this.createJiti(true));
     const settled = await Promise.all(
       planned.map(async (item): Promise<LoadedExtension | ExtensionLoadFailure> => {
         const base = { id: item.id, origin: item.origin, ...(item.path ? { path: item.path } : {}) };
         if (item.error) return { ...base, error: new ExtensionLoadError(item.path ?? item.id, item.error) };
         if (item.factory) return { ...base, factory: item.factory };
         try {
-          const mod = (await jiti.import(item.path!)) as { default?: unknown } | undefined;
+          const mod = (await jiti!.import(item.path!)) as { default?: unknown } | undefined;
           const factory = mod && typeof mod === "object" && "default" in mod ? mod.default : mod;
           if (typeof factory !== "function") {
             return {
@@ -142,7 +146,8 @@ export class ExtensionLoader {
     return result;
   }
 
-  private createJiti(moduleCache: boolean): Jiti {
+  private async createJiti(moduleCache: boolean): Promise<Jiti> {
+    const { createJiti } = await import("jiti");
     return createJiti(join(dirname(new URL(import.meta.url).pathname), "loader.js"), {
       fsCache: this.options.cacheDir,
       moduleCache,

@@ -1,5 +1,4 @@
 /** `knightcode.exec()`: runs a program (no shell) with execa, bounded by a timeout and the caller's signal. */
-import { execa } from "execa";
 import type { ExecOptions, ExecResult, ExtensionInfo } from "../../kernel/index.js";
 
 export class ProcessService {
@@ -11,6 +10,7 @@ export class ProcessService {
     args: string[] = [],
     options: ExecOptions = {},
   ): Promise<ExecResult> {
+    const { execa } = await import("execa");
     const result = await execa(command, args, {
       cwd: options.cwd ?? this.cwd,
       reject: false,

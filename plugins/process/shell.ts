@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { execa } from "execa";
 
 /** The core tools' output limits (builtin-extensions/core-tools/truncate.ts): the last 2,000 lines or 50 KB. */
 export const SHELL_MAX_LINES = 2000;
@@ -306,6 +305,8 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   const env = options.env ? { ...process.env, ...options.env } : process.env;
   const shell = options.shell ?? resolveShell(env);
 
+  // Loaded on first use: most sessions start without running a command.
+  const { execa } = await import("execa");
   const child = execa(shell, ["-c", command], {
     cwd,
     env,
@@ -354,6 +355,8 @@ export async function runShellCommand(command: string, options: ShellOptions): P
       kill();
     };
     signal?.addEventListener("abort", onAbort, { once: true });
+    // The signal may have fired while execa was loading or the child starting: a listener added now would miss it.
+    if (signal?.aborted) onAbort();
 
     const finish = async () => {
       if (done) return;

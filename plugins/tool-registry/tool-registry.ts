@@ -5,9 +5,12 @@
  * registering a built-in's name replaces the built-in (reported once as a notice); two non-built-in extensions
  * registering one name conflict, and the second registration fails naming both.
  */
-import type { TSchema } from "@sinclair/typebox";
+
+import { createRequire } from "node:module";
+import { Kind, type TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
+import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import {
   type Disposable,
   type ExtensionInfo,
@@ -32,6 +35,13 @@ export interface RegisteredTool {
 export type ArgumentCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
 
 const TOOL_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/;
+/** Schema defaults are applied; unknown keywords from other dialects are tolerated. Loaded on first use. */
+let ajvInstance: AjvType | undefined;
+function ajv(): AjvType {
+  const { Ajv } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+  ajvInstance ??= new Ajv({ useDefaults: true, strict: false, allErrors: false });
+  return ajvInstance;
+}
 const DECLARED: readonly ToolExposure[] = ["direct", "model-only"];
 
 export class ToolRegistry {
@@ -39,6 +49,7 @@ export class ToolRegistry {
   /** Built-ins shadowed by a replacement, restored when the replacement goes away. */
   private readonly shadowed = new Map<string, RegisteredTool>();
   private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
+  private readonly plainChecks = new WeakMap<object, ValidateFunction>();
   private readonly resolvers: { owner: ExtensionInfo; resolver: ToolRendererResolver }[] = [];
   private active = new Set<string>();
   private readonly listeners = new Set<() => void>();
@@ -203,10 +214,36 @@ export class ToolRegistry {
     }
     const schema = tool.definition.parameters;
     if (args === undefined || args === null) args = {};
+    if (!(Kind in schema)) return this.checkPlainSchema(name, schema, args);
     args = Value.Default(schema, structuredClone(args));
     const check = this.compiled(schema);
     if (check.Check(args)) return { ok: true, value: args as Record<string, unknown> };
     const problems = [...check.Errors(args)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
+    return { ok: false, error: `Invalid arguments for tool "${name}": ${problems.join("; ")}` };
+  }
+
+  /**
+   * Tools that bring a plain JSON Schema rather than a TypeBox one (MCP servers, hand-written schemas) are
+   * validated with Ajv, which implements the whole JSON Schema standard.
+   */
+  private checkPlainSchema(name: string, schema: TSchema, args: unknown): ArgumentCheck {
+    let validate = this.plainChecks.get(schema);
+    if (!validate) {
+      try {
+        validate = ajv().compile(schema);
+      } catch (error) {
+        return {
+          ok: false,
+          error: `Tool "${name}" has an invalid parameter schema: ${(error as Error).message}`,
+        };
+      }
+      this.plainChecks.set(schema, validate);
+    }
+    const value = structuredClone(args);
+    if (validate(value)) return { ok: true, value: value as Record<string, unknown> };
+    const problems = (validate.errors ?? [])
+      .slice(0, 3)
+      .map((e) => `${e.instancePath || "/"}: ${e.message ?? "invalid"}`);
     return { ok: false, error: `Invalid arguments for tool "${name}": ${problems.join("; ")}` };
   }
 

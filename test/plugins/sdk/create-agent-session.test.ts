@@ -89,7 +89,9 @@ describe("createAgentSession", () => {
     const handle = await open({ approve: true, extensions: [join(tmp.path, "cli-ext.ts")] });
     expect(g.__kcOrder).to.deep.equal(["personal", "cli", "project"]);
     // Distinct origins in load order (there are several built-ins).
-    const origins = handle.runtime.extensionInfos.map((i) => i.origin).filter((o, i, all) => o !== all[i - 1]);
+    const origins = handle.runtime.extensionInfos
+      .map((i) => i.origin)
+      .filter((o, i, all) => o !== all[i - 1]);
     expect(origins).to.deep.equal(["builtin", "user", "project", "cli"]);
     expect(handle.settings.get("fromProject")).to.equal(true);
     expect(handle.projectTrusted).to.equal(true);

@@ -136,6 +136,26 @@ describe("tool registry", () => {
     expect((bad as { error: string }).error).to.contain("/path");
   });
 
+  it("validates tools that bring a plain JSON Schema (as MCP servers do), naming the field", () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(
+      owner("cli:a"),
+      tool("plain", {
+        parameters: {
+          type: "object",
+          properties: { query: { type: "string" }, limit: { type: "integer", default: 10 } },
+          required: ["query"],
+        } as never,
+      }),
+    );
+    expect(registry.checkArguments("plain", { query: "x" })).to.deep.equal({
+      ok: true,
+      value: { query: "x", limit: 10 },
+    });
+    const bad = registry.checkArguments("plain", { query: 5 });
+    expect((bad as { error: string }).error).to.contain("/query");
+  });
+
   it("lets prepareLoadout replace descriptions and hide declarations while the tools stay callable", () => {
     const registry = new ToolRegistry();
     registry.registerTool(owner("cli:a"), tool("alpha"));
