@@ -5,12 +5,14 @@
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
+import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 
 const benchmarks: ReadonlyArray<() => Promise<void>> = [
   dispatchBench,
   sessionResumeBench,
   agentLoopBench,
+  searchBench,
   cliBench,
 ];
 

@@ -50,7 +50,11 @@ function notes(spec: EventSpec): string {
   if (spec.hot) parts.push("Hot: payload skipped when nobody listens.");
   if (spec.participants) parts.push(`Only ${spec.participants.join(", ")} extensions may subscribe.`);
   if (spec.fields) {
-    parts.push(spec.fields.length ? `Wire fields: ${spec.fields.map((f) => `\`${f}\``).join(", ")}.` : "Wire fields: none.");
+    parts.push(
+      spec.fields.length
+        ? `Wire fields: ${spec.fields.map((f) => `\`${f}\``).join(", ")}.`
+        : "Wire fields: none.",
+    );
   }
   return parts.join(" ");
 }

@@ -82,7 +82,10 @@ class InteractiveController {
   }
 
   private onLine(line: string): void {
-    if (this.pendingAnswer) return this.answer(line);
+    if (this.pendingAnswer) {
+      this.answer(line);
+      return;
+    }
     const text = line.trim();
     if (!text) {
       if (this.ctx.session.isIdle()) this.rl.prompt();

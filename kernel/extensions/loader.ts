@@ -110,11 +110,8 @@ export class ExtensionLoader {
       this.expand(source).map((item) => ({ ...item, origin: source.origin })),
     );
     const needsJiti = planned.some((item) => !item.factory && !item.error);
-    const jiti = !needsJiti
-      ? undefined
-      : options.fresh
-        ? await this.createJiti(false)
-        : await (this.shared ??= this.createJiti(true));
+    if (needsJiti && !options.fresh) this.shared ??= this.createJiti(true);
+    const jiti = !needsJiti ? undefined : options.fresh ? await this.createJiti(false) : await this.shared;
     const settled = await Promise.all(
       planned.map(async (item): Promise<LoadedExtension | ExtensionLoadFailure> => {
         const base = { id: item.id, origin: item.origin, ...(item.path ? { path: item.path } : {}) };

@@ -10,6 +10,7 @@ interface Builtin {
 }
 
 const BUILTINS: readonly Builtin[] = [
+  { name: "core-tools", load: () => import("../../builtin-extensions/core-tools/index.js") },
   { name: "scripted", load: () => import("../../builtin-extensions/scripted-provider/index.js") },
   { name: "anthropic", load: () => import("../../builtin-extensions/providers/anthropic/index.js") },
   { name: "openai", load: () => import("../../builtin-extensions/providers/openai/index.js") },

@@ -309,7 +309,7 @@ describe("createAgentSession", () => {
 
   it("applies defaultTools from settings to the active set", async () => {
     const handle = await open({
-      settings: { defaultTools: ["-two", "+three"] },
+      settings: { defaultTools: ["-two", "+three"], extensions: ["-builtin:core-tools"] },
       extensions: [
         (kc: ExtensionAPI) => {
           const tool = (name: string, defaultActive = true) =>

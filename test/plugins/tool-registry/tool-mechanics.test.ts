@@ -346,7 +346,9 @@ describe("tool mechanics in a session", () => {
       ],
     });
     await h.handle.prompt("go");
-    expect(listed.map((t) => t.name).sort()).to.deep.equal(["lister", "mcp__docs__search"]);
+    const names = listed.map((t) => t.name);
+    expect(names).to.include.members(["lister", "mcp__docs__search"]);
+    expect(names).to.not.include("ask");
     expect(listed.find((t) => t.name === "mcp__docs__search")!.namespace!.name).to.equal("mcp__docs");
   });
 
@@ -393,7 +395,9 @@ describe("tool mechanics in a session", () => {
       .getBranch()
       .filter((e) => e.type === "custom" && e.customType === "knightcode.system")
       .map((e) => (e as { data: { tools: { name: string }[]; systemPrompt: string } }).data);
-    expect(records.map((r) => r.tools.map((t) => t.name))).to.deep.equal([["alpha"], ["alpha", "beta"]]);
+    const ours = (r: { tools: { name: string }[] }) =>
+      r.tools.map((t) => t.name).filter((n) => n === "alpha" || n === "beta");
+    expect(records.map(ours)).to.deep.equal([["alpha"], ["alpha", "beta"]]);
     expect(records[0]!.systemPrompt).to.contain("alpha things");
   });
 });

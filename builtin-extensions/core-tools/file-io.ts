@@ -1,0 +1,126 @@
+/**
+ * File helpers shared by read, write and edit: how a path is shown, image and binary sniffing, atomic writes.
+ */
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { chmod, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
+
+/** How many leading bytes decide whether a file is binary. */
+export const SNIFF_BYTES = 8 * 1024;
+/** Largest image `read` returns. */
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+/** The path as the model wrote it (what messages show): trimmed, a leading `@` dropped. */
+export function displayPath(input: string): string {
+  const path = input.trim();
+  return path.startsWith("@") ? path.slice(1) : path;
+}
+
+/** The name a diff header uses: `a/<path relative to cwd>` inside the working folder, the absolute path outside. */
+export function diffNames(cwd: string, absolute: string): { oldName: string; newName: string } {
+  const rel = relative(cwd, absolute);
+  if (rel !== "" && !rel.startsWith("..") && !isAbsolute(rel)) {
+    const posix = rel.split("\\").join("/");
+    return { oldName: `a/${posix}`, newName: `b/${posix}` };
+  }
+  return { oldName: absolute, newName: absolute };
+}
+
+export type ImageMimeType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+
+/** The image type from the magic bytes, whatever the file is called. */
+export function detectImage(head: Uint8Array): ImageMimeType | undefined {
+  const starts = (bytes: number[], at = 0) => bytes.every((b, i) => head[at + i] === b);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (starts([0x47, 0x49, 0x46, 0x38]) && (head[4] === 0x37 || head[4] === 0x39) && head[5] === 0x61) {
+    return "image/gif";
+  }
+  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return "image/webp";
+  return undefined;
+}
+
+/** A NUL byte among the first bytes: the rule git and grep use. */
+export function looksBinary(head: Uint8Array): boolean {
+  return head.subarray(0, SNIFF_BYTES).includes(0);
+}
+
+/** The first bytes of an open file. */
+export async function readHead(path: string, length = SNIFF_BYTES): Promise<Buffer> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A readable message for a failed file system call, or undefined for errors that should pass unchanged. */
+export function fileErrorMessage(error: unknown, shown: string, action: string): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "ENOENT":
+      return `File not found: ${shown}`;
+    case "EACCES":
+    case "EPERM":
+      return `Permission denied: cannot ${action} ${shown}`;
+    case "EISDIR":
+      return `${shown} is a directory; ${action} needs a file`;
+    case "ENOTDIR":
+      return `A parent of ${shown} is not a directory`;
+    case "EROFS":
+      return `${shown} is on a read-only file system`;
+    case "ENOSPC":
+      return `No space left on the device to ${action} ${shown}`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Writes a file so that readers see either the old or the new content, never a part: the data goes to a temporary
+ * file in the same folder, which is then renamed over the target. Parent folders are created; an existing file
+ * keeps its permission bits; a symbolic link keeps pointing at its (rewritten) target.
+ *
+ * Returns whether the file was created.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+): Promise<{ created: boolean }> {
+  let target = path;
+  let mode: number | undefined;
+  try {
+    target = await realpath(path);
+    const info = await stat(target);
+    if (info.isDirectory()) {
+      throw Object.assign(new Error(`EISDIR: ${path} is a directory`), { code: "EISDIR" });
+    }
+    mode = info.mode & 0o7777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  const dir = dirname(target);
+  await mkdir(dir, { recursive: true });
+  const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
+  let renamed = false;
+  try {
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // open() honours the umask; an existing file's exact bits are restored explicitly.
+    if (mode !== undefined) await chmod(temp, mode);
+    await rename(temp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) await unlink(temp).catch(() => {});
+  }
+  return { created: mode === undefined };
+}

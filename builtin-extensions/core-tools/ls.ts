@@ -1,0 +1,111 @@
+/**
+ * ls: the entries of one folder, as they are on disk (ignore files are not read): sorted alphabetically without
+ * regard to case, folders (and links to folders) with a trailing `/`, dotfiles included.
+ */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { ToolDefinition } from "@knightcodeai/cli";
+import { type Static, Type } from "@sinclair/typebox";
+import { resolveToolPath } from "./paths.js";
+import { limitBytes, type TruncationInfo, withNotices } from "./search-format.js";
+import { throwIfAborted } from "./search-walk.js";
+import { formatSize, MAX_BYTES } from "./truncate.js";
+
+export const DEFAULT_LS_LIMIT = 500;
+
+const lsSchema = Type.Object({
+  path: Type.Optional(
+    Type.String({
+      description: "Folder to list, relative to the working folder (default: the working folder)",
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: `Maximum number of entries to return (default ${DEFAULT_LS_LIMIT})`,
+    }),
+  ),
+});
+
+export type LsToolInput = Static<typeof lsSchema>;
+
+export interface LsToolDetails {
+  /** Entries returned (at most `limit`). */
+  count: number;
+  /** The folder has more entries than `limit`. */
+  entryLimitReached?: boolean;
+  /** The output was cut at 50 KB. */
+  truncation?: TruncationInfo;
+}
+
+/** Case-insensitive order, ties broken by the exact name so the order never depends on the file system. */
+function compareNames(a: string, b: string): number {
+  const la = a.toLowerCase();
+  const lb = b.toLowerCase();
+  if (la !== lb) return la < lb ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function createLsTool(): ToolDefinition<typeof lsSchema, LsToolDetails> {
+  return {
+    name: "ls",
+    label: "ls",
+    description: [
+      "List the entries of a folder (default: the working folder), sorted alphabetically without regard to case.",
+      "Folders end with '/'; dotfiles are included; ignore files such as .gitignore are not applied (it lists what is there).",
+      `Returns at most \`limit\` entries (default ${DEFAULT_LS_LIMIT}) and ${formatSize(MAX_BYTES)}.`,
+    ].join(" "),
+    promptSnippet: "ls: list a folder's entries (folders end with '/')",
+    annotations: {
+      title: "List folder",
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    parameters: lsSchema,
+    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+      throwIfAborted(signal);
+      const dir = resolveToolPath(ctx.cwd, params.path ?? ".");
+      const info = await stat(dir).catch(() => undefined);
+      if (!info) throw new Error(`Path not found: ${params.path ?? dir}`);
+      if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path ?? dir}`);
+      const limit = params.limit ?? DEFAULT_LS_LIMIT;
+
+      const entries = await readdir(dir, { withFileTypes: true });
+      entries.sort((a, b) => compareNames(a.name, b.name));
+      const shown = entries.slice(0, limit);
+      const names = await Promise.all(
+        shown.map(async (entry) => {
+          let isDir = entry.isDirectory();
+          if (entry.isSymbolicLink())
+            isDir = (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory() ?? false;
+          return isDir ? `${entry.name}/` : entry.name;
+        }),
+      );
+      throwIfAborted(signal);
+      if (names.length === 0)
+        return { content: [{ type: "text", text: "(empty directory)" }], details: { count: 0 } };
+
+      const entryLimitReached = entries.length > limit;
+      const { text, truncation } = limitBytes(names.join("\n"));
+      const notices: string[] = [];
+      if (entryLimitReached) {
+        notices.push(
+          `${limit} entries limit reached (${entries.length} in total). Use limit=${limit * 2} for more, or use find to search by pattern`,
+        );
+      }
+      if (truncation) {
+        notices.push(
+          `${formatSize(MAX_BYTES)} output limit reached (${truncation.keptLines} of ${truncation.totalLines} entries shown)`,
+        );
+      }
+      const details: LsToolDetails = {
+        count: names.length,
+        ...(entryLimitReached ? { entryLimitReached: true } : {}),
+        ...(truncation ? { truncation } : {}),
+      };
+      return { content: [{ type: "text", text: withNotices(text, notices) }], details };
+    },
+  };
+}

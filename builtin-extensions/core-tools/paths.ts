@@ -1,0 +1,14 @@
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+
+/**
+ * Resolves a path a model gave: relative to the session's working folder, a leading `@` (as people write file
+ * references) stripped, and `~` expanded to the home folder.
+ */
+export function resolveToolPath(cwd: string, input: string): string {
+  let path = input.trim();
+  if (path.startsWith("@")) path = path.slice(1);
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return resolve(homedir(), path.slice(2));
+  return isAbsolute(path) ? resolve(path) : resolve(cwd, path);
+}
