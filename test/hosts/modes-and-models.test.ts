@@ -1,0 +1,180 @@
+/**
+ * The CLI as a user meets it: a mode added by an extension, --help listing modes and extension flags with their
+ * owners, --list-models, the message when no model is configured, and print and RPC mode against a local server
+ * that speaks the OpenAI Chat Completions wire format (configured through models.json).
+ */
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { textStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { runCli } from "../helpers/cli.js";
+import { startTestServer, type TestServer, writeSse } from "../helpers/sse-server.js";
+import { useTempDir } from "../helpers/temp-dir.js";
+
+describe("knightcode modes and models", () => {
+  const tmp = useTempDir("kc-modes-");
+  const env = () => ({ KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") });
+
+  it("runs a session through a mode that an extension registers with -e", async () => {
+    const ext = tmp.write(
+      "shout-mode.ts",
+      `import type { ExtensionAPI } from "@knightcodeai/cli";
+       export default function (kc: ExtensionAPI) {
+         kc.registerMode("shout", {
+           description: "Print the answer in capitals",
+           run: async ({ session, prompts, io }) => {
+             let text = "";
+             session.subscribe((e: any) => {
+               if (e.type === "message_end" && e.message.role === "assistant") text = e.message.content.map((c: any) => c.text ?? "").join("");
+             });
+             for (const p of prompts) await session.prompt(p);
+             io.stdout.write(text.toUpperCase() + "\\n");
+             return 0;
+           },
+         });
+       }`,
+    );
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "quiet words" }] }));
+    const result = await runCli(
+      ["-e", ext, "--mode", "shout", "--provider", "scripted", "--script", script, "hi"],
+      {
+        cwd: tmp.path,
+        env: env(),
+      },
+    );
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.equal("QUIET WORDS\n");
+  });
+
+  it("names the available modes when --mode names none of them", async () => {
+    const result = await runCli(["--mode", "nope", "--provider", "scripted", "hi"], {
+      cwd: tmp.path,
+      env: env(),
+    });
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.match(/unknown mode "nope" \(available: .*print.*json.*rpc/);
+  });
+
+  it("lists modes and extension flags with their owners in --help", async () => {
+    const ext = tmp.write(
+      "flagged.ts",
+      `export default (kc: any) => kc.registerFlag("dry-run", { type: "boolean", description: "Change nothing" });`,
+    );
+    const result = await runCli(["-e", ext, "--help"], { cwd: tmp.path, env: env() });
+    expect(result.code).to.equal(0);
+    expect(result.stdout).to.match(/--dry-run\s+Change nothing \(cli:.*flagged\.ts\)/);
+    expect(result.stdout).to.match(/--script <value>\s+.*\(builtin:scripted\)/);
+    expect(result.stdout).to.match(/rpc\s+.*\(builtin:mode-rpc\)/);
+  });
+
+  it("passes extension flags to their extension and rejects unknown ones with a suggestion", async () => {
+    const ext = tmp.write(
+      "flagged.ts",
+      `export default (kc: any) => {
+        kc.registerFlag("greeting", { type: "string" });
+        kc.registerCommand("show", { handler: async (_a: string, ctx: any) => { process.stdout.write("greeting=" + kc.getFlag("greeting") + "\\n"); } });
+      };`,
+    );
+    const ok = await runCli(["-e", ext, "-p", "--greeting", "hey there", "/show"], {
+      cwd: tmp.path,
+      env: env(),
+    });
+    expect(ok.code, ok.stderr).to.equal(0);
+    expect(ok.stdout).to.contain("greeting=hey there");
+    const bad = await runCli(["-e", ext, "-p", "--greting", "x", "/show"], { cwd: tmp.path, env: env() });
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain("unknown option --greting (did you mean --greeting?)");
+  });
+
+  it("lists models with --list-models, filtered by a search word", async () => {
+    const all = await runCli(["--list-models"], { cwd: tmp.path, env: env() });
+    expect(all.code).to.equal(0);
+    expect(all.stdout).to.contain("scripted/scripted");
+    expect(all.stdout).to.match(/^anthropic\//m);
+    const some = await runCli(["--list-models", "scripted"], { cwd: tmp.path, env: env() });
+    expect(
+      some.stdout
+        .trim()
+        .split("\n")
+        .every((line) => line.includes("scripted")),
+    ).to.equal(true);
+    expect(some.stdout).to.not.contain("anthropic/");
+  });
+
+  it("says how to configure a model when none is configured, in print, JSON and RPC mode", async () => {
+    const print = await runCli(["-p", "hi"], { cwd: tmp.path, env: env() });
+    expect(print.code).to.equal(2);
+    expect(print.stderr)
+      .to.contain("ANTHROPIC_API_KEY")
+      .and.contain("models.json")
+      .and.contain("--provider scripted");
+    const json = await runCli(["--mode", "json", "hi"], { cwd: tmp.path, env: env() });
+    expect(json.code).to.equal(2);
+    expect(json.stderr).to.contain("--provider scripted");
+    const rpc = await runCli(["--mode", "rpc", "--no-session"], {
+      cwd: tmp.path,
+      env: env(),
+      stdin: `${JSON.stringify({ id: "1", type: "prompt", message: "hi" })}\n`,
+    });
+    expect(rpc.code).to.equal(0);
+    const response = JSON.parse(
+      rpc.stdout
+        .trim()
+        .split("\n")
+        .find((l) => l.includes('"response"'))!,
+    );
+    expect(response.success).to.equal(false);
+    expect(response.error).to.contain("--provider scripted");
+  });
+
+  describe("against a local OpenAI-compatible server", () => {
+    let server: TestServer;
+    beforeEach(async () => {
+      server = await startTestServer();
+      const agentDir = join(tmp.path, "agent");
+      mkdirSync(agentDir, { recursive: true });
+      writeFileSync(
+        join(agentDir, "models.json"),
+        JSON.stringify({
+          providers: {
+            local: {
+              baseUrl: `${server.url}/v1`,
+              api: "openai-completions",
+              models: [{ id: "tiny", contextWindow: 8000 }],
+            },
+          },
+        }),
+      );
+    });
+    afterEach(() => server.close());
+
+    it("print mode prints the server's answer", async () => {
+      server.respond((_req, res) => writeSse(res, textStream("Local answer.")));
+      const result = await runCli(["-p", "--model", "local/tiny", "hi"], { cwd: tmp.path, env: env() });
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout).to.equal("Local answer.\n");
+      expect(server.requests[0]!.body.messages.at(-1)).to.deep.include({ role: "user", content: "hi" });
+    });
+
+    it("RPC mode answers a prompt from the server", async () => {
+      server.respond((_req, res) => writeSse(res, textStream("Over RPC.")));
+      const result = await runCli(["--mode", "rpc", "--model", "local/tiny", "--no-session"], {
+        cwd: tmp.path,
+        env: env(),
+        stdin: `${JSON.stringify({ id: "1", type: "prompt", message: "hi" })}\n${JSON.stringify({ id: "2", type: "get_last_assistant_text" })}\n`,
+      });
+      expect(result.code, result.stderr).to.equal(0);
+      const records = result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(records.find((r) => r.type === "agent_settled")).to.deep.equal({
+        type: "agent_settled",
+        aborted: false,
+      });
+      const finals = records.filter((r) => r.type === "message_end" && r.message.role === "assistant");
+      expect(finals[0].message.content[0].text).to.equal("Over RPC.");
+    });
+  });
+});
