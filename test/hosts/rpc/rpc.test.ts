@@ -1,7 +1,7 @@
 /** RPC mode end to end: the built `knightcode --mode rpc` as a child process, driven through stdin/stdout. */
 
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
@@ -158,6 +158,79 @@ describe("RPC mode", () => {
     const fresh = await p.request("16", "get_messages");
     expect((fresh.data as { messages: unknown[] }).messages).to.deep.equal([]);
     expect((await p.request("17", "reload")).success).to.equal(true);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("forks, clones and switches sessions on disk", async () => {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps: [{ text: "one" }, { text: "two" }] }));
+    const child = spawn(
+      process.execPath,
+      [bin, "--mode", "rpc", "--provider", "scripted", "--script", script],
+      {
+        cwd: tmp.path,
+        env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") },
+      },
+    );
+    const p = new RpcProcess(child);
+    running.push(p);
+    await p.request("1", "prompt", { message: "first" });
+    await p.waitFor((r) => r.type === "agent_settled");
+    const first = (await p.request("2", "get_state")).data as { sessionFile: string };
+    const entries = (
+      (await p.request("3", "get_entries")).data as { entries: { id: string; type: string }[] }
+    ).entries;
+    const userEntry = entries.find((e) => e.type === "message")!;
+    expect((await p.request("4", "fork", { entryId: userEntry.id })).data).to.deep.equal({
+      cancelled: false,
+    });
+    const forked = (await p.request("5", "get_state")).data as { sessionFile: string; messageCount: number };
+    expect(forked.sessionFile).to.not.equal(first.sessionFile);
+    expect(forked.messageCount).to.equal(1);
+    expect((await p.request("6", "clone")).data).to.deep.equal({ cancelled: false });
+    const cloned = (await p.request("7", "get_state")).data as { sessionFile: string };
+    expect(cloned.sessionFile).to.not.equal(forked.sessionFile);
+    const back = await p.request("8", "switch_session", { sessionPath: first.sessionFile });
+    expect(back.data).to.deep.equal({ cancelled: false });
+    expect(((await p.request("9", "get_state")).data as { sessionFile: string }).sessionFile).to.equal(
+      first.sessionFile,
+    );
+    const bad = await p.request("10", "switch_session", { sessionPath: join(tmp.path, "missing.jsonl") });
+    expect(bad.success).to.equal(false);
+    expect(await p.end()).to.equal(0);
+  });
+
+  it("serves 1,000 prompts in one process with bounded memory growth", async function () {
+    this.timeout(120_000);
+    const p = start(Array.from({ length: 1000 }, (_, i) => ({ text: `answer ${i}` })));
+    const rss = () => {
+      const status = readFileSync(`/proc/${p.child.pid}/status`, "utf8");
+      return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+    };
+    // Count settled runs incrementally (the record list only grows).
+    let seen = 0;
+    let settledCount = 0;
+    const waitSettled = async (n: number) => {
+      const deadline = Date.now() + 10_000;
+      while (settledCount < n) {
+        for (; seen < p.records.length; seen++) if (p.records[seen]!.type === "agent_settled") settledCount++;
+        if (settledCount >= n) break;
+        if (Date.now() > deadline) throw new Error(`prompt ${n} did not settle`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    };
+    let baseline = 0;
+    for (let i = 0; i < 1000; i++) {
+      p.send({ id: `p${i}`, type: "prompt", message: `question ${i}` });
+      await waitSettled(i + 1);
+      if (i === 99) baseline = rss();
+    }
+    const growth = rss() - baseline;
+    // Stated bound: under 60 MB of resident memory growth from prompt 100 to 1,000 (an in-memory session keeps
+    // every message, about 2 KB per prompt with its events' snapshots; the rest is what must not grow).
+    expect(growth, `RSS grew ${growth.toFixed(1)} MB`).to.be.below(60);
+    const last = await p.request("last", "get_last_assistant_text");
+    expect(last.data).to.deep.equal({ text: "answer 999" });
     expect(await p.end()).to.equal(0);
   });
 
