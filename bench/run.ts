@@ -7,11 +7,13 @@ import { cliBench } from "./cli.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
+import { toolPipelineBench } from "./tool-pipeline.bench.js";
 
 const benchmarks: ReadonlyArray<() => Promise<void>> = [
   dispatchBench,
   sessionResumeBench,
   agentLoopBench,
+  toolPipelineBench,
   searchBench,
   cliBench,
 ];
