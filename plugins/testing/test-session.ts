@@ -1,0 +1,206 @@
+/**
+ * The test kit for extension authors: a real session (the standard plugins, the extensions under test, the scripted
+ * provider answering from steps given in the test) in a temp folder, with an event recorder and helpers for prompts,
+ * dialogs and tool calls. Dispose it after each test.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createScriptedProvider,
+  type ScriptEntry,
+} from "../../builtin-extensions/scripted-provider/index.js";
+import type {
+  AssistantMessage,
+  DialogOptions,
+  ExtensionFactory,
+  ExtensionUIContext,
+  Kernel,
+  NotifyLevel,
+  ToolResult,
+} from "../../kernel/index.js";
+import {
+  type AgentSessionHandle,
+  createAgentSession,
+  createStandardKernel,
+  type SessionEvent,
+} from "../sdk/create-agent-session.js";
+
+export interface TestSessionOptions {
+  /** Extension factories, or paths of extension files. */
+  extensions?: (ExtensionFactory | string)[];
+  /** What the scripted model answers, one step per request (see the scripted provider's script format). */
+  script?: ScriptEntry[];
+  settings?: Record<string, unknown>;
+  /** The working folder; a fresh temp folder by default (removed by dispose). */
+  cwd?: string;
+  /** Keep the session in memory (default) or write it to the temp agent folder. */
+  persist?: boolean;
+  /** Values of flags the extensions registered. */
+  flags?: Record<string, boolean | string>;
+  /** Built-in extensions to leave out, e.g. `["builtin:core-tools"]`. */
+  disableBuiltins?: string[];
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  result?: ToolResult;
+  isError?: boolean;
+}
+
+/** Scripted answers for dialogs, in the order they are asked; `undefined` dismisses one. */
+export type DialogAnswer = string | boolean | undefined;
+
+export interface TestSession {
+  readonly session: AgentSessionHandle;
+  readonly cwd: string;
+  readonly events: SessionEvent[];
+  /** Notifications, status texts and widgets the extensions showed. */
+  readonly ui: {
+    notifications: { message: string; level: NotifyLevel }[];
+    status: Map<string, string>;
+    widgets: Map<string, string[]>;
+  };
+  /** Runs a prompt (or `/command`) until the session settles. */
+  prompt(text: string): Promise<void>;
+  eventsOfType(type: string): SessionEvent[];
+  /** The assistant's last text answer. */
+  lastAssistantText(): string | undefined;
+  /** Tool calls the session ran (model-issued and nested), with their results. */
+  toolCalls(): ToolCallRecord[];
+  /** Queues answers for the next dialogs (select: the option text; confirm: a boolean; input/editor: text). */
+  answerDialogs(...answers: DialogAnswer[]): void;
+  /** Dialogs asked so far, as `kind: title`. */
+  readonly dialogs: string[];
+  dispose(): Promise<void>;
+}
+
+export async function createTestSession(options: TestSessionOptions = {}): Promise<TestSession> {
+  const temp = mkdtempSync(join(tmpdir(), "kc-test-session-"));
+  const cwd = options.cwd ?? join(temp, "project");
+  if (!options.cwd) (await import("node:fs")).mkdirSync(cwd, { recursive: true });
+  const agentDir = join(temp, "agent");
+  let kernel: Kernel | undefined;
+  let session: AgentSessionHandle | undefined;
+  const answers: DialogAnswer[] = [];
+  const dialogs: string[] = [];
+  const ui = {
+    notifications: [] as { message: string; level: NotifyLevel }[],
+    status: new Map<string, string>(),
+    widgets: new Map<string, string[]>(),
+  };
+  const next = (kind: string, title: string, _opts?: DialogOptions): DialogAnswer => {
+    dialogs.push(`${kind}: ${title}`);
+    return answers.shift();
+  };
+  const testUI: ExtensionUIContext = {
+    select: async (title, choices, opts) => {
+      const answer = next("select", title, opts);
+      return typeof answer === "string" && choices.includes(answer) ? answer : undefined;
+    },
+    confirm: async (title, _message, opts) => next("confirm", title, opts) === true,
+    input: async (title, _placeholder, opts) => {
+      const answer = next("input", title, opts);
+      return typeof answer === "string" ? answer : undefined;
+    },
+    editor: async (title, _prefill, opts) => {
+      const answer = next("editor", title, opts);
+      return typeof answer === "string" ? answer : undefined;
+    },
+    notify: (message, level = "info") => {
+      ui.notifications.push({ message, level });
+    },
+    setStatus: (key, text) => {
+      if (text === undefined) ui.status.delete(key);
+      else ui.status.set(key, text);
+    },
+    setWidget: (key, lines) => {
+      if (lines === undefined) ui.widgets.delete(key);
+      else ui.widgets.set(key, lines);
+    },
+    setTitle: () => {},
+    setWorkingMessage: () => {},
+    setEditorText: () => {},
+    getEditorText: () => "",
+    custom: async () => undefined,
+  };
+  try {
+    kernel = await createStandardKernel({ agentDir, cacheDir: join(agentDir, "cache", "jiti") });
+    session = await createAgentSession({
+      cwd,
+      agentDir,
+      kernel,
+      provider: "scripted",
+      model: "scripted",
+      session: options.persist ? {} : { inMemory: true },
+      settings: {
+        retry: { baseDelayMs: 1, maxDelayMs: 20 },
+        ...(options.disableBuiltins ? { extensions: options.disableBuiltins.map((id) => `-${id}`) } : {}),
+        ...options.settings,
+      },
+      extensions: [createScriptedProvider(options.script ?? []), ...(options.extensions ?? [])],
+      ui: testUI,
+      hasUI: true,
+      approve: false,
+      ...(options.flags ? { flags: options.flags } : {}),
+      warn: () => {},
+    });
+  } catch (error) {
+    await kernel?.dispose();
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
+  const handle = session;
+  const events: SessionEvent[] = [];
+  handle.subscribe((event) => events.push(event));
+  return {
+    session: handle,
+    cwd,
+    events,
+    ui,
+    dialogs,
+    prompt: async (text) => {
+      await handle.prompt(text);
+      await handle.waitForIdle();
+    },
+    eventsOfType: (type) => events.filter((e) => e.type === type),
+    lastAssistantText: () => {
+      const last = events
+        .filter((e) => e.type === "message_end" && (e.message as { role: string }).role === "assistant")
+        .at(-1)?.message as AssistantMessage | undefined;
+      return last?.content
+        .filter((c) => c.type === "text")
+        .map((c) => (c as { text: string }).text)
+        .join("");
+    },
+    toolCalls: () => {
+      const calls = new Map<string, ToolCallRecord>();
+      for (const e of events) {
+        if (e.type === "tool_execution_start") {
+          calls.set(String(e.toolCallId), {
+            toolCallId: String(e.toolCallId),
+            toolName: String(e.toolName),
+            args: e.args,
+          });
+        } else if (e.type === "tool_execution_end") {
+          const call = calls.get(String(e.toolCallId));
+          if (call) {
+            call.result = e.result as ToolResult;
+            call.isError = e.isError === true;
+          }
+        }
+      }
+      return [...calls.values()];
+    },
+    answerDialogs: (...more) => {
+      answers.push(...more);
+    },
+    dispose: async () => {
+      await handle.dispose();
+      await kernel?.dispose();
+      rmSync(temp, { recursive: true, force: true });
+    },
+  };
+}
