@@ -12,7 +12,6 @@
  */
 import { accessSync, constants, existsSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
-import { execa } from "execa";
 import { AbortedError } from "./search-walk.js";
 
 export const NO_NATIVE_SEARCH_ENV = "KNIGHTCODE_NO_NATIVE_SEARCH";
@@ -73,10 +72,12 @@ const fdFlags = new Map<string, Promise<boolean>>();
 export function fdSupportsNoRequireGit(bin: string): Promise<boolean> {
   let answer = fdFlags.get(bin);
   if (!answer) {
-    answer = execa(bin, ["--help"], { reject: false, stdin: "ignore", timeout: 5000 }).then(
-      (r) => typeof r.stdout === "string" && r.stdout.includes("--no-require-git"),
-      () => false,
-    );
+    answer = import("execa")
+      .then(({ execa }) => execa(bin, ["--help"], { reject: false, stdin: "ignore", timeout: 5000 }))
+      .then(
+        (r) => typeof r.stdout === "string" && r.stdout.includes("--no-require-git"),
+        () => false,
+      );
     fdFlags.set(bin, answer);
   }
   return answer;
@@ -118,6 +119,9 @@ export async function streamLines(
   args: readonly string[],
   options: { cwd: string; signal?: AbortSignal | undefined; onLine: (line: Buffer) => boolean },
 ): Promise<StreamResult> {
+  if (options.signal?.aborted) throw new AbortedError();
+  // Loaded on first use, so starting a session does not pay for it.
+  const { execa } = await import("execa");
   if (options.signal?.aborted) throw new AbortedError();
   const subprocess = execa(bin, args, {
     cwd: options.cwd,
