@@ -47,6 +47,27 @@ describe("knightcode modes and models", () => {
     expect(result.stdout).to.equal("QUIET WORDS\n");
   });
 
+  it("keeps the JSON stream linear: one turn of 200 tool calls stays small", async () => {
+    const ext = tmp.write(
+      "echo.ts",
+      `export default (kc: any) => kc.registerTool({ name: "echo", description: "echo", parameters: { type: "object", properties: { text: { type: "string" } } }, execute: async (_i: string, p: any) => ({ content: [{ type: "text", text: p.text }], details: undefined }) });`,
+    );
+    const calls = Array.from({ length: 200 }, (_, i) => ({
+      name: "echo",
+      arguments: { text: `call number ${i}` },
+    }));
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ toolCalls: calls }, { text: "done" }] }));
+    const result = await runCli(
+      ["--mode", "json", "--no-session", "-e", ext, "--provider", "scripted", "--script", script, "go"],
+      { cwd: tmp.path, env: env(), timeoutMs: 60_000 },
+    );
+    expect(result.code, result.stderr).to.equal(0);
+    const bytes = Buffer.byteLength(result.stdout);
+    // The peer that repeats the whole message in every update wrote 24 MB for this; delta-only records stay linear.
+    expect(bytes, `${(bytes / 1e6).toFixed(2)} MB`).to.be.below(3_000_000);
+    expect(result.stdout.split("\n").filter((l) => l.includes('"tool_execution_end"'))).to.have.length(200);
+  });
+
   it("names the available modes when --mode names none of them", async () => {
     const result = await runCli(["--mode", "nope", "--provider", "scripted", "hi"], {
       cwd: tmp.path,
