@@ -1,0 +1,76 @@
+/**
+ * An extension author's own project: its package.json has only `@knightcodeai/cli` (installed from this package's
+ * `npm pack` tarball) plus its test runner, it copies an example extension, and its mocha tests use the test kit.
+ * npm runs offline: every package comes from the local cache that `npm ci` filled, so no network is used.
+ */
+
+import { execFile } from "node:child_process";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { useTempDir } from "../helpers/temp-dir.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const run = promisify(execFile);
+
+describe("an extension author's project built from examples/", function () {
+  this.timeout(240_000);
+  const tmp = useTempDir("kc-author-");
+
+  it("installs the packed package with nothing else and runs its extension tests with mocha", async () => {
+    // dist/ is already built by the test command, so packing needs no scripts.
+    await run("npm", ["pack", "--ignore-scripts", "--pack-destination", tmp.path], {
+      cwd: root,
+      timeout: 120_000,
+    });
+    const tarball = readdirSync(tmp.path).find((f) => f.endsWith(".tgz"))!;
+    const own = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+    };
+    const project = join(tmp.path, "my-extension");
+    mkdirSync(join(project, "src"), { recursive: true });
+    mkdirSync(join(project, "test"), { recursive: true });
+    copyFileSync(join(root, "examples", "extensions", "hello.ts"), join(project, "src", "hello.ts"));
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({
+        name: "my-knightcode-extension",
+        private: true,
+        type: "module",
+        scripts: { test: "mocha --import=tsx 'test/**/*.test.ts'" },
+        devDependencies: {
+          "@knightcodeai/cli": `file:../${tarball}`,
+          chai: own.devDependencies.chai,
+          mocha: own.devDependencies.mocha,
+          tsx: own.devDependencies.tsx,
+        },
+      }),
+    );
+    writeFileSync(
+      join(project, "test", "hello.test.ts"),
+      `import { expect } from "chai";
+import { createTestSession } from "@knightcodeai/cli/testing";
+import hello from "../src/hello.js";
+
+describe("hello", () => {
+  it("greets by name", async () => {
+    const t = await createTestSession({ extensions: [hello] });
+    try {
+      await t.prompt("/hello Ada");
+      expect(t.ui.notifications).to.deep.equal([{ message: "Hello, Ada!", level: "info" }]);
+    } finally {
+      await t.dispose();
+    }
+  });
+});
+`,
+    );
+    await run("npm", ["install", "--offline", "--no-audit", "--no-fund"], { cwd: project, timeout: 180_000 });
+    const installed = readdirSync(join(project, "node_modules", "@knightcodeai", "cli"));
+    expect(installed).to.include("dist").and.not.include("kernel");
+    const { stdout } = await run("npm", ["test"], { cwd: project, timeout: 120_000 });
+    expect(stdout).to.contain("1 passing");
+  });
+});
