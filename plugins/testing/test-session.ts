@@ -176,23 +176,21 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
         .join("");
     },
     toolCalls: () => {
-      const calls = new Map<string, ToolCallRecord>();
+      // Ids can repeat across sessions of one test (a fork restarts the script's numbering), so an end event
+      // belongs to the latest open call with its id.
+      const calls: ToolCallRecord[] = [];
       for (const e of events) {
         if (e.type === "tool_execution_start") {
-          calls.set(String(e.toolCallId), {
-            toolCallId: String(e.toolCallId),
-            toolName: String(e.toolName),
-            args: e.args,
-          });
+          calls.push({ toolCallId: String(e.toolCallId), toolName: String(e.toolName), args: e.args });
         } else if (e.type === "tool_execution_end") {
-          const call = calls.get(String(e.toolCallId));
+          const call = calls.findLast((c) => c.toolCallId === e.toolCallId && c.result === undefined);
           if (call) {
             call.result = e.result as ToolResult;
             call.isError = e.isError === true;
           }
         }
       }
-      return [...calls.values()];
+      return calls;
     },
     answerDialogs: (...more) => {
       answers.push(...more);
