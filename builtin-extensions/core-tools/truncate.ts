@@ -20,11 +20,21 @@ const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
 /** Keeps whole lines from the start until either limit is reached. */
 export function truncateHead(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES): Truncation {
+  return keepLines(text, maxLines, maxBytes, "head");
+}
+
+/** Keeps whole lines from the end until either limit is reached. */
+export function truncateTail(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES): Truncation {
+  return keepLines(text, maxLines, maxBytes, "tail");
+}
+
+function keepLines(text: string, maxLines: number, maxBytes: number, from: "head" | "tail"): Truncation {
   const lines = text.split("\n");
+  const ordered = from === "head" ? lines : [...lines].reverse();
   const kept: string[] = [];
   let size = 0;
   let limit: Truncation["limit"];
-  for (const line of lines) {
+  for (const line of ordered) {
     if (kept.length >= maxLines) {
       limit = "lines";
       break;
@@ -37,35 +47,7 @@ export function truncateHead(text: string, maxLines = MAX_LINES, maxBytes = MAX_
     kept.push(line);
     size += add;
   }
-  return {
-    text: kept.join("\n"),
-    truncated: limit !== undefined,
-    totalLines: lines.length,
-    keptLines: kept.length,
-    ...(limit ? { limit } : {}),
-  };
-}
-
-/** Keeps whole lines from the end until either limit is reached. */
-export function truncateTail(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES): Truncation {
-  const lines = text.split("\n");
-  const kept: string[] = [];
-  let size = 0;
-  let limit: Truncation["limit"];
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!;
-    if (kept.length >= maxLines) {
-      limit = "lines";
-      break;
-    }
-    const add = bytes(line) + (kept.length > 0 ? 1 : 0);
-    if (size + add > maxBytes) {
-      limit = "bytes";
-      break;
-    }
-    kept.unshift(line);
-    size += add;
-  }
+  if (from === "tail") kept.reverse();
   return {
     text: kept.join("\n"),
     truncated: limit !== undefined,
