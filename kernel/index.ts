@@ -42,5 +42,6 @@ export {
   setDisposableTracker,
   toDisposable,
 } from "./lifecycle/disposable.js";
+export { headlessUI } from "./lifecycle/fallback-context.js";
 export { type ExtensionErrorReport, type RuntimeState, SessionRuntime } from "./lifecycle/session-runtime.js";
 export { closestName } from "./util/closest-name.js";

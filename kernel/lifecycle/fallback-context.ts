@@ -7,7 +7,8 @@ interface RuntimeView {
   readonly mode: ExtensionContext["mode"];
 }
 
-const headlessUI: ExtensionUIContext = {
+/** The UI of a session without one: dialogs answer "no" at once, surfaces are no-ops. */
+export const headlessUI: ExtensionUIContext = Object.freeze({
   select: async () => undefined,
   confirm: async () => false,
   input: async () => undefined,
@@ -20,7 +21,7 @@ const headlessUI: ExtensionUIContext = {
   setEditorText: () => {},
   getEditorText: () => "",
   custom: async () => undefined,
-};
+});
 
 export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
   const missing = (what: string) => () => {

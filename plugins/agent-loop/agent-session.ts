@@ -28,23 +28,11 @@ import {
   type UserMessage,
 } from "../../kernel/index.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
+import type { CacheWarmingSettings, RetrySettings } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { messageText, toLlmMessages } from "./convert.js";
 import type { SessionLog } from "./session-log.js";
 import { type ToolOutcome, ToolRunner } from "./tool-runner.js";
-
-export interface RetrySettings {
-  enabled: boolean;
-  maxRetries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
-
-export interface CacheWarmingSettings {
-  enabled: boolean;
-  intervalMs: number;
-  maxRefreshes: number;
-}
 
 export interface AgentSessionDeps {
   runtime: SessionRuntime;

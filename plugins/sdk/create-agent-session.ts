@@ -15,6 +15,7 @@ import {
   eventCatalog,
   eventNames,
   type HostMode,
+  headlessUI,
   type Kernel,
   type ModelInfo,
   type ReplacedSessionContext,
@@ -43,7 +44,6 @@ import { projectTrustGateOptions, resolveProjectTrust } from "../settings/trust.
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
-import { headlessUI } from "./headless-ui.js";
 import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
 import { packageVirtualModules } from "./virtual-modules.js";
 
