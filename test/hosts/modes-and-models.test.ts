@@ -68,6 +68,47 @@ describe("knightcode modes and models", () => {
     expect(result.stdout.split("\n").filter((l) => l.includes('"tool_execution_end"'))).to.have.length(200);
   });
 
+  it("continues a session with --continue and opens one by id prefix with --session", async () => {
+    // Each run is a new process, so each gets its own one-step script.
+    const step = (name: string, text: string, expectUser: string) =>
+      tmp.write(name, JSON.stringify({ steps: [{ text, expect: { lastUserText: expectUser } }] }));
+    const run = (script: string, extra: string[], prompt: string, mode = ["-p"]) =>
+      runCli([...mode, "--provider", "scripted", "--script", script, ...extra, prompt], {
+        cwd: tmp.path,
+        env: env(),
+      });
+    expect((await run(step("1.json", "first answer", "hello"), [], "hello")).code).to.equal(0);
+    const second = await run(step("2.json", "second answer", "again"), ["--continue"], "again", [
+      "--mode",
+      "json",
+    ]);
+    expect(second.code, second.stderr).to.equal(0);
+    const header = JSON.parse(second.stdout.split("\n")[0]!) as { id: string };
+    const third = await run(
+      step("3.json", "third answer", "once more"),
+      ["--session", header.id.slice(0, 8)],
+      "once more",
+    );
+    expect(third.code, third.stderr).to.equal(0);
+    expect(third.stdout).to.equal("third answer\n");
+    // One session file holds all three exchanges.
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const sessions = join(tmp.path, "agent", "sessions");
+    const [folder] = readdirSync(sessions).filter((f) => !f.startsWith("."));
+    const files = readdirSync(join(sessions, folder!)).filter((f) => f.endsWith(".jsonl"));
+    expect(files).to.have.length(1);
+    const roles = readFileSync(join(sessions, folder!, files[0]!), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "message")
+      .map((e) => e.message.role);
+    expect(roles).to.deep.equal(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    const both = await runCli(["-p", "--continue", "--no-session", "x"], { cwd: tmp.path, env: env() });
+    expect(both.code).to.equal(2);
+    expect(both.stderr).to.contain("choose one of --session, --continue and --no-session");
+  });
+
   it("names the available modes when --mode names none of them", async () => {
     const result = await runCli(["--mode", "nope", "--provider", "scripted", "hi"], {
       cwd: tmp.path,
