@@ -67,7 +67,17 @@ describe("hello", () => {
 });
 `,
     );
-    await run("npm", ["install", "--offline", "--no-audit", "--no-fund"], { cwd: project, timeout: 180_000 });
+    await run("npm", ["install", "--offline", "--no-audit", "--no-fund"], {
+      cwd: project,
+      timeout: 180_000,
+    }).catch((error: { stderr?: string }) => {
+      if (String(error.stderr).includes("ENOTCACHED")) {
+        throw new Error(
+          "npm's cache lacks registry metadata for an offline install: run the dry-run install step of .ci/run first",
+        );
+      }
+      throw error;
+    });
     const installed = readdirSync(join(project, "node_modules", "@knightcodeai", "cli"));
     expect(installed).to.include("dist").and.not.include("kernel");
     const { stdout } = await run("npm", ["test"], { cwd: project, timeout: 120_000 });
