@@ -1,47 +1,14 @@
 /** The `bash` core tool against real processes, and one turn through a real session with the scripted provider. */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { type BashToolDetails, createBashTool } from "../../../builtin-extensions/core-tools/bash.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
 import { useHarness } from "../../helpers/agent-harness.js";
+import { gone, pidWritten } from "../../helpers/processes.js";
 
 const textOf = (result: ToolResult) => (result.content[0] as { text: string }).text;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-    throw error;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
-  } catch {
-    return true;
-  }
-}
-
-async function gone(pid: number, ms = 5_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (!alive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return !alive(pid);
-}
-
-/** Waits (at most 5 s) until the command has written its background pid: the file exists and holds a number. */
-async function pidWritten(dir: string): Promise<void> {
-  const until = Date.now() + 5_000;
-  const path = join(dir, "pid");
-  while (Date.now() < until) {
-    if (existsSync(path) && /^\d+\n$/.test(readFileSync(path, "utf8"))) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error("the command never wrote its pid");
-}
 
 describe("core tool: bash", () => {
   let dir: string;
