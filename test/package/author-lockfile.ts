@@ -75,7 +75,9 @@ export function buildAuthorLockfile(options: AuthorLockOptions): Lockfile {
     { from: "", deps: options.cli.dependencies, optional: false },
     {
       from: "",
-      deps: Object.fromEntries(Object.entries(options.devDependencies).filter(([n]) => n !== options.cli.name)),
+      deps: Object.fromEntries(
+        Object.entries(options.devDependencies).filter(([n]) => n !== options.cli.name),
+      ),
       optional: false,
     },
   ];
@@ -93,7 +95,9 @@ export function buildAuthorLockfile(options: AuthorLockOptions): Lockfile {
       optionalOnly.set(at, optional);
       const entry = own[at]!;
       const peers = Object.fromEntries(
-        Object.entries(entry.peerDependencies ?? {}).filter(([n]) => !entry.peerDependenciesMeta?.[n]?.optional),
+        Object.entries(entry.peerDependencies ?? {}).filter(
+          ([n]) => !entry.peerDependenciesMeta?.[n]?.optional,
+        ),
       );
       queue.push({ from: at, deps: { ...(entry.dependencies ?? {}), ...peers }, optional });
       queue.push({ from: at, deps: entry.optionalDependencies ?? {}, optional: true });
