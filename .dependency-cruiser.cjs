@@ -1,12 +1,26 @@
 /**
- * Import boundaries of the microkernel (see docs/architecture.md):
- * - kernel/ imports nothing from plugins/, builtin-extensions/, hosts/ or the package entry points;
- * - builtin-extensions/ and hosts/ import only the package's public entry points (by package name,
- *   `@knightcodeai/cli[/testing|/plugin]`), npm packages, node built-ins, and files of their own folder.
+ * Import boundaries of the microkernel (see docs/architecture.md). The layers, bottom to top:
+ *   kernel/ <- plugins/kit/ (run-time helpers) <- plugins/ (services) <- kit.ts (public kit entry)
+ *   <- builtin-extensions/ <- hosts/sdk/ (the composition root) <- hosts/testing/ <- index.ts, testing.ts
+ *   <- hosts/cli and the other hosts.
+ * - kernel/ imports nothing above it;
+ * - plugins/ (services) never import built-in extensions, hosts or the package entry points;
+ * - plugins/kit/ imports only the kernel and itself;
+ * - builtin-extensions/ import only `@knightcodeai/cli/kit`, npm packages, node built-ins and their own files;
+ * - hosts other than the composition root (hosts/sdk, hosts/testing) use the public entry points only;
+ * - no runtime import cycles anywhere (type-only imports aside).
  */
-const entryPoints = "^(index|testing|plugin)\\.ts$";
+const entryPoints = "^(index|kit|testing|plugin)\\.ts$";
 module.exports = {
   forbidden: [
+    {
+      name: "no-circular",
+      severity: "error",
+      comment:
+        "No runtime import cycles: a cycle means two layers know each other. Type-only imports are fine.",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
     {
       name: "kernel-is-self-contained",
       severity: "error",
@@ -15,13 +29,28 @@ module.exports = {
       to: { path: ["^plugins/", "^builtin-extensions/", "^hosts/", entryPoints] },
     },
     {
-      name: "builtin-extensions-use-public-api-only",
+      name: "services-never-reach-up",
+      severity: "error",
+      comment: "Services (plugins/) never import built-in extensions, hosts or the package entry points.",
+      from: { path: "^plugins/" },
+      to: { path: ["^builtin-extensions/", "^hosts/", entryPoints] },
+    },
+    {
+      name: "kit-is-a-leaf",
       severity: "error",
       comment:
-        "A built-in extension may import only @knightcodeai/cli (and its public subpaths), npm packages, node built-ins and its own files.",
+        "plugins/kit/ holds the run-time helpers extensions use; it imports only the kernel and itself.",
+      from: { path: "^plugins/kit/" },
+      to: { path: "^plugins/", pathNot: "^plugins/kit/" },
+    },
+    {
+      name: "builtin-extensions-use-public-kit-only",
+      severity: "error",
+      comment:
+        "A built-in extension may import only @knightcodeai/cli/kit, npm packages, node built-ins and its own files.",
       from: { path: "^builtin-extensions/([^/]+)/" },
       to: {
-        pathNot: ["^builtin-extensions/$1/", "(^|/)node_modules/", entryPoints],
+        pathNot: ["^builtin-extensions/$1/", "(^|/)node_modules/", "^kit\\.ts$"],
         dependencyTypesNot: ["core"],
       },
     },
@@ -29,18 +58,25 @@ module.exports = {
       name: "hosts-use-public-api-only",
       severity: "error",
       comment:
-        "A host may import only @knightcodeai/cli (and its public subpaths), npm packages, node built-ins and its own files.",
-      from: { path: "^hosts/([^/]+)/" },
+        "A host may import only @knightcodeai/cli (and its public subpaths), npm packages, node built-ins and its own files. The composition root (hosts/sdk) and the test kit (hosts/testing) are the exceptions.",
+      from: { path: "^hosts/([^/]+)/", pathNot: "^hosts/(sdk|testing)/" },
       to: {
         pathNot: ["^hosts/$1/", "(^|/)node_modules/", entryPoints],
         dependencyTypesNot: ["core"],
       },
     },
     {
+      name: "composition-root-below-entries",
+      severity: "error",
+      comment: "hosts/sdk is below the package entry points and the test kit; they publish themselves to it.",
+      from: { path: "^hosts/sdk/" },
+      to: { path: ["^hosts/(?!sdk/)", entryPoints], pathNot: "^kit\\.ts$" },
+    },
+    {
       name: "public-api-by-package-name",
       severity: "error",
       comment: "Reach the package entry points by name (@knightcodeai/cli), never by a relative path.",
-      from: { path: "^(builtin-extensions|hosts)/" },
+      from: { path: "^(builtin-extensions|hosts/(?!sdk/|testing/))" },
       to: { path: entryPoints, dependencyTypes: ["local"] },
     },
     {

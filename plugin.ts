@@ -2,6 +2,8 @@
  * @knightcodeai/cli/plugin: the advanced surface for plugins that provide or replace kernel services.
  * Not needed for ordinary extensions, and less stable than the main entry point.
  */
+
+export { packageModules } from "./hosts/sdk/package-modules.js";
 export {
   type ApiService,
   apiRoutes,
@@ -33,6 +35,4 @@ export {
 } from "./kernel/index.js";
 export { CommandRegistry, commandRegistryPlugin } from "./plugins/command-registry/command-registry.js";
 export { FlagRegistry, flagRegistryPlugin } from "./plugins/flag-registry/flag-registry.js";
-export { defaultPlugins } from "./plugins/sdk/default-plugins.js";
-export { packageVirtualModules } from "./plugins/sdk/virtual-modules.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";

@@ -1,10 +1,10 @@
 /** @knightcodeai/cli/testing: helpers for testing extensions and plugins. */
-export type { ScriptEntry, ScriptStep } from "./builtin-extensions/scripted-provider/index.js";
-export { type DisposableLeakTracker, trackDisposables } from "./plugins/testing/leak-tracker.js";
-export {
-  createTestSession,
-  type DialogAnswer,
-  type TestSession,
-  type TestSessionOptions,
-  type ToolCallRecord,
-} from "./plugins/testing/test-session.js";
+
+import * as sdk from "./hosts/sdk/index.js";
+import { publishPackageEntries } from "./hosts/sdk/package-modules.js";
+import * as testing from "./hosts/testing/index.js";
+import * as kit from "./kit.js";
+
+export * from "./hosts/testing/index.js";
+
+publishPackageEntries({ kit, sdk, testing: () => testing, plugin: () => import("./plugin.js") });

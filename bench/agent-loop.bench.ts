@@ -11,12 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { createScriptedProvider, type ScriptEntry } from "../builtin-extensions/scripted-provider/index.js";
-import type { ExtensionAPI, Kernel } from "../kernel/index.js";
 import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
-} from "../plugins/sdk/create-agent-session.js";
+} from "../hosts/sdk/create-agent-session.js";
+import type { ExtensionAPI, Kernel } from "../kernel/index.js";
 
 const ROUNDS = 3;
 const TOOL_TURNS = 200;

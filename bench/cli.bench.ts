@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RpcClient } from "../plugins/sdk/rpc-client.js";
+import { RpcClient } from "../hosts/sdk/rpc-client.js";
 
 const bin = fileURLToPath(new URL("../dist/hosts/cli/main.js", import.meta.url));
 const ROUNDS = 5;

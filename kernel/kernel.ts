@@ -7,7 +7,12 @@ import type { SessionStartEvent } from "./api/events.js";
 import { Container, type PluginDefinition } from "./container/container.js";
 import { coreTokens } from "./container/core-tokens.js";
 import type { Token } from "./container/tokens.js";
-import { ExtensionLoader, type ExtensionLoadFailure, type ExtensionSource } from "./extensions/loader.js";
+import {
+  ExtensionLoader,
+  type ExtensionLoaderOptions,
+  type ExtensionLoadFailure,
+  type ExtensionSource,
+} from "./extensions/loader.js";
 import { type ExtensionErrorReport, SessionRuntime } from "./lifecycle/session-runtime.js";
 
 export interface KernelOptions {
@@ -15,7 +20,7 @@ export interface KernelOptions {
   /** Persistent transform cache for extensions (`<agentDir>/cache/jiti`); `false` disables it. */
   cacheDir: string | false;
   /** Package names extensions may import without installing them, mapped to the running package's modules. */
-  virtualModules?: Record<string, unknown>;
+  virtualModules?: ExtensionLoaderOptions["virtualModules"];
 }
 
 export interface SessionOptions {

@@ -18,7 +18,16 @@ async function cruise(cwd: string): Promise<{ code: number; output: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(
       depcruise,
-      ["--config", ".dependency-cruiser.cjs", "kernel", "plugins", "builtin-extensions", "hosts", "index.ts"],
+      [
+        "--config",
+        ".dependency-cruiser.cjs",
+        "kernel",
+        "plugins",
+        "builtin-extensions",
+        "hosts",
+        "index.ts",
+        "kit.ts",
+      ],
       { cwd, timeout: 60_000 },
     );
     return { code: 0, output: stdout + stderr };
@@ -38,7 +47,10 @@ describe("import boundaries", () => {
       JSON.stringify({
         name: "@knightcodeai/cli",
         type: "module",
-        exports: { ".": { "knightcode-source": "./index.ts", default: "./dist/index.js" } },
+        exports: {
+          ".": { "knightcode-source": "./index.ts", default: "./dist/index.js" },
+          "./kit": { "knightcode-source": "./kit.ts", default: "./dist/kit.js" },
+        },
       }),
     );
     tmp.write(
@@ -51,12 +63,17 @@ describe("import boundaries", () => {
         },
       }),
     );
-    tmp.write("index.ts", `export { service } from "./plugins/service.js";\n`);
+    tmp.write("kit.ts", `export { service } from "./plugins/service.js";\n`);
+    tmp.write("index.ts", `export * from "./kit.js";\nexport { root } from "./hosts/sdk/root.js";\n`);
+    tmp.write(
+      "hosts/sdk/root.ts",
+      `export const root = () => import("../../builtin-extensions/good/index.js");\n`,
+    );
     tmp.write("plugins/service.ts", "export const service = 1;\n");
     tmp.write("kernel/core.ts", "export const core = 1;\n");
     tmp.write(
       "builtin-extensions/good/index.ts",
-      `import { service } from "@knightcodeai/cli";\nexport default service;\n`,
+      `import { service } from "@knightcodeai/cli/kit";\nexport default service;\n`,
     );
     tmp.write(
       "hosts/good/main.ts",
@@ -77,7 +94,7 @@ describe("import boundaries", () => {
     const { code, output } = await cruise(tmp.path);
     expect(code).to.not.equal(0);
     expect(output).to.contain(
-      "builtin-extensions-use-public-api-only: builtin-extensions/bad/index.ts → plugins/service.ts",
+      "builtin-extensions-use-public-kit-only: builtin-extensions/bad/index.ts → plugins/service.ts",
     );
   });
 
@@ -103,5 +120,46 @@ describe("import boundaries", () => {
     const { code, output } = await cruise(tmp.path);
     expect(code).to.not.equal(0);
     expect(output).to.contain("hosts-use-public-api-only: hosts/bad/main.ts → kernel/core.ts");
+  });
+
+  it("fails when a built-in extension imports the SDK entry, which lists the built-ins (a cycle)", async () => {
+    tmp.write(
+      "builtin-extensions/bad/index.ts",
+      `import { root } from "@knightcodeai/cli";\nexport default root;\n`,
+    );
+    tmp.write(
+      "hosts/sdk/root.ts",
+      `export const root = () => [import("../../builtin-extensions/good/index.js"), import("../../builtin-extensions/bad/index.js")];\n`,
+    );
+    const { code, output } = await cruise(tmp.path);
+    expect(code).to.not.equal(0);
+    expect(output).to.contain(
+      "builtin-extensions-use-public-kit-only: builtin-extensions/bad/index.ts → index.ts",
+    );
+    expect(output).to.contain("no-circular: builtin-extensions/bad/index.ts → ");
+  });
+
+  it("fails on a runtime import cycle between two services, but not on a type-only one", async () => {
+    tmp.write("plugins/a.ts", `import { b } from "./b.js";\nexport const a = () => b;\n`);
+    tmp.write("plugins/b.ts", `import type { T } from "./c.js";\nexport const b: T = 1;\n`);
+    tmp.write(
+      "plugins/c.ts",
+      `import type { a } from "./a.js";\nexport type T = ReturnType<typeof a> extends 1 ? 1 : 1;\n`,
+    );
+    expect((await cruise(tmp.path)).code).to.equal(0);
+    tmp.write("plugins/b.ts", `import { a } from "./a.js";\nexport const b = () => a;\n`);
+    const { code, output } = await cruise(tmp.path);
+    expect(code).to.not.equal(0);
+    expect(output).to.match(/no-circular: plugins\/(a|b)\.ts → /);
+  });
+
+  it("fails when a service imports a built-in extension", async () => {
+    tmp.write(
+      "plugins/bad.ts",
+      `import ext from "../builtin-extensions/good/index.js";\nexport const y = ext;\n`,
+    );
+    const { code, output } = await cruise(tmp.path);
+    expect(code).to.not.equal(0);
+    expect(output).to.contain("services-never-reach-up: plugins/bad.ts → builtin-extensions/good/index.ts");
   });
 });

@@ -3,7 +3,7 @@
  * streams its output as partial results, and returns the last 2,000 lines or 50 KB (the full output goes to a
  * temp file whose path the result names).
  */
-import { runShellCommand, type ToolDefinition } from "@knightcodeai/cli";
+import { runShellCommand, type ToolDefinition } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { MAX_BYTES, MAX_LINES, truncateTail } from "./truncate.js";
 

@@ -4,7 +4,7 @@
  * and lines no edit touches keep their bytes exactly.
  */
 import { readFile } from "node:fs/promises";
-import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli";
+import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { unifiedDiff } from "./diff.js";
 import { diffNames, displayPath, fileErrorMessage, looksBinary, writeFileAtomic } from "./file-io.js";

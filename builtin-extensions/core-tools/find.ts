@@ -4,7 +4,7 @@
  * here, so every engine gives the same answer. Results are sorted in `rg --sort path` order.
  */
 import { stat } from "node:fs/promises";
-import type { ToolDefinition } from "@knightcodeai/cli";
+import type { ToolDefinition } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { resolveToolPath } from "./paths.js";
 import { chooseFindEngine, streamLines } from "./search-exec.js";

@@ -5,7 +5,7 @@
  */
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import type { ToolDefinition } from "@knightcodeai/cli";
+import type { ToolDefinition } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { resolveToolPath } from "./paths.js";
 import { chooseGrepEngine, streamLines } from "./search-exec.js";

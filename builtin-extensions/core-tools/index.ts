@@ -4,7 +4,7 @@
  * extension can replace any of them by registering the same name, or disable them all with
  * `"extensions": ["-builtin:core-tools"]`.
  */
-import type { ExtensionAPI } from "@knightcodeai/cli";
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import { createBashTool } from "./bash.js";
 import { createEditTool } from "./edit.js";
 import { createFindTool } from "./find.js";

@@ -4,7 +4,7 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { ToolDefinition } from "@knightcodeai/cli";
+import type { ToolDefinition } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { resolveToolPath } from "./paths.js";
 import { limitBytes, type TruncationInfo, withNotices } from "./search-format.js";

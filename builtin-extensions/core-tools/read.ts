@@ -3,7 +3,7 @@
  * At most 2,000 lines or 50 KB reach the model; the notice says exactly how to read on.
  */
 import { readFile, stat } from "node:fs/promises";
-import type { ImageContent, TextContent, ToolDefinition } from "@knightcodeai/cli";
+import type { ImageContent, TextContent, ToolDefinition } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import {
   detectImage,

@@ -2,7 +2,7 @@
  * `write`: creates or replaces a whole file. Parent folders are created; the write is atomic (a temporary file
  * renamed over the target) and serialised with other mutations of the same file.
  */
-import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli";
+import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { displayPath, fileErrorMessage, writeFileAtomic } from "./file-io.js";
 import { resolveToolPath } from "./paths.js";

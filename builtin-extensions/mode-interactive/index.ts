@@ -11,8 +11,8 @@ import type {
   ModeContext,
   SessionStreamEvent,
   ToolResult,
-} from "@knightcodeai/cli";
-import { VERSION } from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
+import { VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
 import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
 

@@ -3,7 +3,7 @@
  * lines up to a single "." for the editor); notifications and status are printed. Answers come through `ask`,
  * which the controller connects to its line reader.
  */
-import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli";
+import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli/kit";
 import { bold, cyan, dim, red } from "./view.js";
 
 export type Ask = (question: string, opts?: DialogOptions) => Promise<string | undefined>;

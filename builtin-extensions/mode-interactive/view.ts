@@ -2,7 +2,7 @@
  * How the interactive mode draws things: pure functions from data to text, kept apart from the behaviour in
  * controller.ts so the full terminal UI can replace them later without touching what happens.
  */
-import type { CommandInfo, ToolRenderers, ToolResult } from "@knightcodeai/cli";
+import type { CommandInfo, ToolRenderers, ToolResult } from "@knightcodeai/cli/kit";
 
 const useColor = !process.env.NO_COLOR;
 const paint = (code: string) => (text: string) => (useColor ? `\x1b[${code}m${text}\x1b[0m` : text);

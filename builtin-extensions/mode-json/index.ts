@@ -3,7 +3,12 @@
  * stdout (json.md). `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
  * event without its `partial` snapshot, so the output grows linearly with the response.
  */
-import { type AssistantMessage, type ExtensionAPI, type ModeContext, toJsonEvent } from "@knightcodeai/cli";
+import {
+  type AssistantMessage,
+  type ExtensionAPI,
+  type ModeContext,
+  toJsonEvent,
+} from "@knightcodeai/cli/kit";
 
 export default function (knightcode: ExtensionAPI): void {
   knightcode.registerMode("json", {

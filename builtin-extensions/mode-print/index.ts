@@ -3,7 +3,7 @@
  * Diagnostics go to stderr. Exit code 0 on success, 1 when the run ended in a provider error or an abort, 2 on bad
  * usage (no prompt, no model).
  */
-import type { AssistantMessage, ExtensionAPI, ModeContext } from "@knightcodeai/cli";
+import type { AssistantMessage, ExtensionAPI, ModeContext } from "@knightcodeai/cli/kit";
 
 export default function (knightcode: ExtensionAPI): void {
   knightcode.registerMode("print", {

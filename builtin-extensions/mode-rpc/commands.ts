@@ -1,5 +1,5 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
-import type { AgentMessage, SessionController } from "@knightcodeai/cli";
+import type { AgentMessage, SessionController } from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { RpcRuntime } from "./index.js";

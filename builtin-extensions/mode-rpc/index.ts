@@ -8,7 +8,7 @@
  * `extension_ui_response`. Bad input gets an error response and the process keeps serving; end of input lets the
  * work in progress finish, then the process exits 0.
  */
-import { type ExtensionAPI, type ModeContext, toJsonEvent } from "@knightcodeai/cli";
+import { type ExtensionAPI, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
 import { commands } from "./commands.js";
 import { JsonlReader } from "./jsonl.js";
 import { RpcUI } from "./ui.js";

@@ -5,7 +5,7 @@
  * `undefined` and a warning notification, so an extension never waits forever.
  */
 import { randomUUID } from "node:crypto";
-import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli";
+import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli/kit";
 
 type Resolver = (response: Record<string, unknown> | undefined) => void;
 

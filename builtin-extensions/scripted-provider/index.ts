@@ -7,7 +7,7 @@
  * handler may put a `scriptedStep` field into the payload: that step then answers the request instead of the
  * script's step for it (the request still counts, so request N+1 gets step N+1).
  */
-import type { ExtensionAPI } from "@knightcodeai/cli";
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import { SCRIPTED_PROVIDER, scriptedProviderConfig } from "./provider.js";
 import { SCRIPT_FLAG, scriptFileSteps } from "./script-file.js";
 

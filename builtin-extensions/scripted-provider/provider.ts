@@ -15,7 +15,7 @@ import type {
   ThinkingContent,
   ToolCall,
   Usage,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import { EventStream } from "./event-stream.js";
 import type { ScriptStep } from "./schema.js";
 import { validateStep } from "./schema.js";

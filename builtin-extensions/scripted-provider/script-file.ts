@@ -1,7 +1,7 @@
 /** The `--script` flag's file: read and validated once, when the first request needs it. */
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { ExtensionAPI } from "@knightcodeai/cli";
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import type { StepLoader } from "./provider.js";
 import { parseScript } from "./schema.js";
 

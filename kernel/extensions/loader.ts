@@ -45,7 +45,8 @@ export interface LoadResult {
 export interface ExtensionLoaderOptions {
   /** Persistent transform cache directory; `false` disables it. */
   cacheDir: string | false;
-  virtualModules?: Record<string, unknown>;
+  /** Modules given to extension files by name; produced once, when the first extension file loads. */
+  virtualModules?: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
 }
 
 const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
@@ -53,6 +54,7 @@ const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
 export class ExtensionLoader {
   /** Created on the first file to load: sessions with only built-in (inline) extensions never load jiti. */
   private shared: Promise<Jiti> | undefined;
+  private virtualModules: Promise<Record<string, unknown>> | undefined;
 
   constructor(private readonly options: ExtensionLoaderOptions) {}
 
@@ -145,11 +147,13 @@ export class ExtensionLoader {
 
   private async createJiti(moduleCache: boolean): Promise<Jiti> {
     const { createJiti } = await import("jiti");
+    const virtual = this.options.virtualModules;
+    this.virtualModules ??= typeof virtual === "function" ? virtual() : Promise.resolve(virtual ?? {});
     return createJiti(join(dirname(new URL(import.meta.url).pathname), "loader.js"), {
       fsCache: this.options.cacheDir,
       moduleCache,
       interopDefault: true,
-      virtualModules: this.options.virtualModules ?? {},
+      virtualModules: await this.virtualModules,
     });
   }
 }

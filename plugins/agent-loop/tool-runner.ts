@@ -15,7 +15,7 @@ import type {
   ToolResultPatch,
   Usage,
 } from "../../kernel/index.js";
-import { addUsage, emptyUsage as emptyUsageOf } from "../messages/usage.js";
+import { addUsage, emptyUsage as emptyUsageOf } from "../kit/usage.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 
 export interface ToolOutcome {

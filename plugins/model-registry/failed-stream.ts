@@ -4,7 +4,7 @@ import type {
   ModelInfo,
   ProviderErrorKind,
 } from "../../kernel/index.js";
-import { emptyUsage } from "../messages/usage.js";
+import { emptyUsage } from "../kit/usage.js";
 
 /** A stream that fails at once: how registry-level problems reach the agent loop as ordinary error results. */
 export function failedStream(

@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptEntry } from "../../builtin-extensions/scripted-provider/index.js";
 import { createScriptedProvider } from "../../builtin-extensions/scripted-provider/index.js";
-import type { ExtensionFactory, Kernel } from "../../kernel/index.js";
 import {
   type AgentSessionHandle,
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
   type SessionEvent,
-} from "../../plugins/sdk/create-agent-session.js";
+} from "../../hosts/sdk/create-agent-session.js";
+import type { ExtensionFactory, Kernel } from "../../kernel/index.js";
 
 export interface Harness {
   handle: AgentSessionHandle;

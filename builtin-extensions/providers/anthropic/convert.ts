@@ -10,7 +10,7 @@ import type {
   TextContent,
   ThinkingLevel,
   ToolResultMessage,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import { type ClaudeTraits, claudeTraits } from "./models.js";
 
 export const ANTHROPIC_API = "anthropic-messages";

@@ -9,7 +9,7 @@
  * `timeoutMs` (default 10 minutes without an answer), and `thinking` ("budget" | "adaptive"), `sampling` and
  * `forcedToolChoice` (booleans) to override what this provider assumes a model accepts (see models.ts).
  */
-import type { ExtensionAPI, ProviderConfig } from "@knightcodeai/cli";
+import type { ExtensionAPI, ProviderConfig } from "@knightcodeai/cli/kit";
 import { ANTHROPIC_API } from "./convert.js";
 import { ANTHROPIC_MODELS } from "./models.js";
 import { ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV, ANTHROPIC_PROVIDER, streamAnthropic } from "./stream.js";

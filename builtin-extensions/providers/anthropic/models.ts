@@ -8,7 +8,7 @@
  * Claude Haiku 5.5 is priced by prompt length; the figures below are those of prompts up to 100,000 tokens.
  * Prices change: check the pricing page, and override them in `<agentDir>/models.json` when they do.
  */
-import type { ModelInfo, ProviderModelConfig } from "@knightcodeai/cli";
+import type { ModelInfo, ProviderModelConfig } from "@knightcodeai/cli/kit";
 
 /**
  * What a model accepts, which differs between Claude generations (see the "Troubleshooting thinking" page and the

@@ -10,7 +10,7 @@ import {
   classifyTransportError,
   type ProviderErrorKind,
   type ProviderStreamRequest,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import { buildPayload } from "./convert.js";
 
 export const ANTHROPIC_PROVIDER = "anthropic";

@@ -15,7 +15,7 @@ import type {
   ThinkingLevel,
   ToolDeclaration,
   ToolResultMessage,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import type { ResolvedCompat } from "./compat.js";
 
 export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };

@@ -7,7 +7,7 @@
  *   vLLM (older)  {"object": "error", "message": "…", "type": "BadRequestError", "code": 400}
  * The same shapes arrive inside a stream when the failure happens after the response started.
  */
-import { classifyHttpError, type ProviderErrorKind, type ProviderFailure } from "@knightcodeai/cli";
+import { classifyHttpError, type ProviderErrorKind, type ProviderFailure } from "@knightcodeai/cli/kit";
 
 export interface ErrorDetails {
   message?: string;

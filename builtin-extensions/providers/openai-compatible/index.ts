@@ -9,7 +9,7 @@
  * `apiKey` is optional (local servers ignore it); `headers` are sent with every request; `compat` adapts the
  * request to servers that differ from OpenAI (see compat.ts for the keys).
  */
-import type { ExtensionAPI } from "@knightcodeai/cli";
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import { OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig } from "./provider.js";
 
 export {

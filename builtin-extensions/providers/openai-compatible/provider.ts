@@ -13,7 +13,7 @@ import {
   classifyTransportError,
   type ProviderConfig,
   type ProviderStreamRequest,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import type OpenAI from "openai";
 import { resolveCompat } from "./compat.js";
 import { buildPayload } from "./convert.js";

@@ -12,7 +12,7 @@ import type {
   TextContent,
   ThinkingLevel,
   ToolResultMessage,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 
 export const OPENAI_RESPONSES_API = "openai-responses";
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";

@@ -8,7 +8,7 @@
  * terminal `response.completed`, `response.incomplete` and `response.failed`; and `error`. Anything else
  * (`response.created`, `response.in_progress`, content parts, annotations, hosted tool progress) is ignored.
  */
-import type { AssistantMessageWriter, ProviderErrorKind, ProviderFailure } from "@knightcodeai/cli";
+import type { AssistantMessageWriter, ProviderErrorKind, ProviderFailure } from "@knightcodeai/cli/kit";
 import type { ReasoningSignature } from "./convert.js";
 
 function isRecord(value: unknown): value is Record<string, unknown> {

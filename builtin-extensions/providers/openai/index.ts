@@ -8,7 +8,7 @@
  * (with that provider's `baseUrl`, key and headers; `compat.timeoutMs` sets the request timeout and
  * `compat.supportsTemperature` whether `temperature` is sent to its reasoning models).
  */
-import type { ExtensionAPI, ProviderConfig } from "@knightcodeai/cli";
+import type { ExtensionAPI, ProviderConfig } from "@knightcodeai/cli/kit";
 import { DEFAULT_BASE_URL, OPENAI_RESPONSES_API } from "./convert.js";
 import { OPENAI_MODELS } from "./models.js";
 import { OPENAI_API_KEY_ENV, OPENAI_PROVIDER, streamOpenAIResponses } from "./stream.js";

@@ -11,7 +11,7 @@
  * them as `input_tokens_details.cache_write_tokens`, so `cacheWrite` carries that price. Context windows (1,050,000)
  * and output limits (128,000) come from the same model pages. Check the pricing page before relying on the figures.
  */
-import type { ProviderModelConfig } from "@knightcodeai/cli";
+import type { ProviderModelConfig } from "@knightcodeai/cli/kit";
 
 const CONTEXT_WINDOW = 1_050_000;
 const MAX_OUTPUT = 128_000;

@@ -11,7 +11,7 @@ import {
   classifyTransportError,
   type ProviderErrorKind,
   type ProviderStreamRequest,
-} from "@knightcodeai/cli";
+} from "@knightcodeai/cli/kit";
 import type OpenAI from "openai";
 import { buildPayload, DEFAULT_BASE_URL } from "./convert.js";
 import { ResponsesNormaliser, streamErrorFailure } from "./events.js";

@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { packageModules } from "../../../hosts/sdk/package-modules.js";
 import type { ExtensionAPI, ExtensionContext } from "../../../kernel/api/index.js";
 import { coreTokens } from "../../../kernel/container/core-tokens.js";
 import {
@@ -20,7 +21,6 @@ import {
   commandRegistryPlugin,
 } from "../../../plugins/command-registry/command-registry.js";
 import { flagRegistryPlugin } from "../../../plugins/flag-registry/flag-registry.js";
-import { packageVirtualModules } from "../../../plugins/sdk/virtual-modules.js";
 import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -54,7 +54,7 @@ describe("session runtime", () => {
     kernel = createKernel({
       plugins: [commandRegistryPlugin, flagRegistryPlugin],
       cacheDir: join(tmp.path, "cache"),
-      virtualModules: await packageVirtualModules(),
+      virtualModules: packageModules,
     });
   });
 

@@ -2,8 +2,8 @@
 
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
+import type { SessionEvent } from "../../../hosts/sdk/create-agent-session.js";
 import type { ExtensionAPI, ToolDefinition } from "../../../kernel/index.js";
-import type { SessionEvent } from "../../../plugins/sdk/create-agent-session.js";
 import { useHarness } from "../../helpers/agent-harness.js";
 
 const echoTool = (name = "echo", extra: Partial<ToolDefinition> = {}): ToolDefinition =>

@@ -13,6 +13,12 @@ import {
   scriptedProviderConfig,
 } from "../../../builtin-extensions/scripted-provider/index.js";
 import {
+  type AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../hosts/sdk/create-agent-session.js";
+import {
   type AssistantMessage,
   type AssistantMessageStream,
   type Disposable,
@@ -23,15 +29,9 @@ import {
   type ProviderConfig,
   type ProviderStreamRequest,
 } from "../../../kernel/index.js";
-import { emptyUsage } from "../../../plugins/messages/usage.js";
+import { emptyUsage } from "../../../plugins/kit/usage.js";
 import { ModelService, NO_MODEL_HELP } from "../../../plugins/model-registry/model-service.js";
 import { ProviderStore } from "../../../plugins/model-registry/provider-store.js";
-import {
-  type AgentSessionHandle,
-  type CreateAgentSessionOptions,
-  createAgentSession,
-  createStandardKernel,
-} from "../../../plugins/sdk/create-agent-session.js";
 import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
 
 const LOCAL_MODELS_JSON = {

@@ -12,6 +12,12 @@ import {
   type ScriptEntry,
   scriptedProviderConfig,
 } from "../../../builtin-extensions/scripted-provider/index.js";
+import {
+  type AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../hosts/sdk/create-agent-session.js";
 import type {
   AssistantMessage,
   AssistantMessageStream,
@@ -22,13 +28,7 @@ import type {
   ProviderConfig,
   ProviderStreamRequest,
 } from "../../../kernel/index.js";
-import { emptyUsage } from "../../../plugins/messages/usage.js";
-import {
-  type AgentSessionHandle,
-  type CreateAgentSessionOptions,
-  createAgentSession,
-  createStandardKernel,
-} from "../../../plugins/sdk/create-agent-session.js";
+import { emptyUsage } from "../../../plugins/kit/usage.js";
 import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
 
 /** Sessions that share one kernel (and so one provider store), disposed after each test. */

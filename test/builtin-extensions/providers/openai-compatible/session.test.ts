@@ -9,13 +9,13 @@ import type { ExtensionAPI, ExtensionFactory, ToolDefinition } from "@knightcode
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import openaiCompatible from "../../../../builtin-extensions/providers/openai-compatible/index.js";
-import type { Kernel } from "../../../../kernel/index.js";
 import {
   type AgentSessionHandle,
   createAgentSession,
   createStandardKernel,
   type SessionEvent,
-} from "../../../../plugins/sdk/create-agent-session.js";
+} from "../../../../hosts/sdk/create-agent-session.js";
+import type { Kernel } from "../../../../kernel/index.js";
 import { startTestServer, type TestServer, writeJsonError, writeSse } from "../../../helpers/sse-server.js";
 import {
   chunk,

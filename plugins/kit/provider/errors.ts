@@ -1,5 +1,5 @@
 /** Maps what went wrong with a provider request to an error kind and a message a person can act on. */
-import type { ProviderErrorKind } from "../../kernel/index.js";
+import type { ProviderErrorKind } from "../../../kernel/index.js";
 
 export interface ProviderFailure {
   kind: ProviderErrorKind;

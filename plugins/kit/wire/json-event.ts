@@ -3,8 +3,8 @@
  * the catalogue lists for it, and `message_update` is delta-only (no cumulative `message`, no `partial` snapshot;
  * `toolcall_start` gains the call's `id` and `toolName`), so the stream grows linearly with the response.
  */
-import type { AssistantMessage, SessionStreamEvent } from "../../kernel/index.js";
-import { eventCatalog } from "../../kernel/index.js";
+import type { AssistantMessage, SessionStreamEvent } from "../../../kernel/index.js";
+import { eventCatalog } from "../../../kernel/index.js";
 
 export type JsonAgentSessionEvent = SessionStreamEvent;
 

@@ -12,25 +12,25 @@ import {
   type PluginDefinition,
   type SessionRuntime,
 } from "../../kernel/index.js";
-import { AgentSession, type AgentSessionDeps } from "../agent-loop/agent-session.js";
-import { createContextFactory, type SessionReplacer } from "../agent-loop/context-factory.js";
-import type { SessionLog } from "../agent-loop/session-log.js";
-import { CommandRegistry } from "../command-registry/command-registry.js";
-import { FlagRegistry } from "../flag-registry/flag-registry.js";
-import { McpServerRegistry } from "../mcp-servers/mcp-server-registry.js";
-import { ModeRegistry } from "../mode-registry/mode-registry.js";
-import { ModelService } from "../model-registry/model-service.js";
-import { ProviderStore } from "../model-registry/provider-store.js";
-import { ProcessService } from "../process/process-service.js";
-import { RendererRegistry } from "../renderers/renderer-registry.js";
-import type { ContextFile } from "../resources/context-files.js";
+import { AgentSession, type AgentSessionDeps } from "../../plugins/agent-loop/agent-session.js";
+import { createContextFactory, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
+import type { SessionLog } from "../../plugins/agent-loop/session-log.js";
+import { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
+import { FlagRegistry } from "../../plugins/flag-registry/flag-registry.js";
+import { McpServerRegistry } from "../../plugins/mcp-servers/mcp-server-registry.js";
+import { ModeRegistry } from "../../plugins/mode-registry/mode-registry.js";
+import { ModelService } from "../../plugins/model-registry/model-service.js";
+import { ProviderStore } from "../../plugins/model-registry/provider-store.js";
+import { ProcessService } from "../../plugins/process/process-service.js";
+import { RendererRegistry } from "../../plugins/renderers/renderer-registry.js";
+import type { ContextFile } from "../../plugins/resources/context-files.js";
 import {
   buildSystemPrompt,
   defaultSystemPromptOptions,
   type PromptTool,
-} from "../resources/system-prompt.js";
-import type { Settings } from "../settings/settings.js";
-import { ToolRegistry } from "../tool-registry/tool-registry.js";
+} from "../../plugins/resources/system-prompt.js";
+import type { Settings } from "../../plugins/settings/settings.js";
+import { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 
 /** What the host decided for this session before the services are created. */
 export interface SessionConfig {

@@ -14,8 +14,8 @@ import type {
   ThinkingContent,
   ToolCall,
   Usage,
-} from "../../kernel/index.js";
-import { emptyUsage } from "../messages/usage.js";
+} from "../../../kernel/index.js";
+import { emptyUsage } from "../usage.js";
 import { calculateCost } from "./cost.js";
 
 /** A push-based async stream: the producer pushes, any number of consumers iterate from the start. */

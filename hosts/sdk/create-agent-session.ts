@@ -28,24 +28,24 @@ import {
   type ThinkingLevel,
   type ToolRenderers,
 } from "../../kernel/index.js";
-import type { AgentSession } from "../agent-loop/agent-session.js";
-import { contextUsage, type SessionReplacer } from "../agent-loop/context-factory.js";
-import type { CommandRegistry } from "../command-registry/command-registry.js";
-import type { FlagRegistry, RegisteredFlag } from "../flag-registry/flag-registry.js";
-import type { ModeRegistry, RegisteredMode } from "../mode-registry/mode-registry.js";
-import type { ModelService } from "../model-registry/model-service.js";
-import { runUserBash } from "../process/user-bash.js";
-import { discoverContextFiles } from "../resources/context-files.js";
-import { loadSystemPromptFiles } from "../resources/system-prompt.js";
-import { SessionManager } from "../session-store/session-manager.js";
-import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../settings/agent-dir.js";
-import { loadSettings, type Settings } from "../settings/settings.js";
-import { projectTrustGateOptions, resolveProjectTrust } from "../settings/trust.js";
-import type { ToolRegistry } from "../tool-registry/tool-registry.js";
+import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
+import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
+import type { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
+import type { FlagRegistry, RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import type { ModeRegistry, RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
+import type { ModelService } from "../../plugins/model-registry/model-service.js";
+import { runUserBash } from "../../plugins/process/user-bash.js";
+import { discoverContextFiles } from "../../plugins/resources/context-files.js";
+import { loadSystemPromptFiles } from "../../plugins/resources/system-prompt.js";
+import { SessionManager } from "../../plugins/session-store/session-manager.js";
+import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
+import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
+import { projectTrustGateOptions, resolveProjectTrust } from "../../plugins/settings/trust.js";
+import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
+import { packageModules } from "./package-modules.js";
 import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
-import { packageVirtualModules } from "./virtual-modules.js";
 
 export interface SessionChoice {
   /** Open this session file (or id prefix). */
@@ -95,8 +95,12 @@ export interface SessionEvent {
 let defaultKernel: Promise<Kernel> | undefined;
 
 async function processKernel(agentDir: string): Promise<Kernel> {
-  defaultKernel ??= packageVirtualModules().then((virtualModules) =>
-    createKernel({ plugins: standardPlugins(), cacheDir: extensionCacheDir(agentDir), virtualModules }),
+  defaultKernel ??= Promise.resolve(
+    createKernel({
+      plugins: standardPlugins(),
+      cacheDir: extensionCacheDir(agentDir),
+      virtualModules: packageModules,
+    }),
   );
   return defaultKernel;
 }
@@ -109,7 +113,7 @@ export async function createStandardKernel(
   return createKernel({
     plugins: standardPlugins(),
     cacheDir: options.cacheDir ?? extensionCacheDir(agentDir),
-    virtualModules: await packageVirtualModules(),
+    virtualModules: packageModules,
   });
 }
 

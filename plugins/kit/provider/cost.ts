@@ -1,4 +1,4 @@
-import type { ModelInfo, Usage, UsageCost } from "../../kernel/index.js";
+import type { ModelInfo, Usage, UsageCost } from "../../../kernel/index.js";
 
 /** Dollars for a usage at the model's prices (per million tokens); zero when the model has none. */
 export function calculateCost(

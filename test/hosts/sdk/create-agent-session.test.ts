@@ -4,18 +4,18 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { createScriptedProvider } from "../../../builtin-extensions/scripted-provider/index.js";
+import {
+  type AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../hosts/sdk/create-agent-session.js";
 import type {
   ExtensionAPI,
   ExtensionCommandContext,
   ExtensionContext,
   Kernel,
 } from "../../../kernel/index.js";
-import {
-  type AgentSessionHandle,
-  type CreateAgentSessionOptions,
-  createAgentSession,
-  createStandardKernel,
-} from "../../../plugins/sdk/create-agent-session.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 /** An extension file that records its origin order through a global list. */

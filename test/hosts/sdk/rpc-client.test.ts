@@ -3,7 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { RpcClient } from "../../../plugins/sdk/rpc-client.js";
+import { RpcClient } from "../../../hosts/sdk/rpc-client.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("RpcClient", () => {

@@ -1,0 +1,10 @@
+/** The SDK: what `@knightcodeai/cli` adds to the kit for hosts and applications. */
+export {
+  AgentSessionHandle,
+  type CreateAgentSessionOptions,
+  createAgentSession,
+  createStandardKernel,
+  type SessionChoice,
+  type SessionEvent,
+} from "./create-agent-session.js";
+export { RpcClient, type RpcClientOptions, type UiAnswer, type UiRequest } from "./rpc-client.js";
