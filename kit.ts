@@ -24,6 +24,11 @@ export {
 } from "./plugins/kit/provider/errors.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
-export { type JsonAgentSessionEvent, toJsonEvent } from "./plugins/kit/wire/json-event.js";
+export {
+  type JsonAgentSessionEvent,
+  toJsonEvent,
+  type WireSpec,
+  wireEvents,
+} from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export { runShellCommand, type ShellOptions, type ShellResult } from "./plugins/process/shell.js";

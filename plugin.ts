@@ -5,8 +5,6 @@
 
 export { packageModules } from "./hosts/sdk/package-modules.js";
 export {
-  type ApiService,
-  apiRoutes,
   Container,
   type ContextFactory,
   closestName,
@@ -33,6 +31,6 @@ export {
   type Token,
   toDisposable,
 } from "./kernel/index.js";
-export { CommandRegistry, commandRegistryPlugin } from "./plugins/command-registry/command-registry.js";
-export { FlagRegistry, flagRegistryPlugin } from "./plugins/flag-registry/flag-registry.js";
+export { CommandRegistry } from "./plugins/command-registry/command-registry.js";
+export { FlagRegistry } from "./plugins/flag-registry/flag-registry.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";

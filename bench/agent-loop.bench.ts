@@ -15,6 +15,7 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
+  sessionInternals,
 } from "../hosts/sdk/create-agent-session.js";
 import type { ExtensionAPI, Kernel } from "../kernel/index.js";
 
@@ -85,7 +86,7 @@ async function runOnce(
     gc?.();
     const heapMb = (process.memoryUsage().heapUsed - before) / (1024 * 1024);
     // Checked after the measurement: the run really took every turn.
-    const messages = handle.sessionManager.buildContext().messages;
+    const messages = sessionInternals(handle).log.buildContext().messages;
     const results = messages.filter((m) => m.role === "toolResult" && !m.isError).length;
     const last = messages.at(-1);
     if (results !== TOOL_TURNS || last?.role !== "assistant" || last.stopReason !== "stop") {

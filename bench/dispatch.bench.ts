@@ -23,7 +23,7 @@ const cases: readonly Case[] = [
   { event: "context", kind: "transform", handlers: 50, iterations: 5_000 },
 ];
 
-const ctx = {};
+const ctx = undefined;
 
 function owner(i: number): HandlerOwner {
   return { id: `bench:${i}`, order: i, origin: "cli" };
@@ -45,8 +45,9 @@ function busFor(c: Case): HookBus {
 }
 
 function dispatcher(bus: HookBus, c: Case): () => Promise<unknown> {
-  if (c.kind === "notify") return () => bus.emit(c.event, { type: c.event }, ctx);
-  return () => bus.transform(c.event, { messages: [] }, ctx);
+  // The cases name one notify event (agent_start) and one transform event (context).
+  if (c.kind === "notify") return () => bus.emit("agent_start", {}, ctx);
+  return () => bus.transform("context", { messages: [] }, ctx);
 }
 
 /** Microseconds per dispatch over `iterations` sequential dispatches. */

@@ -1,7 +1,7 @@
 /** The kernel's exports, for the package entry points. */
 export type * from "./api/index.js";
 export { Container, definePlugin, type PluginDefinition, SessionScope } from "./container/container.js";
-export { type ApiService, type ContextFactory, coreTokens } from "./container/core-tokens.js";
+export { type ContextFactory, coreTokens } from "./container/core-tokens.js";
 export { createToken, type ServiceOf, type Token, type TokenScope } from "./container/tokens.js";
 export {
   ExtensionLoadError,
@@ -27,7 +27,6 @@ export {
   HookBus,
   type TransformOptions,
 } from "./events/hook-bus.js";
-export { apiRoutes } from "./extensions/api-routes.js";
 export {
   ExtensionLoader,
   type ExtensionLoadFailure,

@@ -106,8 +106,8 @@ export const commands: Record<string, Command> = {
         return await rpc.ctx.session.executeBash(m.command, {
           excludeFromContext: m.excludeFromContext === true,
           signal: controller.signal,
-          onData: (delta) =>
-            rpc.write({ type: "bash_execution_update", ...(m.id ? { id: m.id } : {}), delta }),
+          // Each chunk reaches the wire as a bash_execution_update record through the session's events.
+          ...(m.id ? { id: m.id } : {}),
         });
       } finally {
         rpc.bashController = undefined;

@@ -125,8 +125,8 @@ async function inspect(args: CliArgs): Promise<number> {
     }
     if (args.listModels !== undefined) {
       const search = typeof args.listModels === "string" ? args.listModels.toLowerCase() : "";
-      const models = handle.models
-        .getAvailable()
+      const models = handle
+        .getAvailableModels()
         .filter((m) => !search || `${m.provider}/${m.id} ${m.name ?? ""}`.toLowerCase().includes(search));
       if (models.length === 0) {
         process.stderr.write(`knightcode: no models${search ? ` match "${search}"` : ""}\n`);
@@ -141,7 +141,8 @@ async function inspect(args: CliArgs): Promise<number> {
       return 0;
     }
     // With -e, list only those extensions (the point is usually to check them); otherwise everything loaded.
-    for (const info of handle.runtime.extensionInfos) {
+    const extensions = handle.extensions();
+    for (const info of extensions.loaded) {
       if (info.origin === "builtin" && args.extensions.length > 0) continue;
       process.stdout.write(`${info.id}\n`);
       for (const command of handle.getCommands().filter((c) => c.owner === info.id)) {
@@ -151,7 +152,7 @@ async function inspect(args: CliArgs): Promise<number> {
         process.stdout.write(`  --${flag.name}${flag.description ? `  ${flag.description}` : ""}\n`);
       }
     }
-    return handle.runtime.loadFailures.length > 0 ? 1 : 0;
+    return extensions.failed.length > 0 ? 1 : 0;
   } finally {
     await handle.dispose();
   }

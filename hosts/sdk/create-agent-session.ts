@@ -7,17 +7,17 @@ import { resolve } from "node:path";
 import {
   type BashResult,
   type CommandInfo,
-  coreTokens,
   createKernel,
+  type ExtensionEventName,
   type ExtensionFactory,
+  type ExtensionInfo,
   type ExtensionSource,
   type ExtensionUIContext,
-  eventCatalog,
-  eventNames,
   type HostMode,
   headlessUI,
   type Kernel,
   type ModelInfo,
+  type ReadonlySessionManager,
   type ReplacedSessionContext,
   type SessionController,
   type SessionRuntime,
@@ -30,17 +30,18 @@ import {
 } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
-import type { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
-import type { FlagRegistry, RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
-import type { ModeRegistry, RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
+import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import { wireEvents } from "../../plugins/kit/wire/json-event.js";
+import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
 import { runUserBash } from "../../plugins/process/user-bash.js";
 import { discoverContextFiles } from "../../plugins/resources/context-files.js";
 import { loadSystemPromptFiles } from "../../plugins/resources/system-prompt.js";
-import { SessionManager } from "../../plugins/session-store/session-manager.js";
+import type { SessionManager } from "../../plugins/session-store/session-manager.js";
 import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
-import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
-import { projectTrustGateOptions, resolveProjectTrust } from "../../plugins/settings/trust.js";
+import type { Settings } from "../../plugins/settings/settings.js";
+import { projectTrustGateOptions } from "../../plugins/settings/trust.js";
+import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
 import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
@@ -120,9 +121,25 @@ export async function createStandardKernel(
 export async function createAgentSession(
   options: CreateAgentSessionOptions = {},
 ): Promise<AgentSessionHandle> {
-  const handle = new AgentSessionHandle(options);
+  const kernel = options.kernel ?? (await processKernel(options.agentDir ?? resolveAgentDir()));
+  const handle = new AgentSessionHandle(options, kernel);
   await handle.open(handle.openSessionLog(), { reason: "startup" });
   return handle;
+}
+
+/**
+ * What tests and benchmarks of this repository reach below the host seam: the runtime, the agent loop and the
+ * raw registries of a handle's current session. Not exported from the package: hosts use the handle's methods.
+ */
+export function sessionInternals(handle: AgentSessionHandle): {
+  runtime: SessionRuntime;
+  log: SessionManager;
+  agent: AgentSession;
+  models: ModelService;
+  tools: ToolRegistry;
+  settings: Settings;
+} {
+  return handle.internals();
 }
 
 /** A running session and what a host needs to drive it. Survives session replacement (new, fork, switch). */
@@ -132,40 +149,66 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   readonly mode: HostMode;
   private current: { runtime: SessionRuntime; log: SessionManager; config: SessionConfig } | undefined;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
+  /** Removes the wire-event handlers from the current runtime's bus (set while a host listens). */
+  private detach: (() => void) | undefined;
   private trustDecision: boolean | undefined;
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
 
-  constructor(private readonly options: CreateAgentSessionOptions) {
+  /** @internal Use `createAgentSession()`. */
+  constructor(
+    private readonly options: CreateAgentSessionOptions,
+    private readonly kernel: Kernel,
+  ) {
     this.cwd = resolve(options.cwd ?? process.cwd());
     this.agentDir = options.agentDir ?? resolveAgentDir();
     this.mode = options.mode ?? "sdk";
     this.warn = options.warn ?? ((message) => process.stderr.write(`knightcode: ${message}\n`));
   }
 
-  get runtime(): SessionRuntime {
-    return this.live().runtime;
-  }
-
-  get sessionManager(): SessionManager {
+  /** The current session's log, read-only (modes show its tree and header). */
+  get sessionManager(): ReadonlySessionManager {
     return this.live().log;
   }
 
-  get agent(): AgentSession {
-    return this.runtime.scope.resolve(sdkTokens.agent);
+  /** @internal See `sessionInternals()`. */
+  internals(): ReturnType<typeof sessionInternals> {
+    const { runtime, log, config } = this.live();
+    return {
+      runtime,
+      log,
+      agent: this.agent,
+      models: runtime.scope.resolve(serviceTokens.models),
+      tools: runtime.scope.resolve(serviceTokens.toolRegistry),
+      settings: config.settings,
+    };
   }
 
-  get models(): ModelService {
-    return this.runtime.scope.resolve(coreTokens.models) as unknown as ModelService;
+  private get runtime(): SessionRuntime {
+    return this.live().runtime;
   }
 
-  get tools(): ToolRegistry {
-    return this.runtime.scope.resolve(coreTokens.tools) as unknown as ToolRegistry;
+  private get agent(): AgentSession {
+    return this.runtime.scope.resolve(serviceTokens.agent);
   }
 
-  get settings(): Settings {
-    return this.live().config.settings;
+  private get models(): ModelService {
+    return this.runtime.scope.resolve(serviceTokens.models);
+  }
+
+  private get tools(): ToolRegistry {
+    return this.runtime.scope.resolve(serviceTokens.toolRegistry);
+  }
+
+  private get store(): SessionStore {
+    return this.kernel.container.resolve(serviceTokens.sessionStore);
+  }
+
+  /** The extensions of the current session in load order, and the ones that failed to load. */
+  extensions(): { loaded: ExtensionInfo[]; failed: string[] } {
+    const runtime = this.runtime;
+    return { loaded: [...runtime.extensionInfos], failed: runtime.loadFailures.map((e) => e.message) };
   }
 
   get projectTrusted(): boolean {
@@ -202,25 +245,25 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   /** Flags the session's extensions registered (the command line parses them and shows them in --help). */
   registeredFlags(): RegisteredFlag[] {
-    return (this.runtime.scope.resolve(coreTokens.flags) as unknown as FlagRegistry).list();
+    return this.runtime.scope.resolve(serviceTokens.flagRegistry).list();
   }
 
   setFlagValues(values: Record<string, boolean | string>): void {
-    (this.runtime.scope.resolve(coreTokens.flags) as unknown as FlagRegistry).setValues(values);
+    this.runtime.scope.resolve(serviceTokens.flagRegistry).setValues(values);
   }
 
   /** The `/` commands extensions registered. */
   getCommands(): CommandInfo[] {
-    return (this.runtime.scope.resolve(coreTokens.commands) as unknown as CommandRegistry).getCommands();
+    return this.runtime.scope.resolve(serviceTokens.commandRegistry).getCommands();
   }
 
   /** A host mode registered by an extension (`registerMode`), by name. */
   getMode(name: string): RegisteredMode | undefined {
-    return (this.runtime.scope.resolve(coreTokens.modes) as unknown as ModeRegistry).get(name);
+    return this.runtime.scope.resolve(serviceTokens.modeRegistry).get(name);
   }
 
   listModes(): RegisteredMode[] {
-    return (this.runtime.scope.resolve(coreTokens.modes) as unknown as ModeRegistry).list();
+    return this.runtime.scope.resolve(serviceTokens.modeRegistry).list();
   }
 
   setThinkingLevel(level: ThinkingLevel): void {
@@ -229,7 +272,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   getState(): SessionState {
     const agent = this.agent;
-    const log = this.sessionManager;
+    const log = this.live().log;
     const queue = agent.getQueue();
     return {
       model: agent.model,
@@ -273,7 +316,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   getSessionStats(): SessionStats {
-    const log = this.sessionManager;
+    const log = this.live().log;
     const stats: SessionStats = {
       sessionFile: log.getSessionFile(),
       sessionId: log.getSessionId(),
@@ -307,19 +350,35 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** `!cmd`: `user_bash` handlers first, then the shell; the output enters the context unless excluded. */
   async executeBash(
     command: string,
-    options: { excludeFromContext?: boolean; onData?(chunk: string): void; signal?: AbortSignal } = {},
+    options: {
+      excludeFromContext?: boolean;
+      onData?(chunk: string): void;
+      signal?: AbortSignal;
+      id?: string;
+    } = {},
   ): Promise<BashResult> {
     const runtime = this.runtime;
     const excludeFromContext = options.excludeFromContext ?? false;
+    const ctx = runtime.context();
+    // Chunks are dispatched one after another, and all of them before the result returns, so a host that writes
+    // them (RPC) keeps their order and writes them before its response.
+    let dispatched = Promise.resolve();
+    const onData = (delta: string) => {
+      options.onData?.(delta);
+      if (!runtime.bus.has("bash_execution_update")) return;
+      const event = { ...(options.id ? { id: options.id } : {}), delta };
+      dispatched = dispatched.then(() => runtime.bus.emit("bash_execution_update", event, ctx));
+    };
     const result = await runUserBash({
       bus: runtime.bus,
-      ctx: runtime.context(),
+      ctx,
       cwd: this.cwd,
       command,
       excludeFromContext,
-      ...(options.onData ? { onData: options.onData } : {}),
+      onData,
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    await dispatched;
     if (!excludeFromContext && !result.cancelled) {
       const status = result.exitCode === 0 ? "" : `\n(exit code ${result.exitCode ?? "none"})`;
       this.agent.sendMessage(
@@ -337,16 +396,14 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   listSessions(): SessionSummary[] {
-    return SessionManager.list({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() }).map(
-      (info) => ({
-        path: info.path,
-        id: info.id,
-        ...(info.name ? { name: info.name } : {}),
-        modified: info.modified,
-        messageCount: info.messageCount,
-        firstMessage: info.firstMessage,
-      }),
-    );
+    return this.store.list({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() }).map((info) => ({
+      path: info.path,
+      id: info.id,
+      ...(info.name ? { name: info.name } : {}),
+      modified: info.modified,
+      messageCount: info.messageCount,
+      firstMessage: info.firstMessage,
+    }));
   }
 
   getToolRenderers(toolName: string): ToolRenderers | undefined {
@@ -365,7 +422,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** Every event that goes on the JSON or RPC wire, in order, for this and every later session of the handle. */
   subscribe(listener: (event: SessionEvent) => void): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.syncListeners();
+    return () => {
+      this.listeners.delete(listener);
+      this.syncListeners();
+    };
   }
 
   async reload(): Promise<void> {
@@ -379,7 +440,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return this.replace(
       { reason: "new" },
       () => {
-        const log = SessionManager.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
+        const log = this.store.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
         return log;
       },
       options,
@@ -392,7 +453,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   ): Promise<{ cancelled: boolean }> {
     return this.replace(
       { reason: "resume", target: path },
-      () => SessionManager.open(path, { agentDir: this.agentDir }),
+      () => this.store.open(path, { agentDir: this.agentDir }),
       options,
     );
   }
@@ -404,12 +465,12 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return this.replace(
       { reason: "fork", entryId, position: options.position ?? "at" },
       () => {
-        const log = this.sessionManager;
+        const log = this.live().log;
         const entry = log.getEntry(entryId);
         if (!entry) throw new Error(`No entry ${entryId} in this session`);
         const leaf = options.position === "before" ? entry.parentId : entryId;
         if (leaf === null)
-          return SessionManager.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
+          return this.store.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
         return log.createBranchedSession(leaf);
       },
       options,
@@ -418,7 +479,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   /** Clones the current branch into a new session file and switches to it. */
   clone(): Promise<{ cancelled: boolean }> {
-    const leaf = this.sessionManager.getLeafId();
+    const leaf = this.live().log.getLeafId();
     if (!leaf) return this.newSession();
     return this.fork(leaf);
   }
@@ -439,16 +500,16 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** @internal */
   openSessionLog(): SessionManager {
     const choice = this.options.session ?? {};
-    if (choice.inMemory) return SessionManager.inMemory(this.cwd);
+    if (choice.inMemory) return this.store.inMemory(this.cwd);
     const location = { agentDir: this.agentDir, ...this.sessionDir() };
     if (choice.path) {
       const path = /[/\\]|\.jsonl$/.test(choice.path)
         ? resolve(choice.path)
-        : SessionManager.findById(choice.path, location);
-      return SessionManager.open(path, location);
+        : this.store.findById(choice.path, location);
+      return this.store.open(path, location);
     }
-    if (choice.continue) return SessionManager.continueRecent({ cwd: this.cwd, ...location });
-    return SessionManager.create({ cwd: this.cwd, ...location });
+    if (choice.continue) return this.store.continueRecent({ cwd: this.cwd, ...location });
+    return this.store.create({ cwd: this.cwd, ...location });
   }
 
   private sessionDir(): { sessionDir?: string } {
@@ -477,13 +538,13 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const ctx = old.runtime.context();
     const cancel =
       target.reason === "fork"
-        ? await old.runtime.bus.gate<{ cancel?: boolean }>(
+        ? await old.runtime.bus.gate(
             "session_before_fork",
             { entryId: target.entryId!, position: target.position },
             ctx,
             { failClosed: () => ({ cancel: true }), isDecision: (r) => r?.cancel === true },
           )
-        : await old.runtime.bus.gate<{ cancel?: boolean }>(
+        : await old.runtime.bus.gate(
             "session_before_switch",
             { reason: target.reason, ...(target.target ? { targetSessionFile: target.target } : {}) },
             ctx,
@@ -508,9 +569,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   /** @internal Starts a kernel session over a session log. */
   async open(log: SessionManager, start: SessionStartEvent): Promise<void> {
-    const kernel = this.options.kernel ?? (await processKernel(this.agentDir));
+    const kernel = this.kernel;
+    const settingsLoader = kernel.container.resolve(serviceTokens.settings);
     const overrides = this.options.settings ?? {};
-    const globalSettings = loadSettings({
+    const globalSettings = settingsLoader.load({
       agentDir: this.agentDir,
       cwd: this.cwd,
       projectTrusted: false,
@@ -567,7 +629,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             projectTrusted: trusted,
           });
           if (!trusted) return;
-          const full = loadSettings({
+          const full = settingsLoader.load({
             agentDir: this.agentDir,
             cwd: this.cwd,
             projectTrusted: true,
@@ -593,7 +655,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     }
     const { runtime } = created;
     this.current = { runtime, log, config };
-    this.attachListeners(runtime);
+    this.detach = undefined;
+    this.syncListeners();
     try {
       await this.applySelection();
     } catch (error) {
@@ -622,7 +685,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     hasUI: boolean,
   ): Promise<boolean> {
     if (this.trustDecision !== undefined) return this.trustDecision;
-    const decision = await resolveProjectTrust({
+    const decision = await this.kernel.container.resolve(serviceTokens.trust).resolve({
       cwd: this.cwd,
       agentDir: this.agentDir,
       ...(this.options.approve !== undefined ? { approve: this.options.approve } : {}),
@@ -644,9 +707,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   /** Model, thinking level and active tools: explicit options, then the session's own record, then settings. */
   private async applySelection(): Promise<void> {
-    const { runtime, log, config } = this.live();
+    const { log, config } = this.live();
     const agent = this.agent;
-    const models = runtime.scope.resolve(coreTokens.models) as unknown as ModelService;
+    const models = this.models;
     const restored = log.buildContext();
     const settings = config.settings;
     let model: ModelInfo | undefined;
@@ -683,22 +746,35 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       if (restored.thinkingLevel === thinking) agent.thinkingLevel = thinking;
       else agent.setThinkingLevel(undefined, thinking);
     }
-    const tools = runtime.scope.resolve(coreTokens.tools) as unknown as ToolRegistry;
-    if (this.options.tools) tools.setActiveTools(undefined, this.options.tools);
+    const tools = this.tools;
+    if (this.options.tools) tools.setActiveTools(this.options.tools);
     else applyDefaultTools(tools, settings.get("defaultTools") as string[]);
   }
 
-  private attachListeners(runtime: SessionRuntime): void {
-    const owner = { id: "host:sdk", order: Number.MAX_SAFE_INTEGER };
-    for (const name of eventNames) {
-      if (!eventCatalog[name].wire) continue;
-      runtime.bus.on(
-        name,
-        (payload: object) => {
-          for (const listener of this.listeners) listener({ type: name, ...payload });
-        },
-        owner,
+  /**
+   * Subscribes to the wire events only while a host listens, so a session nobody watches pays nothing per event
+   * (hot events such as `message_update` skip building their payload when no handler is registered).
+   */
+  private syncListeners(): void {
+    const runtime = this.current?.runtime;
+    const wanted = runtime !== undefined && this.listeners.size > 0;
+    if (wanted && !this.detach) {
+      const owner = { id: "host:sdk", order: Number.MAX_SAFE_INTEGER };
+      const offs = (Object.keys(wireEvents) as ExtensionEventName[]).map((name) =>
+        runtime.bus.on(
+          name,
+          (payload: object) => {
+            for (const listener of this.listeners) listener({ type: name, ...payload });
+          },
+          owner,
+        ),
       );
+      this.detach = () => {
+        for (const off of offs) off();
+      };
+    } else if (!wanted && this.detach) {
+      this.detach();
+      this.detach = undefined;
     }
   }
 }
@@ -712,7 +788,7 @@ function applyDefaultTools(tools: ToolRegistry, spec: readonly string[]): void {
     if (item.startsWith("+")) active.add(item.slice(1));
     else if (item.startsWith("-")) active.delete(item.slice(1));
   }
-  tools.setActiveTools(undefined, [...active]);
+  tools.setActiveTools([...active]);
 }
 
 /** Extension paths listed in settings (`-builtin:x` entries disable built-ins instead). */

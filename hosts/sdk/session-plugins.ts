@@ -3,7 +3,7 @@
  * the same token again (for example a different session store or agent loop).
  */
 import {
-  type ApiService,
+  type AgentApiService,
   coreTokens,
   createToken,
   definePlugin,
@@ -11,6 +11,7 @@ import {
   type HostMode,
   type PluginDefinition,
   type SessionRuntime,
+  type Token,
 } from "../../kernel/index.js";
 import { AgentSession, type AgentSessionDeps } from "../../plugins/agent-loop/agent-session.js";
 import { createContextFactory, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
@@ -29,7 +30,10 @@ import {
   defaultSystemPromptOptions,
   type PromptTool,
 } from "../../plugins/resources/system-prompt.js";
-import type { Settings } from "../../plugins/settings/settings.js";
+import { SessionManager } from "../../plugins/session-store/session-manager.js";
+import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
+import { resolveProjectTrust } from "../../plugins/settings/trust.js";
+import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
 import { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 
 /** What the host decided for this session before the services are created. */
@@ -59,111 +63,121 @@ export const sdkTokens = Object.freeze({
   }),
   sessionLog: createToken<SessionLog>("sdk.sessionLog", {
     scope: "session",
-    description: "the session store",
+    description: "the session log the session store opened",
   }),
-  providers: createToken<ProviderStore>("models.providers", {
-    scope: "root",
-    description: "process-wide provider registrations",
-  }),
-  agent: createToken<AgentSession>("agent.session", { scope: "session", description: "the agent loop" }),
 });
 
-const asApi = <T>(service: T) => service as unknown as ApiService;
+/** The standard session store: JSONL files under the agent directory. */
+export const fileSessionStore: SessionStore = {
+  create: (options) => SessionManager.create(options),
+  open: (path, options) => SessionManager.open(path, options),
+  continueRecent: (options) => SessionManager.continueRecent(options),
+  inMemory: (cwd) => SessionManager.inMemory(cwd),
+  list: (options) => SessionManager.list(options),
+  findById: (idOrPrefix, options) => SessionManager.findById(idOrPrefix, options),
+};
+
+/** The face the agent loop shows to `knightcode.sendMessage()` and the other session methods. */
+function agentApi(agent: AgentSession): AgentApiService {
+  return {
+    sendMessage: (owner, message, options) => agent.sendMessage(owner, message, options),
+    sendUserMessage: (content, options) => agent.sendUserMessage(undefined, content, options),
+    appendEntry: (customType, data) => agent.appendEntry(undefined, customType, data),
+    setSessionName: (name) => agent.setSessionName(undefined, name),
+    getSessionName: () => agent.getSessionName(),
+    setLabel: (entryId, label) => agent.setLabel(undefined, entryId, label),
+    setModel: (owner, model) => agent.setModel(owner, model),
+    getThinkingLevel: () => agent.getThinkingLevel(),
+    setThinkingLevel: (level) => agent.setThinkingLevel(undefined, level),
+  };
+}
+
+const s = serviceTokens;
 
 export function standardPlugins(): PluginDefinition<any, any>[] {
   return [
-    definePlugin({
-      id: "plugin:provider-store",
-      provides: sdkTokens.providers,
-      create: () => new ProviderStore(),
-    }),
+    definePlugin({ id: "plugin:session-store", provides: s.sessionStore, create: () => fileSessionStore }),
+    definePlugin({ id: "plugin:settings", provides: s.settings, create: () => ({ load: loadSettings }) }),
+    definePlugin({ id: "plugin:trust", provides: s.trust, create: () => ({ resolve: resolveProjectTrust }) }),
+    definePlugin({ id: "plugin:provider-store", provides: s.providers, create: () => new ProviderStore() }),
     definePlugin({
       id: "plugin:tool-registry",
-      provides: coreTokens.tools,
+      provides: s.toolRegistry,
       deps: { config: sdkTokens.config },
-      create: ({ config }) => asApi(new ToolRegistry((message) => config.warn(message))),
+      create: ({ config }) => new ToolRegistry((message) => config.warn(message)),
     }),
     definePlugin({
       id: "plugin:model-registry",
-      provides: coreTokens.models,
+      provides: s.models,
       deps: {
-        store: sdkTokens.providers,
+        store: s.providers,
         runtime: coreTokens.runtime,
         config: sdkTokens.config,
         log: sdkTokens.sessionLog,
       },
       create: ({ store, runtime, config, log }) =>
-        asApi(
-          new ModelService({
-            store,
-            bus: runtime.bus,
-            context: () => runtime.context(),
-            agentDir: config.agentDir,
-            sessionId: () => log.getSessionId(),
-            currentModel: () => (runtime.scope.resolve(sdkTokens.agent) as AgentSession).model,
-            warn: (message) => config.warn(message),
-            pendingReload: () => runtime.pendingReload,
-          }),
-        ),
+        new ModelService({
+          store,
+          bus: runtime.bus,
+          context: () => runtime.context(),
+          agentDir: config.agentDir,
+          sessionId: () => log.getSessionId(),
+          currentModel: () => runtime.scope.resolve(s.agent).model,
+          warn: (message) => config.warn(message),
+          pendingReload: () => runtime.pendingReload,
+        }),
     }),
     definePlugin({
       id: "plugin:agent-loop",
-      provides: sdkTokens.agent,
+      provides: s.agent,
       deps: {
         runtime: coreTokens.runtime,
-        tools: coreTokens.tools,
-        models: coreTokens.models,
+        tools: s.toolRegistry,
+        models: s.models,
         log: sdkTokens.sessionLog,
         config: sdkTokens.config,
-        commands: coreTokens.commands,
+        commands: s.commandRegistry,
       },
       create: ({ runtime, tools, models, log, config, commands }) => {
-        const registry = tools as unknown as ToolRegistry;
         const deps: AgentSessionDeps = {
           runtime,
-          tools: registry,
-          models: models as unknown as ModelService,
+          tools,
+          models,
           session: log,
           retry: () => config.settings.get("retry"),
           cacheWarming: () => config.settings.get("cacheWarming"),
           systemPromptOptions: (active) =>
             defaultSystemPromptOptions({
               cwd: config.cwd,
-              tools: active.map((name) => promptTool(registry, name)),
+              tools: active.map((name) => promptTool(tools, name)),
               contextFiles: config.contextFiles,
               ...config.promptFiles,
             }),
           renderSystemPrompt: (options, original) =>
             buildSystemPrompt(options, {
               ...(original ? { original } : {}),
-              tools: registry.getAllTools().map((t) => promptTool(registry, t.name)),
+              tools: tools.getAllTools().map((t) => promptTool(tools, t.name)),
             }),
-          runCommand: (name, args) => runCommand(runtime, commands as unknown as CommandRegistry, name, args),
+          runCommand: (name, args) => runCommand(runtime, commands, name, args),
         };
         return new AgentSession(deps);
       },
       dispose: (agent) => agent.dispose(),
     }),
     definePlugin({
-      id: "plugin:agent-api",
-      provides: coreTokens.agent,
-      deps: { agent: sdkTokens.agent },
-      create: ({ agent }) => asApi(agent),
-    }),
-    definePlugin({
       id: "plugin:context",
       provides: coreTokens.context,
       deps: {
         runtime: coreTokens.runtime,
-        models: coreTokens.models,
+        models: s.models,
         log: sdkTokens.sessionLog,
         config: sdkTokens.config,
       },
       create: ({ runtime, models, log, config }) =>
         createContextFactory({
           runtime,
-          agent: () => runtime.scope.resolve(sdkTokens.agent),
-          models: models as unknown as ModelService,
+          agent: () => runtime.scope.resolve(s.agent),
+          models,
           session: log,
           ui: () => config.ui,
           hasUI: () => config.hasUI,
@@ -175,48 +189,70 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
     }),
     definePlugin({
       id: "plugin:command-registry",
-      provides: coreTokens.commands,
-      create: () => asApi(new CommandRegistry()),
+      provides: s.commandRegistry,
+      create: () => new CommandRegistry(),
     }),
     definePlugin({
       id: "plugin:flag-registry",
-      provides: coreTokens.flags,
+      provides: s.flagRegistry,
       deps: { config: sdkTokens.config },
       create: ({ config }) => {
         const flags = new FlagRegistry();
         flags.setValues(config.flagValues);
-        return asApi(flags);
+        return flags;
       },
+    }),
+    definePlugin({ id: "plugin:mode-registry", provides: s.modeRegistry, create: () => new ModeRegistry() }),
+    // The faces the ExtensionAPI calls: the same instances under the kernel's tokens.
+    face("tools", coreTokens.tools, s.toolRegistry),
+    face("models", coreTokens.models, s.models),
+    face("commands", coreTokens.commands, s.commandRegistry),
+    face("flags", coreTokens.flags, s.flagRegistry),
+    face("modes", coreTokens.modes, s.modeRegistry),
+    definePlugin({
+      id: "plugin:agent-api",
+      provides: coreTokens.agent,
+      deps: { agent: s.agent },
+      create: ({ agent }) => agentApi(agent),
     }),
     definePlugin({
       id: "plugin:renderers",
       provides: coreTokens.renderers,
-      create: () => asApi(new RendererRegistry()),
-    }),
-    definePlugin({
-      id: "plugin:mode-registry",
-      provides: coreTokens.modes,
-      create: () => asApi(new ModeRegistry()),
+      create: () => new RendererRegistry(),
     }),
     definePlugin({
       id: "plugin:mcp-servers",
       provides: coreTokens.mcpServers,
       deps: { runtime: coreTokens.runtime },
-      create: ({ runtime }) => asApi(new McpServerRegistry(runtime.bus, () => runtime.context())),
+      create: ({ runtime }) => new McpServerRegistry(runtime.bus, () => runtime.context()),
     }),
     definePlugin({
       id: "plugin:process",
       provides: coreTokens.process,
       deps: { config: sdkTokens.config },
-      create: ({ config }) => asApi(new ProcessService(config.cwd)),
+      create: ({ config }) => new ProcessService(config.cwd),
     }),
     definePlugin({
-      id: "plugin:settings",
+      id: "plugin:settings-api",
       provides: coreTokens.settings,
       deps: { config: sdkTokens.config },
-      create: ({ config }) => asApi({ getSettings: () => config.settings.all() }),
+      create: ({ config }) => ({ getSettings: () => config.settings.all() }),
     }),
   ];
+}
+
+/** Provides a kernel token with the service behind a richer one (a replacement of the service shows through). */
+function face<T>(
+  name: string,
+  token: Token<T>,
+  service: Token<T>,
+): PluginDefinition<T, { service: Token<T> }> {
+  return definePlugin({
+    id: `plugin:${name}-api`,
+    provides: token,
+    deps: { service },
+    create: (d) => d.service,
+  });
 }
 
 function promptTool(registry: ToolRegistry, name: string): PromptTool {

@@ -391,59 +391,122 @@ export interface ExtensionErrorEvent {
 }
 
 /** Every event, with the payload handlers receive and the result they may return. */
+/**
+ * Every event: its payload and what a handler may return. The doc comment on each member is the event's
+ * description in docs/events.md (generated).
+ */
 export interface ExtensionEvents {
+  /** Decide whether the project's settings and resources may load; the first `yes`/`no` wins, `undecided` passes. */
   project_trust: { event: ProjectTrustEvent; result: ProjectTrustResult };
+  /** Contribute skill, prompt and theme paths at startup and reload; contributions accumulate. */
   resources_discover: { event: ResourcesDiscoverEvent; result: ResourcesDiscoverResult };
+  /** The set of registered MCP servers changed. */
   mcp_servers_change: { event: McpServersChangeEvent; result: undefined };
+  /** A session runtime started (startup, reload, new, resume, fork). `ExtensionStartupError` refuses it. */
   session_start: { event: SessionStartEvent; result: undefined };
+  /** The session runtime is going away (quit, reload, new, resume, fork). Release resources idempotently. */
   session_shutdown: { event: SessionShutdownEvent; result: undefined };
+  /** The session display name changed. */
   session_info_changed: { event: SessionInfoChangedEvent; result: undefined };
+  /** Before a new or resumed session replaces this one; `{cancel: true}` stops it. */
   session_before_switch: { event: SessionBeforeSwitchEvent; result: CancelResult };
+  /** Before a fork; `{cancel: true}` stops it. */
   session_before_fork: { event: SessionBeforeForkEvent; result: SessionBeforeForkResult };
+  /** Before compaction; the first `{cancel}` or `{compaction}` decides. */
   session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactResult };
+  /** A compaction entry was written. */
   session_compact: { event: SessionCompactEvent; result: undefined };
+  /** A compaction failed. */
   session_compact_failed: { event: SessionCompactFailedEvent; result: undefined };
+  /** Before navigating the session tree; `{cancel}` or `{summary}` decides. */
   session_before_tree: { event: SessionBeforeTreeEvent; result: SessionBeforeTreeResult };
+  /** The active leaf moved within the session tree. */
   session_tree: { event: SessionTreeEvent; result: undefined };
+  /**
+   * Raw user input before it becomes a message: transforms chain; `{action: 'handled'}` stops the chain and the
+   * input.
+   */
   input: { event: InputEvent; result: InputResult };
+  /** Before a run: adjust the system prompt options, add a message, or force a system prompt. */
   before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartResult };
+  /** A low-level agent run started. */
   agent_start: { event: AgentStartEvent; result: undefined };
+  /** A low-level agent run ended (`willRetry` when a retry follows). */
   agent_end: { event: AgentEndEvent; result: undefined };
+  /** Final actionable boundary: append entries, ask for one continuation, or end. */
   agent_before_settle: { event: AgentBeforeSettleEvent; result: BoundaryResult };
+  /** No automatic work remains for this run. */
   agent_settled: { event: AgentSettledEvent; result: undefined };
+  /** One assistant turn started. */
   turn_start: { event: TurnStartEvent; result: undefined };
+  /** One assistant response and its tool calls finished; handlers may append entries, continue or end. */
   turn_end: { event: TurnEndEvent; result: BoundaryResult };
+  /** Transform the conversation messages of one request. */
   context: { event: ContextEvent; result: ContextResult };
+  /** Transform the complete transcript of one request, system messages included. */
   context_with_system: { event: ContextWithSystemEvent; result: ContextWithSystemResult };
+  /** A dialog opened. */
   ui_prompt_start: { event: UiPromptEvent; result: undefined };
+  /** A dialog closed. */
   ui_prompt_end: { event: UiPromptEvent; result: undefined };
+  /** The steering or follow-up queue changed. */
   queue_update: { event: QueueUpdateEvent; result: undefined };
+  /** An extension appended a custom session entry. */
   entry_appended: { event: EntryAppendedEvent; result: undefined };
+  /** The active thinking level changed. */
   thinking_level_changed: { event: ThinkingLevelChangedEvent; result: undefined };
+  /** A thinking level was selected (with the previous one). */
   thinking_level_select: { event: ThinkingLevelSelectEvent; result: undefined };
+  /** A model was selected (set, cycle or restore). */
   model_select: { event: ModelSelectEvent; result: undefined };
+  /** Override an idle prompt-cache refresh with `warm` or `stop`; the last handler returning an action wins. */
   cache_warming_decision: { event: CacheWarmingDecisionEvent; result: CacheWarmingDecisionResult };
+  /** The provider payload before it is sent; a returned value replaces it. */
   before_provider_request: { event: BeforeProviderRequestEvent; result: unknown };
+  /** Request headers: mutate in place (`null` deletes) or return a replacement. */
   before_provider_headers: { event: BeforeProviderHeadersEvent; result: Record<string, string | null> };
+  /** The provider answered (status and headers). */
   after_provider_response: { event: AfterProviderResponseEvent; result: undefined };
+  /** Each parsed provider stream event before normalisation; read-only, awaited in stream order. */
   provider_stream_event: { event: ProviderStreamEvent; result: undefined };
+  /** A message started. */
   message_start: { event: MessageStartEvent; result: undefined };
+  /** An assistant message emitted a content-block update. */
   message_update: { event: MessageUpdateEvent; result: undefined };
+  /** A message is final; a handler may replace it with a message of the same role. */
   message_end: { event: MessageEndEvent; result: MessageEndResult };
+  /** Before a tool runs: mutate `input` in place or block; a throwing handler blocks the call. */
   tool_call: { event: ToolCallEvent; result: ToolCallResult };
+  /** After a tool ran (errored ones too): patches of content, details, isError and structuredContent compose. */
   tool_result: { event: ToolResultEvent; result: ToolResultPatch };
+  /** Tool execution started. */
   tool_execution_start: { event: ToolExecutionStartEvent; result: undefined };
+  /** A tool reported a partial result. */
   tool_execution_update: { event: ToolExecutionUpdateEvent; result: undefined };
+  /** Tool execution finished. */
   tool_execution_end: { event: ToolExecutionEndEvent; result: undefined };
+  /**
+   * A user shell command: the first handler returning `operations` or `result` takes it; a failing handler blocks
+   * it.
+   */
   user_bash: { event: UserBashEvent; result: UserBashResult };
+  /** Compaction began (manual, threshold, overflow). */
   compaction_start: { event: CompactionStartEvent; result: undefined };
+  /** Compaction ended with a result, an abort or an error. */
   compaction_end: { event: CompactionEndEvent; result: undefined };
+  /** A retryable provider error; a retry is scheduled. */
   auto_retry_start: { event: AutoRetryStartEvent; result: undefined };
+  /** Retrying ended in success or a final error. */
   auto_retry_end: { event: AutoRetryEndEvent; result: undefined };
+  /** A compaction or branch summary will be retried. */
   summarization_retry_scheduled: { event: SummarizationRetryScheduledEvent; result: undefined };
+  /** A summarisation retry attempt started. */
   summarization_retry_attempt_start: { event: SummarizationRetryAttemptStartEvent; result: undefined };
+  /** Summarisation retries finished. */
   summarization_retry_finished: { event: SummarizationRetryFinishedEvent; result: undefined };
+  /** Output chunk of a direct RPC `bash` command. */
   bash_execution_update: { event: BashExecutionUpdateEvent; result: undefined };
+  /** An extension handler threw. Errors in handlers of this event go to stderr, never back to this event. */
   extension_error: { event: ExtensionErrorEvent; result: undefined };
 }
 

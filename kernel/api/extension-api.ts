@@ -186,6 +186,10 @@ export interface ExtensionEventBus {
   on(channel: string, handler: (data: unknown) => void | Promise<void>): Unsubscribe;
 }
 
+/**
+ * Every `register*` method returns a function that undoes exactly that registration (as `on()` does); reload and
+ * shutdown undo all of an extension's registrations anyway.
+ */
 export interface ExtensionAPI {
   readonly extension: ExtensionInfo;
   readonly events: ExtensionEventBus;
@@ -193,22 +197,22 @@ export interface ExtensionAPI {
   /** Subscribes to an event (one overload per event, so handler results are checked against that event). */
   on: OnEvent;
 
-  registerTool<TParams extends TSchema, TDetails>(tool: ToolDefinition<TParams, TDetails>): void;
-  registerToolRenderer(resolver: ToolRendererResolver): void;
-  registerCommand(name: string, command: CommandDefinition): void;
-  registerShortcut(key: string, shortcut: ShortcutDefinition): void;
-  registerFlag(name: string, flag: FlagDefinition): void;
+  registerTool<TParams extends TSchema, TDetails>(tool: ToolDefinition<TParams, TDetails>): Unsubscribe;
+  registerToolRenderer(resolver: ToolRendererResolver): Unsubscribe;
+  registerCommand(name: string, command: CommandDefinition): Unsubscribe;
+  registerShortcut(key: string, shortcut: ShortcutDefinition): Unsubscribe;
+  registerFlag(name: string, flag: FlagDefinition): Unsubscribe;
   getFlag(name: string): boolean | string | undefined;
-  registerMessageRenderer(customType: string, renderer: MessageRenderer): void;
-  registerEntryRenderer(customType: string, renderer: EntryRenderer): void;
+  registerMessageRenderer(customType: string, renderer: MessageRenderer): Unsubscribe;
+  registerEntryRenderer(customType: string, renderer: EntryRenderer): Unsubscribe;
 
   /** Process-wide: every session of this process sees it. */
-  registerProvider(name: string, config: ProviderConfig): void;
+  registerProvider(name: string, config: ProviderConfig): Unsubscribe;
   unregisterProvider(name: string): void;
   /** Per session: each session keeps its own route. */
-  registerVirtualModel(name: string, config: VirtualModelConfig): void;
+  registerVirtualModel(name: string, config: VirtualModelConfig): Unsubscribe;
   unregisterVirtualModel(name: string): void;
-  registerMcpServer(name: string, config: McpServerConfig): void;
+  registerMcpServer(name: string, config: McpServerConfig): Unsubscribe;
   unregisterMcpServer(name: string): void;
   getMcpServers(): { name: string; config: McpServerConfig; owner: string }[];
 
@@ -232,7 +236,7 @@ export interface ExtensionAPI {
   setThinkingLevel(level: ThinkingLevel): void;
   getSettings(): Record<string, unknown>;
   /** Adds a host mode (`knightcode --mode <name>`), or replaces a built-in one of the same name. */
-  registerMode(name: string, mode: ModeDefinition): void;
+  registerMode(name: string, mode: ModeDefinition): Unsubscribe;
 }
 
 type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void
@@ -244,5 +248,8 @@ export type OnEvent = UnionToIntersection<
   { [K in ExtensionEventName]: (event: K, handler: ExtensionHandler<K>) => Unsubscribe }[ExtensionEventName]
 >;
 
-/** The default export of an extension module. */
-export type ExtensionFactory = (knightcode: ExtensionAPI) => void | Promise<void>;
+/**
+ * The default export of an extension module. What it returns is awaited and otherwise ignored, so a one-line
+ * factory such as `(kc) => kc.registerTool(tool)` is fine.
+ */
+export type ExtensionFactory = (knightcode: ExtensionAPI) => unknown;

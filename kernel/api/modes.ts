@@ -54,11 +54,17 @@ export interface SessionController {
   getSessionStats(): SessionStats;
   /**
    * Runs a command a person typed (interactive `!cmd`, RPC `bash`): `user_bash` handlers may take it over. Unless
-   * `excludeFromContext`, the command and its output enter the context with the next prompt.
+   * `excludeFromContext`, the command and its output enter the context with the next prompt. Each output chunk is
+   * dispatched as `bash_execution_update` (carrying `id` when given) before the call resolves.
    */
   executeBash(
     command: string,
-    options?: { excludeFromContext?: boolean; onData?(chunk: string): void; signal?: AbortSignal },
+    options?: {
+      excludeFromContext?: boolean;
+      onData?(chunk: string): void;
+      signal?: AbortSignal;
+      id?: string;
+    },
   ): Promise<BashResult>;
   /** Sessions of this folder, newest first (for a resume picker). */
   listSessions(): SessionSummary[];

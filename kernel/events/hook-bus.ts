@@ -6,11 +6,24 @@
  * unsubscribing never changes a dispatch already running. Each handler is wrapped with its event's error policy.
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
-import type { BoundaryResult, BoundaryState } from "../api/events.js";
+import type {
+  BoundaryResult,
+  BoundaryState,
+  ContextFor,
+  ExtensionEventName,
+  ExtensionEvents,
+} from "../api/events.js";
 import type { ExtensionOrigin } from "../api/extension-api.js";
 import { isExtensionStartupError, KernelError } from "../errors.js";
 import { closestName } from "../util/closest-name.js";
-import { type EventKind, type EventSpec, eventCatalog } from "./catalog.js";
+import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "./catalog.js";
+
+/** The payload a handler of event `E` receives. */
+export type PayloadOf<E extends ExtensionEventName> = ExtensionEvents[E]["event"];
+/** What a handler of event `E` may return. */
+export type ResultOf<E extends ExtensionEventName> = ExtensionEvents[E]["result"];
+/** A boundary event's own fields; the bus adds the accumulated `{entries, continue, end}`. */
+export type BoundaryPayload<E extends EventsOfKind<"boundary">> = Omit<PayloadOf<E>, keyof BoundaryState>;
 
 /** Who registered a handler. Handlers run by `order` (extension load order), then registration order. */
 export interface HandlerOwner {
@@ -40,13 +53,13 @@ export class ExtensionHandlerError extends KernelError {
   }
 }
 
-export interface TransformOptions<V, R> {
+export interface TransformOptions<V, E extends ExtensionEventName> {
   /** Builds the handler payload from the current value; defaults to the value itself. */
-  toEvent?(value: V): unknown;
+  toEvent?(value: V): PayloadOf<E>;
   /** Folds a handler's non-undefined result into the value; defaults to replacing it. */
-  fold?(value: V, result: R): V;
+  fold?(value: V, result: NonNullable<ResultOf<E>>): V;
   /** Stops the chain after a result (e.g. `input` handled). */
-  stop?(result: R): boolean;
+  stop?(result: NonNullable<ResultOf<E>>): boolean;
 }
 
 export interface GateOptions<R> {
@@ -65,7 +78,11 @@ interface Registration {
 interface Dispatch {
   payload: unknown;
   ctx: unknown;
-  transform?: TransformOptions<unknown, unknown>;
+  transform?: {
+    toEvent?(value: unknown): unknown;
+    fold?(value: unknown, result: unknown): unknown;
+    stop?(result: unknown): boolean;
+  };
   gate?: GateOptions<unknown>;
 }
 
@@ -81,18 +98,15 @@ type BuiltHook =
 
 export interface HookBusOptions {
   onHandlerError(report: HandlerErrorReport): void;
-  catalog?: Readonly<Record<string, EventSpec>>;
 }
 
 export class HookBus {
   private readonly registrations = new Map<string, readonly Registration[]>();
   private readonly hooks = new Map<string, BuiltHook>();
-  private readonly catalog: Readonly<Record<string, EventSpec>>;
+  private readonly catalog: Readonly<Record<string, EventSpec>> = eventCatalog;
   private seq = 0;
 
-  constructor(private readonly options: HookBusOptions) {
-    this.catalog = options.catalog ?? eventCatalog;
-  }
+  constructor(private readonly options: HookBusOptions) {}
 
   /** Subscribes a handler; the returned function unsubscribes it (idempotent). */
   on(event: string, handler: AnyHandler, owner: HandlerOwner): () => void {
@@ -143,51 +157,65 @@ export class HookBus {
     return (this.registrations.get(event) ?? []).map((r) => r.owner.id);
   }
 
-  async emit(event: string, payload: unknown, ctx?: unknown): Promise<void> {
+  async emit<E extends EventsOfKind<"notify">>(
+    event: E,
+    payload: PayloadOf<E>,
+    ctx?: ContextFor<E>,
+  ): Promise<void> {
     const hook = this.hookFor(event, "notify") as AsyncSeriesHook<[Dispatch]> | undefined;
     if (hook) await hook.promise({ payload, ctx });
   }
 
-  async transform<V, R = V>(
-    event: string,
+  /**
+   * Runs a transform chain over `initial`. Without `toEvent` the value is the payload handlers see; with it, the
+   * value may be anything the caller folds handler results into.
+   */
+  async transform<E extends EventsOfKind<"transform">, V = PayloadOf<E>>(
+    event: E,
     initial: V,
-    ctx?: unknown,
-    options: TransformOptions<V, R> = {},
+    ctx?: ContextFor<E>,
+    options: TransformOptions<V, E> = {},
   ): Promise<V> {
     const hook = this.hookFor(event, "transform") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
     if (!hook) return initial;
     const dispatch: Dispatch = {
       payload: undefined,
       ctx,
-      transform: options as TransformOptions<unknown, unknown>,
+      transform: options as Dispatch["transform"],
     };
     const result = await hook.promise({ value: initial, stopped: false }, dispatch);
     return result.value as V;
   }
 
-  async gate<R>(
-    event: string,
-    payload: unknown,
-    ctx: unknown,
-    options: GateOptions<R>,
-  ): Promise<R | undefined> {
+  async gate<E extends EventsOfKind<"gate">>(
+    event: E,
+    payload: PayloadOf<E>,
+    ctx: ContextFor<E> | undefined,
+    options: GateOptions<NonNullable<ResultOf<E>>>,
+  ): Promise<NonNullable<ResultOf<E>> | undefined> {
     const hook = this.hookFor(event, "gate") as AsyncSeriesBailHook<[Dispatch], unknown> | undefined;
     if (!hook) return undefined;
-    return (await hook.promise({ payload, ctx, gate: options as GateOptions<unknown> })) as R | undefined;
+    return (await hook.promise({ payload, ctx, gate: options as GateOptions<unknown> })) as
+      | NonNullable<ResultOf<E>>
+      | undefined;
   }
 
-  async lastWins<R>(event: string, payload: unknown, ctx?: unknown): Promise<R | undefined> {
+  async lastWins<E extends EventsOfKind<"lastWins">>(
+    event: E,
+    payload: PayloadOf<E>,
+    ctx?: ContextFor<E>,
+  ): Promise<NonNullable<ResultOf<E>> | undefined> {
     const hook = this.hookFor(event, "lastWins") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
     if (!hook) return undefined;
     const result = await hook.promise({ value: undefined, stopped: false }, { payload, ctx });
-    return result.value as R | undefined;
+    return result.value as NonNullable<ResultOf<E>> | undefined;
   }
 
   /** Runs an actionable boundary; `payload` is the event without the accumulated state. */
-  async boundary(
-    event: string,
-    payload: object,
-    ctx?: unknown,
+  async boundary<E extends EventsOfKind<"boundary">>(
+    event: E,
+    payload: BoundaryPayload<E>,
+    ctx?: ContextFor<E>,
     initial: BoundaryState = { entries: [], continue: false, end: false },
   ): Promise<BoundaryState> {
     const hook = this.hookFor(event, "boundary") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;

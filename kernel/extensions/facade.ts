@@ -1,14 +1,17 @@
 /**
  * The per-extension ExtensionAPI facade. Each extension gets its own object in each session, bound to its owner
  * id and to that session's scope, so an action taken through one session's API can never reach another.
- * Every registration becomes a disposable in the extension's store; reload and shutdown dispose the store.
+ * Each method is one line that resolves the typed service behind its token and calls it, passing the owner only
+ * where the service uses it. Every registration becomes a disposable in the extension's store (reload and
+ * shutdown dispose the store) and is handed back as an unsubscribe function.
  */
-import type { ExtensionAPI, ExtensionEventBus, ExtensionInfo } from "../api/extension-api.js";
+import type { ExtensionAPI, ExtensionEventBus, ExtensionInfo, Unsubscribe } from "../api/extension-api.js";
 import type { SessionScope } from "../container/container.js";
+import { coreTokens as t } from "../container/core-tokens.js";
+import type { Token } from "../container/tokens.js";
 import { KernelError, MissingServiceError, StaleContextError } from "../errors.js";
-import type { AnyHandler, HandlerErrorReport, HookBus } from "../events/hook-bus.js";
+import type { HandlerErrorReport, HookBus } from "../events/hook-bus.js";
 import { type Disposable, type DisposableStore, toDisposable } from "../lifecycle/disposable.js";
-import { apiRoutes } from "./api-routes.js";
 
 /** The lifetime an API object belongs to: one factory run of one session runtime. */
 export interface Generation {
@@ -36,64 +39,85 @@ export function createExtensionAPI({
   const assertLive = (what: string) => {
     if (!generation.active) throw new StaleContextError(`knightcode.${what}() of ${info.id}`);
   };
-  const own = (unsubscribe: () => void, label: string): (() => void) => {
-    const registration = store.add(toDisposable(unsubscribe, `${info.id} ${label}`));
+  /** The service behind `knightcode.<method>()`, for a live API object. */
+  const use = <T>(token: Token<T>, method: string): T => {
+    assertLive(method);
+    if (!scope.has(token)) {
+      throw new MissingServiceError(`knightcode.${method}() needs ${token}, which no plugin provides`);
+    }
+    return scope.resolve(token);
+  };
+  const own = (registration: Disposable): Unsubscribe => {
+    store.add(registration);
     return () => {
       store.delete(registration);
       void registration.dispose();
     };
   };
+  const duringLoad = (method: string) => {
+    if (!generation.loading) {
+      throw new KernelError(
+        "KC_ERR_REGISTER_AFTER_START",
+        `${info.id}: knightcode.${method}() is only allowed while the extension factory runs`,
+      );
+    }
+  };
 
-  const api: Record<string, unknown> = {
+  return {
     extension: info,
     events: {
-      emit: (channel: string, data?: unknown) => {
+      emit: (channel, data) => {
         assertLive("events.emit");
         events.emit(channel, data);
       },
-      on: (channel: string, handler: (data: unknown) => void | Promise<void>) => {
+      on: (channel, handler) => {
         assertLive("events.on");
-        return own(events.on(channel, handler, info), `events.on(${channel})`);
+        return own(toDisposable(events.on(channel, handler, info), `${info.id} events.on(${channel})`));
       },
     } satisfies ExtensionEventBus,
-    on: (event: string, handler: AnyHandler) => {
+    on: (event, handler) => {
       assertLive("on");
-      return own(bus.on(event, handler, info), `on(${event})`);
+      return own(toDisposable(bus.on(event, handler, info), `${info.id} on(${event})`));
     },
+    registerTool: (tool) => own(use(t.tools, "registerTool").registerTool(info, tool)),
+    registerToolRenderer: (r) => own(use(t.tools, "registerToolRenderer").registerToolRenderer(info, r)),
+    getActiveTools: () => use(t.tools, "getActiveTools").getActiveTools(),
+    getAllTools: () => use(t.tools, "getAllTools").getAllTools(),
+    setActiveTools: (names) => use(t.tools, "setActiveTools").setActiveTools(names),
+    registerCommand: (name, c) => own(use(t.commands, "registerCommand").registerCommand(info, name, c)),
+    registerShortcut: (key, s) => own(use(t.commands, "registerShortcut").registerShortcut(info, key, s)),
+    getCommands: () => use(t.commands, "getCommands").getCommands(),
+    registerFlag: (name, flag) => {
+      duringLoad("registerFlag");
+      return own(use(t.flags, "registerFlag").registerFlag(info, name, flag));
+    },
+    getFlag: (name) => use(t.flags, "getFlag").getFlag(info, name),
+    registerMessageRenderer: (type, r) =>
+      own(use(t.renderers, "registerMessageRenderer").registerMessageRenderer(info, type, r)),
+    registerEntryRenderer: (type, r) =>
+      own(use(t.renderers, "registerEntryRenderer").registerEntryRenderer(info, type, r)),
+    registerProvider: (name, c) => own(use(t.models, "registerProvider").registerProvider(info, name, c)),
+    unregisterProvider: (name) => use(t.models, "unregisterProvider").unregisterProvider(name),
+    registerVirtualModel: (name, c) =>
+      own(use(t.models, "registerVirtualModel").registerVirtualModel(info, name, c)),
+    unregisterVirtualModel: (name) => use(t.models, "unregisterVirtualModel").unregisterVirtualModel(name),
+    registerMcpServer: (name, c) =>
+      own(use(t.mcpServers, "registerMcpServer").registerMcpServer(info, name, c)),
+    unregisterMcpServer: (name) => use(t.mcpServers, "unregisterMcpServer").unregisterMcpServer(info, name),
+    getMcpServers: () => use(t.mcpServers, "getMcpServers").getMcpServers(),
+    sendMessage: (message, options) => use(t.agent, "sendMessage").sendMessage(info, message, options),
+    sendUserMessage: (content, options) => use(t.agent, "sendUserMessage").sendUserMessage(content, options),
+    appendEntry: (customType, data) => use(t.agent, "appendEntry").appendEntry(customType, data),
+    setSessionName: (name) => use(t.agent, "setSessionName").setSessionName(name),
+    getSessionName: () => use(t.agent, "getSessionName").getSessionName(),
+    setLabel: (entryId, label) => use(t.agent, "setLabel").setLabel(entryId, label),
+    setModel: (model) => use(t.agent, "setModel").setModel(info, model),
+    getThinkingLevel: () => use(t.agent, "getThinkingLevel").getThinkingLevel(),
+    setThinkingLevel: (level) => use(t.agent, "setThinkingLevel").setThinkingLevel(level),
+    exec: (command, args, options) => use(t.process, "exec").exec(command, args, options),
+    getSettings: () => use(t.settings, "getSettings").getSettings(),
+    registerMode: (name, mode) => own(use(t.modes, "registerMode").registerMode(info, name, mode)),
   };
-
-  for (const [method, route] of Object.entries(apiRoutes)) {
-    api[method] = (...args: unknown[]) => {
-      assertLive(method);
-      if (route.loadOnly && !generation.loading) {
-        throw new KernelError(
-          "KC_ERR_REGISTER_AFTER_START",
-          `${info.id}: knightcode.${method}() is only allowed while the extension factory runs`,
-        );
-      }
-      if (!scope.has(route.token)) {
-        throw new MissingServiceError(
-          `knightcode.${method}() needs ${route.token}, which no plugin provides`,
-        );
-      }
-      const service = scope.resolve(route.token);
-      const fn = service[method];
-      if (typeof fn !== "function") {
-        throw new MissingServiceError(`${route.token} does not implement ${method}() (called by ${info.id})`);
-      }
-      const result = fn.call(service, info, ...args);
-      if (isDisposable(result)) {
-        store.add(result);
-        return undefined;
-      }
-      return result;
-    };
-  }
-  return api as unknown as ExtensionAPI;
-}
-
-function isDisposable(value: unknown): value is Disposable {
-  return typeof value === "object" && value !== null && typeof (value as Disposable).dispose === "function";
 }
 
 /** `knightcode.events`: free-form channels between the extensions of one session, with handler isolation. */

@@ -1,8 +1,8 @@
 /** Disposables (VS Code style): every registration returns one, and an owner's store disposes them all. */
 
-export interface Disposable {
-  dispose(): void | Promise<void>;
-}
+import type { Disposable } from "../api/services.js";
+
+export type { Disposable };
 
 /** Observes creation and disposal, so a test suite can fail when something is never disposed. */
 export interface DisposableTracker {

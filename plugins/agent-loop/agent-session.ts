@@ -8,12 +8,12 @@ import {
   type AgentMessage,
   type AssistantMessage,
   type BoundaryState,
+  type ContextWithSystemEvent,
   type CustomMessage,
   type EntryDraft,
   type ExtensionContext,
   type ExtensionInfo,
   type ImageContent,
-  type InputResult,
   KernelError,
   type ModelInfo,
   type SendMessageInput,
@@ -135,9 +135,13 @@ export class AgentSession {
       return;
     this.deps.runtime.assertCanPrompt("prompt");
 
-    const input = await this.bus.transform<{ text: string; images?: ImageContent[] }, InputResult>(
+    const input = await this.bus.transform(
       "input",
-      { text, ...(options.images ? { images: options.images } : {}) },
+      { text, ...(options.images ? { images: options.images } : {}) } as {
+        text: string;
+        images?: ImageContent[];
+        handled?: boolean;
+      },
       this.ctx(),
       {
         toEvent: (v) => ({ ...v, source: options.source ?? "sdk" }),
@@ -150,7 +154,7 @@ export class AgentSession {
         stop: (r) => r.action === "handled",
       },
     );
-    if ((input as { handled?: boolean }).handled) return;
+    if (input.handled) return;
     const message = userMessage(input.text, input.images);
 
     if (this.busy) {
@@ -422,7 +426,7 @@ export class AgentSession {
   private async refreshCache(settings: CacheWarmingSettings): Promise<void> {
     this.warmTimer = undefined;
     if (this.busy || !this.model || this.deps.runtime.state !== "ready") return;
-    const decision = await this.bus.lastWins<{ action?: "warm" | "stop" }>(
+    const decision = await this.bus.lastWins(
       "cache_warming_decision",
       { idleMs: Date.now() - this.settledAt, model: this.model },
       this.ctx(),
@@ -571,21 +575,16 @@ export class AgentSession {
 
   /** `message_end` may replace the message (same role only); then it is recorded. */
   private async finishMessage(message: AgentMessage): Promise<AgentMessage> {
-    const final = await this.bus.transform<AgentMessage, { message?: AgentMessage }>(
-      "message_end",
-      message,
-      this.ctx(),
-      {
-        toEvent: (m) => ({ message: m }),
-        fold: (m, r) => {
-          if (!r?.message) return m;
-          if (r.message.role !== m.role) {
-            throw new TypeError(`message_end may not change the role (${m.role} → ${r.message.role})`);
-          }
-          return r.message;
-        },
+    const final = await this.bus.transform("message_end", message, this.ctx(), {
+      toEvent: (m) => ({ message: m }),
+      fold: (m, r) => {
+        if (!r?.message) return m;
+        if (r.message.role !== m.role) {
+          throw new TypeError(`message_end may not change the role (${m.role} → ${r.message.role})`);
+        }
+        return r.message;
       },
-    );
+    });
     if (final.role === "custom") {
       this.deps.session.appendCustomMessageEntry(
         final.customType,
@@ -603,18 +602,22 @@ export class AgentSession {
   private async requestAssistant(signal: AbortSignal): Promise<AssistantMessage> {
     const model = this.model!;
     const branch = this.deps.session.buildContext().messages;
-    const { messages } = await this.bus.transform<
-      { messages: AgentMessage[] },
-      { messages?: AgentMessage[] }
-    >("context", { messages: structuredClone(branch) }, this.ctx(), {
-      fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v),
-    });
+    const { messages } = await this.bus.transform(
+      "context",
+      { messages: structuredClone(branch) },
+      this.ctx(),
+      {
+        fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v),
+      },
+    );
     let systemPrompt = this.lastSystemPrompt;
     let llm = toLlmMessages(messages);
     if (this.bus.has("context_with_system")) {
-      const transcript = await this.bus.transform<{ messages: unknown[] }, { messages?: unknown[] }>(
+      const transcript = await this.bus.transform(
         "context_with_system",
-        { messages: [{ role: "system", content: systemPrompt, timestamp: Date.now() }, ...llm] },
+        {
+          messages: [{ role: "system", content: systemPrompt, timestamp: Date.now() }, ...llm],
+        } as ContextWithSystemEvent,
         this.ctx(),
         {
           fold: (_v, r) => {

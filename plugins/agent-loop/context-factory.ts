@@ -130,7 +130,7 @@ async function navigateTree(
   await deps.agent().waitForIdle();
   const oldLeafId = session.getLeafId();
   const controller = new AbortController();
-  const decision = await deps.runtime.bus.gate<{ cancel?: boolean }>(
+  const decision = await deps.runtime.bus.gate(
     "session_before_tree",
     {
       preparation: { targetId, oldLeafId, entriesToSummarize: [] },

@@ -10,7 +10,6 @@ import type {
   HookBus,
   NestedCallRecord,
   ToolCall,
-  ToolCallResult,
   ToolResult,
   ToolResultPatch,
   Usage,
@@ -134,7 +133,7 @@ export class ToolRunner {
     if (!checked.ok) return fail(checked.error);
     const input = checked.value;
 
-    const decision = await this.bus.gate<ToolCallResult>(
+    const decision = await this.bus.gate(
       "tool_call",
       { toolCallId, toolName, input, ...parent },
       this.context(),
@@ -184,7 +183,7 @@ export class ToolRunner {
       tool.definition.executionMode === "sequential" ? await this.inSequence(execute) : await execute();
     this.attachNested(toolCallId, ran.result, options.parentToolCallId === undefined);
 
-    const patched = await this.bus.transform<ToolResult & { isError: boolean }, ToolResultPatch>(
+    const patched = await this.bus.transform(
       "tool_result",
       { ...ran.result, isError: ran.isError },
       this.context(),

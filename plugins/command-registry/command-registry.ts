@@ -6,9 +6,8 @@
 import {
   type CommandDefinition,
   type CommandInfo,
-  coreTokens,
+  type CommandService,
   type Disposable,
-  definePlugin,
   type ExtensionInfo,
   KernelError,
   type ShortcutDefinition,
@@ -22,7 +21,7 @@ export interface RegisteredCommand extends CommandDefinition {
 
 const COMMAND_NAME = /^[a-zA-Z0-9][\w:.-]*$/;
 
-export class CommandRegistry {
+export class CommandRegistry implements CommandService {
   private readonly commands = new Map<string, RegisteredCommand>();
   private readonly shortcuts = new Map<string, ShortcutDefinition & { owner: string }>();
 
@@ -54,7 +53,7 @@ export class CommandRegistry {
     }, `${owner.id} shortcut ${key}`);
   }
 
-  getCommands(_owner?: ExtensionInfo): CommandInfo[] {
+  getCommands(): CommandInfo[] {
     return [...this.commands.values()].map((c) => ({
       name: c.name,
       ...(c.description ? { description: c.description } : {}),
@@ -71,9 +70,3 @@ export class CommandRegistry {
     return this.shortcuts.get(key);
   }
 }
-
-export const commandRegistryPlugin = definePlugin({
-  id: "plugin:command-registry",
-  provides: coreTokens.commands,
-  create: () => new CommandRegistry() as unknown as Record<string, unknown>,
-});

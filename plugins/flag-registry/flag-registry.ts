@@ -3,11 +3,10 @@
  * them with their owner) and hands the values back; an extension reads only its own flags.
  */
 import {
-  coreTokens,
   type Disposable,
-  definePlugin,
   type ExtensionInfo,
   type FlagDefinition,
+  type FlagService,
   KernelError,
   toDisposable,
 } from "../../kernel/index.js";
@@ -19,7 +18,7 @@ export interface RegisteredFlag extends FlagDefinition {
 
 const FLAG_NAME = /^[a-z][a-z0-9-]*$/;
 
-export class FlagRegistry {
+export class FlagRegistry implements FlagService {
   private readonly flags = new Map<string, RegisteredFlag>();
   private values: Record<string, boolean | string> = {};
 
@@ -59,9 +58,3 @@ export class FlagRegistry {
     return [...this.flags.values()];
   }
 }
-
-export const flagRegistryPlugin = definePlugin({
-  id: "plugin:flag-registry",
-  provides: coreTokens.flags,
-  create: () => new FlagRegistry() as unknown as Record<string, unknown>,
-});

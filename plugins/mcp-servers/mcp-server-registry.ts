@@ -4,21 +4,23 @@
  */
 import {
   type Disposable,
+  type ExtensionContext,
   type ExtensionInfo,
   type HookBus,
   KernelError,
   type McpServerConfig,
+  type McpServerService,
   toDisposable,
 } from "../../kernel/index.js";
 
 const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 
-export class McpServerRegistry {
+export class McpServerRegistry implements McpServerService {
   private readonly servers = new Map<string, { config: McpServerConfig; owner: string }>();
 
   constructor(
     private readonly bus: HookBus,
-    private readonly context: () => unknown,
+    private readonly context: () => ExtensionContext,
   ) {}
 
   registerMcpServer(owner: ExtensionInfo, name: string, config: McpServerConfig): Disposable {
@@ -65,7 +67,7 @@ export class McpServerRegistry {
     this.changed();
   }
 
-  getMcpServers(_owner?: ExtensionInfo): { name: string; config: McpServerConfig; owner: string }[] {
+  getMcpServers(): { name: string; config: McpServerConfig; owner: string }[] {
     return [...this.servers].map(([name, { config, owner }]) => ({ name, config, owner }));
   }
 

@@ -5,6 +5,7 @@ import {
   type ExtensionInfo,
   KernelError,
   type ModeDefinition,
+  type ModeService,
   toDisposable,
 } from "../../kernel/index.js";
 
@@ -15,7 +16,7 @@ export interface RegisteredMode extends ModeDefinition {
 
 const MODE_NAME = /^[a-z][a-z0-9-]*$/;
 
-export class ModeRegistry {
+export class ModeRegistry implements ModeService {
   private readonly modes = new Map<string, RegisteredMode[]>();
 
   registerMode(owner: ExtensionInfo, name: string, mode: ModeDefinition): Disposable {

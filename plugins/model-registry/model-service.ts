@@ -19,6 +19,7 @@ import {
   type HookBus,
   KernelError,
   type LlmMessage,
+  type ModelApiService,
   type ModelInfo,
   type ModelRuntime,
   type ProviderConfig,
@@ -67,7 +68,7 @@ export const NO_MODEL_HELP =
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
-export class ModelService {
+export class ModelService implements ModelApiService {
   private readonly holder = {};
   private readonly virtual = new Map<string, { config: VirtualModelConfig; owner: string }>();
   private readonly modelsJson: ReturnType<typeof loadModelsJson>;
@@ -101,7 +102,7 @@ export class ModelService {
     return this.deps.store.register(name, config, owner, this.holder, () => this.deps.pendingReload?.());
   }
 
-  unregisterProvider(_owner: ExtensionInfo, name: string): void {
+  unregisterProvider(name: string): void {
     this.deps.store.unregister(name);
   }
 
@@ -119,7 +120,7 @@ export class ModelService {
     }, `${owner.id} virtual model ${name}`);
   }
 
-  unregisterVirtualModel(_owner: ExtensionInfo, name: string): void {
+  unregisterVirtualModel(name: string): void {
     this.virtual.delete(name);
   }
 
@@ -408,14 +409,9 @@ export class ModelService {
       headers: async (headers) => {
         if (!bus.has("before_provider_headers")) return headers;
         const mutable: Record<string, string | null> = { ...headers };
-        const result = await bus.transform<Record<string, string | null>>(
-          "before_provider_headers",
-          mutable,
-          context(),
-          {
-            toEvent: (h) => ({ ...base, headers: h }),
-          },
-        );
+        const result = await bus.transform("before_provider_headers", mutable, context(), {
+          toEvent: (h) => ({ ...base, headers: h }),
+        });
         const clean: Record<string, string> = {};
         for (const [key, value] of Object.entries(result ?? mutable))
           if (value != null) clean[key] = String(value);

@@ -1,15 +1,10 @@
 /** `knightcode.exec()`: runs a program (no shell) with execa, bounded by a timeout and the caller's signal. */
-import type { ExecOptions, ExecResult, ExtensionInfo } from "../../kernel/index.js";
+import type { ExecOptions, ExecResult, ProcessApiService } from "../../kernel/index.js";
 
-export class ProcessService {
+export class ProcessService implements ProcessApiService {
   constructor(private readonly cwd: string) {}
 
-  async exec(
-    _owner: ExtensionInfo,
-    command: string,
-    args: string[] = [],
-    options: ExecOptions = {},
-  ): Promise<ExecResult> {
+  async exec(command: string, args: string[] = [], options: ExecOptions = {}): Promise<ExecResult> {
     const { execa } = await import("execa");
     const result = await execa(command, args, {
       cwd: options.cwd ?? this.cwd,

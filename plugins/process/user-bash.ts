@@ -64,7 +64,7 @@ function normalizeResult(raw: unknown): BashResult {
 export async function runUserBash(options: RunUserBashOptions): Promise<BashResult> {
   const { bus, ctx, cwd, command, excludeFromContext, onData, signal } = options;
   const event: UserBashEvent = { command, excludeFromContext, cwd };
-  const decision = await bus.gate<UserBashResult>("user_bash", event, ctx, {
+  const decision = await bus.gate("user_bash", event, ctx, {
     failClosed: blocked,
     isDecision,
   });

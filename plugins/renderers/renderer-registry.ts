@@ -4,10 +4,11 @@ import {
   type EntryRenderer,
   type ExtensionInfo,
   type MessageRenderer,
+  type RendererService,
   toDisposable,
 } from "../../kernel/index.js";
 
-export class RendererRegistry {
+export class RendererRegistry implements RendererService {
   private readonly messages = new Map<string, MessageRenderer>();
   private readonly entries = new Map<string, EntryRenderer>();
 

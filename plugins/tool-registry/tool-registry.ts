@@ -23,6 +23,7 @@ import {
   type ToolLoadoutEntry,
   type ToolRendererResolver,
   type ToolRenderers,
+  type ToolService,
   toDisposable,
 } from "../../kernel/index.js";
 
@@ -44,7 +45,7 @@ function ajv(): AjvType {
 }
 const DECLARED: readonly ToolExposure[] = ["direct", "model-only"];
 
-export class ToolRegistry {
+export class ToolRegistry implements ToolService {
   private readonly tools = new Map<string, RegisteredTool>();
   /** Built-ins shadowed by a replacement, restored when the replacement goes away. */
   private readonly shadowed = new Map<string, RegisteredTool>();
@@ -100,19 +101,19 @@ export class ToolRegistry {
     }, `${owner.id} tool renderer`);
   }
 
-  getActiveTools(_owner?: ExtensionInfo): string[] {
+  getActiveTools(): string[] {
     return [...this.active].filter((name) => this.tools.has(name));
   }
 
   /** Unknown names are ignored, as are hidden tools. */
-  setActiveTools(_owner: ExtensionInfo | undefined, names: string[]): void {
+  setActiveTools(names: string[]): void {
     this.active = new Set(
       names.filter((name) => this.tools.has(name) && this.tools.get(name)!.exposure !== "hidden"),
     );
     this.changed();
   }
 
-  getAllTools(_owner?: ExtensionInfo): ToolInfo[] {
+  getAllTools(): ToolInfo[] {
     return [...this.tools.values()].map(({ definition, owner, exposure }) => ({
       name: definition.name,
       description: definition.description,

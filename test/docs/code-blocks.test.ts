@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
 import { createTestSession } from "../../testing.js";
 
 const docsDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../docs");
@@ -45,7 +46,7 @@ describe("docs: complete extension code blocks", () => {
     dir = mkdtempSync(join(tmpdir(), "kc-doc-blocks-"));
     const t = await createTestSession();
     try {
-      baseline = t.session.runtime.liveRegistrations();
+      baseline = sessionInternals(t.session).runtime.liveRegistrations();
     } finally {
       await t.dispose();
     }
@@ -65,9 +66,9 @@ describe("docs: complete extension code blocks", () => {
       writeFileSync(file, block.code);
       const t = await createTestSession({ extensions: [file] });
       try {
-        const failures = t.session.runtime.loadFailures.map((f) => f.message);
+        const failures = sessionInternals(t.session).runtime.loadFailures.map((f) => f.message);
         expect(failures, `load failures of ${file}`).to.deep.equal([]);
-        expect(t.session.runtime.liveRegistrations()).to.be.greaterThan(baseline);
+        expect(sessionInternals(t.session).runtime.liveRegistrations()).to.be.greaterThan(baseline);
       } finally {
         await t.dispose();
       }

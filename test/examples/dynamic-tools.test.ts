@@ -3,6 +3,7 @@
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import dynamicTools from "../../examples/extensions/dynamic-tools.js";
+import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
 
 describe("example: dynamic-tools", () => {
   let t: TestSession | undefined;
@@ -20,16 +21,17 @@ describe("example: dynamic-tools", () => {
         { text: "done" },
       ],
     });
-    const before = t.session.tools.getActiveTools();
+    const before = sessionInternals(t.session).tools.getActiveTools();
     expect(before).to.include("load_tools").and.include("bash");
     expect(before).to.not.include("uppercase").and.not.include("reverse");
-    expect(t.session.tools.getAllTools().map((tool) => tool.name)).to.include.members([
-      "uppercase",
-      "reverse",
-    ]);
+    expect(
+      sessionInternals(t.session)
+        .tools.getAllTools()
+        .map((tool) => tool.name),
+    ).to.include.members(["uppercase", "reverse"]);
 
     await t.prompt("I need the text tools");
-    const after = t.session.tools.getActiveTools();
+    const after = sessionInternals(t.session).tools.getActiveTools();
     expect(after).to.include.members([...before, "uppercase", "reverse"]);
     const upper = t.toolCalls().find((call) => call.toolName === "uppercase")!;
     expect(upper.isError).to.equal(false);

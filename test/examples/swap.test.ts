@@ -11,6 +11,7 @@ import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { FIXED_ANSWER, MODEL_ID } from "../../examples/extensions/my-provider.js";
 import sandboxedBash, { refusal } from "../../examples/extensions/sandboxed-bash.js";
+import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
 import { cliBin, runCli } from "../helpers/cli.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 
@@ -29,7 +30,9 @@ describe("example: swapping built-ins", () => {
   describe("in a test session", () => {
     it("settings `-builtin:core-tools` remove the core tools; sandboxed-bash then provides bash", async () => {
       t = await createTestSession({ settings: { extensions: ["-builtin:core-tools"] } });
-      const names = t.session.tools.getAllTools().map((tool) => tool.name);
+      const names = sessionInternals(t.session)
+        .tools.getAllTools()
+        .map((tool) => tool.name);
       expect(names).to.not.include.any.members(CORE_TOOLS);
       await t.dispose();
 
@@ -41,7 +44,7 @@ describe("example: swapping built-ins", () => {
           { text: "done" },
         ],
       });
-      const tools = t.session.tools.getAllTools();
+      const tools = sessionInternals(t.session).tools.getAllTools();
       expect(tools.map((tool) => tool.name)).to.deep.equal(["bash"]);
       await t.prompt("read the passwords");
       const [call] = t.toolCalls();
@@ -60,13 +63,15 @@ describe("example: swapping built-ins", () => {
           { text: "done" },
         ],
       });
-      const bash = t.session.tools.getAllTools().find((tool) => tool.name === "bash")!;
+      const bash = sessionInternals(t.session)
+        .tools.getAllTools()
+        .find((tool) => tool.name === "bash")!;
       expect(bash.owner).to.match(/sandboxed-bash\.ts$/);
-      expect(t.session.tools.getAllTools().map((tool) => tool.name)).to.include.members([
-        "read",
-        "write",
-        "edit",
-      ]);
+      expect(
+        sessionInternals(t.session)
+          .tools.getAllTools()
+          .map((tool) => tool.name),
+      ).to.include.members(["read", "write", "edit"]);
       await t.prompt("go");
       const [ok, outside] = t.toolCalls();
       expect(ok!.isError).to.equal(false);

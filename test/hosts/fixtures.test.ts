@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { eventCatalog } from "../../kernel/events/catalog.js";
+import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import { runCli } from "../helpers/cli.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 
@@ -49,8 +49,8 @@ function checkJsonStream(stdout: string): unknown[] {
   expect(records[0]!.type, "the session header comes first").to.equal("session");
   expect(records[0]).to.include.keys("version", "id", "timestamp", "cwd");
   for (const record of records.slice(1)) {
-    const spec = eventCatalog[record.type as keyof typeof eventCatalog];
-    expect(spec?.wire, `${record.type} is a JSON stream event`).to.equal("json");
+    const spec = wireEvents[record.type as keyof typeof wireEvents];
+    expect(spec?.stream, `${record.type} is a JSON stream event`).to.equal("json");
     if (record.type === "message_update") {
       expect(Object.keys(record).sort()).to.deep.equal(["assistantMessageEvent", "type", "usage"]);
       const event = record.assistantMessageEvent as Record<string, unknown>;

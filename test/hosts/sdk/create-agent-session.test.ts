@@ -9,6 +9,7 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
+  sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
 import type {
   ExtensionAPI,
@@ -68,7 +69,11 @@ describe("createAgentSession", () => {
   }
 
   const commands = (handle: AgentSessionHandle) =>
-    (handle.runtime.scope.resolve({ id: "core.commands" } as never) as { getCommands(): { name: string }[] })
+    (
+      sessionInternals(handle).runtime.scope.resolve({ id: "core.commands" } as never) as {
+        getCommands(): { name: string }[];
+      }
+    )
       .getCommands()
       .map((c) => c.name);
 
@@ -77,7 +82,7 @@ describe("createAgentSession", () => {
     const handle = await open({ extensions: [join(tmp.path, "cli-ext.ts")] });
     expect(g.__kcOrder).to.deep.equal(["personal", "cli"]);
     expect(commands(handle)).to.not.include("project");
-    expect(handle.settings.get("fromProject")).to.equal(undefined);
+    expect(sessionInternals(handle).settings.get("fromProject")).to.equal(undefined);
     expect(handle.projectTrusted).to.equal(false);
     const notices = warnings.filter((w) => w.includes("not trusted"));
     expect(notices).to.have.length(1);
@@ -89,11 +94,11 @@ describe("createAgentSession", () => {
     const handle = await open({ approve: true, extensions: [join(tmp.path, "cli-ext.ts")] });
     expect(g.__kcOrder).to.deep.equal(["personal", "cli", "project"]);
     // Distinct origins in load order (there are several built-ins).
-    const origins = handle.runtime.extensionInfos
-      .map((i) => i.origin)
+    const origins = sessionInternals(handle)
+      .runtime.extensionInfos.map((i) => i.origin)
       .filter((o, i, all) => o !== all[i - 1]);
     expect(origins).to.deep.equal(["builtin", "user", "project", "cli"]);
-    expect(handle.settings.get("fromProject")).to.equal(true);
+    expect(sessionInternals(handle).settings.get("fromProject")).to.equal(true);
     expect(handle.projectTrusted).to.equal(true);
   });
 
@@ -126,8 +131,14 @@ describe("createAgentSession", () => {
   it("disables a built-in extension listed as -builtin:<name> in settings", async () => {
     tmp.write("agent/settings.json", JSON.stringify({ extensions: ["-builtin:scripted"] }));
     const handle = await open();
-    expect(handle.runtime.extensionInfos.map((i) => i.id)).to.not.include("builtin:scripted");
-    expect(handle.models.getAvailable().map((m) => m.provider)).to.not.include("scripted");
+    expect(sessionInternals(handle).runtime.extensionInfos.map((i) => i.id)).to.not.include(
+      "builtin:scripted",
+    );
+    expect(
+      sessionInternals(handle)
+        .models.getAvailable()
+        .map((m) => m.provider),
+    ).to.not.include("scripted");
   });
 
   it("says how to configure a model when none is selected", async () => {
@@ -140,7 +151,7 @@ describe("createAgentSession", () => {
     expect(String(error)).to.contain("--provider scripted --script");
     let resolveError: unknown;
     try {
-      handle.models.resolveModel({});
+      sessionInternals(handle).models.resolveModel({});
     } catch (e) {
       resolveError = e;
     }
@@ -177,16 +188,17 @@ describe("createAgentSession", () => {
       extensions: [createScriptedProvider(steps.slice(1))],
     });
     expect(resumed.sessionManager.getSessionFile()).to.equal(file);
-    expect(resumed.agent.model?.id).to.equal("scripted");
-    const roles = resumed.sessionManager.buildContext().messages.map((m) => m.role);
+    expect(sessionInternals(resumed).agent.model?.id).to.equal("scripted");
+    const roles = sessionInternals(resumed)
+      .log.buildContext()
+      .messages.map((m) => m.role);
     expect(roles).to.deep.equal(["user", "assistant"]);
     await resumed.prompt("again");
-    expect(resumed.sessionManager.buildContext().messages.map((m) => m.role)).to.deep.equal([
-      "user",
-      "assistant",
-      "user",
-      "assistant",
-    ]);
+    expect(
+      sessionInternals(resumed)
+        .log.buildContext()
+        .messages.map((m) => m.role),
+    ).to.deep.equal(["user", "assistant", "user", "assistant"]);
   });
 
   it("keeps --no-session sessions in memory only", async () => {
@@ -239,7 +251,7 @@ describe("createAgentSession", () => {
     expect(() => oldCtx!.cwd).to.throw(/reloaded, replaced or shut down/);
     expect(replacedCwd).to.equal(project());
     expect(handle.sessionManager.getSessionFile()).to.not.equal(firstFile);
-    expect(handle.sessionManager.buildContext().messages).to.deep.equal([]);
+    expect(sessionInternals(handle).log.buildContext().messages).to.deep.equal([]);
   });
 
   it("lets session_before_switch cancel a replacement", async () => {
@@ -250,9 +262,9 @@ describe("createAgentSession", () => {
         },
       ],
     });
-    const before = handle.runtime;
+    const before = sessionInternals(handle).runtime;
     expect(await handle.newSession()).to.deep.equal({ cancelled: true });
-    expect(handle.runtime).to.equal(before);
+    expect(sessionInternals(handle).runtime).to.equal(before);
   });
 
   it("forks into a new file that names its parent, keeping the branch up to the entry", async () => {
@@ -270,10 +282,11 @@ describe("createAgentSession", () => {
       .filter((e) => e.type === "message" && e.message.role === "user")[1]!;
     await handle.fork(userTwo.id, { position: "before" });
     expect(handle.sessionManager.getHeader().parentSession).to.equal(firstFile);
-    expect(handle.sessionManager.buildContext().messages.map((m) => m.role)).to.deep.equal([
-      "user",
-      "assistant",
-    ]);
+    expect(
+      sessionInternals(handle)
+        .log.buildContext()
+        .messages.map((m) => m.role),
+    ).to.deep.equal(["user", "assistant"]);
     const files = readdirSync(join(firstFile, ".."));
     expect(files.filter((f) => f.endsWith(".jsonl"))).to.have.length(2);
   });
@@ -300,8 +313,8 @@ describe("createAgentSession", () => {
     await handle.prompt("/grab");
     await command!.navigateTree(firstAssistant);
     await handle.prompt("three");
-    const branch = handle.sessionManager
-      .buildContext()
+    const branch = sessionInternals(handle)
+      .log.buildContext()
       .messages.map((m) => (m.role === "user" ? m.content : m.role));
     expect(branch).to.deep.equal(["one", "assistant", "three", "assistant"]);
     expect(handle.sessionManager.getChildren(firstAssistant)).to.have.length(2);
@@ -326,7 +339,7 @@ describe("createAgentSession", () => {
         },
       ],
     });
-    expect(handle.tools.getActiveTools().sort()).to.deep.equal(["one", "three"]);
+    expect(sessionInternals(handle).tools.getActiveTools().sort()).to.deep.equal(["one", "three"]);
   });
 
   it("builds the system prompt from context files, SYSTEM.md and the active tools, and follows edits of the tool list", async () => {
@@ -365,7 +378,7 @@ describe("createAgentSession", () => {
     expect(prompt).to.contain("Answer in British English.");
     expect(prompt).to.contain("alpha does alpha things");
     expect(prompt).to.not.contain("beta does beta things");
-    expect(handle.agent.systemPrompt).to.equal(prompt);
+    expect(sessionInternals(handle).agent.systemPrompt).to.equal(prompt);
   });
 
   it("reports a malformed settings file with its location and still starts", async () => {

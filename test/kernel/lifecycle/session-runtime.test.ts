@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { packageModules } from "../../../hosts/sdk/package-modules.js";
 import type { ExtensionAPI, ExtensionContext } from "../../../kernel/api/index.js";
+import { definePlugin } from "../../../kernel/container/container.js";
 import { coreTokens } from "../../../kernel/container/core-tokens.js";
 import {
   ExtensionStartupError,
@@ -16,11 +17,8 @@ import {
 } from "../../../kernel/errors.js";
 import { createKernel, type Kernel } from "../../../kernel/kernel.js";
 import type { ExtensionErrorReport, SessionRuntime } from "../../../kernel/lifecycle/session-runtime.js";
-import {
-  type CommandRegistry,
-  commandRegistryPlugin,
-} from "../../../plugins/command-registry/command-registry.js";
-import { flagRegistryPlugin } from "../../../plugins/flag-registry/flag-registry.js";
+import { CommandRegistry } from "../../../plugins/command-registry/command-registry.js";
+import { FlagRegistry } from "../../../plugins/flag-registry/flag-registry.js";
 import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -52,7 +50,14 @@ describe("session runtime", () => {
     g.__kcPings = [];
     errors = [];
     kernel = createKernel({
-      plugins: [commandRegistryPlugin, flagRegistryPlugin],
+      plugins: [
+        definePlugin({
+          id: "test:commands",
+          provides: coreTokens.commands,
+          create: () => new CommandRegistry(),
+        }),
+        definePlugin({ id: "test:flags", provides: coreTokens.flags, create: () => new FlagRegistry() }),
+      ],
       cacheDir: join(tmp.path, "cache"),
       virtualModules: packageModules,
     });

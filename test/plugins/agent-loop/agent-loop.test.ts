@@ -3,6 +3,7 @@
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import type { SessionEvent } from "../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../hosts/sdk/create-agent-session.js";
 import type { ExtensionAPI, ToolDefinition } from "../../../kernel/index.js";
 import { useHarness } from "../../helpers/agent-harness.js";
 
@@ -283,14 +284,14 @@ describe("agent loop", () => {
         }
       }, 5);
     });
-    h.handle.agent.followUp("later");
-    const returned = h.handle.agent.abort();
+    sessionInternals(h.handle).agent.followUp("later");
+    const returned = sessionInternals(h.handle).agent.abort();
     await run;
     expect(returned).to.deep.equal({ steering: [], followUp: ["later"] });
     const assistant = h.ofType("message_end").at(-1)!.message as { stopReason: string };
     expect(assistant.stopReason).to.equal("aborted");
     expect(h.ofType("agent_settled").at(-1)!.aborted).to.equal(true);
-    expect(h.handle.agent.isIdle()).to.equal(true);
+    expect(sessionInternals(h.handle).agent.isIdle()).to.equal(true);
   });
 
   it("kills a running tool through its signal on abort", async () => {
@@ -322,7 +323,7 @@ describe("agent loop", () => {
         }
       }, 5);
     });
-    h.handle.agent.abort();
+    sessionInternals(h.handle).agent.abort();
     await run;
     expect(sawAbort).to.equal(true);
     expect(h.ofType("turn_start")).to.have.length(1);
@@ -591,7 +592,7 @@ describe("agent loop", () => {
     const roles = h.ofType("message_start").map((e) => (e.message as { role: string }).role);
     expect(roles).to.deep.equal(["user", "custom", "assistant"]);
     expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
-    expect(h.handle.agent.systemPrompt).to.equal("FORCED PROMPT");
+    expect(sessionInternals(h.handle).agent.systemPrompt).to.equal("FORCED PROMPT");
   });
 
   it("lets context handlers transform the request messages without changing the session", async () => {
@@ -731,9 +732,9 @@ describe("agent loop", () => {
       ],
     });
     api!.sendMessage({ customType: "note", content: "note for the model" }, { triggerTurn: true });
-    await h.handle.agent.waitForIdle();
+    await sessionInternals(h.handle).agent.waitForIdle();
     await new Promise((r) => setTimeout(r, 20));
-    await h.handle.agent.waitForIdle();
+    await sessionInternals(h.handle).agent.waitForIdle();
     api!.appendEntry("bookmark", { at: 1 });
     api!.setSessionName("Investigation");
     await new Promise((r) => setImmediate(r));
@@ -748,12 +749,12 @@ describe("agent loop", () => {
 
   it("emits thinking_level_changed and records the change", async () => {
     const h = await harness.open({ steps: [] });
-    h.handle.agent.setThinkingLevel(undefined, "high");
+    sessionInternals(h.handle).agent.setThinkingLevel(undefined, "high");
     await new Promise((r) => setImmediate(r));
     expect(h.ofType("thinking_level_changed")).to.deep.equal([
       { type: "thinking_level_changed", level: "high" },
     ]);
-    expect(h.handle.sessionManager.buildContext().thinkingLevel).to.equal("high");
+    expect(sessionInternals(h.handle).log.buildContext().thinkingLevel).to.equal("high");
   });
 
   it("refuses to prompt after an extension refused the session", async () => {

@@ -17,6 +17,7 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
+  sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
 import {
   type AssistantMessage,
@@ -128,9 +129,9 @@ function useAgentDir(): {
 }
 
 function lastAssistant(handle: AgentSessionHandle): AssistantMessage {
-  const last = handle.sessionManager.buildContext().messages.findLast((m) => m.role === "assistant") as
-    | AssistantMessage
-    | undefined;
+  const last = sessionInternals(handle)
+    .log.buildContext()
+    .messages.findLast((m) => m.role === "assistant") as AssistantMessage | undefined;
   expect(last, "an assistant message was recorded").to.not.equal(undefined);
   return last!;
 }
@@ -279,7 +280,7 @@ describe("model service", () => {
             ] satisfies ScriptEntry[]),
           ],
         });
-        expect(h.agent.model).to.include({ provider: "local", id: "m1" });
+        expect(sessionInternals(h).agent.model).to.include({ provider: "local", id: "m1" });
         await h.prompt("hi");
         expect(textOf(lastAssistant(h))).to.equal("local answer");
         expect(seen).to.have.length(1);
@@ -304,7 +305,11 @@ describe("model service", () => {
       const warning = agent.warnings.find((w) => w.includes("models.json"));
       expect(warning, agent.warnings.join("\n")).to.not.equal(undefined);
       expect(warning).to.contain(`${file}:4:3`);
-      expect(h.models.getAvailable().some((m) => m.provider === "local")).to.equal(false);
+      expect(
+        sessionInternals(h)
+          .models.getAvailable()
+          .some((m) => m.provider === "local"),
+      ).to.equal(false);
       await h.prompt("hi");
       expect(textOf(lastAssistant(h))).to.equal("still works");
     });
@@ -436,7 +441,7 @@ describe("model service", () => {
       expect(error.message).to.contain('Unknown provider "nope"').and.contain("scripted");
       // A session without the built-in sees no "scripted" provider unless the failed session still holds it.
       const b = await agent.open({ settings: { extensions: ["-builtin:scripted"] } });
-      expect(b.models.find("scripted", "scripted")).to.equal(undefined);
+      expect(sessionInternals(b).models.find("scripted", "scripted")).to.equal(undefined);
     });
   });
 
@@ -457,7 +462,7 @@ describe("model service", () => {
           ] satisfies ScriptEntry[]),
         ],
       });
-      const answer = await h.models.runtime().classify({ prompt: "Is `ls` safe?", labels });
+      const answer = await sessionInternals(h).models.runtime().classify({ prompt: "Is `ls` safe?", labels });
       expect(answer.label).to.equal("safe");
       expect(answer.usage).to.have.property("totalTokens");
       expect(seen).to.have.length(1);
@@ -482,7 +487,7 @@ describe("model service", () => {
           createScriptedProvider([{ toolCalls: [{ name: "classify", arguments: { label: "maybe" } }] }]),
         ],
       });
-      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      const error = await failure(() => sessionInternals(h).models.classify({ prompt: "x", labels }));
       expect(error.code).to.equal("KC_ERR_CLASSIFY");
       expect(error.message).to.contain('"maybe"').and.contain("safe, unsafe");
     });
@@ -493,7 +498,7 @@ describe("model service", () => {
         model: "scripted",
         extensions: [createScriptedProvider([{ text: "I think it is safe" }])],
       });
-      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      const error = await failure(() => sessionInternals(h).models.classify({ prompt: "x", labels }));
       expect(error.code).to.equal("KC_ERR_CLASSIFY");
       expect(error.message).to.contain("null").and.contain("safe, unsafe");
     });
@@ -504,7 +509,7 @@ describe("model service", () => {
         model: "scripted",
         extensions: [createScriptedProvider([{ error: { kind: "overloaded", message: "529 overloaded" } }])],
       });
-      const error = await failure(() => h.models.classify({ prompt: "x", labels }));
+      const error = await failure(() => sessionInternals(h).models.classify({ prompt: "x", labels }));
       expect(error.code).to.equal("KC_ERR_CLASSIFY");
       expect(error.message).to.contain("529 overloaded");
     });
@@ -522,7 +527,7 @@ describe("model service", () => {
         ],
       });
       for (const few of [["safe"], []]) {
-        const error = await failure(() => h.models.classify({ prompt: "x", labels: few }));
+        const error = await failure(() => sessionInternals(h).models.classify({ prompt: "x", labels: few }));
         expect(error.code).to.equal("KC_ERR_CLASSIFY");
         expect(error.message).to.contain("at least two labels");
       }
@@ -535,8 +540,11 @@ describe("model service", () => {
         model: "scripted",
         extensions: [createScriptedProvider([])],
       });
-      expect(h.models.getAvailableClassifiers()).to.deep.include({ provider: "scripted", model: "scripted" });
-      expect(h.models.runtime().getAvailableClassifiers()).to.deep.include({
+      expect(sessionInternals(h).models.getAvailableClassifiers()).to.deep.include({
+        provider: "scripted",
+        model: "scripted",
+      });
+      expect(sessionInternals(h).models.runtime().getAvailableClassifiers()).to.deep.include({
         provider: "scripted",
         model: "scripted",
       });
@@ -575,7 +583,7 @@ describe("model service", () => {
           },
         ],
       });
-      await h.agent.setModel(undefined, h.models.find("hooked", "h1")!);
+      await sessionInternals(h).agent.setModel(undefined, sessionInternals(h).models.find("hooked", "h1")!);
       await h.prompt("hi");
       expect(textOf(lastAssistant(h))).to.equal("hooked");
       expect(seenByHandler[0]).to.deep.include({ provider: "hooked", api: "hooked", model: "h1" });
@@ -601,7 +609,7 @@ describe("model service", () => {
           },
         ],
       });
-      await h.agent.setModel(undefined, h.models.find("hooked", "h1")!);
+      await sessionInternals(h).agent.setModel(undefined, sessionInternals(h).models.find("hooked", "h1")!);
       await h.prompt("hi");
       expect(responses).to.deep.equal([
         {
@@ -620,8 +628,10 @@ describe("model service", () => {
       const record: Parameters<typeof hookedProvider>[0] = { rawEvents };
       register("hooked", hookedProvider(record));
       let dispatches = 0;
-      const emit = bus.emit.bind(bus);
-      bus.emit = (event: string, payload: unknown, ctx?: unknown) => {
+      // Counts dispatches by wrapping the bus's emit (the loose signature: any notify event goes through).
+      const loose = bus as unknown as { emit(event: string, payload: unknown, ctx?: unknown): Promise<void> };
+      const emit = loose.emit.bind(bus);
+      loose.emit = (event, payload, ctx) => {
         if (event === "provider_stream_event") dispatches++;
         return emit(event, payload, ctx);
       };

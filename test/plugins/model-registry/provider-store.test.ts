@@ -17,6 +17,7 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
+  sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
 import type {
   AssistantMessage,
@@ -109,7 +110,7 @@ function providerExtension(name: string, provider: string, config: () => Provide
 }
 
 function lastAssistant(handle: AgentSessionHandle): AssistantMessage {
-  const messages = handle.sessionManager.buildContext().messages;
+  const messages = sessionInternals(handle).log.buildContext().messages;
   const last = messages.findLast((m) => m.role === "assistant");
   expect(last, "an assistant message was recorded").to.not.equal(undefined);
   return last as AssistantMessage;
@@ -125,7 +126,7 @@ async function promptWith(
   text = "hi",
 ): Promise<void> {
   expect(model, "the model is listed").to.not.equal(undefined);
-  expect(await handle.agent.setModel(undefined, model!)).to.equal(true);
+  expect(await sessionInternals(handle).agent.setModel(undefined, model!)).to.equal(true);
   await handle.prompt(text);
 }
 
@@ -141,7 +142,9 @@ describe("provider registrations", () => {
       });
       const b = await sessions.open();
 
-      const listed = b.models.getAvailable().find((m) => m.provider === "acme");
+      const listed = sessionInternals(b)
+        .models.getAvailable()
+        .find((m) => m.provider === "acme");
       expect(listed).to.deep.equal({
         provider: "acme",
         id: "rocket",
@@ -150,7 +153,7 @@ describe("provider registrations", () => {
         maxTokens: 100,
         reasoning: false,
       });
-      await promptWith(b, b.models.find("acme", "rocket"));
+      await promptWith(b, sessionInternals(b).models.find("acme", "rocket"));
       const answer = lastAssistant(b);
       expect(answer.stopReason).to.equal("stop");
       expect(textOf(answer)).to.equal("from acme");
@@ -169,13 +172,22 @@ describe("provider registrations", () => {
         ],
       });
       const b = await sessions.open();
-      expect(await b.agent.setModel(undefined, b.models.find("acme", "rocket")!)).to.equal(true);
+      expect(
+        await sessionInternals(b).agent.setModel(
+          undefined,
+          sessionInternals(b).models.find("acme", "rocket")!,
+        ),
+      ).to.equal(true);
 
       apiA!.unregisterProvider("acme");
 
-      expect(a.models.find("acme", "rocket")).to.equal(undefined);
-      expect(b.models.find("acme", "rocket")).to.equal(undefined);
-      expect(b.models.getAvailable().map((m) => m.provider)).to.not.include("acme");
+      expect(sessionInternals(a).models.find("acme", "rocket")).to.equal(undefined);
+      expect(sessionInternals(b).models.find("acme", "rocket")).to.equal(undefined);
+      expect(
+        sessionInternals(b)
+          .models.getAvailable()
+          .map((m) => m.provider),
+      ).to.not.include("acme");
       // B had selected it: its next request fails with a message naming the provider.
       await b.prompt("still there?");
       const answer = lastAssistant(b);
@@ -189,8 +201,8 @@ describe("provider registrations", () => {
       });
       const b = await sessions.open();
       await a.reload();
-      expect(b.models.find("acme", "rocket")).to.not.equal(undefined);
-      await promptWith(b, b.models.find("acme", "rocket"));
+      expect(sessionInternals(b).models.find("acme", "rocket")).to.not.equal(undefined);
+      await promptWith(b, sessionInternals(b).models.find("acme", "rocket"));
       expect(textOf(lastAssistant(b))).to.equal("after reload");
     });
 
@@ -200,7 +212,7 @@ describe("provider registrations", () => {
       let seenByBDuringReload: ModelInfo | undefined;
       const acme = (kc: ExtensionAPI) => {
         runs++;
-        if (runs > 1) seenByBDuringReload = b?.models.find("acme", "rocket");
+        if (runs > 1) seenByBDuringReload = b && sessionInternals(b).models.find("acme", "rocket");
         kc.registerProvider("acme", textProvider("x"));
       };
       const a = await sessions.open({ extensions: [acme] });
@@ -217,16 +229,20 @@ describe("provider registrations", () => {
       const a = await sessions.open({ extensions: [ext()] });
       const c = await sessions.open({ extensions: [ext()] });
       const b = await sessions.open();
-      expect(b.models.find("acme", "rocket")).to.not.equal(undefined);
+      expect(sessionInternals(b).models.find("acme", "rocket")).to.not.equal(undefined);
 
       await a.dispose();
-      expect(b.models.find("acme", "rocket"), "C still holds it").to.not.equal(undefined);
-      await promptWith(b, b.models.find("acme", "rocket"));
+      expect(sessionInternals(b).models.find("acme", "rocket"), "C still holds it").to.not.equal(undefined);
+      await promptWith(b, sessionInternals(b).models.find("acme", "rocket"));
       expect(textOf(lastAssistant(b))).to.equal("from acme");
 
       await c.dispose();
-      expect(b.models.find("acme", "rocket")).to.equal(undefined);
-      expect(b.models.getAvailable().map((m) => m.provider)).to.not.include("acme");
+      expect(sessionInternals(b).models.find("acme", "rocket")).to.equal(undefined);
+      expect(
+        sessionInternals(b)
+          .models.getAvailable()
+          .map((m) => m.provider),
+      ).to.not.include("acme");
     });
   });
 
@@ -293,7 +309,10 @@ describe("provider registrations", () => {
       const a = await sessions.open({ provider: "scripted", model: "scripted", extensions: [replacement()] });
       const b = await sessions.open({ provider: "scripted", model: "scripted", extensions: [replacement()] });
       await b.dispose();
-      expect(a.models.find("scripted", "scripted"), "A still registers scripted").to.not.equal(undefined);
+      expect(
+        sessionInternals(a).models.find("scripted", "scripted"),
+        "A still registers scripted",
+      ).to.not.equal(undefined);
       await a.prompt("hi");
       expect(textOf(lastAssistant(a))).to.equal("replaced");
     });
@@ -317,7 +336,7 @@ describe("provider registrations", () => {
         extensions: [createScriptedProvider([{ text: "replaced" }])],
       });
       await a.dispose();
-      expect(b.models.find("scripted", "scripted")).to.not.equal(undefined);
+      expect(sessionInternals(b).models.find("scripted", "scripted")).to.not.equal(undefined);
     });
   });
 
@@ -335,14 +354,16 @@ describe("provider registrations", () => {
             },
           ] satisfies ScriptEntry[]),
           (kc) => {
-            kc.registerVirtualModel("router", { route: () => a.models.find("scripted", "scripted")! });
+            kc.registerVirtualModel("router", {
+              route: () => sessionInternals(a).models.find("scripted", "scripted")!,
+            });
           },
         ],
       });
       // B does not load the built-in scripted provider, so A's scripted registration stays the one in use.
       const b = await sessions.open({ settings: { extensions: ["-builtin:scripted"] } });
 
-      const router = a.models.find("virtual", "router");
+      const router = sessionInternals(a).models.find("virtual", "router");
       expect(router).to.deep.equal({
         provider: "virtual",
         id: "router",
@@ -355,10 +376,14 @@ describe("provider registrations", () => {
       expect(textOf(lastAssistant(a))).to.equal("routed");
       expect(seen.map((m) => `${m.provider}/${m.id}`)).to.deep.equal(["scripted/scripted"]);
 
-      expect(b.models.find("virtual", "router")).to.equal(undefined);
-      expect(b.models.getAvailable().some((m) => m.provider === "virtual")).to.equal(false);
-      const fromB = await b.models
-        .stream({ model: router!, systemPrompt: "", messages: [], tools: [] })
+      expect(sessionInternals(b).models.find("virtual", "router")).to.equal(undefined);
+      expect(
+        sessionInternals(b)
+          .models.getAvailable()
+          .some((m) => m.provider === "virtual"),
+      ).to.equal(false);
+      const fromB = await sessionInternals(b)
+        .models.stream({ model: router!, systemPrompt: "", messages: [], tools: [] })
         .result();
       expect(fromB.stopReason).to.equal("error");
       expect(fromB.errorMessage).to.contain('Virtual model "router" is not registered');

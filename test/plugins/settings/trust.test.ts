@@ -288,7 +288,7 @@ describe("plugins/settings resolveProjectTrust", () => {
     );
     bus.on("project_trust", () => ({ trusted: "yes", remember: true }), owner("user:c", 3));
     const handlers = (event: { cwd: string }) =>
-      bus.gate<ProjectTrustResult>("project_trust", event, {}, projectTrustGateOptions);
+      bus.gate("project_trust", event, undefined, projectTrustGateOptions);
 
     expect(await resolveProjectTrust(options({ handlers }))).to.include({
       trusted: false,

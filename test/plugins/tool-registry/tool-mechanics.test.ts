@@ -41,7 +41,7 @@ describe("tool registry", () => {
     registry.registerTool(owner("cli:a"), tool("one"));
     registry.registerTool(owner("cli:a"), tool("scriptOnly", { exposure: "codemode" }));
     registry.registerTool(owner("cli:a"), tool("gone", { exposure: "hidden" }));
-    registry.setActiveTools(undefined, ["scriptOnly", "nope", "gone"]);
+    registry.setActiveTools(["scriptOnly", "nope", "gone"]);
     expect(registry.getActiveTools()).to.deep.equal(["scriptOnly"]);
     expect(registry.declarations().map((d) => d.name)).to.deep.equal(["scriptOnly"]);
   });

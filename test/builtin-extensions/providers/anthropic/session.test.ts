@@ -18,6 +18,7 @@ import {
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import anthropicProvider from "../../../../builtin-extensions/providers/anthropic/index.js";
+import { sessionInternals } from "../../../../hosts/sdk/create-agent-session.js";
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
 import {
   messageDelta,
@@ -283,7 +284,10 @@ describe("anthropic provider: in a session", () => {
     it("forces the classify tool at temperature 0 with the labels as an enum, and returns the label", async () => {
       server.respond((_req, res) => writeSse(res, classifyAnswer("risky")));
       const s = await open();
-      const answer = await s.handle.models.classify({ prompt: "rm -rf /", labels: ["safe", "risky"] });
+      const answer = await sessionInternals(s.handle).models.classify({
+        prompt: "rm -rf /",
+        labels: ["safe", "risky"],
+      });
       expect(answer.label).to.equal("risky");
       expect(answer.usage).to.include({ input: 60, output: 10 });
       const body = server.requests[0]!.body;
@@ -305,7 +309,7 @@ describe("anthropic provider: in a session", () => {
       const s = await open();
       let error: { code?: string; message: string } | undefined;
       try {
-        await s.handle.models.classify({ prompt: "ls", labels: ["safe", "risky"] });
+        await sessionInternals(s.handle).models.classify({ prompt: "ls", labels: ["safe", "risky"] });
       } catch (e) {
         error = e as { code?: string; message: string };
       }

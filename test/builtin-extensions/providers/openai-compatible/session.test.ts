@@ -14,6 +14,7 @@ import {
   createAgentSession,
   createStandardKernel,
   type SessionEvent,
+  sessionInternals,
 } from "../../../../hosts/sdk/create-agent-session.js";
 import type { Kernel } from "../../../../kernel/index.js";
 import { startTestServer, type TestServer, writeJsonError, writeSse } from "../../../helpers/sse-server.js";
@@ -265,7 +266,10 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
       (_req, res) => writeSse(res, toolCallStream("call_cls_2", "classify", { label: "maybe" })),
     );
     const { handle } = await open();
-    const answer = await handle.models.classify({ prompt: "Is `rm -rf /` safe?", labels: ["safe", "risky"] });
+    const answer = await sessionInternals(handle).models.classify({
+      prompt: "Is `rm -rf /` safe?",
+      labels: ["safe", "risky"],
+    });
     expect(answer.label).to.equal("risky");
     expect(answer.usage).to.include({ input: 30, output: 12 });
     const body = server.requests[0]!.body;
@@ -278,7 +282,7 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
 
     let error: Error | undefined;
     try {
-      await handle.models.classify({ prompt: "And `ls`?", labels: ["safe", "risky"] });
+      await sessionInternals(handle).models.classify({ prompt: "And `ls`?", labels: ["safe", "risky"] });
     } catch (e) {
       error = e as Error;
     }

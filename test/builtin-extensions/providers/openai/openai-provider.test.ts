@@ -34,6 +34,7 @@ import openaiProvider, {
   streamOpenAIResponses,
   strictSchema,
 } from "../../../../builtin-extensions/providers/openai/index.js";
+import { sessionInternals } from "../../../../hosts/sdk/create-agent-session.js";
 import {
   type RecordedRequest,
   startTestServer,
@@ -1157,7 +1158,10 @@ describe("builtin-extensions/providers/openai", () => {
         model: "gpt-4.1-mini",
       });
       const verdict = await withTimeout(
-        s.handle.models.classify({ prompt: "rm -rf / --no-preserve-root", labels: ["safe", "risky"] }),
+        sessionInternals(s.handle).models.classify({
+          prompt: "rm -rf / --no-preserve-root",
+          labels: ["safe", "risky"],
+        }),
         8000,
         "classify()",
       );
@@ -1192,7 +1196,7 @@ describe("builtin-extensions/providers/openai", () => {
       let failure: Error | undefined;
       try {
         await withTimeout(
-          s.handle.models.classify({ prompt: "ls", labels: ["safe", "risky"] }),
+          sessionInternals(s.handle).models.classify({ prompt: "ls", labels: ["safe", "risky"] }),
           8000,
           "classify()",
         );
