@@ -31,6 +31,7 @@ import {
   type VirtualModelConfig,
 } from "../../kernel/index.js";
 import { writeFileAtomic } from "../settings/atomic-write.js";
+import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
 import { loadModelsJson } from "./models-json.js";
 import type { ProviderStore } from "./provider-store.js";
@@ -72,9 +73,11 @@ export class ModelService implements ModelApiService {
   private readonly holder = {};
   private readonly virtual = new Map<string, { config: VirtualModelConfig; owner: string }>();
   private readonly modelsJson: ReturnType<typeof loadModelsJson>;
+  private readonly auth: AuthFile;
 
   constructor(private readonly deps: ModelServiceDeps) {
     this.modelsJson = loadModelsJson(deps.agentDir);
+    this.auth = new AuthFile(join(deps.agentDir, "auth.json"), deps.warn);
     for (const warning of this.modelsJson.warnings) deps.warn?.(warning);
   }
 
@@ -362,7 +365,7 @@ export class ModelService implements ModelApiService {
 
   /** Stores a key in `<agentDir>/auth.json` (written atomically, readable only by the owner). */
   saveCredential(provider: string, key: string): void {
-    const path = join(this.deps.agentDir, "auth.json");
+    const path = this.auth.path;
     let auth: Record<string, unknown> = {};
     if (existsSync(path)) {
       try {
@@ -376,20 +379,13 @@ export class ModelService implements ModelApiService {
     }
     auth[provider] = { type: "api_key", key };
     writeFileAtomic(path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
+    this.auth.invalidate();
   }
 
   /** auth.json, then the provider's apiKey (an environment variable name or a literal). */
   resolveApiKey(provider: string, configured: string | undefined): string | undefined {
-    const authPath = join(this.deps.agentDir, "auth.json");
-    if (existsSync(authPath)) {
-      try {
-        const auth = JSON.parse(readFileSync(authPath, "utf8")) as Record<string, { key?: string }>;
-        const key = auth[provider]?.key;
-        if (typeof key === "string" && key) return key;
-      } catch {
-        this.deps.warn?.(`${authPath} is not valid JSON; stored credentials were ignored`);
-      }
-    }
+    const key = this.auth.read()[provider]?.key;
+    if (typeof key === "string" && key) return key;
     if (!configured) return undefined;
     const env = this.deps.env ?? process.env;
     if (ENV_NAME.test(configured)) return env[configured] || undefined;

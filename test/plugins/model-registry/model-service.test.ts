@@ -380,11 +380,31 @@ describe("model service", () => {
       expect(models.resolveApiKey("local", undefined)).to.equal("k-saved");
     });
 
+    it("reads auth.json once and again only when the file changes", async () => {
+      const { readFileSync, utimesSync, writeFileSync } = await import("node:fs");
+      const { join } = await import("node:path");
+      agent.write("auth.json", { local: { key: "k-aaa" } });
+      const path = join(agent.agentDir, "auth.json");
+      const stamp = 1_700_000_000;
+      utimesSync(path, stamp, stamp);
+      const { models } = agent.service();
+      expect(models.resolveApiKey("local", undefined)).to.equal("k-aaa");
+      // Same size and mtime: the cached entries stand (a per-request re-read would see k-bbb).
+      writeFileSync(path, readFileSync(path, "utf8").replace("k-aaa", "k-bbb"));
+      utimesSync(path, stamp, stamp);
+      expect(models.resolveApiKey("local", undefined)).to.equal("k-aaa");
+      // A real change (here the size) is picked up on the next request.
+      writeFileSync(path, JSON.stringify({ local: { key: "k-changed" } }));
+      expect(models.resolveApiKey("local", undefined)).to.equal("k-changed");
+    });
+
     it("warns about a malformed auth.json and falls back to the environment", () => {
       agent.write("auth.json", "{ not json");
       const { models } = agent.service({ env: { LOCAL_KEY: "key-from-env" } });
       expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("key-from-env");
-      expect(agent.warnings.some((w) => w.includes("auth.json is not valid JSON"))).to.equal(true);
+      expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("key-from-env");
+      // Reported once for this version of the file, not once per request.
+      expect(agent.warnings.filter((w) => w.includes("auth.json is not valid JSON"))).to.have.length(1);
     });
   });
 
