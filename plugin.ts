@@ -4,6 +4,7 @@
  */
 
 export { packageModules } from "./hosts/sdk/package-modules.js";
+export { fileSessionStore, sdkTokens, standardPlugins } from "./hosts/sdk/session-plugins.js";
 export {
   Container,
   type ContextFactory,
@@ -31,6 +32,18 @@ export {
   type Token,
   toDisposable,
 } from "./kernel/index.js";
+export { AgentSession } from "./plugins/agent-loop/agent-session.js";
 export { CommandRegistry } from "./plugins/command-registry/command-registry.js";
 export { FlagRegistry } from "./plugins/flag-registry/flag-registry.js";
+export { ModelService } from "./plugins/model-registry/model-service.js";
+export { SessionManager } from "./plugins/session-store/session-manager.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";
+export type { LoadSettingsOptions, Settings } from "./plugins/settings/settings.js";
+export type { ProjectTrustDecision, ResolveProjectTrustOptions } from "./plugins/settings/trust.js";
+export {
+  type SessionStore,
+  type SettingsLoader,
+  serviceTokens,
+  type TrustResolver,
+} from "./plugins/tokens.js";
+export { ToolRegistry } from "./plugins/tool-registry/tool-registry.js";
