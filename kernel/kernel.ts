@@ -4,6 +4,7 @@
  */
 import type { HostMode } from "./api/context.js";
 import type { SessionStartEvent } from "./api/events.js";
+import type { ExtensionLogEntry } from "./api/extension-api.js";
 import { Container, type PluginDefinition } from "./container/container.js";
 import { coreTokens } from "./container/core-tokens.js";
 import type { Token } from "./container/tokens.js";
@@ -35,6 +36,7 @@ export interface SessionOptions {
   /** The sources a reload imports again; defaults to `sources`. */
   reloadSources?(): readonly ExtensionSource[];
   onExtensionError?(report: ExtensionErrorReport): void;
+  onExtensionLog?(entry: ExtensionLogEntry): void;
 }
 
 export interface Kernel {
@@ -82,6 +84,7 @@ export function createKernel(options: KernelOptions): Kernel {
         mode: session.mode,
         ...(session.values ? { values: session.values } : {}),
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
+        ...(session.onExtensionLog ? { onExtensionLog: session.onExtensionLog } : {}),
       });
       try {
         await runtime.start(session.start, {

@@ -11,6 +11,7 @@ import {
   type ExtensionEventName,
   type ExtensionFactory,
   type ExtensionInfo,
+  type ExtensionLogEntry,
   type ExtensionSource,
   type ExtensionUIContext,
   type HostMode,
@@ -82,6 +83,11 @@ export interface CreateAgentSessionOptions {
   flags?: Record<string, boolean | string>;
   /** Diagnostics: extension errors, settings warnings, trust notices. Defaults to stderr. */
   warn?(message: string): void;
+  /**
+   * Every `knightcode.log` entry of the session's extensions. Without it, warnings and errors go to `warn` with
+   * the extension's id in front, and info entries are dropped.
+   */
+  log?(entry: ExtensionLogEntry): void;
   /** Called when an extension asks to shut down (`ctx.shutdown()`). */
   onShutdownRequest?(): void;
   /** A kernel to share between sessions; one per process by default. */
@@ -620,6 +626,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           [sdkTokens.sessionLog, log],
         ],
         onExtensionError: (report) => this.warn(`${report.extension} (${report.event}): ${report.message}`),
+        onExtensionLog: (entry) => {
+          if (this.options.log) this.options.log(entry);
+          else if (entry.level !== "info") this.warn(`${entry.extension}: ${entry.message}`);
+        },
         beforeReady: async (runtime) => {
           const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
           config.projectTrusted = trusted;

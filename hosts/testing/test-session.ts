@@ -14,6 +14,7 @@ import type {
   AssistantMessage,
   DialogOptions,
   ExtensionFactory,
+  ExtensionLogEntry,
   ExtensionUIContext,
   Kernel,
   NotifyLevel,
@@ -57,6 +58,10 @@ export interface TestSession {
   readonly session: AgentSessionHandle;
   readonly cwd: string;
   readonly events: SessionEvent[];
+  /** What the extensions wrote with `knightcode.log`, every level, in order. */
+  readonly logs: ExtensionLogEntry[];
+  /** Diagnostics the session reported (extension errors, settings and trust notices). */
+  readonly warnings: string[];
   /** Notifications, status texts and widgets the extensions showed. */
   readonly ui: {
     notifications: { message: string; level: NotifyLevel }[];
@@ -84,6 +89,8 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
   const agentDir = join(temp, "agent");
   let kernel: Kernel | undefined;
   let session: AgentSessionHandle | undefined;
+  const logs: ExtensionLogEntry[] = [];
+  const warnings: string[] = [];
   const answers: DialogAnswer[] = [];
   const dialogs: string[] = [];
   const ui = {
@@ -145,7 +152,8 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
       hasUI: true,
       approve: false,
       ...(options.flags ? { flags: options.flags } : {}),
-      warn: () => {},
+      warn: (message) => warnings.push(message),
+      log: (entry) => logs.push(entry),
     });
   } catch (error) {
     await kernel?.dispose();
@@ -159,6 +167,8 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
     session: handle,
     cwd,
     events,
+    logs,
+    warnings,
     ui,
     dialogs,
     prompt: async (text) => {

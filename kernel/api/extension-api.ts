@@ -180,6 +180,27 @@ export interface ExecResult {
   killed: boolean;
 }
 
+/**
+ * An extension's own diagnostics channel (`knightcode.log`), tagged with its owner id and routed to the host:
+ * print, JSON and RPC modes write warnings and errors to stderr (never to the protocol stream); a host given a
+ * `log` callback receives every entry, `info` included.
+ */
+export interface ExtensionLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type LogLevel = keyof ExtensionLogger;
+
+/** One `knightcode.log` entry as a host receives it. */
+export interface ExtensionLogEntry {
+  /** Owner id of the extension. */
+  extension: string;
+  level: LogLevel;
+  message: string;
+}
+
 /** Free-form channel between extensions of one session. */
 export interface ExtensionEventBus {
   emit(channel: string, data?: unknown): void;
@@ -193,6 +214,8 @@ export interface ExtensionEventBus {
 export interface ExtensionAPI {
   readonly extension: ExtensionInfo;
   readonly events: ExtensionEventBus;
+  /** Diagnostics for the person running KnightCode, tagged with this extension's id. */
+  readonly log: ExtensionLogger;
 
   /** Subscribes to an event (one overload per event, so handler results are checked against that event). */
   on: OnEvent;

@@ -5,7 +5,13 @@
  * where the service uses it. Every registration becomes a disposable in the extension's store (reload and
  * shutdown dispose the store) and is handed back as an unsubscribe function.
  */
-import type { ExtensionAPI, ExtensionEventBus, ExtensionInfo, Unsubscribe } from "../api/extension-api.js";
+import type {
+  ExtensionAPI,
+  ExtensionEventBus,
+  ExtensionInfo,
+  LogLevel,
+  Unsubscribe,
+} from "../api/extension-api.js";
 import type { SessionScope } from "../container/container.js";
 import { coreTokens as t } from "../container/core-tokens.js";
 import type { Token } from "../container/tokens.js";
@@ -26,6 +32,7 @@ export interface FacadeDeps {
   scope: SessionScope;
   bus: HookBus;
   events: SharedEventChannels;
+  log(owner: ExtensionInfo, level: LogLevel, message: string): void;
 }
 
 export function createExtensionAPI({
@@ -35,6 +42,7 @@ export function createExtensionAPI({
   scope,
   bus,
   events,
+  log,
 }: FacadeDeps): ExtensionAPI {
   const assertLive = (what: string) => {
     if (!generation.active) throw new StaleContextError(`knightcode.${what}() of ${info.id}`);
@@ -75,6 +83,12 @@ export function createExtensionAPI({
         return own(toDisposable(events.on(channel, handler, info), `${info.id} events.on(${channel})`));
       },
     } satisfies ExtensionEventBus,
+    // Logging stays possible after a reload: a timer of the old generation may still have something to say.
+    log: {
+      info: (message) => log(info, "info", String(message)),
+      warn: (message) => log(info, "warn", String(message)),
+      error: (message) => log(info, "error", String(message)),
+    },
     on: (event, handler) => {
       assertLive("on");
       return own(toDisposable(bus.on(event, handler, info), `${info.id} on(${event})`));

@@ -8,7 +8,7 @@
  */
 import type { ExtensionCommandContext, ExtensionContext, HostMode } from "../api/context.js";
 import type { SessionShutdownEvent, SessionStartEvent } from "../api/events.js";
-import type { ExtensionInfo } from "../api/extension-api.js";
+import type { ExtensionInfo, ExtensionLogEntry } from "../api/extension-api.js";
 import type { Container, SessionScope } from "../container/container.js";
 import { coreTokens } from "../container/core-tokens.js";
 import type { Token } from "../container/tokens.js";
@@ -52,6 +52,8 @@ export interface SessionRuntimeOptions {
   mode: HostMode;
   /** Where extension errors go besides the `extension_error` event (hosts print them). */
   onExtensionError?(report: ExtensionErrorReport): void;
+  /** Where `knightcode.log` entries go. */
+  onExtensionLog?(entry: ExtensionLogEntry): void;
 }
 
 class Generation {
@@ -269,6 +271,12 @@ export class SessionRuntime {
       );
   }
 
+  /** `knightcode.log` entries go to the host; without one, warnings and errors go to stderr. */
+  private log(entry: ExtensionLogEntry): void {
+    if (this.options.onExtensionLog) this.options.onExtensionLog(entry);
+    else if (entry.level !== "info") process.stderr.write(`[knightcode] ${entry.extension}: ${entry.message}\n`);
+  }
+
   private sink(report: ExtensionErrorReport): void {
     if (this.options.onExtensionError) this.options.onExtensionError(report);
     else process.stderr.write(`[knightcode] ${report.extension} (${report.event}): ${report.message}\n`);
@@ -299,6 +307,7 @@ export class SessionRuntime {
         scope: this.scope,
         bus: this.bus,
         events: this.channels,
+        log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {
         await ext.factory(api);

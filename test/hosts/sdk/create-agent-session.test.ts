@@ -387,4 +387,42 @@ describe("createAgentSession", () => {
     await open();
     expect(warnings.some((w) => w.includes("settings.json:4:"))).to.equal(true);
   });
+
+  it("sends an extension's log warnings and errors to warn with its id, and drops info without a log callback", async () => {
+    await open({
+      extensions: [
+        function logger(kc: ExtensionAPI) {
+          kc.log.info("quiet detail");
+          kc.log.warn("cache is cold");
+          kc.log.error("index is broken");
+        },
+      ],
+    });
+    expect(warnings.filter((w) => w.startsWith("sdk:logger: "))).to.deep.equal([
+      "sdk:logger: cache is cold",
+      "sdk:logger: index is broken",
+    ]);
+    expect(warnings.join("\n")).to.not.contain("quiet detail");
+  });
+
+  it("dispatches each chunk of a person's bash command as bash_execution_update, in order, before it returns", async () => {
+    const chunks: { id?: string; delta: string }[] = [];
+    mkdirSync(project(), { recursive: true });
+    const handle = await open({
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("bash_execution_update", (event) => {
+            chunks.push(event);
+          });
+        },
+      ],
+    });
+    const result = await handle.executeBash("printf one; sleep 0.05; printf two", {
+      id: "req-1",
+      excludeFromContext: true,
+    });
+    expect(result.exitCode).to.equal(0);
+    expect(chunks.map((c) => c.delta).join("")).to.equal("onetwo");
+    expect(chunks.every((c) => c.id === "req-1")).to.equal(true);
+  });
 });

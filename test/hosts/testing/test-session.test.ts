@@ -54,4 +54,24 @@ describe("createTestSession", () => {
     expect(t.dialogs).to.deep.equal(["select: Colour?", "confirm: Sure?"]);
     expect(t.ui.notifications).to.deep.equal([{ message: "blue true", level: "info" }]);
   });
+
+  it("records what extensions write with knightcode.log, tagged with their id", async () => {
+    t = await createTestSession({
+      extensions: [
+        (kc: ExtensionAPI) =>
+          kc.registerCommand("check", {
+            handler: async () => {
+              kc.log.info("checked 3 files");
+              kc.log.warn("one file is large");
+            },
+          }),
+      ],
+    });
+    await t.prompt("/check");
+    expect(t.logs.map(({ level, message }) => ({ level, message }))).to.deep.equal([
+      { level: "info", message: "checked 3 files" },
+      { level: "warn", message: "one file is large" },
+    ]);
+    expect(t.logs[0]!.extension).to.match(/^sdk:/);
+  });
 });
