@@ -274,7 +274,8 @@ export class SessionRuntime {
   /** `knightcode.log` entries go to the host; without one, warnings and errors go to stderr. */
   private log(entry: ExtensionLogEntry): void {
     if (this.options.onExtensionLog) this.options.onExtensionLog(entry);
-    else if (entry.level !== "info") process.stderr.write(`[knightcode] ${entry.extension}: ${entry.message}\n`);
+    else if (entry.level !== "info")
+      process.stderr.write(`[knightcode] ${entry.extension}: ${entry.message}\n`);
   }
 
   private sink(report: ExtensionErrorReport): void {
