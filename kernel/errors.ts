@@ -1,8 +1,9 @@
-/** Errors with stable codes. Each says what went wrong, where, and what to do. */
+/** Errors with stable codes (kernel/api/error-codes.ts). Each says what went wrong, where, and what to do. */
+import type { ErrorCode } from "./api/error-codes.js";
 
 export class KernelError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;

@@ -1,4 +1,6 @@
 /** The kernel's exports, for the package entry points. */
+
+export { errorCodes } from "./api/error-codes.js";
 export type * from "./api/index.js";
 export { Container, definePlugin, type PluginDefinition, SessionScope } from "./container/container.js";
 export { type ContextFactory, coreTokens } from "./container/core-tokens.js";

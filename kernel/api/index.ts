@@ -1,4 +1,5 @@
 export type * from "./context.js";
+export type { ErrorCode } from "./error-codes.js";
 export type * from "./events.js";
 export type * from "./extension-api.js";
 export type * from "./messages.js";
