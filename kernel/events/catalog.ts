@@ -132,7 +132,3 @@ export type EventsOfKind<K extends EventKind> = {
 }[ExtensionEventName];
 
 export const eventNames = Object.freeze(Object.keys(eventCatalog) as ExtensionEventName[]);
-
-export function isEventName(name: string): name is ExtensionEventName {
-  return Object.hasOwn(eventCatalog, name);
-}

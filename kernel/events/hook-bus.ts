@@ -152,11 +152,6 @@ export class HookBus {
     return total;
   }
 
-  /** Owner ids of the handlers of one event, in dispatch order. */
-  owners(event: string): string[] {
-    return (this.registrations.get(event) ?? []).map((r) => r.owner.id);
-  }
-
   async emit<E extends EventsOfKind<"notify">>(
     event: E,
     payload: PayloadOf<E>,

@@ -165,10 +165,4 @@ export class SharedEventChannels {
       }
     }
   }
-
-  count(): number {
-    let total = 0;
-    for (const list of this.channels.values()) total += list.length;
-    return total;
-  }
 }
