@@ -425,4 +425,17 @@ describe("createAgentSession", () => {
     expect(chunks.map((c) => c.delta).join("")).to.equal("onetwo");
     expect(chunks.every((c) => c.id === "req-1")).to.equal(true);
   });
+
+  it("subscribes to the session's wire events only while a host listens, across session replacement", async () => {
+    const handle = await open();
+    const count = () => sessionInternals(handle).runtime.bus.count("message_update");
+    expect(count(), "nobody listens: hot events skip their payloads").to.equal(0);
+    const seen: string[] = [];
+    const unsubscribe = handle.subscribe((event) => seen.push(event.type));
+    expect(count()).to.equal(1);
+    await handle.newSession();
+    expect(count(), "the new session's bus gets the host's handlers").to.equal(1);
+    unsubscribe();
+    expect(count()).to.equal(0);
+  });
 });
