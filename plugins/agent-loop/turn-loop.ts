@@ -13,6 +13,7 @@ import type {
   BoundaryState,
   ExtensionContext,
   HookBus,
+  LlmMessage,
   ModelInfo,
   ThinkingLevel,
   ToolCall,
@@ -101,16 +102,24 @@ async function requestAssistant(config: TurnLoopConfig, signal: AbortSignal): Pr
   const { bus, context } = config;
   const model = config.model();
   const branch = config.transcript.messages();
-  const { messages } = await bus.transform<{ messages: AgentMessage[] }, { messages?: AgentMessage[] }>(
-    "context",
-    { messages: structuredClone(branch) },
-    context(),
-    { fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v) },
-  );
   const recordedPrompt = config.systemPrompt();
   let systemPrompt = recordedPrompt;
-  let llm = toLlmMessages(messages);
-  if (bus.has("context_with_system")) {
+  let llm: LlmMessage[];
+  const rewritable = bus.has("context_with_system");
+  if (bus.has("context") || rewritable) {
+    // Handlers may change what they get; the copy keeps the session's messages as recorded. Without handlers
+    // the request reads the branch as it is, which saves copying the whole conversation every turn.
+    const { messages } = await bus.transform<{ messages: AgentMessage[] }, { messages?: AgentMessage[] }>(
+      "context",
+      { messages: structuredClone(branch) },
+      context(),
+      { fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v) },
+    );
+    llm = toLlmMessages(messages);
+  } else {
+    llm = toLlmMessages(branch);
+  }
+  if (rewritable) {
     const transcript = await bus.transform<{ messages: unknown[] }, { messages?: unknown[] }>(
       "context_with_system",
       { messages: [{ role: "system", content: systemPrompt, timestamp: Date.now() }, ...llm] },

@@ -297,6 +297,21 @@ describe("turn loop", () => {
     expect(messageText(t.log.buildContext().messages[0]!)).to.equal("original");
   });
 
+  it("gives context and context_with_system handlers copies, so changes in place never reach the session", async () => {
+    for (const event of ["context", "context_with_system"]) {
+      const t = setup([{ text: "ok", expect: { lastUserText: "changed in place" } }]);
+      t.bus.on(
+        event,
+        (e: { messages: { role: string; content: unknown }[] }) => {
+          for (const m of e.messages) if (m.role === "user") m.content = "changed in place";
+        },
+        owner,
+      );
+      expect((await t.run("original")).kind, event).to.equal("done");
+      expect(messageText(t.log.buildContext().messages[0]!), event).to.equal("original");
+    }
+  });
+
   it("sends the prompt context_with_system leaves and records the session's own prompt and tools", async () => {
     const t = setup([{ text: "ok", expect: { systemPromptContains: "REWRITTEN" } }], [echo()]);
     t.bus.on(
