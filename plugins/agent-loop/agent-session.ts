@@ -24,7 +24,7 @@ import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-servic
 import type { CacheWarmingSettings, RetrySettings } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { type AgentRunConfig, runAgent } from "./agent-run.js";
-import { beforeAgentStart, type RunStart } from "./before-agent-start.js";
+import { type BeforeAgentStartConfig, beforeAgentStart, type RunStart } from "./before-agent-start.js";
 import { commitDrafts, type DraftTarget } from "./boundary-drafts.js";
 import { CacheWarmer } from "./cache-warming.js";
 import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
@@ -56,6 +56,7 @@ export class AgentSession {
   private readonly queues: MessageQueues;
   private readonly transcript: Transcript;
   private readonly warmer: CacheWarmer;
+  private readonly startConfig: BeforeAgentStartConfig;
   private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
   private busy = false;
@@ -76,6 +77,13 @@ export class AgentSession {
       report: (error) => this.report("boundary entry", error),
     };
     const commit = (state: BoundaryState) => commitDrafts(state.entries, drafts);
+    this.startConfig = {
+      bus,
+      context,
+      // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
+      systemPromptOptions: () => deps.systemPromptOptions(deps.tools.declarations().map((d) => d.name)),
+      renderSystemPrompt: deps.renderSystemPrompt,
+    };
     const turnLoop: TurnLoopConfig = {
       bus,
       context,
@@ -333,14 +341,7 @@ export class AgentSession {
     try {
       // Taken before the handlers run: a message they defer is for the run after this one.
       const deferred: AgentMessage[] = this.queues.takeNextTurn();
-      const prepared = await beforeAgentStart(start, {
-        bus: this.bus,
-        context: () => this.ctx(),
-        // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
-        systemPromptOptions: () =>
-          this.deps.systemPromptOptions(this.deps.tools.declarations().map((d) => d.name)),
-        renderSystemPrompt: this.deps.renderSystemPrompt,
-      });
+      const prepared = await beforeAgentStart(start, this.startConfig);
       this.lastSystemPrompt = prepared.systemPrompt;
       ({ aborted } = await runAgent(
         [...deferred, start.message, ...prepared.messages],

@@ -6,7 +6,6 @@
  * starts or the session goes away.
  */
 import type {
-  AssistantMessage,
   AssistantMessageStream,
   CacheWarmingDecisionResult,
   ExtensionContext,
@@ -81,9 +80,7 @@ export class CacheWarmer {
     const action = decision?.action ?? (settings.enabled ? "warm" : "stop");
     if (action !== "warm" || this.config.busy() || !this.config.ready()) return;
     this.refreshes++;
-    const result: AssistantMessage = await this.config
-      .stream({ ...this.config.lastRequest(model), maxTokens: 1 })
-      .result();
+    const result = await this.config.stream({ ...this.config.lastRequest(model), maxTokens: 1 }).result();
     // The request was made, so its usage is recorded even if a run started meanwhile; that run's end
     // schedules the next refresh.
     if (!this.config.ready()) return;
