@@ -52,10 +52,17 @@ function noopTool(kc: ExtensionAPI): void {
 interface Mode {
   name: string;
   session: (dir: string) => CreateAgentSessionOptions["session"];
+  extensions?: ((kc: ExtensionAPI) => void)[];
+}
+
+/** A `context` handler that leaves the messages as they are. */
+function contextReader(kc: ExtensionAPI): void {
+  kc.on("context", () => undefined);
 }
 
 const modes: readonly Mode[] = [
   { name: "in-memory", session: () => ({ inMemory: true }) },
+  { name: "+context", session: () => ({ inMemory: true }), extensions: [contextReader] },
   { name: "file", session: (dir) => ({ sessionDir: join(dir, "sessions") }) },
 ];
 
@@ -74,7 +81,7 @@ async function runOnce(
     model: "scripted",
     tools: ["noop"],
     session: mode.session(dir),
-    extensions: [createScriptedProvider(script()), noopTool],
+    extensions: [createScriptedProvider(script()), noopTool, ...(mode.extensions ?? [])],
     warn: (message) => warnings.push(message),
   });
   try {

@@ -1,16 +1,13 @@
 /**
- * The agent loop of one session. A prompt adds a user message to the active branch; each turn builds a request
- * from the system prompt, the active branch and the active tools, streams the assistant's answer, runs its tool
- * calls and records everything, and the loop goes on while tool results, steering, follow-ups or boundary
- * handlers ask for another request. Events follow json.md and extensions.md in order and shape.
+ * The agent of one session: what hosts (the SDK handle, `ctx`) and the ExtensionAPI (`core.agent`) call. A prompt
+ * or message either starts a run or joins the one in progress through the queues. A run is `before_agent_start`,
+ * then the turn loop wrapped in retries and the settle boundary (`agent-run.ts`, `turn-loop.ts`), then
+ * `agent_settled`; the session only tracks that a run is in progress and wires the collaborators to the session's
+ * services. Events follow json.md and extensions.md in order and shape.
  */
 import {
   type AgentMessage,
-  type AssistantMessage,
   type BoundaryState,
-  type ContextWithSystemEvent,
-  type CustomMessage,
-  type EntryDraft,
   type ExtensionContext,
   type ExtensionInfo,
   type ImageContent,
@@ -18,21 +15,24 @@ import {
   type ModelInfo,
   type SendMessageInput,
   type SendMessageOptions,
-  type SessionEntry,
   type SessionRuntime,
   type SystemPromptOptions,
-  type TextContent,
   type ThinkingLevel,
-  type ToolCall,
-  type ToolResultMessage,
-  type UserMessage,
 } from "../../kernel/index.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
 import type { CacheWarmingSettings, RetrySettings } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
-import { messageText, toLlmMessages } from "./convert.js";
+import { type AgentRunConfig, runAgent } from "./agent-run.js";
+import { type BeforeAgentStartConfig, beforeAgentStart, type RunStart } from "./before-agent-start.js";
+import { commitDrafts, type DraftTarget } from "./boundary-drafts.js";
+import { CacheWarmer } from "./cache-warming.js";
+import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
+import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
-import { type ToolOutcome, ToolRunner } from "./tool-runner.js";
+import { recordSystemState } from "./system-state.js";
+import { ToolRunner } from "./tool-runner.js";
+import { Transcript } from "./transcript.js";
+import { runTurns, type TurnLoopConfig } from "./turn-loop.js";
 
 export interface AgentSessionDeps {
   runtime: SessionRuntime;
@@ -49,36 +49,78 @@ export interface AgentSessionDeps {
   runCommand?: (name: string, args: string) => Promise<boolean>;
 }
 
-type Content = string | (TextContent | ImageContent)[];
-
-interface QueuedMessage {
-  message: UserMessage | CustomMessage;
-}
-
-/** Bound on automatic continuations requested by boundaries, so a handler that always continues cannot spin forever. */
-const MAX_CONTINUATIONS = 64;
-const RETRYABLE = new Set(["rate_limit", "overloaded", "network", "timeout"]);
-/** Custom entry type of the recorded system prompt and tool set. */
-export const SYSTEM_ENTRY = "knightcode.system";
-
 export class AgentSession {
   model: ModelInfo | undefined;
   thinkingLevel: ThinkingLevel = "off";
-  private readonly runner: ToolRunner;
-  private steering: QueuedMessage[] = [];
-  private followUps: QueuedMessage[] = [];
-  private nextTurn: CustomMessage[] = [];
+  private readonly queues: MessageQueues;
+  private readonly transcript: Transcript;
+  private readonly warmer: CacheWarmer;
+  private readonly startConfig: BeforeAgentStartConfig;
+  private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
   private busy = false;
   private idleWaiters: (() => void)[] = [];
   private lastSystemPrompt = "";
-  private warmTimer: NodeJS.Timeout | undefined;
-  private settledAt = 0;
-  private refreshes = 0;
 
   constructor(private readonly deps: AgentSessionDeps) {
     // Model and thinking level are chosen by the host once extensions have registered their providers.
-    this.runner = new ToolRunner(deps.tools, deps.runtime.bus, () => this.ctx());
+    const bus = deps.runtime.bus;
+    const context = () => this.ctx();
+    this.queues = new MessageQueues((snapshot) => void bus.emit("queue_update", snapshot, context()));
+    this.transcript = new Transcript(bus, context, deps.session);
+    const tools = new ToolRunner(deps.tools, bus, context);
+    const drafts: DraftTarget = {
+      log: deps.session,
+      transcript: this.transcript,
+      appended: (entry) => bus.emit("entry_appended", { entry }, context()),
+      report: (error) => this.report("boundary entry", error),
+    };
+    const commit = (state: BoundaryState) => commitDrafts(state.entries, drafts);
+    this.startConfig = {
+      bus,
+      context,
+      // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
+      systemPromptOptions: () => deps.systemPromptOptions(deps.tools.declarations().map((d) => d.name)),
+      renderSystemPrompt: deps.renderSystemPrompt,
+    };
+    const turnLoop: TurnLoopConfig = {
+      bus,
+      context,
+      transcript: this.transcript,
+      model: () => this.requireModel(),
+      systemPrompt: () => this.lastSystemPrompt,
+      thinkingLevel: () => this.thinkingLevel,
+      tools: () => deps.tools.declarations(),
+      stream: (request) => deps.models.stream(request),
+      beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
+      runTools: (calls, signal) => tools.runBatch(calls, signal),
+      takeSteering: () => this.queues.takeSteering(),
+      takeFollowUps: () => this.queues.takeFollowUps(),
+      commit,
+    };
+    this.runConfig = {
+      bus,
+      context,
+      retry: deps.retry,
+      turns: (input, signal) => runTurns(input, turnLoop, signal),
+      commit,
+    };
+    this.warmer = new CacheWarmer({
+      bus,
+      context,
+      settings: () => deps.cacheWarming?.(),
+      model: () => this.model,
+      busy: () => this.busy,
+      ready: () => deps.runtime.state === "ready",
+      lastRequest: (model) => ({
+        model,
+        systemPrompt: this.lastSystemPrompt,
+        messages: toLlmMessages(this.transcript.messages()),
+        tools: deps.tools.declarations(),
+      }),
+      stream: (request) => deps.models.stream(request),
+      record: (customType, data) => void deps.session.appendCustomEntry(customType, data),
+    });
   }
 
   private get bus() {
@@ -98,7 +140,7 @@ export class AgentSession {
   }
 
   hasPendingMessages(): boolean {
-    return this.steering.length + this.followUps.length > 0;
+    return this.queues.hasPending();
   }
 
   get systemPrompt(): string {
@@ -109,6 +151,11 @@ export class AgentSession {
   waitForIdle(): Promise<void> {
     if (!this.busy) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops pending cache refreshes (the session is going away). */
+  dispose(): void {
+    this.warmer.cancel();
   }
 
   // ---- prompting -----------------------------------------------------------------------------------
@@ -155,11 +202,10 @@ export class AgentSession {
       },
     );
     if (input.handled) return;
-    const message = userMessage(input.text, input.images);
+    const message = promptMessage(input.text, input.images);
 
     if (this.busy) {
-      if (options.streamingBehavior === "steer") return this.enqueue("steering", message);
-      if (options.streamingBehavior === "followUp") return this.enqueue("followUp", message);
+      if (options.streamingBehavior) return this.queues.enqueue(queueOf(options.streamingBehavior), message);
       throw new KernelError(
         "KC_ERR_BUSY",
         "A run is in progress: send the message as a steering or follow-up message, or wait until it finishes.",
@@ -169,57 +215,36 @@ export class AgentSession {
   }
 
   steer(text: string, images?: ImageContent[]): void {
-    this.enqueue("steering", userMessage(text, images));
+    this.queues.enqueue("steering", promptMessage(text, images));
   }
 
   followUp(text: string, images?: ImageContent[]): void {
-    this.enqueue("followUp", userMessage(text, images));
+    this.queues.enqueue("followUp", promptMessage(text, images));
   }
 
   /** Stops the run, kills running tools through their signal, and hands back the queued messages. */
-  abort(): { steering: string[]; followUp: string[] } {
-    const returned = this.clearQueue();
+  abort(): QueueSnapshot {
+    const returned = this.queues.clear();
     this.controller?.abort();
     return returned;
   }
 
-  clearQueue(): { steering: string[]; followUp: string[] } {
-    const returned = {
-      steering: this.steering.map((q) => messageText(q.message)),
-      followUp: this.followUps.map((q) => messageText(q.message)),
-    };
-    if (this.steering.length + this.followUps.length > 0) {
-      this.steering = [];
-      this.followUps = [];
-      this.emitQueue();
-    }
-    return returned;
+  clearQueue(): QueueSnapshot {
+    return this.queues.clear();
   }
 
-  getQueue(): { steering: string[]; followUp: string[] } {
-    return {
-      steering: this.steering.map((q) => messageText(q.message)),
-      followUp: this.followUps.map((q) => messageText(q.message)),
-    };
-  }
-
-  private enqueue(queue: "steering" | "followUp", message: UserMessage | CustomMessage): void {
-    (queue === "steering" ? this.steering : this.followUps).push({ message });
-    this.emitQueue();
-  }
-
-  private emitQueue(): void {
-    void this.bus.emit("queue_update", this.getQueue(), this.ctx());
+  getQueue(): QueueSnapshot {
+    return this.queues.snapshot();
   }
 
   // ---- ExtensionAPI: core.agent --------------------------------------------------------------------
 
   sendUserMessage(
     _owner: ExtensionInfo | undefined,
-    content: Content,
+    content: MessageContent,
     options: { deliverAs?: "steer" | "followUp" } = {},
   ): void {
-    const message = userMessageFrom(content);
+    const message = userMessage(content);
     if (this.busy) {
       if (!options.deliverAs) {
         throw new KernelError(
@@ -227,7 +252,7 @@ export class AgentSession {
           "sendUserMessage() during a run needs deliverAs: 'steer' or 'followUp'",
         );
       }
-      this.enqueue(options.deliverAs === "steer" ? "steering" : "followUp", message);
+      this.queues.enqueue(queueOf(options.deliverAs), message);
       return;
     }
     this.deps.runtime.assertCanPrompt("prompt");
@@ -245,20 +270,13 @@ export class AgentSession {
         `${owner?.id ?? "sdk"}: sendMessage() needs a customType`,
       );
     }
-    const message: CustomMessage = {
-      role: "custom",
-      customType: input.customType,
-      content: input.content,
-      display: input.display ?? true,
-      ...(input.details !== undefined ? { details: input.details } : {}),
-      timestamp: Date.now(),
-    };
+    const message = customMessage(input);
     if (options.deliverAs === "nextTurn") {
-      this.nextTurn.push(message);
+      this.queues.deferToNextTurn(message);
       return;
     }
     if (this.busy) {
-      this.enqueue(options.deliverAs === "followUp" ? "followUp" : "steering", message);
+      this.queues.enqueue(options.deliverAs === "followUp" ? "followUp" : "steering", message);
       return;
     }
     if (options.triggerTurn) {
@@ -266,7 +284,7 @@ export class AgentSession {
       void this.run({ kind: "custom", message }).catch((error: unknown) => this.report("sendMessage", error));
       return;
     }
-    void this.addMessage(message).catch((error: unknown) => this.report("sendMessage", error));
+    void this.transcript.add(message).catch((error: unknown) => this.report("sendMessage", error));
   }
 
   appendEntry(_owner: ExtensionInfo | undefined, customType: string, data?: unknown): void {
@@ -316,425 +334,36 @@ export class AgentSession {
 
   // ---- the run -------------------------------------------------------------------------------------
 
-  private async run(
-    start: { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage },
-  ): Promise<void> {
-    const model = this.model;
-    if (!model)
-      throw new KernelError("KC_ERR_NO_MODEL", `No model is selected for this session. ${NO_MODEL_HELP}`);
-    this.cancelCacheWarming();
-    this.refreshes = 0;
+  private async run(start: RunStart): Promise<void> {
+    this.requireModel();
+    this.warmer.runStarted();
     this.busy = true;
     this.controller = new AbortController();
     const signal = this.controller.signal;
     let aborted = false;
     try {
-      const pending: AgentMessage[] = [...this.nextTurn.splice(0), start.message];
-      const extra = await this.beforeAgentStart(start);
-      if (extra) pending.push(extra);
-      let continuations = 0;
-      let retryAttempt = 0;
-      let input = pending;
-      for (;;) {
-        const outcome = await this.lowLevelRun(input, signal);
-        input = [];
-        const retry = this.deps.retry();
-        const failed = outcome.kind === "error" ? outcome.error : undefined;
-        const willRetry =
-          !!failed &&
-          retry.enabled &&
-          retryAttempt < retry.maxRetries &&
-          RETRYABLE.has(failed.errorKind ?? "unknown") &&
-          !signal.aborted;
-        await this.bus.emit("agent_end", { messages: outcome.messages, willRetry }, this.ctx());
-        if (outcome.kind === "aborted" || signal.aborted) {
-          aborted = true;
-          if (retryAttempt > 0) await this.emitRetryEnd(false, retryAttempt, "aborted");
-          break;
-        }
-        if (willRetry) {
-          retryAttempt++;
-          const delayMs = Math.min(
-            retry.maxDelayMs,
-            Math.max(failed!.retryAfterMs ?? 0, retry.baseDelayMs * 2 ** (retryAttempt - 1)),
-          );
-          await this.bus.emit(
-            "auto_retry_start",
-            {
-              attempt: retryAttempt,
-              maxAttempts: retry.maxRetries,
-              delayMs,
-              errorMessage: failed!.errorMessage ?? "error",
-            },
-            this.ctx(),
-          );
-          if (!(await sleep(delayMs, signal))) {
-            aborted = true;
-            await this.emitRetryEnd(false, retryAttempt, "aborted");
-            break;
-          }
-          continue;
-        }
-        if (retryAttempt > 0) {
-          await this.emitRetryEnd(!failed, retryAttempt, failed?.errorMessage);
-          retryAttempt = 0;
-        }
-        if (outcome.kind === "error" || outcome.kind === "end") break;
-        const settle = await this.bus.boundary(
-          "agent_before_settle",
-          { messages: outcome.messages },
-          this.ctx(),
-        );
-        await this.commitDrafts(settle);
-        if (settle.end || !settle.continue || continuations >= MAX_CONTINUATIONS) break;
-        continuations++;
-      }
+      // Taken before the handlers run: a message they defer is for the run after this one.
+      const deferred: AgentMessage[] = this.queues.takeNextTurn();
+      const prepared = await beforeAgentStart(start, this.startConfig);
+      this.lastSystemPrompt = prepared.systemPrompt;
+      ({ aborted } = await runAgent(
+        [...deferred, start.message, ...prepared.messages],
+        this.runConfig,
+        signal,
+      ));
     } finally {
       this.controller = undefined;
       this.busy = false;
       await this.bus.emit("agent_settled", { aborted }, this.ctx());
       for (const resolve of this.idleWaiters.splice(0)) resolve();
-      if (!aborted) this.scheduleCacheWarming();
+      if (!aborted) this.warmer.idle();
     }
   }
 
-  // ---- idle prompt-cache refreshes -----------------------------------------------------------------
-
-  /** Stops pending refreshes (a new run, or the session going away). */
-  dispose(): void {
-    this.cancelCacheWarming();
-  }
-
-  private cancelCacheWarming(): void {
-    if (this.warmTimer) clearTimeout(this.warmTimer);
-    this.warmTimer = undefined;
-  }
-
-  /**
-   * While idle, a provider's prompt cache expires. A refresh re-sends the last request for one token so the next
-   * prompt hits the cache. Each refresh asks `cache_warming_decision` handlers first (the last to answer wins);
-   * without an answer the `cacheWarming` settings decide.
-   */
-  private scheduleCacheWarming(): void {
-    const settings = this.deps.cacheWarming?.();
-    if (!settings || !this.model || this.refreshes >= settings.maxRefreshes) return;
-    this.settledAt = Date.now();
-    this.warmTimer = setTimeout(() => void this.refreshCache(settings), settings.intervalMs);
-    this.warmTimer.unref();
-  }
-
-  private async refreshCache(settings: CacheWarmingSettings): Promise<void> {
-    this.warmTimer = undefined;
-    if (this.busy || !this.model || this.deps.runtime.state !== "ready") return;
-    const decision = await this.bus.lastWins(
-      "cache_warming_decision",
-      { idleMs: Date.now() - this.settledAt, model: this.model },
-      this.ctx(),
-    );
-    const action = decision?.action ?? (settings.enabled ? "warm" : "stop");
-    if (action !== "warm" || this.busy) return;
-    this.refreshes++;
-    const stream = this.deps.models.stream({
-      model: this.model,
-      systemPrompt: this.lastSystemPrompt,
-      messages: toLlmMessages(this.deps.session.buildContext().messages),
-      tools: this.deps.tools.declarations(),
-      maxTokens: 1,
-    });
-    const result = await stream.result();
-    if (this.deps.runtime.state !== "ready") return;
-    this.deps.session.appendCustomEntry("knightcode.cacheWarming", {
-      provider: result.provider,
-      model: result.model,
-      usage: result.usage,
-      ...(result.errorMessage ? { error: result.errorMessage } : {}),
-    });
-    if (result.stopReason !== "error") this.scheduleCacheWarming();
-  }
-
-  private emitRetryEnd(success: boolean, attempt: number, finalError?: string): Promise<void> {
-    return this.bus.emit(
-      "auto_retry_end",
-      { success, attempt, ...(success ? {} : { finalError: finalError ?? "error" }) },
-      this.ctx(),
-    );
-  }
-
-  /** One low-level agent run: `agent_start`, then turns until nothing asks for another request. */
-  private async lowLevelRun(
-    initial: AgentMessage[],
-    signal: AbortSignal,
-  ): Promise<{
-    kind: "done" | "error" | "aborted" | "end";
-    messages: AgentMessage[];
-    error?: AssistantMessage;
-  }> {
-    await this.bus.emit("agent_start", {}, this.ctx());
-    const messages: AgentMessage[] = [];
-    let pending = initial;
-    for (let turnIndex = 0; ; turnIndex++) {
-      await this.bus.emit("turn_start", { turnIndex, timestamp: Date.now() }, this.ctx());
-      for (const message of pending) messages.push(await this.addMessage(message));
-      pending = [];
-
-      const assistant = await this.requestAssistant(signal);
-      messages.push(assistant);
-      const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
-      const failed = assistant.stopReason === "error" || assistant.stopReason === "aborted";
-      const outcomes = failed || calls.length === 0 ? [] : await this.runner.runBatch(calls, signal);
-      const toolResults: ToolResultMessage[] = [];
-      for (const outcome of outcomes) {
-        const result = (await this.addMessage(toolResultMessage(outcome))) as ToolResultMessage;
-        toolResults.push(result);
-        messages.push(result);
-      }
-      const boundary = await this.bus.boundary(
-        "turn_end",
-        { turnIndex, message: assistant, toolResults },
-        this.ctx(),
-      );
-      await this.commitDrafts(boundary);
-
-      if (assistant.stopReason === "aborted" || signal.aborted) return { kind: "aborted", messages };
-      if (assistant.stopReason === "error") return { kind: "error", messages, error: assistant };
-      if (boundary.end) return { kind: "end", messages };
-      pending = this.steering.splice(0).map((q) => q.message);
-      if (pending.length > 0) {
-        this.emitQueue();
-        continue;
-      }
-      const terminate = outcomes.length > 0 && outcomes.every((o) => o.result.terminate === true);
-      if (outcomes.length > 0 && !terminate) continue;
-      if (boundary.continue) continue;
-      pending = this.followUps.splice(0).map((q) => q.message);
-      if (pending.length > 0) {
-        this.emitQueue();
-        continue;
-      }
-      return { kind: "done", messages };
-    }
-  }
-
-  /** `before_agent_start`: handlers adjust the prompt options, add a message, or force a system prompt. */
-  private async beforeAgentStart(
-    start: { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage },
-  ): Promise<CustomMessage | undefined> {
-    // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
-    const options = this.deps.systemPromptOptions(this.deps.tools.declarations().map((d) => d.name));
-    const original = structuredClone(options);
-    const added: CustomMessage[] = [];
-    const state = {
-      messageType: start.kind,
-      ...(start.kind === "user"
-        ? {
-            prompt: messageText(start.message),
-            ...(typeof start.message.content !== "string"
-              ? { images: start.message.content.filter((c): c is ImageContent => c.type === "image") }
-              : {}),
-          }
-        : { message: start.message }),
-      systemPrompt: this.deps.renderSystemPrompt(options),
-      systemPromptOptions: options,
-      forced: undefined as string | undefined,
-    };
-    const result = await this.bus.transform("before_agent_start", state, this.ctx(), {
-      toEvent: (v) => v,
-      fold: (v, r: { message?: SendMessageInput; systemPrompt?: string; forceSystemPrompt?: boolean }) => {
-        if (r.message) {
-          added.push({
-            role: "custom",
-            customType: r.message.customType,
-            content: r.message.content,
-            display: r.message.display ?? true,
-            ...(r.message.details !== undefined ? { details: r.message.details } : {}),
-            timestamp: Date.now(),
-          });
-        }
-        const forced =
-          typeof r.systemPrompt === "string"
-            ? r.systemPrompt
-            : r.forceSystemPrompt
-              ? v.systemPrompt
-              : v.forced;
-        return { ...v, forced };
-      },
-    });
-    this.lastSystemPrompt =
-      result.forced ?? this.deps.renderSystemPrompt(result.systemPromptOptions, original);
-    // Several handlers may each add a message; they enter the run in order.
-    if (added.length > 1) this.nextTurn.push(...added.slice(0, -1));
-    return added.at(-1);
-  }
-
-  /** Emits `message_start`/`message_end` for a finished message and records it; returns the final message. */
-  private async addMessage(message: AgentMessage): Promise<AgentMessage> {
-    await this.bus.emit("message_start", { message }, this.ctx());
-    const final = await this.finishMessage(message);
-    return final;
-  }
-
-  /** `message_end` may replace the message (same role only); then it is recorded. */
-  private async finishMessage(message: AgentMessage): Promise<AgentMessage> {
-    const final = await this.bus.transform("message_end", message, this.ctx(), {
-      toEvent: (m) => ({ message: m }),
-      fold: (m, r) => {
-        if (!r?.message) return m;
-        if (r.message.role !== m.role) {
-          throw new TypeError(`message_end may not change the role (${m.role} → ${r.message.role})`);
-        }
-        return r.message;
-      },
-    });
-    if (final.role === "custom") {
-      this.deps.session.appendCustomMessageEntry(
-        final.customType,
-        final.content,
-        final.display,
-        final.details,
-      );
-    } else {
-      this.deps.session.appendMessage(final);
-    }
-    return final;
-  }
-
-  /** Builds the request from the active branch and streams the assistant's answer. */
-  private async requestAssistant(signal: AbortSignal): Promise<AssistantMessage> {
-    const model = this.model!;
-    const branch = this.deps.session.buildContext().messages;
-    const { messages } = await this.bus.transform(
-      "context",
-      { messages: structuredClone(branch) },
-      this.ctx(),
-      {
-        fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v),
-      },
-    );
-    let systemPrompt = this.lastSystemPrompt;
-    let llm = toLlmMessages(messages);
-    if (this.bus.has("context_with_system")) {
-      const transcript = await this.bus.transform(
-        "context_with_system",
-        {
-          messages: [{ role: "system", content: systemPrompt, timestamp: Date.now() }, ...llm],
-        } as ContextWithSystemEvent,
-        this.ctx(),
-        {
-          fold: (_v, r) => {
-            const first = r?.messages?.[0] as { role?: string } | undefined;
-            if (!Array.isArray(r?.messages) || first?.role !== "system") {
-              throw new TypeError("context_with_system must keep a system message at index 0");
-            }
-            return { messages: r.messages };
-          },
-        },
-      );
-      const [system, ...rest] = transcript.messages as [{ content: string }, ...AgentMessage[]];
-      systemPrompt = system.content;
-      llm = toLlmMessages(rest.filter((m) => (m as { role: string }).role !== "system"));
-    }
-
-    const tools = this.deps.tools.declarations();
-    this.recordSystemState(this.lastSystemPrompt, tools);
-    const stream = this.deps.models.stream({
-      model,
-      systemPrompt,
-      messages: llm,
-      tools,
-      ...(this.thinkingLevel !== "off" ? { thinkingLevel: this.thinkingLevel } : {}),
-      signal,
-    });
-    let started = false;
-    for await (const event of stream) {
-      // done/error carry the final message, which result() returns; nothing to stream for them.
-      if (event.type === "done" || event.type === "error") continue;
-      if (!started) {
-        started = true;
-        await this.bus.emit("message_start", { message: structuredClone(event.partial) }, this.ctx());
-        if (event.type === "start") continue;
-      }
-      if (event.type === "start") continue;
-      if (this.bus.has("message_update")) {
-        await this.bus.emit(
-          "message_update",
-          { message: event.partial, assistantMessageEvent: event, usage: event.partial.usage },
-          this.ctx(),
-        );
-      }
-    }
-    const result = await stream.result();
-    if (!started) {
-      await this.bus.emit(
-        "message_start",
-        { message: { ...result, content: [], stopReason: "pending" } },
-        this.ctx(),
-      );
-    }
-    return (await this.finishMessage(result)) as AssistantMessage;
-  }
-
-  /**
-   * The transcript keeps the system prompt and the declared tool set: the first request records them, and a
-   * change is recorded before the next request that uses it (a `knightcode.system` custom entry, not sent to the
-   * model as such). Providers receive the complete current prompt and tools with every request, which is the
-   * checkpoint form every supported API can represent.
-   */
-  private recordSystemState(systemPrompt: string, tools: { name: string; description: string }[]): void {
-    const state = { systemPrompt, tools: tools.map((t) => ({ name: t.name, description: t.description })) };
-    const branch = this.deps.session.getBranch();
-    for (let i = branch.length - 1; i >= 0; i--) {
-      const entry = branch[i]!;
-      if (entry.type === "custom" && entry.customType === SYSTEM_ENTRY) {
-        if (JSON.stringify(entry.data) === JSON.stringify(state)) return;
-        break;
-      }
-    }
-    this.deps.session.appendCustomEntry(SYSTEM_ENTRY, state);
-  }
-
-  /** Records the entries a boundary proposed. An invalid draft is reported and skipped; the others still land. */
-  private async commitDrafts(state: BoundaryState): Promise<void> {
-    for (const draft of state.entries) {
-      try {
-        await this.commitDraft(draft);
-      } catch (error) {
-        this.report("boundary entry", error);
-      }
-    }
-  }
-
-  private async commitDraft(draft: EntryDraft): Promise<SessionEntry | undefined> {
-    const session = this.deps.session;
-    switch (draft?.type) {
-      case "custom": {
-        const entry = session.appendCustomEntry(draft.customType, draft.data);
-        await this.bus.emit("entry_appended", { entry }, this.ctx());
-        return entry;
-      }
-      case "custom_message":
-        await this.addMessage({
-          role: "custom",
-          customType: draft.customType,
-          content: draft.content,
-          display: draft.display ?? true,
-          ...(draft.details !== undefined ? { details: draft.details } : {}),
-          timestamp: Date.now(),
-        });
-        return undefined;
-      case "context_edit":
-        if (!session.getEntry(draft.targetId))
-          throw new Error(`context_edit targets unknown entry ${draft.targetId}`);
-        return session.appendContextEdit(draft.targetId, draft.replacement);
-      case "compaction":
-        return session.appendCompaction(
-          draft.summary,
-          draft.firstKeptEntryId,
-          draft.tokensBefore,
-          draft.details,
-        );
-      default:
-        throw new Error(`unknown entry draft type ${JSON.stringify((draft as { type?: unknown })?.type)}`);
-    }
+  private requireModel(): ModelInfo {
+    if (!this.model)
+      throw new KernelError("KC_ERR_NO_MODEL", `No model is selected for this session. ${NO_MODEL_HELP}`);
+    return this.model;
   }
 
   private report(event: string, error: unknown): void {
@@ -746,46 +375,6 @@ export class AgentSession {
   }
 }
 
-function userMessage(text: string, images?: ImageContent[]): UserMessage {
-  return {
-    role: "user",
-    content: images && images.length > 0 ? [{ type: "text", text }, ...images] : text,
-    timestamp: Date.now(),
-  };
-}
-
-function userMessageFrom(content: Content): UserMessage {
-  return { role: "user", content, timestamp: Date.now() };
-}
-
-function toolResultMessage(outcome: ToolOutcome): ToolResultMessage {
-  const { result } = outcome;
-  return {
-    role: "toolResult",
-    toolCallId: outcome.toolCallId,
-    toolName: outcome.toolName,
-    content: result.content,
-    ...(result.details !== undefined ? { details: result.details } : {}),
-    ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
-    isError: outcome.isError,
-    ...(result.usage ? { usage: result.usage } : {}),
-    ...(result.nestedCalls ? { nestedCalls: result.nestedCalls } : {}),
-    timestamp: Date.now(),
-  };
-}
-
-/** Waits, or returns false as soon as the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+function queueOf(behaviour: "steer" | "followUp"): "steering" | "followUp" {
+  return behaviour === "steer" ? "steering" : "followUp";
 }

@@ -1,5 +1,36 @@
-/** Turns session messages into what providers receive. */
-import type { AgentMessage, LlmMessage } from "../../kernel/index.js";
+/** Builds the messages the loop records, and turns session messages into what providers receive. */
+import type {
+  AgentMessage,
+  CustomMessage,
+  ImageContent,
+  LlmMessage,
+  SendMessageInput,
+  TextContent,
+  UserMessage,
+} from "../../kernel/index.js";
+
+export type MessageContent = string | (TextContent | ImageContent)[];
+
+export function userMessage(content: MessageContent): UserMessage {
+  return { role: "user", content, timestamp: Date.now() };
+}
+
+/** A prompt's text with its images, if any, as one user message. */
+export function promptMessage(text: string, images?: ImageContent[]): UserMessage {
+  return userMessage(images && images.length > 0 ? [{ type: "text", text }, ...images] : text);
+}
+
+/** The message an extension sends (`sendMessage`, a `before_agent_start` result, a boundary draft). */
+export function customMessage(input: SendMessageInput): CustomMessage {
+  return {
+    role: "custom",
+    customType: input.customType,
+    content: input.content,
+    display: input.display ?? true,
+    ...(input.details !== undefined ? { details: input.details } : {}),
+    timestamp: Date.now(),
+  };
+}
 
 /**
  * Custom messages become user messages (their content goes to the model); assistant messages that failed or were

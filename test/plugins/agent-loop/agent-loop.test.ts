@@ -1,11 +1,10 @@
 /** The agent loop against the scripted provider: event order and shapes (json.md), tools, queues, retries. */
 
+import type { ExtensionAPI, SessionEvent, ToolDefinition } from "@knightcodeai/cli";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
-import type { SessionEvent } from "../../../hosts/sdk/create-agent-session.js";
 import { sessionInternals } from "../../../hosts/sdk/create-agent-session.js";
-import type { ExtensionAPI, ToolDefinition } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 const echoTool = (name = "echo", extra: Partial<ToolDefinition> = {}): ToolDefinition =>
   ({
@@ -25,13 +24,28 @@ const withTools =
     for (const tool of tools) kc.registerTool(tool);
   };
 
+/** Event types in order, without the message_update noise. */
+const types = (t: TestSession) => t.events.filter((e) => e.type !== "message_update").map((e) => e.type);
+
+/** Handler failures the session reported (`extension_error`). */
+const errors = (t: TestSession) =>
+  t.eventsOfType("extension_error").map((e) => ({ event: String(e.event), error: String(e.error) }));
+
 describe("agent loop", () => {
-  const harness = useHarness();
+  const sessions: TestSession[] = [];
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
+  });
+  const open = async (options: TestSessionOptions) => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
 
   it("runs a text turn with the events of json.md in order", async () => {
-    const h = await harness.open({ steps: [{ text: "Hello there" }] });
-    await h.handle.prompt("Hi");
-    expect(h.types()).to.deep.equal([
+    const t = await open({ script: [{ text: "Hello there" }] });
+    await t.prompt("Hi");
+    expect(types(t)).to.deep.equal([
       "agent_start",
       "turn_start",
       "message_start",
@@ -42,10 +56,10 @@ describe("agent loop", () => {
       "agent_end",
       "agent_settled",
     ]);
-    const [user, assistantStart] = h.ofType("message_start");
+    const [user, assistantStart] = t.eventsOfType("message_start");
     expect(user!.message).to.include({ role: "user", content: "Hi" });
     expect((assistantStart!.message as { role: string; stopReason: string }).stopReason).to.equal("pending");
-    const updates = h.ofType("message_update");
+    const updates = t.eventsOfType("message_update");
     const deltas = updates
       .map((u) => u.assistantMessageEvent as { type: string; delta?: string })
       .filter((e) => e.type === "text_delta")
@@ -53,23 +67,26 @@ describe("agent loop", () => {
     expect(deltas.length).to.be.greaterThan(1);
     expect(deltas.join("")).to.equal("Hello there");
     for (const u of updates) expect(u.usage).to.have.property("totalTokens");
-    const final = h.ofType("message_end")[1]!.message as { content: { text: string }[]; stopReason: string };
+    const final = t.eventsOfType("message_end")[1]!.message as {
+      content: { text: string }[];
+      stopReason: string;
+    };
     expect(final.stopReason).to.equal("stop");
     expect(final.content[0]!.text).to.equal("Hello there");
-    expect(h.ofType("turn_end")[0]).to.deep.include({ toolResults: [] });
-    expect(h.ofType("agent_end")[0]!.willRetry).to.equal(false);
-    expect(h.ofType("agent_settled")[0]).to.deep.equal({ type: "agent_settled", aborted: false });
-    const recorded = h.handle.sessionManager.getBranch().map((e) => e.type === "message" && e.message.role);
+    expect(t.eventsOfType("turn_end")[0]).to.deep.include({ toolResults: [] });
+    expect(t.eventsOfType("agent_end")[0]!.willRetry).to.equal(false);
+    expect(t.eventsOfType("agent_settled")[0]).to.deep.equal({ type: "agent_settled", aborted: false });
+    const recorded = t.session.sessionManager.getBranch().map((e) => e.type === "message" && e.message.role);
     expect(recorded).to.deep.include.members(["user", "assistant"]);
   });
 
   it("runs a tool turn: the call, its execution events with durationMs, the result, and the follow-up request", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "ping" } }] }, { text: "done" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "echo", arguments: { text: "ping" } }] }, { text: "done" }],
       extensions: [withTools(echoTool())],
     });
-    await h.handle.prompt("go");
-    expect(h.types()).to.deep.equal([
+    await t.prompt("go");
+    expect(types(t)).to.deep.equal([
       "agent_start",
       "turn_start",
       "message_start",
@@ -88,19 +105,19 @@ describe("agent loop", () => {
       "agent_end",
       "agent_settled",
     ]);
-    const toolcallStart = h
-      .ofType("message_update")
+    const toolcallStart = t
+      .eventsOfType("message_update")
       .map(
         (u) =>
           u.assistantMessageEvent as { type: string; partial: { content: { id: string; name: string }[] } },
       )
       .find((e) => e.type === "toolcall_start");
     expect(toolcallStart).to.not.equal(undefined);
-    const end = h.ofType("tool_execution_end")[0]!;
+    const end = t.eventsOfType("tool_execution_end")[0]!;
     expect(end).to.include({ toolName: "echo", isError: false });
     expect(end.durationMs).to.be.a("number");
     expect((end.result as { content: { text: string }[] }).content[0]!.text).to.equal("ping");
-    const turnEnd = h.ofType("turn_end")[0]!;
+    const turnEnd = t.eventsOfType("turn_end")[0]!;
     expect((turnEnd.toolResults as { toolName: string }[]).map((r) => r.toolName)).to.deep.equal(["echo"]);
   });
 
@@ -115,8 +132,8 @@ describe("agent loop", () => {
           return { content: [{ type: "text", text: params.text }], details: undefined };
         },
       } as Partial<ToolDefinition>);
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         {
           toolCalls: [
             { name: "slow", arguments: { text: "a" } },
@@ -127,10 +144,10 @@ describe("agent loop", () => {
       ],
       extensions: [withTools(slow("slow", 60), slow("fast", 5))],
     });
-    await h.handle.prompt("both");
+    await t.prompt("both");
     expect(log).to.deep.equal(["start slow", "start fast", "end fast", "end slow"]);
-    const results = h
-      .ofType("message_end")
+    const results = t
+      .eventsOfType("message_end")
       .map((e) => e.message as { role: string; toolName?: string })
       .filter((m) => m.role === "toolResult")
       .map((m) => m.toolName);
@@ -138,25 +155,25 @@ describe("agent loop", () => {
   });
 
   it("turns an invalid tool call into an error result naming the bad field, then goes on", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "echo", arguments: { text: 42 } }] }, { text: "sorry" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "echo", arguments: { text: 42 } }] }, { text: "sorry" }],
       extensions: [withTools(echoTool())],
     });
-    await h.handle.prompt("x");
-    const end = h.ofType("tool_execution_end")[0]!;
+    await t.prompt("x");
+    const end = t.eventsOfType("tool_execution_end")[0]!;
     expect(end.isError).to.equal(true);
     expect(end).to.not.have.property("durationMs");
     const text = (end.result as { content: { text: string }[] }).content[0]!.text;
     expect(text).to.contain('Invalid arguments for tool "echo"');
     expect(text).to.contain("/text");
-    expect(h.ofType("agent_settled")[0]!.aborted).to.equal(false);
-    expect(h.ofType("turn_start")).to.have.length(2);
+    expect(t.eventsOfType("agent_settled")[0]!.aborted).to.equal(false);
+    expect(t.eventsOfType("turn_start")).to.have.length(2);
   });
 
   it("reports an unknown tool to the model as an error result", async () => {
-    const h = await harness.open({ steps: [{ toolCalls: [{ name: "nope" }] }, { text: "ok" }] });
-    await h.handle.prompt("x");
-    const end = h.ofType("tool_execution_end")[0]!;
+    const t = await open({ script: [{ toolCalls: [{ name: "nope" }] }, { text: "ok" }] });
+    await t.prompt("x");
+    const end = t.eventsOfType("tool_execution_end")[0]!;
     expect(end.isError).to.equal(true);
     expect((end.result as { content: { text: string }[] }).content[0]!.text).to.contain(
       '"nope" does not exist',
@@ -165,8 +182,8 @@ describe("agent loop", () => {
 
   it("blocks a call when a tool_call handler says so, and when a handler throws", async () => {
     let ran = 0;
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         {
           toolCalls: [
             { name: "echo", arguments: { text: "rm -rf" } },
@@ -194,11 +211,11 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
+    await t.prompt("x");
     // Calls run in parallel, so end events arrive in completion order; compare them in call order.
     const byId = (a: SessionEvent, b: SessionEvent) =>
       String(a.toolCallId).localeCompare(String(b.toolCallId));
-    const ends = [...h.ofType("tool_execution_end")].sort(byId).map((e) => ({
+    const ends = [...t.eventsOfType("tool_execution_end")].sort(byId).map((e) => ({
       isError: e.isError,
       text: (e.result as { content: { text: string }[] }).content[0]!.text,
     }));
@@ -207,12 +224,14 @@ describe("agent loop", () => {
     expect(ends[1]!.text).to.contain("checker crashed");
     expect(ends[2]).to.deep.equal({ isError: false, text: "fine" });
     expect(ran).to.equal(1);
-    expect(h.errors.some((e) => e.includes("tool_call") && e.includes("checker crashed"))).to.equal(true);
+    expect(errors(t).some((e) => e.event === "tool_call" && e.error.includes("checker crashed"))).to.equal(
+      true,
+    );
   });
 
   it("lets tool_call handlers mutate the input the tool receives", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "raw" } }] }, { text: "ok" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "echo", arguments: { text: "raw" } }] }, { text: "ok" }],
       extensions: [
         withTools(echoTool()),
         (kc) => {
@@ -222,15 +241,15 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
+    await t.prompt("x");
     expect(
-      (h.ofType("tool_execution_end")[0]!.result as { content: { text: string }[] }).content[0]!.text,
+      (t.eventsOfType("tool_execution_end")[0]!.result as { content: { text: string }[] }).content[0]!.text,
     ).to.equal("rewritten");
   });
 
   it("composes tool_result patches, also for a tool that threw", async () => {
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         {
           toolCalls: [
             { name: "echo", arguments: { text: "secret" } },
@@ -258,8 +277,8 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
-    const [first, second] = h.ofType("tool_execution_end");
+    await t.prompt("x");
+    const [first, second] = t.eventsOfType("tool_execution_end");
     expect(first!.result).to.deep.equal({
       content: [{ type: "text", text: "[redacted echo]" }],
       details: { saw: "[redacted echo]", wasError: false },
@@ -272,32 +291,32 @@ describe("agent loop", () => {
   });
 
   it("aborts mid-stream: the message ends aborted, running tools get the signal, queued messages come back", async () => {
-    const h = await harness.open({
-      steps: [{ text: "a long answer that streams slowly", chunkDelayMs: 30 }],
+    const t = await open({
+      script: [{ text: "a long answer that streams slowly", chunkDelayMs: 30 }],
     });
-    const run = h.handle.prompt("go");
+    const run = t.session.prompt("go");
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
-        if (h.ofType("message_update").length > 0) {
+        if (t.eventsOfType("message_update").length > 0) {
           clearInterval(timer);
           resolve();
         }
       }, 5);
     });
-    sessionInternals(h.handle).agent.followUp("later");
-    const returned = sessionInternals(h.handle).agent.abort();
+    t.session.followUp("later");
+    const returned = t.session.abort();
     await run;
     expect(returned).to.deep.equal({ steering: [], followUp: ["later"] });
-    const assistant = h.ofType("message_end").at(-1)!.message as { stopReason: string };
+    const assistant = t.eventsOfType("message_end").at(-1)!.message as { stopReason: string };
     expect(assistant.stopReason).to.equal("aborted");
-    expect(h.ofType("agent_settled").at(-1)!.aborted).to.equal(true);
-    expect(sessionInternals(h.handle).agent.isIdle()).to.equal(true);
+    expect(t.eventsOfType("agent_settled").at(-1)!.aborted).to.equal(true);
+    expect(t.session.isIdle()).to.equal(true);
   });
 
   it("kills a running tool through its signal on abort", async () => {
     let sawAbort = false;
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "wait", arguments: { text: "" } }] }, { text: "never" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "wait", arguments: { text: "" } }] }, { text: "never" }],
       extensions: [
         withTools(
           echoTool("wait", {
@@ -314,20 +333,20 @@ describe("agent loop", () => {
         ),
       ],
     });
-    const run = h.handle.prompt("go");
+    const run = t.session.prompt("go");
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
-        if (h.ofType("tool_execution_start").length > 0) {
+        if (t.eventsOfType("tool_execution_start").length > 0) {
           clearInterval(timer);
           resolve();
         }
       }, 5);
     });
-    sessionInternals(h.handle).agent.abort();
+    t.session.abort();
     await run;
     expect(sawAbort).to.equal(true);
-    expect(h.ofType("turn_start")).to.have.length(1);
-    expect(h.ofType("agent_settled")[0]!.aborted).to.equal(true);
+    expect(t.eventsOfType("turn_start")).to.have.length(1);
+    expect(t.eventsOfType("agent_settled")[0]!.aborted).to.equal(true);
   });
 
   it("delivers steering after the current turn and follow-ups after the agent finishes", async () => {
@@ -335,8 +354,8 @@ describe("agent loop", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         { toolCalls: [{ name: "hold", arguments: { text: "" } }] },
         { text: "after steering", expect: { lastUserText: "steer me" } },
         { text: "after follow-up", expect: { lastUserText: "and then this" } },
@@ -352,43 +371,43 @@ describe("agent loop", () => {
         ),
       ],
     });
-    const run = h.handle.prompt("start");
+    const run = t.session.prompt("start");
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
-        if (h.ofType("tool_execution_start").length > 0) {
+        if (t.eventsOfType("tool_execution_start").length > 0) {
           clearInterval(timer);
           resolve();
         }
       }, 5);
     });
-    await h.handle.prompt("and then this", { streamingBehavior: "followUp" });
-    await h.handle.prompt("steer me", { streamingBehavior: "steer" });
-    expect(h.ofType("queue_update").at(-1)).to.deep.include({
+    await t.session.prompt("and then this", { streamingBehavior: "followUp" });
+    await t.session.prompt("steer me", { streamingBehavior: "steer" });
+    expect(t.eventsOfType("queue_update").at(-1)).to.deep.include({
       steering: ["steer me"],
       followUp: ["and then this"],
     });
     release();
     await run;
-    const users = h
-      .ofType("message_start")
+    const users = t
+      .eventsOfType("message_start")
       .map((e) => e.message as { role: string; content: unknown })
       .filter((m) => m.role === "user")
       .map((m) => m.content);
     expect(users).to.deep.equal(["start", "steer me", "and then this"]);
-    const finals = h
-      .ofType("message_end")
+    const finals = t
+      .eventsOfType("message_end")
       .map((e) => e.message as { role: string; stopReason?: string; errorMessage?: string })
       .filter((m) => m.role === "assistant");
     expect(finals.map((m) => m.stopReason)).to.deep.equal(["toolUse", "stop", "stop"]);
-    expect(h.ofType("agent_start")).to.have.length(1);
-    expect(h.ofType("queue_update").at(-1)).to.deep.include({ steering: [], followUp: [] });
+    expect(t.eventsOfType("agent_start")).to.have.length(1);
+    expect(t.eventsOfType("queue_update").at(-1)).to.deep.include({ steering: [], followUp: [] });
   });
 
   it("refuses a prompt while busy unless it says how to enter the run", async () => {
-    const h = await harness.open({ steps: [{ text: "slow", chunkDelayMs: 20 }] });
-    const run = h.handle.prompt("one");
+    const t = await open({ script: [{ text: "slow", chunkDelayMs: 20 }] });
+    const run = t.session.prompt("one");
     let error: unknown;
-    await h.handle.prompt("two").catch((e: unknown) => {
+    await t.session.prompt("two").catch((e: unknown) => {
       error = e;
     });
     expect((error as { code?: string }).code).to.equal("KC_ERR_BUSY");
@@ -396,14 +415,14 @@ describe("agent loop", () => {
   });
 
   it("retries after a scripted 529 with backoff and reports the retry events", async () => {
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         { error: { kind: "overloaded", status: 529, message: "529 overloaded", retryAfterMs: 10 } },
         { text: "recovered" },
       ],
     });
-    await h.handle.prompt("x");
-    expect(h.types()).to.deep.equal([
+    await t.prompt("x");
+    expect(types(t)).to.deep.equal([
       "agent_start",
       "turn_start",
       "message_start",
@@ -422,42 +441,51 @@ describe("agent loop", () => {
       "auto_retry_end",
       "agent_settled",
     ]);
-    expect(h.ofType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, false]);
-    expect(h.ofType("auto_retry_start")[0]).to.deep.include({
+    expect(t.eventsOfType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, false]);
+    expect(t.eventsOfType("auto_retry_start")[0]).to.deep.include({
       attempt: 1,
       maxAttempts: 3,
       errorMessage: "529 overloaded",
     });
-    expect(h.ofType("auto_retry_start")[0]!.delayMs).to.equal(10);
-    expect(h.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
-    const users = h.ofType("message_start").filter((e) => (e.message as { role: string }).role === "user");
+    expect(t.eventsOfType("auto_retry_start")[0]!.delayMs).to.equal(10);
+    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+    const users = t
+      .eventsOfType("message_start")
+      .filter((e) => (e.message as { role: string }).role === "user");
     expect(users).to.have.length(1);
   });
 
   it("gives up after maxRetries with a final error", async () => {
     const overloaded = { error: { kind: "overloaded" as const, message: "busy" } };
-    const h = await harness.open({
-      steps: [overloaded, overloaded, overloaded],
+    const t = await open({
+      script: [overloaded, overloaded, overloaded],
       settings: { retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 } },
     });
-    await h.handle.prompt("x");
-    expect(h.ofType("auto_retry_start").map((e) => e.attempt)).to.deep.equal([1, 2]);
-    expect(h.ofType("auto_retry_end")[0]).to.deep.include({ success: false, attempt: 2, finalError: "busy" });
-    expect(h.ofType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, true, false]);
+    await t.prompt("x");
+    expect(t.eventsOfType("auto_retry_start").map((e) => e.attempt)).to.deep.equal([1, 2]);
+    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({
+      success: false,
+      attempt: 2,
+      finalError: "busy",
+    });
+    expect(t.eventsOfType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, true, false]);
   });
 
   it("does not retry errors that are not retryable", async () => {
-    const h = await harness.open({ steps: [{ error: { kind: "auth", message: "bad key" } }] });
-    await h.handle.prompt("x");
-    expect(h.ofType("auto_retry_start")).to.deep.equal([]);
-    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage: string };
+    const t = await open({ script: [{ error: { kind: "auth", message: "bad key" } }] });
+    await t.prompt("x");
+    expect(t.eventsOfType("auto_retry_start")).to.deep.equal([]);
+    const final = t.eventsOfType("message_end").at(-1)!.message as {
+      stopReason: string;
+      errorMessage: string;
+    };
     expect(final).to.include({ stopReason: "error", errorMessage: "bad key" });
   });
 
   it("lets agent_before_settle ask for one continuation and then end", async () => {
     let settles = 0;
-    const h = await harness.open({
-      steps: [{ text: "first" }, { text: "second", expect: { lastUserTextContains: "keep going" } }],
+    const t = await open({
+      script: [{ text: "first" }, { text: "second", expect: { lastUserTextContains: "keep going" } }],
       extensions: [
         (kc) => {
           kc.on("agent_before_settle", (event) => {
@@ -476,21 +504,21 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
+    await t.prompt("x");
     expect(settles).to.equal(2);
-    expect(h.ofType("agent_start")).to.have.length(2);
-    const texts = h
-      .ofType("message_end")
+    expect(t.eventsOfType("agent_start")).to.have.length(2);
+    const texts = t
+      .eventsOfType("message_end")
       .map((e) => e.message as { role: string; content: unknown })
       .filter((m) => m.role === "assistant")
       .map((m) => (m.content as { text: string }[])[0]!.text);
     expect(texts).to.deep.equal(["first", "second"]);
-    expect(h.ofType("agent_settled")).to.have.length(1);
+    expect(t.eventsOfType("agent_settled")).to.have.length(1);
   });
 
   it("commits turn_end entries and ends the run on end: true without draining queued input", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { text: "not reached" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { text: "not reached" }],
       extensions: [
         withTools(echoTool()),
         (kc) => {
@@ -504,15 +532,15 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
-    expect(h.ofType("turn_start")).to.have.length(1);
-    const appended = h.ofType("entry_appended")[0]!.entry as { customType: string; data: unknown };
+    await t.prompt("x");
+    expect(t.eventsOfType("turn_start")).to.have.length(1);
+    const appended = t.eventsOfType("entry_appended")[0]!.entry as { customType: string; data: unknown };
     expect(appended).to.deep.include({ customType: "audit", data: { turn: 0 } });
   });
 
   it("skips the follow-up request when every tool result of the batch terminates", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "finish", arguments: { text: "bye" } }] }, { text: "not reached" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "finish", arguments: { text: "bye" } }] }, { text: "not reached" }],
       extensions: [
         withTools(
           echoTool("finish", {
@@ -525,8 +553,8 @@ describe("agent loop", () => {
         ),
       ],
     });
-    await h.handle.prompt("x");
-    expect(h.ofType("turn_start")).to.have.length(1);
+    await t.prompt("x");
+    expect(t.eventsOfType("turn_start")).to.have.length(1);
   });
 
   it("runs sequential tools one at a time", async () => {
@@ -542,18 +570,21 @@ describe("agent loop", () => {
         return { content: [{ type: "text", text: "ok" }], details: undefined };
       },
     } as Partial<ToolDefinition>);
-    const h = await harness.open({
-      steps: [{ toolCalls: [1, 2, 3].map(() => ({ name: "seq", arguments: { text: "" } })) }, { text: "ok" }],
+    const t = await open({
+      script: [
+        { toolCalls: [1, 2, 3].map(() => ({ name: "seq", arguments: { text: "" } })) },
+        { text: "ok" },
+      ],
       extensions: [withTools(seq)],
     });
-    await h.handle.prompt("x");
+    await t.prompt("x");
     expect(overlap).to.equal(false);
-    expect(h.ofType("tool_execution_end")).to.have.length(3);
+    expect(t.eventsOfType("tool_execution_end")).to.have.length(3);
   });
 
   it("applies input transforms and stops at handled input", async () => {
-    const h = await harness.open({
-      steps: [{ text: "ok", expect: { lastUserText: "HELLO" } }],
+    const t = await open({
+      script: [{ text: "ok", expect: { lastUserText: "HELLO" } }],
       extensions: [
         (kc) => {
           kc.on("input", (event) =>
@@ -564,22 +595,25 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("swallow");
-    expect(h.events).to.deep.equal([]);
-    await h.handle.prompt("hello");
-    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string };
+    await t.prompt("swallow");
+    expect(t.events).to.deep.equal([]);
+    await t.prompt("hello");
+    const final = t.eventsOfType("message_end").at(-1)!.message as { stopReason: string };
     expect(final.stopReason).to.equal("stop");
   });
 
   it("adds a before_agent_start message to the run and can force the system prompt", async () => {
-    const h = await harness.open({
-      steps: [{ text: "ok", expect: { systemPromptContains: "FORCED PROMPT" } }],
+    const seen: { messageType: string; prompt?: string; sections: number }[] = [];
+    const t = await open({
+      script: [{ text: "ok", expect: { systemPromptContains: "FORCED PROMPT" } }],
       extensions: [
         (kc) => {
           kc.on("before_agent_start", (event) => {
-            expect(event.messageType).to.equal("user");
-            expect(event.prompt).to.equal("hi");
-            expect(event.systemPromptOptions.sections.length).to.be.greaterThan(0);
+            seen.push({
+              messageType: event.messageType,
+              prompt: event.prompt,
+              sections: event.systemPromptOptions.sections.length,
+            });
             return {
               message: { customType: "memo", content: "remember this" },
               systemPrompt: "FORCED PROMPT",
@@ -588,16 +622,66 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("hi");
-    const roles = h.ofType("message_start").map((e) => (e.message as { role: string }).role);
+    await t.prompt("hi");
+    expect(seen).to.have.length(1);
+    expect(seen[0]).to.include({ messageType: "user", prompt: "hi" });
+    expect(seen[0]!.sections).to.be.greaterThan(0);
+    const roles = t.eventsOfType("message_start").map((e) => (e.message as { role: string }).role);
     expect(roles).to.deep.equal(["user", "custom", "assistant"]);
-    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
-    expect(sessionInternals(h.handle).agent.systemPrompt).to.equal("FORCED PROMPT");
+    expect((t.eventsOfType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal(
+      "stop",
+    );
+    expect(sessionInternals(t.session).agent.systemPrompt).to.equal("FORCED PROMPT");
+  });
+
+  it("adds the messages of several before_agent_start handlers to the same run, in handler order", async () => {
+    const memo = (customType: string) => (kc: ExtensionAPI) => {
+      kc.on("before_agent_start", (event) =>
+        event.prompt === "first" ? { message: { customType, content: customType } } : undefined,
+      );
+    };
+    const t = await open({
+      script: [{ text: "one", expect: { lastUserText: "second-memo" } }, { text: "two" }],
+      extensions: [memo("first-memo"), memo("second-memo")],
+    });
+    await t.prompt("first");
+    await t.prompt("second");
+    const started = t
+      .eventsOfType("message_start")
+      .map((e) => e.message as { role: string; customType?: string; content: unknown })
+      .map((m) => (m.role === "custom" ? m.customType : m.role === "user" ? `user ${m.content}` : m.role));
+    expect(started).to.deep.equal([
+      "user first",
+      "first-memo",
+      "second-memo",
+      "assistant",
+      "user second",
+      "assistant",
+    ]);
+  });
+
+  it("holds a nextTurn message until the next run starts, then sends it ahead of the prompt", async () => {
+    let api: ExtensionAPI | undefined;
+    const t = await open({
+      script: [{ text: "ok", expect: { lastUserText: "the prompt" } }],
+      extensions: [
+        (kc) => {
+          api = kc;
+        },
+      ],
+    });
+    api!.sendMessage({ customType: "memo", content: "context for later" }, { deliverAs: "nextTurn" });
+    await new Promise((r) => setImmediate(r));
+    expect(t.events).to.deep.equal([]);
+    await t.prompt("the prompt");
+    const started = t.eventsOfType("message_start").map((e) => (e.message as { role: string }).role);
+    expect(started).to.deep.equal(["custom", "user", "assistant"]);
+    expect(t.lastAssistantText()).to.equal("ok");
   });
 
   it("lets context handlers transform the request messages without changing the session", async () => {
-    const h = await harness.open({
-      steps: [{ text: "ok", expect: { lastUserText: "[edited] original" } }],
+    const t = await open({
+      script: [{ text: "ok", expect: { lastUserText: "[edited] original" } }],
       extensions: [
         (kc) => {
           kc.on("context", (event) => ({
@@ -610,9 +694,11 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("original");
-    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
-    const user = h.handle.sessionManager
+    await t.prompt("original");
+    expect((t.eventsOfType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal(
+      "stop",
+    );
+    const user = t.session.sessionManager
       .getBranch()
       .find((e) => e.type === "message" && e.message.role === "user");
     expect(user?.type === "message" && user.message.role === "user" && user.message.content).to.equal(
@@ -621,8 +707,8 @@ describe("agent loop", () => {
   });
 
   it("lets message_end replace a message with one of the same role, and refuses a role change", async () => {
-    const h = await harness.open({
-      steps: [{ text: "raw" }],
+    const t = await open({
+      script: [{ text: "raw" }],
       extensions: [
         (kc) => {
           kc.on("message_end", (event) =>
@@ -635,17 +721,19 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
-    const ends = h.ofType("message_end").map((e) => e.message as { role: string; content: unknown });
+    await t.prompt("x");
+    const ends = t.eventsOfType("message_end").map((e) => e.message as { role: string; content: unknown });
     expect(ends[0]!.role).to.equal("user");
     expect((ends[1]!.content as { text: string }[])[0]!.text).to.equal("polished");
-    expect(h.errors.some((e) => e.includes("may not change the role"))).to.equal(true);
+    expect(
+      errors(t).some((e) => e.event === "message_end" && e.error.includes("may not change the role")),
+    ).to.equal(true);
   });
 
   it("runs provider hooks: a before_provider_request replacement reaches the provider", async () => {
     const seen: string[] = [];
-    const h = await harness.open({
-      steps: [{ text: "from the script" }],
+    const t = await open({
+      script: [{ text: "from the script" }],
       extensions: [
         (kc) => {
           kc.on("before_provider_request", (event) => ({
@@ -657,8 +745,8 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("x");
-    const final = h.ofType("message_end").at(-1)!.message as { content: { text: string }[] };
+    await t.prompt("x");
+    const final = t.eventsOfType("message_end").at(-1)!.message as { content: { text: string }[] };
     expect(final.content[0]!.text).to.equal("from the hook");
     expect(seen[0]).to.equal("status 200");
     expect(seen.filter((s) => s === "raw").length).to.be.greaterThan(1);
@@ -666,8 +754,8 @@ describe("agent loop", () => {
 
   it("runs /commands instead of sending them to the model", async () => {
     const calls: string[] = [];
-    const h = await harness.open({
-      steps: [],
+    const t = await open({
+      script: [],
       extensions: [
         (kc) => {
           kc.registerCommand("note", {
@@ -679,14 +767,14 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("/note remember the milk");
+    await t.prompt("/note remember the milk");
     expect(calls).to.deep.equal(["remember the milk"]);
-    expect(h.events).to.deep.equal([]);
+    expect(t.events).to.deep.equal([]);
   });
 
   it("runs nested ctx.executeTool calls through the pipeline with parent ids", async () => {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "outer", arguments: { text: "x" }, id: "call_A" }] }, { text: "ok" }],
+    const t = await open({
+      script: [{ toolCalls: [{ name: "outer", arguments: { text: "x" }, id: "call_A" }] }, { text: "ok" }],
       extensions: [
         withTools(
           echoTool(),
@@ -709,13 +797,15 @@ describe("agent loop", () => {
         ),
       ],
     });
-    await h.handle.prompt("x");
-    const starts = h.ofType("tool_execution_start").map((e) => `${e.toolCallId}|${e.parentToolCallId ?? ""}`);
+    await t.prompt("x");
+    const starts = t
+      .eventsOfType("tool_execution_start")
+      .map((e) => `${e.toolCallId}|${e.parentToolCallId ?? ""}`);
     expect(starts).to.deep.equal(["call_A|", "call_A/1|call_A", "call_A/2|call_A"]);
-    const outer = h.ofType("tool_execution_end").find((e) => e.toolCallId === "call_A")!;
+    const outer = t.eventsOfType("tool_execution_end").find((e) => e.toolCallId === "call_A")!;
     expect((outer.result as { content: { text: string }[] }).content[0]!.text).to.equal("one/true");
-    const results = h
-      .ofType("message_end")
+    const results = t
+      .eventsOfType("message_end")
       .map((e) => e.message as { role: string })
       .filter((m) => m.role === "toolResult");
     expect(results).to.have.length(1);
@@ -723,8 +813,8 @@ describe("agent loop", () => {
 
   it("records sendMessage, appendEntry and session name changes", async () => {
     let api: ExtensionAPI | undefined;
-    const h = await harness.open({
-      steps: [{ text: "ok", expect: { lastUserTextContains: "note for the model" } }],
+    const t = await open({
+      script: [{ text: "ok", expect: { lastUserTextContains: "note for the model" } }],
       extensions: [
         (kc) => {
           api = kc;
@@ -732,35 +822,40 @@ describe("agent loop", () => {
       ],
     });
     api!.sendMessage({ customType: "note", content: "note for the model" }, { triggerTurn: true });
-    await sessionInternals(h.handle).agent.waitForIdle();
+    await t.session.waitForIdle();
     await new Promise((r) => setTimeout(r, 20));
-    await sessionInternals(h.handle).agent.waitForIdle();
+    await t.session.waitForIdle();
     api!.appendEntry("bookmark", { at: 1 });
     api!.setSessionName("Investigation");
     await new Promise((r) => setImmediate(r));
-    expect(h.ofType("entry_appended")[0]!.entry).to.deep.include({ type: "custom", customType: "bookmark" });
-    expect(h.ofType("session_info_changed")[0]).to.deep.equal({
+    expect(t.eventsOfType("entry_appended")[0]!.entry).to.deep.include({
+      type: "custom",
+      customType: "bookmark",
+    });
+    expect(t.eventsOfType("session_info_changed")[0]).to.deep.equal({
       type: "session_info_changed",
       name: "Investigation",
     });
     expect(api!.getSessionName()).to.equal("Investigation");
-    expect((h.ofType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal("stop");
+    expect((t.eventsOfType("message_end").at(-1)!.message as { stopReason: string }).stopReason).to.equal(
+      "stop",
+    );
   });
 
   it("emits thinking_level_changed and records the change", async () => {
-    const h = await harness.open({ steps: [] });
-    sessionInternals(h.handle).agent.setThinkingLevel(undefined, "high");
+    const t = await open({ script: [] });
+    t.session.setThinkingLevel("high");
     await new Promise((r) => setImmediate(r));
-    expect(h.ofType("thinking_level_changed")).to.deep.equal([
+    expect(t.eventsOfType("thinking_level_changed")).to.deep.equal([
       { type: "thinking_level_changed", level: "high" },
     ]);
-    expect(sessionInternals(h.handle).log.buildContext().thinkingLevel).to.equal("high");
+    expect(sessionInternals(t.session).log.buildContext().thinkingLevel).to.equal("high");
   });
 
   it("refuses to prompt after an extension refused the session", async () => {
     const { ExtensionStartupError } = await import("../../../kernel/index.js");
-    const h = await harness.open({
-      steps: [{ text: "never" }],
+    const t = await open({
+      script: [{ text: "never" }],
       extensions: [
         (kc) => {
           kc.on("session_start", () => {
@@ -770,7 +865,7 @@ describe("agent loop", () => {
       ],
     });
     let error: unknown;
-    await h.handle.prompt("x").catch((e: unknown) => {
+    await t.session.prompt("x").catch((e: unknown) => {
       error = e;
     });
     expect((error as { code?: string }).code).to.equal("KC_ERR_STARTUP_FAILED");
@@ -778,8 +873,8 @@ describe("agent loop", () => {
   it("refreshes the prompt cache while idle as cache_warming_decision handlers decide, the last answer winning", async () => {
     const requests: { maxTokens?: number }[] = [];
     const decisions: string[] = [];
-    const h = await harness.open({
-      steps: [
+    const t = await open({
+      script: [
         { text: "first" },
         (request: { maxTokens?: number }) => {
           requests.push(request);
@@ -797,14 +892,14 @@ describe("agent loop", () => {
         },
       ],
     });
-    await h.handle.prompt("hi");
+    await t.prompt("hi");
     const deadline = Date.now() + 2_000;
     while (decisions.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => setTimeout(r, 50));
     expect(decisions).to.deep.equal(["idle ok", "idle ok"]);
     expect(requests).to.have.length(1);
     expect(requests[0]!.maxTokens).to.equal(1);
-    const warm = h.handle.sessionManager
+    const warm = t.session.sessionManager
       .getEntries()
       .filter((e) => e.type === "custom" && e.customType === "knightcode.cacheWarming");
     expect(warm).to.have.length(1);

@@ -1,0 +1,72 @@
+/**
+ * A session-level run around the turn loop. Each low-level run ends with `agent_end`; a failed one that the retry
+ * policy allows is repeated after its delay (`willRetry: true`, `auto_retry_start`, and `auto_retry_end` once a
+ * run succeeds, fails for good or is aborted). A finished run meets the `agent_before_settle` boundary, which may
+ * commit entries and ask for one more run. `agent_settled` is the caller's, since only it knows when the session
+ * is idle again.
+ */
+import type { AgentMessage, BoundaryState, ExtensionContext, HookBus } from "../../kernel/index.js";
+import type { RetrySettings } from "../settings/settings.js";
+import { planRetry, waitUnlessAborted } from "./retry-policy.js";
+import type { TurnsOutcome } from "./turn-loop.js";
+
+/** Bound on continuations requested by boundaries, so a handler that always continues cannot spin forever. */
+export const MAX_CONTINUATIONS = 64;
+
+export interface AgentRunConfig {
+  bus: HookBus;
+  context(): ExtensionContext;
+  /** Read after each failed run, so a settings change applies to the next retry. */
+  retry(): RetrySettings;
+  /** One low-level run (the turn loop) starting with `input`. */
+  turns(input: readonly AgentMessage[], signal: AbortSignal): Promise<TurnsOutcome>;
+  /** Commits the entries an `agent_before_settle` boundary proposed. */
+  commit(state: BoundaryState): Promise<void>;
+}
+
+/** Runs until nothing asks for another low-level run; resolves whether the run was aborted. */
+export async function runAgent(
+  input: readonly AgentMessage[],
+  config: AgentRunConfig,
+  signal: AbortSignal,
+): Promise<{ aborted: boolean }> {
+  const { bus, context } = config;
+  let continuations = 0;
+  let retries = 0;
+  const retryEnd = (success: boolean, finalError?: string) =>
+    bus.emit(
+      "auto_retry_end",
+      { success, attempt: retries, ...(success ? {} : { finalError: finalError ?? "error" }) },
+      context(),
+    );
+  let next = input;
+  for (;;) {
+    const outcome = await config.turns(next, signal);
+    next = [];
+    const failure = outcome.kind === "error" ? outcome.error : undefined;
+    const retry = failure && !signal.aborted ? planRetry(config.retry(), failure, retries) : undefined;
+    await bus.emit("agent_end", { messages: outcome.messages, willRetry: retry !== undefined }, context());
+    if (outcome.kind === "aborted" || signal.aborted) {
+      if (retries > 0) await retryEnd(false, "aborted");
+      return { aborted: true };
+    }
+    if (retry) {
+      retries = retry.attempt;
+      await bus.emit("auto_retry_start", { ...retry }, context());
+      if (!(await waitUnlessAborted(retry.delayMs, signal))) {
+        await retryEnd(false, "aborted");
+        return { aborted: true };
+      }
+      continue;
+    }
+    if (retries > 0) {
+      await retryEnd(!failure, failure?.errorMessage);
+      retries = 0;
+    }
+    if (outcome.kind === "error" || outcome.kind === "end") return { aborted: false };
+    const settle = await bus.boundary("agent_before_settle", { messages: outcome.messages }, context());
+    await config.commit(settle);
+    if (settle.end || !settle.continue || continuations >= MAX_CONTINUATIONS) return { aborted: false };
+    continuations++;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * `before_agent_start`, the first step of a run: handlers see the prompt and the structured system prompt options,
+ * and may edit the options, add a message to the run, or force the whole prompt text. Edits of the options are
+ * rendered against the original, so the prompt's tool and guideline lists show what changed.
+ */
+import type {
+  CustomMessage,
+  ExtensionContext,
+  HookBus,
+  ImageContent,
+  SendMessageInput,
+  SystemPromptOptions,
+  UserMessage,
+} from "../../kernel/index.js";
+import { customMessage, messageText } from "./convert.js";
+
+/** What started a run: a prompt (or `sendUserMessage`), or a custom message with `triggerTurn`. */
+export type RunStart = { kind: "user"; message: UserMessage } | { kind: "custom"; message: CustomMessage };
+
+export interface BeforeAgentStartConfig {
+  bus: HookBus;
+  context(): ExtensionContext;
+  /** Fresh default options for this run. */
+  systemPromptOptions(): SystemPromptOptions;
+  /** Renders options; with `original`, edits of the tool and guideline lists show. */
+  renderSystemPrompt(options: SystemPromptOptions, original?: SystemPromptOptions): string;
+}
+
+interface BeforeAgentStartResult {
+  message?: SendMessageInput;
+  systemPrompt?: string;
+  forceSystemPrompt?: boolean;
+}
+
+/** Resolves the run's system prompt and the messages handlers added, in handler order. */
+export async function beforeAgentStart(
+  start: RunStart,
+  config: BeforeAgentStartConfig,
+): Promise<{ systemPrompt: string; messages: CustomMessage[] }> {
+  const options = config.systemPromptOptions();
+  const original = structuredClone(options);
+  const added: CustomMessage[] = [];
+  const state = {
+    messageType: start.kind,
+    ...(start.kind === "user"
+      ? {
+          prompt: messageText(start.message),
+          ...(typeof start.message.content !== "string"
+            ? { images: start.message.content.filter((c): c is ImageContent => c.type === "image") }
+            : {}),
+        }
+      : { message: start.message }),
+    systemPrompt: config.renderSystemPrompt(options),
+    systemPromptOptions: options,
+    forced: undefined as string | undefined,
+  };
+  const result = await config.bus.transform("before_agent_start", state, config.context(), {
+    toEvent: (v) => v,
+    fold: (v, r: BeforeAgentStartResult) => {
+      if (r.message) added.push(customMessage(r.message));
+      const forced =
+        typeof r.systemPrompt === "string" ? r.systemPrompt : r.forceSystemPrompt ? v.systemPrompt : v.forced;
+      return { ...v, forced };
+    },
+  });
+  return {
+    systemPrompt: result.forced ?? config.renderSystemPrompt(result.systemPromptOptions, original),
+    messages: added,
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * The turn loop: one low-level agent run. `agent_start`, then turns: the pending messages enter the transcript, a
+ * request is built from the active branch (`context` and `context_with_system` handlers may rewrite it), the
+ * assistant's answer streams in, its tool calls run, and the `turn_end` boundary commits entries and may end the
+ * run. Another turn follows for steering messages, for tool results (unless every result terminates) and for a
+ * boundary's `continue`; follow-ups come last. The loop keeps no state of its own: it reads and writes the session
+ * only through its config, so a caller can wrap it (retries, compaction) or drive it from another host.
+ */
+import type {
+  AgentMessage,
+  AssistantMessage,
+  AssistantMessageStream,
+  BoundaryState,
+  ContextWithSystemEvent,
+  ExtensionContext,
+  HookBus,
+  LlmMessage,
+  ModelInfo,
+  ThinkingLevel,
+  ToolCall,
+  ToolDeclaration,
+  ToolResultMessage,
+} from "../../kernel/index.js";
+import type { ModelRequest } from "../model-registry/model-service.js";
+import { toLlmMessages } from "./convert.js";
+import type { ToolOutcome } from "./tool-runner.js";
+import type { Transcript } from "./transcript.js";
+
+export interface TurnLoopConfig {
+  bus: HookBus;
+  context(): ExtensionContext;
+  transcript: Transcript;
+  /** Read per request, so a model, prompt or thinking change applies from the next request on. */
+  model(): ModelInfo;
+  systemPrompt(): string;
+  thinkingLevel(): ThinkingLevel;
+  tools(): ToolDeclaration[];
+  stream(request: ModelRequest): AssistantMessageStream;
+  /** Sees the system prompt and tool set of each request before it goes out (the transcript records them). */
+  beforeRequest?(systemPrompt: string, tools: ToolDeclaration[]): void;
+  runTools(calls: readonly ToolCall[], signal: AbortSignal): Promise<ToolOutcome[]>;
+  takeSteering(): AgentMessage[];
+  takeFollowUps(): AgentMessage[];
+  /** Commits the entries a `turn_end` boundary proposed. */
+  commit(state: BoundaryState): Promise<void>;
+}
+
+/**
+ * How the run ended: `done` (nothing left to do), `end` (a boundary ended it), `error` (the answer failed; `error`
+ * is that answer) or `aborted`. `messages` are the messages the run added, as recorded.
+ */
+export type TurnsOutcome =
+  | { kind: "done" | "end" | "aborted"; messages: AgentMessage[] }
+  | { kind: "error"; messages: AgentMessage[]; error: AssistantMessage };
+
+export async function runTurns(
+  input: readonly AgentMessage[],
+  config: TurnLoopConfig,
+  signal: AbortSignal,
+): Promise<TurnsOutcome> {
+  const { bus, context, transcript } = config;
+  await bus.emit("agent_start", {}, context());
+  const messages: AgentMessage[] = [];
+  let pending: readonly AgentMessage[] = input;
+  for (let turnIndex = 0; ; turnIndex++) {
+    await bus.emit("turn_start", { turnIndex, timestamp: Date.now() }, context());
+    for (const message of pending) messages.push(await transcript.add(message));
+
+    const assistant = await requestAssistant(config, signal);
+    messages.push(assistant);
+    const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");
+    const failed = assistant.stopReason === "error" || assistant.stopReason === "aborted";
+    const outcomes = failed || calls.length === 0 ? [] : await config.runTools(calls, signal);
+    const toolResults: ToolResultMessage[] = [];
+    for (const outcome of outcomes) {
+      const result = (await transcript.add(toolResultMessage(outcome))) as ToolResultMessage;
+      toolResults.push(result);
+      messages.push(result);
+    }
+    const boundary = await bus.boundary(
+      "turn_end",
+      { turnIndex, message: assistant, toolResults },
+      context(),
+    );
+    await config.commit(boundary);
+
+    if (assistant.stopReason === "aborted" || signal.aborted) return { kind: "aborted", messages };
+    if (assistant.stopReason === "error") return { kind: "error", messages, error: assistant };
+    if (boundary.end) return { kind: "end", messages };
+    pending = config.takeSteering();
+    if (pending.length > 0) continue;
+    const terminate = outcomes.length > 0 && outcomes.every((o) => o.result.terminate === true);
+    if (outcomes.length > 0 && !terminate) continue;
+    if (boundary.continue) continue;
+    pending = config.takeFollowUps();
+    if (pending.length > 0) continue;
+    return { kind: "done", messages };
+  }
+}
+
+/** Builds the request from the active branch and streams the assistant's answer; returns it as recorded. */
+async function requestAssistant(config: TurnLoopConfig, signal: AbortSignal): Promise<AssistantMessage> {
+  const { bus, context } = config;
+  const model = config.model();
+  const branch = config.transcript.messages();
+  const recordedPrompt = config.systemPrompt();
+  let systemPrompt = recordedPrompt;
+  let llm: LlmMessage[];
+  const rewritable = bus.has("context_with_system");
+  if (bus.has("context") || rewritable) {
+    // Handlers may change what they get; the copy keeps the session's messages as recorded. Without handlers
+    // the request reads the branch as it is, which saves copying the whole conversation every turn.
+    const { messages } = await bus.transform("context", { messages: structuredClone(branch) }, context(), {
+      fold: (v, r) => (Array.isArray(r?.messages) ? { messages: r.messages } : v),
+    });
+    llm = toLlmMessages(messages);
+  } else {
+    llm = toLlmMessages(branch);
+  }
+  if (rewritable) {
+    const transcript = await bus.transform(
+      "context_with_system",
+      {
+        messages: [{ role: "system", content: systemPrompt, timestamp: Date.now() }, ...llm],
+      } as ContextWithSystemEvent,
+      context(),
+      {
+        fold: (_v, r) => {
+          const first = r?.messages?.[0] as { role?: string } | undefined;
+          if (!Array.isArray(r?.messages) || first?.role !== "system") {
+            throw new TypeError("context_with_system must keep a system message at index 0");
+          }
+          return { messages: r.messages };
+        },
+      },
+    );
+    const [system, ...rest] = transcript.messages as [{ content: string }, ...AgentMessage[]];
+    systemPrompt = system.content;
+    llm = toLlmMessages(rest.filter((m) => (m as { role: string }).role !== "system"));
+  }
+
+  const tools = config.tools();
+  config.beforeRequest?.(recordedPrompt, tools);
+  const thinkingLevel = config.thinkingLevel();
+  const stream = config.stream({
+    model,
+    systemPrompt,
+    messages: llm,
+    tools,
+    ...(thinkingLevel !== "off" ? { thinkingLevel } : {}),
+    signal,
+  });
+  let started = false;
+  for await (const event of stream) {
+    // done/error carry the final message, which result() returns; nothing to stream for them.
+    if (event.type === "done" || event.type === "error") continue;
+    if (!started) {
+      started = true;
+      await bus.emit("message_start", { message: structuredClone(event.partial) }, context());
+    }
+    if (event.type === "start") continue;
+    if (bus.has("message_update")) {
+      await bus.emit(
+        "message_update",
+        { message: event.partial, assistantMessageEvent: event, usage: event.partial.usage },
+        context(),
+      );
+    }
+  }
+  const result = await stream.result();
+  if (!started) {
+    await bus.emit(
+      "message_start",
+      { message: { ...result, content: [], stopReason: "pending" } },
+      context(),
+    );
+  }
+  return (await config.transcript.finish(result)) as AssistantMessage;
+}
+
+function toolResultMessage(outcome: ToolOutcome): ToolResultMessage {
+  const { result } = outcome;
+  return {
+    role: "toolResult",
+    toolCallId: outcome.toolCallId,
+    toolName: outcome.toolName,
+    content: result.content,
+    ...(result.details !== undefined ? { details: result.details } : {}),
+    ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    isError: outcome.isError,
+    ...(result.usage ? { usage: result.usage } : {}),
+    ...(result.nestedCalls ? { nestedCalls: result.nestedCalls } : {}),
+    timestamp: Date.now(),
+  };
+}
