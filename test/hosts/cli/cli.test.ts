@@ -50,6 +50,30 @@ describe("knightcode CLI", () => {
     expect(stdout).to.contain("--extension <path>");
   });
 
+  it("prints the same built-in modes and flags in --help from their manifest as a session registers", async () => {
+    const fromManifest = await run(["--help"], env());
+    // An extension that registers nothing makes --help open a session, so the built-ins really run.
+    const empty = tmp.write("empty.ts", "export default () => {};");
+    const fromSession = await run(["--help", "-e", empty], env());
+    expect(fromManifest.code).to.equal(0);
+    expect(fromSession.code, fromSession.stderr).to.equal(0);
+    expect(fromManifest.stdout).to.contain("rpc ").and.contain("--script <value>");
+    expect(fromManifest.stdout).to.equal(fromSession.stdout);
+  });
+
+  it("shows a personal extension's flags in --help and leaves out a built-in that settings disable", async () => {
+    tmp.write(
+      "agent/extensions/flagged.ts",
+      `export default (kc: any) => kc.registerFlag("dry-run", { type: "boolean", description: "Change nothing" });`,
+    );
+    tmp.write("agent/settings.json", JSON.stringify({ extensions: ["-builtin:mode-rpc"] }));
+    const { code, stdout, stderr } = await run(["--help"], env());
+    expect(code, stderr).to.equal(0);
+    expect(stdout).to.match(/--dry-run\s+Change nothing \(user:.*flagged\.ts\)/);
+    expect(stdout).not.to.contain("builtin:mode-rpc");
+    expect(stdout).to.contain("builtin:mode-print");
+  });
+
   it("rejects an unknown option with exit code 2 and suggests the closest one", async () => {
     const { code, stderr } = await run(["--lst-extensions"], env());
     expect(code).to.equal(2);
