@@ -24,6 +24,13 @@ class UsageError extends Error {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  // A reader that went away (`knightcode --mode json ... | head`, `--list-extensions | head`) ends the run
+  // instead of crashing it.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") stop();
+  });
   const parsed = parseArgs(argv);
   if (!parsed.ok) return usage(parsed);
   const args = parsed.args;
@@ -39,14 +46,8 @@ export async function main(argv: string[]): Promise<number> {
   const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const modeName = args.mode ?? (args.print || !terminal ? "print" : "interactive");
   let handle: AgentSessionHandle | undefined;
-  const controller = new AbortController();
-  const stop = () => controller.abort();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  // A reader that went away (`knightcode --mode json ... | head`) ends the run instead of crashing it.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") stop();
-  });
   try {
     handle = await openSession(args, modeName);
     const flags = resolveExtensionFlags(args, handle.registeredFlags());

@@ -107,6 +107,35 @@ describe("knightcode CLI", () => {
     expect(stdout).to.contain(`cli:${hello}\n  /hello  Show a greeting`);
   });
 
+  it("ends --list-extensions quietly when its reader goes away (list | head)", async () => {
+    const many = tmp.write(
+      "many.ts",
+      `export default (kc: any) => { for (let i = 0; i < 3000; i++) kc.registerCommand("command-" + i, { description: "a command with a long description " + i, handler: async () => {} }); };`,
+    );
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [bin, "-e", many, "--list-extensions"], {
+      env: { ...process.env, ...env() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error("knightcode --list-extensions did not end"));
+      }, 30_000);
+      child.on("close", (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    expect(stderr).not.to.contain("EPIPE");
+    expect(code).to.equal(0);
+  });
+
   it("keeps the transform cache in the agent directory", async () => {
     const hello = join(root, "examples", "extensions", "hello.ts");
     await run(["-e", hello, "--list-extensions"], env());
