@@ -58,10 +58,10 @@ module.exports = {
       name: "hosts-use-public-api-only",
       severity: "error",
       comment:
-        "A host may import only @knightcodeai/cli (and its public subpaths), npm packages, node built-ins and its own files. The composition root (hosts/sdk) and the test kit (hosts/testing) are the exceptions.",
+        "A host may import only @knightcodeai/cli (and its public subpaths), npm packages, node built-ins and its own files. The composition root (hosts/sdk) and the test kit (hosts/testing) are the exceptions. The built-in manifest is public data (BUILTIN_MANIFEST); a host may read it by path so that --help loads no SDK.",
       from: { path: "^hosts/([^/]+)/", pathNot: "^hosts/(sdk|testing)/" },
       to: {
-        pathNot: ["^hosts/$1/", "(^|/)node_modules/", entryPoints],
+        pathNot: ["^hosts/$1/", "(^|/)node_modules/", entryPoints, "^hosts/sdk/builtin-manifest\\.ts$"],
         dependencyTypesNot: ["core"],
       },
     },

@@ -1,37 +1,110 @@
 /**
- * The built `knightcode` as a user runs it: `--version` and `--help` (wall time and peak memory), a two-turn JSON
- * run, a warm RPC prompt round trip, and startup with 30 small TypeScript extensions with a cold and a warm
- * transform cache. Needs `npm run build` first.
+ * The built `knightcode` as a user runs it: `--version` and `--help`, a two-turn JSON run against a local
+ * OpenAI-compatible server (models.json provider, one call of the built-in `read` tool), the same run with the
+ * scripted provider and a TypeScript extension tool, a warm RPC prompt round trip, and start-up with 30 small
+ * TypeScript extensions with a cold and a warm transform cache. Wall time and peak RSS (GNU time) are the median
+ * of ROUNDS runs; `node -e ""` is measured too, as the floor every row stands on. Needs `npm run build` first.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RpcClient } from "../hosts/sdk/rpc-client.js";
 
 const bin = fileURLToPath(new URL("../dist/hosts/cli/main.js", import.meta.url));
-const ROUNDS = 5;
+const ROUNDS = 9;
+const useTime = existsSync("/usr/bin/time");
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Wall time in ms and peak RSS in MB (GNU time when present). */
-function measure(args: string[], env: NodeJS.ProcessEnv, cwd: string): { ms: number; mb?: number } {
-  const useTime = existsSync("/usr/bin/time");
-  const started = performance.now();
-  const result = useTime
-    ? spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, bin, ...args], { env, cwd, encoding: "utf8" })
-    : spawnSync(process.execPath, [bin, ...args], { env, cwd, encoding: "utf8" });
-  const ms = performance.now() - started;
-  if (result.status !== 0) throw new Error(`knightcode ${args.join(" ")} failed: ${result.stderr}`);
-  const kb = useTime ? Number(result.stderr.trim().split("\n").at(-1)) : Number.NaN;
-  return Number.isFinite(kb) ? { ms, mb: kb / 1024 } : { ms };
+interface Sample {
+  ms: number;
+  mb?: number;
 }
 
-function row(name: string, samples: { ms: number; mb?: number }[]): string {
+/**
+ * Runs one command and measures it. Asynchronous, so a server in this process can answer the child's requests.
+ */
+function measure(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = useTime
+      ? spawn("/usr/bin/time", ["-f", "%M", ...argv], { env, cwd })
+      : spawn(argv[0]!, argv.slice(1), { env, cwd });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.resume();
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const ms = performance.now() - started;
+      if (code !== 0) return reject(new Error(`${argv.join(" ")} failed (${code}): ${stderr}`));
+      const kb = useTime ? Number(stderr.trim().split("\n").at(-1)) : Number.NaN;
+      resolve(Number.isFinite(kb) ? { ms, mb: kb / 1024 } : { ms });
+    });
+  });
+}
+
+function row(name: string, samples: Sample[]): string {
   const ms = median(samples.map((s) => s.ms));
   const mbs = samples.map((s) => s.mb).filter((m): m is number => m !== undefined);
-  return `${name.padEnd(34)}${ms.toFixed(0).padStart(8)}${(mbs.length ? median(mbs).toFixed(1) : "-").padStart(10)}`;
+  return `${name.padEnd(44)}${ms.toFixed(0).padStart(8)}${(mbs.length ? median(mbs).toFixed(1) : "-").padStart(10)}`;
+}
+
+/**
+ * A Chat Completions server on 127.0.0.1: a request whose conversation has no tool result yet gets one call of
+ * `read`, the next gets a short text answer, both streamed as the SSE chunks such servers send.
+ */
+async function startChatServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({
+      id: "chatcmpl-bench",
+      object: "chat.completion.chunk",
+      created: 1741570283,
+      model: "bench-model",
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    })}\n\n`;
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    let body = "";
+    for await (const part of req) body += part;
+    const messages = (JSON.parse(body) as { messages: { role: string }[] }).messages;
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write(chunk({ role: "assistant", content: "" }));
+    if (messages.some((m) => m.role === "tool")) {
+      res.write(chunk({ content: "The file says hello." }));
+      res.write(chunk({}, "stop"));
+    } else {
+      res.write(
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: "call_bench",
+              type: "function",
+              function: { name: "read", arguments: JSON.stringify({ path: "hello.txt" }) },
+            },
+          ],
+        }),
+      );
+      res.write(chunk({}, "tool_calls"));
+    }
+    res.end("data: [DONE]\n\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 export async function cliBench(): Promise<void> {
@@ -40,15 +113,38 @@ export async function cliBench(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), "kc-cli-bench-"));
+  const server = await startChatServer();
   try {
-    const env = { ...process.env, KNIGHTCODE_AGENT_DIR: join(dir, "agent") };
+    const agentDir = join(dir, "agent");
+    mkdirSync(agentDir);
+    writeFileSync(
+      join(agentDir, "models.json"),
+      JSON.stringify({
+        providers: {
+          local: {
+            baseUrl: `${server.url}/v1`,
+            api: "openai-completions",
+            models: [{ id: "bench-model", contextWindow: 32000, maxTokens: 1024 }],
+          },
+        },
+      }),
+    );
+    writeFileSync(join(dir, "hello.txt"), "hello\n");
+    const env = { ...process.env, KNIGHTCODE_AGENT_DIR: agentDir };
+    const repeat = async (args: string[], argv = [process.execPath, bin, ...args]) => {
+      const samples: Sample[] = [];
+      for (let i = 0; i < ROUNDS; i++) samples.push(await measure(argv, env, dir));
+      return samples;
+    };
     const lines = [
       `knightcode CLI (median of ${ROUNDS})`,
-      `${"case".padEnd(34)}${"ms".padStart(8)}${"peak MB".padStart(10)}`,
+      `${"case".padEnd(44)}${"ms".padStart(8)}${"peak MB".padStart(10)}`,
     ];
-    const repeat = (args: string[]) => Array.from({ length: ROUNDS }, () => measure(args, env, dir));
-    lines.push(row("--version", repeat(["--version"])));
-    lines.push(row("--help", repeat(["--help"])));
+    lines.push(row('node -e "" (the floor)', await repeat([], [process.execPath, "-e", ""])));
+    lines.push(row("--version", await repeat(["--version"])));
+    lines.push(row("--help", await repeat(["--help"])));
+    const local = ["--mode", "json", "--no-session", "--provider", "local", "--model", "bench-model"];
+    lines.push(row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"])));
 
     const script = join(dir, "two-turns.json");
     writeFileSync(
@@ -62,26 +158,13 @@ export async function cliBench(): Promise<void> {
       echo,
       `export default (kc: any) => kc.registerTool({ name: "echo", description: "echo", parameters: { type: "object", properties: { text: { type: "string" } } }, execute: async (_i: string, p: any) => ({ content: [{ type: "text", text: p.text }], details: undefined }) });`,
     );
+    const scripted = ["--mode", "json", "--no-session", "-e", echo, "--provider", "scripted"];
     lines.push(
-      row(
-        "2-turn JSON run (scripted)",
-        repeat([
-          "--mode",
-          "json",
-          "--no-session",
-          "-e",
-          echo,
-          "--provider",
-          "scripted",
-          "--script",
-          script,
-          "go",
-        ]),
-      ),
+      row("2-turn JSON run (scripted, -e tool)", await repeat([...scripted, "--script", script, "go"])),
     );
 
     const extDir = join(dir, "exts");
-    execFileSync("mkdir", ["-p", extDir]);
+    mkdirSync(extDir);
     const extArgs: string[] = [];
     for (let i = 0; i < 30; i++) {
       const file = join(extDir, `ext${i}.ts`);
@@ -91,13 +174,22 @@ export async function cliBench(): Promise<void> {
       );
       extArgs.push("-e", file);
     }
-    const cold = Array.from({ length: ROUNDS }, () => {
-      rmSync(join(dir, "agent", "cache"), { recursive: true, force: true });
-      return measure([...extArgs, "--list-extensions"], env, dir);
-    });
+    const listOnly = await repeat(["--list-extensions"]);
+    lines.push(row("--list-extensions (built-ins only)", listOnly));
+    const cold: Sample[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      rmSync(join(agentDir, "cache"), { recursive: true, force: true });
+      cold.push(await measure([process.execPath, bin, ...extArgs, "--list-extensions"], env, dir));
+    }
     lines.push(row("30 TS extensions, cold cache", cold));
-    measure([...extArgs, "--list-extensions"], env, dir);
-    lines.push(row("30 TS extensions, warm cache", repeat([...extArgs, "--list-extensions"])));
+    await measure([process.execPath, bin, ...extArgs, "--list-extensions"], env, dir);
+    const warm = await repeat([...extArgs, "--list-extensions"]);
+    lines.push(row("30 TS extensions, warm cache", warm));
+    const added = (samples: Sample[]) =>
+      (median(samples.map((s) => s.ms)) - median(listOnly.map((s) => s.ms))).toFixed(0);
+    lines.push(
+      `${"  added by 30 extensions: cold / warm".padEnd(44)}${`${added(cold)} / ${added(warm)}`.padStart(8)}`,
+    );
 
     const rpcScript = join(dir, "rpc.json");
     writeFileSync(rpcScript, JSON.stringify({ steps: Array.from({ length: 40 }, () => ({ text: "ok" })) }));
@@ -116,13 +208,14 @@ export async function cliBench(): Promise<void> {
         trips.push(performance.now() - started);
       }
       lines.push(
-        `${"RPC prompt round trip (warm)".padEnd(34)}${median(trips).toFixed(1).padStart(8)}${"-".padStart(10)}`,
+        `${"RPC prompt round trip (warm)".padEnd(44)}${median(trips).toFixed(1).padStart(8)}${"-".padStart(10)}`,
       );
     } finally {
       await client.close();
     }
     console.log(`${lines.join("\n")}\n`);
   } finally {
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

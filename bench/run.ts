@@ -1,5 +1,5 @@
 /**
- * Runs every benchmark in order: `npm run bench`.
+ * Runs the benchmarks in order: `npm run bench`, or some of them by name: `npm run bench -- cli tool-pipeline`.
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
@@ -9,13 +9,19 @@ import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 import { toolPipelineBench } from "./tool-pipeline.bench.js";
 
-const benchmarks: ReadonlyArray<() => Promise<void>> = [
-  dispatchBench,
-  sessionResumeBench,
-  agentLoopBench,
-  toolPipelineBench,
-  searchBench,
-  cliBench,
+const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
+  ["dispatch", dispatchBench],
+  ["session-resume", sessionResumeBench],
+  ["agent-loop", agentLoopBench],
+  ["tool-pipeline", toolPipelineBench],
+  ["search", searchBench],
+  ["cli", cliBench],
 ];
 
-for (const bench of benchmarks) await bench();
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !benchmarks.some(([known]) => known === name));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark ${unknown.join(", ")} (known: ${benchmarks.map(([n]) => n).join(", ")})`);
+  process.exit(2);
+}
+for (const [name, bench] of benchmarks) if (wanted.length === 0 || wanted.includes(name)) await bench();

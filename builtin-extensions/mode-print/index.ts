@@ -1,60 +1,13 @@
 /**
- * Print mode (`knightcode -p "..."`): runs the prompts in order and prints the final assistant text to stdout.
- * Diagnostics go to stderr. Exit code 0 on success, 1 when the run ended in a provider error or an abort, 2 on bad
- * usage (no prompt, no model).
+ * builtin:mode-print — `knightcode -p "..."` (print-mode.ts). The factory registers only the name and a loader, so
+ * a session that runs another mode never loads this one's code.
  */
-import type { AssistantMessage, ExtensionAPI, ModeContext } from "@knightcodeai/cli/kit";
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 
 export default function (knightcode: ExtensionAPI): void {
   knightcode.registerMode("print", {
     description: "Run the prompts and print the final answer",
     readsStdin: true,
-    run: runPrint,
+    run: async (ctx) => (await import("./print-mode.js")).runPrint(ctx),
   });
-}
-
-export async function runPrint({ session, prompts, io, signal }: ModeContext): Promise<number> {
-  if (prompts.length === 0) {
-    io.stderr.write('knightcode: print mode needs a prompt, e.g. knightcode -p "Explain this repository"\n');
-    return 2;
-  }
-  // Written by the event listener, read after each prompt.
-  const seen: { last?: AssistantMessage } = {};
-  const unsubscribe = session.subscribe((event) => {
-    if (event.type === "message_end" && (event.message as { role?: string }).role === "assistant") {
-      seen.last = event.message as AssistantMessage;
-    }
-  });
-  const onAbort = () => session.abort();
-  signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    for (const prompt of prompts) {
-      await session.prompt(prompt);
-      if (failed(seen.last)) break;
-    }
-  } catch (error) {
-    io.stderr.write(`knightcode: ${(error as Error).message}\n`);
-    return (error as { code?: string }).code === "KC_ERR_NO_MODEL" ? 2 : 1;
-  } finally {
-    unsubscribe();
-    signal.removeEventListener("abort", onAbort);
-  }
-  const last = seen.last;
-  if (!last) return 0;
-  if (failed(last)) {
-    io.stderr.write(
-      `knightcode: ${last.errorMessage ?? (last.stopReason === "aborted" ? "aborted" : "provider error")}\n`,
-    );
-    return 1;
-  }
-  const text = last.content
-    .filter((c) => c.type === "text")
-    .map((c) => (c as { text: string }).text)
-    .join("");
-  io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-  return 0;
-}
-
-function failed(message: AssistantMessage | undefined): boolean {
-  return message?.stopReason === "error" || message?.stopReason === "aborted";
 }

@@ -2,7 +2,7 @@
 import type { AgentMessage, SessionController } from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import type { RpcRuntime } from "./index.js";
+import type { RpcRuntime } from "./rpc-mode.js";
 
 interface Command {
   validate(message: Record<string, unknown>): string | undefined;

@@ -1,10 +1,10 @@
 /**
  * Command-line parsing. Options of KnightCode itself are known here; options registered by extensions
  * (`registerFlag`) are only known once extensions load, so unknown options are kept as candidates and resolved
- * against the registered flags afterwards (`resolveExtensionFlags`).
+ * against the registered flags afterwards (`resolveExtensionFlags`). Parsing loads nothing: an unknown option
+ * comes back with the known names, and the caller looks for the closest one only then.
  */
 import type { RegisteredFlag } from "@knightcodeai/cli";
-import { closestName } from "@knightcodeai/cli/plugin";
 
 export interface CliArgs {
   mode?: string;
@@ -104,7 +104,13 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
 
 export const KNOWN_OPTIONS = [...Object.keys(VALUE_OPTIONS), ...Object.keys(SWITCHES), "--list-models"];
 
-export type ParseResult = { ok: true; args: CliArgs } | { ok: false; error: string };
+/** A usage error; `misspelt` is an unknown option and the options it may have meant. */
+export interface UsageProblem {
+  error: string;
+  misspelt?: { name: string; known: readonly string[] };
+}
+
+export type ParseResult = { ok: true; args: CliArgs } | ({ ok: false } & UsageProblem);
 
 export function parseArgs(argv: readonly string[]): ParseResult {
   const args: CliArgs = {
@@ -166,7 +172,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       continue;
     }
     if (!name.startsWith("--") || name.length < 3) {
-      return { ok: false, error: `unknown option ${name}${suggestion(name, KNOWN_OPTIONS)}` };
+      return { ok: false, error: `unknown option ${name}`, misspelt: { name, known: KNOWN_OPTIONS } };
     }
     const candidate: Candidate = { name: name.slice(2), ...(inline !== undefined ? { inline } : {}) };
     args.candidates.push(candidate);
@@ -183,17 +189,17 @@ export function parseArgs(argv: readonly string[]): ParseResult {
 export function resolveExtensionFlags(
   args: CliArgs,
   flags: readonly RegisteredFlag[],
-): { ok: true; values: Record<string, boolean | string>; prompts: string[] } | { ok: false; error: string } {
+):
+  | { ok: true; values: Record<string, boolean | string>; prompts: string[] }
+  | ({ ok: false } & UsageProblem) {
   const values: Record<string, boolean | string> = {};
   const consumed = new Set<number>();
   for (const candidate of args.candidates) {
     const flag = flags.find((f) => f.name === candidate.name);
     if (!flag) {
+      const name = `--${candidate.name}`;
       const known = [...KNOWN_OPTIONS, ...flags.map((f) => `--${f.name}`)];
-      return {
-        ok: false,
-        error: `unknown option --${candidate.name}${suggestion(`--${candidate.name}`, known)}`,
-      };
+      return { ok: false, error: `unknown option ${name}`, misspelt: { name, known } };
     }
     if (flag.type === "boolean") {
       if (candidate.inline !== undefined && !/^(true|false)$/.test(candidate.inline)) {
@@ -223,9 +229,4 @@ export function provisionalFlagValues(args: CliArgs): Record<string, boolean | s
 function splitInline(token: string): [string, string | undefined] {
   const eq = token.indexOf("=");
   return eq > 0 && token.startsWith("--") ? [token.slice(0, eq), token.slice(eq + 1)] : [token, undefined];
-}
-
-function suggestion(name: string, known: readonly string[]): string {
-  const near = closestName(name, known);
-  return near ? ` (did you mean ${near}?)` : "";
 }

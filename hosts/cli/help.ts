@@ -1,4 +1,29 @@
-import type { RegisteredFlag, RegisteredMode } from "@knightcodeai/cli";
+/**
+ * `knightcode --help`. The built-in extensions' modes and flags come from their manifest, so help for a plain
+ * installation loads no extension and opens no session. Extensions beyond the built-ins (`-e`, the personal
+ * folder, settings) can only tell their flags and modes by running, so then the caller opens a session and passes
+ * what it registered.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+// The manifest is data (also exported as BUILTIN_MANIFEST by @knightcodeai/cli); importing it by path keeps the
+// SDK that the package entry would load out of --help.
+import { BUILTIN_MANIFEST } from "../sdk/builtin-manifest.js";
+import type { CliArgs } from "./args.js";
+
+export interface HelpFlag {
+  name: string;
+  type: "boolean" | "string";
+  description?: string;
+  owner: string;
+}
+
+export interface HelpMode {
+  name: string;
+  description?: string;
+  owner: string;
+}
 
 const OPTIONS: [string, string][] = [
   ["--mode <name>", "How to run: print, json, or a mode an extension adds"],
@@ -20,11 +45,38 @@ const OPTIONS: [string, string][] = [
   ["-h, --help", "Show this help"],
 ];
 
-export function helpText(
-  version: string,
-  flags: readonly RegisteredFlag[],
-  modes: readonly RegisteredMode[],
-): string {
+/** The built-ins' flags and modes as their manifest declares them, in load order. */
+export function builtinHelp(): { flags: HelpFlag[]; modes: HelpMode[] } {
+  return {
+    flags: BUILTIN_MANIFEST.flatMap((b) => b.flags.map((f) => ({ ...f, owner: `builtin:${b.name}` }))),
+    modes: BUILTIN_MANIFEST.flatMap((b) => b.modes.map((m) => ({ ...m, owner: `builtin:${b.name}` }))),
+  };
+}
+
+/**
+ * Whether a session would load more than the built-ins, or fewer: `-e`, `--approve` (project extensions), a
+ * personal extension folder with anything in it, or an `extensions` list in the personal settings (paths, or
+ * `-builtin:<name>` entries that disable built-ins). A settings file that cannot be read counts too, so the
+ * session reports it.
+ */
+export function helpNeedsSession(args: CliArgs, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (args.extensions.length > 0 || args.approve === true) return true;
+  const agentDir = env.KNIGHTCODE_AGENT_DIR
+    ? resolve(env.KNIGHTCODE_AGENT_DIR)
+    : join(homedir(), ".knightcode", "agent");
+  const folder = join(agentDir, "extensions");
+  if (existsSync(folder) && readdirSync(folder).some((name) => !name.startsWith("."))) return true;
+  const settings = join(agentDir, "settings.json");
+  if (!existsSync(settings)) return false;
+  try {
+    const extensions = (JSON.parse(readFileSync(settings, "utf8")) as { extensions?: unknown }).extensions;
+    return Array.isArray(extensions) ? extensions.length > 0 : extensions !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+export function helpText(version: string, flags: readonly HelpFlag[], modes: readonly HelpMode[]): string {
   const rows = (list: [string, string][]) => {
     const width = Math.max(...list.map(([left]) => left.length)) + 2;
     return list.map(([left, right]) => `  ${left.padEnd(width)}${right}`).join("\n");

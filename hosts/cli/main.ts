@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `knightcode` command. `--version` answers from package.json before anything else is imported, so it costs
- * only Node's own start; everything else loads the CLI (run.ts) and, through it, the SDK.
+ * only Node's own start; everything else loads the CLI (run.ts), which loads the SDK only when it opens a session.
  */
-import { readFileSync } from "node:fs";
+import { packageVersion } from "./version.js";
 
 const argv = process.argv.slice(2);
 
 if (argv.includes("--version") || argv.includes("-v")) {
-  process.stdout.write(`${readVersion()}\n`);
+  process.stdout.write(`${packageVersion()}\n`);
 } else {
   const { main } = await import("./run.js");
   main(argv).then(
@@ -22,19 +22,4 @@ if (argv.includes("--version") || argv.includes("-v")) {
       process.exitCode = 1;
     },
   );
-}
-
-function readVersion(): string {
-  for (const candidate of ["../../package.json", "../../../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(candidate, import.meta.url), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === "@knightcodeai/cli" && pkg.version) return pkg.version;
-    } catch {
-      // the next place
-    }
-  }
-  return "unknown";
 }

@@ -1,27 +1,42 @@
 /**
  * The `knightcode` command: parses the command line, starts a session through the SDK, and hands it to the mode
  * `--mode` names (print, json, ... — modes are extensions, so an extension can add or replace one).
- * `--version` loads nothing; `--help` loads extensions (for their flags and modes) but opens no session file.
+ * The SDK is imported only when a session opens: `--help` for the built-ins prints from their manifest and usage
+ * errors need nothing either.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import type { AgentSessionHandle, CreateAgentSessionOptions } from "@knightcodeai/cli";
 import {
-  type AgentSessionHandle,
-  type CreateAgentSessionOptions,
-  createAgentSession,
-  VERSION,
-} from "@knightcodeai/cli";
-import { type CliArgs, parseArgs, provisionalFlagValues, resolveExtensionFlags } from "./args.js";
-import { helpText } from "./help.js";
+  type CliArgs,
+  parseArgs,
+  provisionalFlagValues,
+  resolveExtensionFlags,
+  type UsageProblem,
+} from "./args.js";
+import { builtinHelp, helpNeedsSession, helpText } from "./help.js";
+import { packageVersion } from "./version.js";
 
-class UsageError extends Error {}
+class UsageError extends Error {
+  constructor(readonly problem: UsageProblem) {
+    super(problem.error);
+  }
+}
 
 export async function main(argv: string[]): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  // A reader that went away (`knightcode --mode json ... | head`, `--list-extensions | head`) ends the run
+  // instead of crashing it.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") stop();
+  });
   const parsed = parseArgs(argv);
-  if (!parsed.ok) return usage(parsed.error);
+  if (!parsed.ok) return usage(parsed);
   const args = parsed.args;
-  if (args.version) {
-    process.stdout.write(`${VERSION}\n`);
+  if (args.help && !helpNeedsSession(args)) {
+    const { flags, modes } = builtinHelp();
+    process.stdout.write(helpText(packageVersion(), flags, modes));
     return 0;
   }
   if (args.help || args.listExtensions || args.listModels !== undefined) return inspect(args);
@@ -31,23 +46,19 @@ export async function main(argv: string[]): Promise<number> {
   const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const modeName = args.mode ?? (args.print || !terminal ? "print" : "interactive");
   let handle: AgentSessionHandle | undefined;
-  const controller = new AbortController();
-  const stop = () => controller.abort();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  // A reader that went away (`knightcode --mode json ... | head`) ends the run instead of crashing it.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") stop();
-  });
   try {
     handle = await openSession(args, modeName);
     const flags = resolveExtensionFlags(args, handle.registeredFlags());
-    if (!flags.ok) throw new UsageError(flags.error);
+    if (!flags.ok) throw new UsageError(flags);
     handle.setFlagValues(flags.values);
     const mode = handle.getMode(modeName);
     if (!mode) {
       const known = handle.listModes().map((m) => m.name);
-      throw new UsageError(`unknown mode "${modeName}" (available: ${known.join(", ") || "none"})`);
+      throw new UsageError({
+        error: `unknown mode "${modeName}" (available: ${known.join(", ") || "none"})`,
+      });
     }
     const prompts = await buildPrompts(args, flags.prompts, mode.readsStdin === true);
     return await mode.run({
@@ -63,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
       signal: controller.signal,
     });
   } catch (error) {
-    if (error instanceof UsageError) return usage(error.message);
+    if (error instanceof UsageError) return usage(error.problem);
     const code = (error as { code?: string }).code;
     process.stderr.write(`knightcode: ${(error as Error).message}\n`);
     return code === "KC_ERR_NO_MODEL" ? 2 : 1;
@@ -78,7 +89,7 @@ export async function main(argv: string[]): Promise<number> {
 
 function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions {
   if ([args.session, args.continue || undefined, args.noSession || undefined].filter(Boolean).length > 1) {
-    throw new UsageError("choose one of --session, --continue and --no-session");
+    throw new UsageError({ error: "choose one of --session, --continue and --no-session" });
   }
   return {
     cwd: process.cwd(),
@@ -102,15 +113,17 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
 
 async function openSession(args: CliArgs, mode: string): Promise<AgentSessionHandle> {
   if (args.resume)
-    throw new UsageError(
-      "--resume needs the interactive mode, which is not available yet; use --session <id>",
-    );
+    throw new UsageError({
+      error: "--resume needs the interactive mode, which is not available yet; use --session <id>",
+    });
+  const { createAgentSession } = await import("@knightcodeai/cli");
   return createAgentSession(sessionOptions(args, mode));
 }
 
 /** --help, --list-extensions and --list-models: extensions are loaded, no session file is opened. */
 async function inspect(args: CliArgs): Promise<number> {
   const options = sessionOptions(args, "print");
+  const { createAgentSession } = await import("@knightcodeai/cli");
   const handle = await createAgentSession({
     ...options,
     provider: undefined,
@@ -120,7 +133,7 @@ async function inspect(args: CliArgs): Promise<number> {
   } as CreateAgentSessionOptions);
   try {
     if (args.help) {
-      process.stdout.write(helpText(VERSION, handle.registeredFlags(), handle.listModes()));
+      process.stdout.write(helpText(packageVersion(), handle.registeredFlags(), handle.listModes()));
       return 0;
     }
     if (args.listModels !== undefined) {
@@ -171,7 +184,7 @@ async function buildPrompts(args: CliArgs, prompts: string[], readsStdin: boolea
     try {
       content = readFileSync(path, "utf8");
     } catch (error) {
-      throw new UsageError(`cannot read @${file}: ${(error as Error).message}`);
+      throw new UsageError({ error: `cannot read @${file}: ${(error as Error).message}` });
     }
     parts.push(`<file name="${file}">\n${content}\n</file>`);
   }
@@ -189,11 +202,18 @@ async function readStdin(): Promise<string> {
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {
   const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
   const level = levels.find((l) => l === value);
-  if (!level) throw new UsageError(`--thinking must be one of ${levels.join(", ")}`);
+  if (!level) throw new UsageError({ error: `--thinking must be one of ${levels.join(", ")}` });
   return level;
 }
 
-function usage(message: string): number {
+/** Prints a usage error (with the closest known option when one was misspelt) and returns exit code 2. */
+async function usage(problem: UsageProblem): Promise<number> {
+  let message = problem.error;
+  if (problem.misspelt) {
+    const { closestName } = await import("@knightcodeai/cli/plugin");
+    const near = closestName(problem.misspelt.name, problem.misspelt.known);
+    if (near) message += ` (did you mean ${near}?)`;
+  }
   process.stderr.write(`knightcode: ${message}\nRun knightcode --help for usage.\n`);
   return 2;
 }

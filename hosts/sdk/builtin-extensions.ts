@@ -1,38 +1,29 @@
 /**
- * The built-in extensions, in load order. Each is imported on first use, so a session that disables one never
- * pays for it, and each goes through the same loader door as a stranger's extension (`builtin:<name>`).
+ * The built-in extensions, in load order (builtin-manifest.ts declares what each registers). Each is imported on
+ * first use, so a session that disables one never pays for it, and each goes through the same loader door as a
+ * stranger's extension (`builtin:<name>`). A built-in keeps its heavy code behind a loader of its own: a mode's
+ * factory registers the name and an `import()` of the mode, a provider loads its SDK on the first request.
  */
 import type { ExtensionFactory, ExtensionSource } from "../../kernel/index.js";
+import { BUILTIN_MANIFEST, type BuiltinName } from "./builtin-manifest.js";
 
-interface Builtin {
-  name: string;
-  load: () => Promise<{ default: ExtensionFactory }>;
-}
-
-const BUILTINS: readonly Builtin[] = [
-  { name: "core-tools", load: () => import("../../builtin-extensions/core-tools/index.js") },
-  { name: "scripted", load: () => import("../../builtin-extensions/scripted-provider/index.js") },
-  { name: "anthropic", load: () => import("../../builtin-extensions/providers/anthropic/index.js") },
-  { name: "openai", load: () => import("../../builtin-extensions/providers/openai/index.js") },
-  {
-    name: "openai-compatible",
-    load: () => import("../../builtin-extensions/providers/openai-compatible/index.js"),
-  },
-  { name: "mode-print", load: () => import("../../builtin-extensions/mode-print/index.js") },
-  { name: "mode-json", load: () => import("../../builtin-extensions/mode-json/index.js") },
-  { name: "mode-rpc", load: () => import("../../builtin-extensions/mode-rpc/index.js") },
-  { name: "mode-interactive", load: () => import("../../builtin-extensions/mode-interactive/index.js") },
-];
-
-export function builtinNames(): string[] {
-  return BUILTINS.map((b) => b.name);
-}
+const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>> = {
+  "core-tools": () => import("../../builtin-extensions/core-tools/index.js"),
+  scripted: () => import("../../builtin-extensions/scripted-provider/index.js"),
+  anthropic: () => import("../../builtin-extensions/providers/anthropic/index.js"),
+  openai: () => import("../../builtin-extensions/providers/openai/index.js"),
+  "openai-compatible": () => import("../../builtin-extensions/providers/openai-compatible/index.js"),
+  "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
+  "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
+  "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),
+  "mode-interactive": () => import("../../builtin-extensions/mode-interactive/index.js"),
+};
 
 /** Sources for the enabled built-ins; `disabled` holds owner ids such as `builtin:scripted`. */
 export function builtinSources(disabled: ReadonlySet<string>): ExtensionSource[] {
-  return BUILTINS.filter((b) => !disabled.has(`builtin:${b.name}`)).map((b) => ({
+  return BUILTIN_MANIFEST.filter((b) => !disabled.has(`builtin:${b.name}`)).map(({ name }) => ({
     origin: "builtin" as const,
-    name: b.name,
-    factory: async (api) => (await b.load()).default(api),
+    name,
+    factory: async (api) => (await LOADERS[name]()).default(api),
   }));
 }

@@ -1,4 +1,5 @@
 /** The SDK: what `@knightcodeai/cli` adds to the kit for hosts and applications. */
+export { BUILTIN_MANIFEST, type BuiltinManifest, type BuiltinName } from "./builtin-manifest.js";
 export {
   AgentSessionHandle,
   type CreateAgentSessionOptions,

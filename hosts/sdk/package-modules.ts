@@ -4,8 +4,10 @@
  * the very ones the kernel checks for.
  *
  * The package's entry points publish themselves here when they are evaluated (`index.ts`, `testing.ts`): the
- * composition root sits below them and never imports them. Each module is produced on first use, when the first
- * extension file loads, so a run with only built-in extensions loads neither the test kit nor jiti.
+ * composition root sits below them and never imports them. The modules are produced when the first extension file
+ * loads, so a run with only built-in extensions loads none of this, nor jiti; the test kit and the plugin surface
+ * wait until an extension imports them, so a run whose extensions do not (a print run with personal extensions)
+ * never loads them.
  */
 type ModuleLoader = () => unknown;
 
@@ -16,6 +18,9 @@ const loaders = new Map<string, ModuleLoader>([
 ]);
 
 export const PACKAGE_NAME = "@knightcodeai/cli";
+
+/** Subpaths that load when an extension imports them rather than with the others. */
+const ON_IMPORT = new Set([`${PACKAGE_NAME}/testing`, `${PACKAGE_NAME}/plugin`]);
 
 /** What the entry points pass in: the kit and SDK namespaces, and loaders for the other subpaths. */
 export interface PackageEntries {
@@ -36,13 +41,24 @@ export function publishPackageEntries(entries: PackageEntries): void {
   offer(`${PACKAGE_NAME}/plugin`, entries.plugin);
 }
 
-/** Every published module, loaded. The loader calls this once, when it first needs jiti. */
+/**
+ * Every published module. The loader calls this once, when it first needs jiti. The test kit and the plugin
+ * surface are getters that start their import when read and give its promise: jiti reads a virtual module only
+ * when an extension imports it, and its `import()` (which the loader uses) awaits the promise.
+ */
 export async function packageModules(): Promise<Record<string, unknown>> {
   if (!loaders.has(PACKAGE_NAME)) {
     throw new Error(
       `${PACKAGE_NAME} has not published its modules for extension files: import the SDK through the package entry (${PACKAGE_NAME}), not an internal path`,
     );
   }
-  const entries = await Promise.all([...loaders].map(async ([name, load]) => [name, await load()] as const));
-  return Object.fromEntries(entries);
+  const eager = [...loaders].filter(([name]) => !ON_IMPORT.has(name));
+  const modules: Record<string, unknown> = Object.fromEntries(
+    await Promise.all(eager.map(async ([name, load]) => [name, await load()] as const)),
+  );
+  for (const name of ON_IMPORT) {
+    const load = loaders.get(name);
+    if (load) Object.defineProperty(modules, name, { enumerable: true, get: async () => load() });
+  }
+  return modules;
 }

@@ -50,6 +50,30 @@ describe("knightcode CLI", () => {
     expect(stdout).to.contain("--extension <path>");
   });
 
+  it("prints the same built-in modes and flags in --help from their manifest as a session registers", async () => {
+    const fromManifest = await run(["--help"], env());
+    // An extension that registers nothing makes --help open a session, so the built-ins really run.
+    const empty = tmp.write("empty.ts", "export default () => {};");
+    const fromSession = await run(["--help", "-e", empty], env());
+    expect(fromManifest.code).to.equal(0);
+    expect(fromSession.code, fromSession.stderr).to.equal(0);
+    expect(fromManifest.stdout).to.contain("rpc ").and.contain("--script <value>");
+    expect(fromManifest.stdout).to.equal(fromSession.stdout);
+  });
+
+  it("shows a personal extension's flags in --help and leaves out a built-in that settings disable", async () => {
+    tmp.write(
+      "agent/extensions/flagged.ts",
+      `export default (kc: any) => kc.registerFlag("dry-run", { type: "boolean", description: "Change nothing" });`,
+    );
+    tmp.write("agent/settings.json", JSON.stringify({ extensions: ["-builtin:mode-rpc"] }));
+    const { code, stdout, stderr } = await run(["--help"], env());
+    expect(code, stderr).to.equal(0);
+    expect(stdout).to.match(/--dry-run\s+Change nothing \(user:.*flagged\.ts\)/);
+    expect(stdout).not.to.contain("builtin:mode-rpc");
+    expect(stdout).to.contain("builtin:mode-print");
+  });
+
   it("rejects an unknown option with exit code 2 and suggests the closest one", async () => {
     const { code, stderr } = await run(["--lst-extensions"], env());
     expect(code).to.equal(2);
@@ -81,6 +105,35 @@ describe("knightcode CLI", () => {
     expect(code).to.equal(1);
     expect(stderr).to.contain(`Extension ${broken} failed to load`);
     expect(stdout).to.contain(`cli:${hello}\n  /hello  Show a greeting`);
+  });
+
+  it("ends --list-extensions quietly when its reader goes away (list | head)", async () => {
+    const many = tmp.write(
+      "many.ts",
+      `export default (kc: any) => { for (let i = 0; i < 3000; i++) kc.registerCommand("command-" + i, { description: "a command with a long description " + i, handler: async () => {} }); };`,
+    );
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [bin, "-e", many, "--list-extensions"], {
+      env: { ...process.env, ...env() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error("knightcode --list-extensions did not end"));
+      }, 30_000);
+      child.on("close", (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    expect(stderr).not.to.contain("EPIPE");
+    expect(code).to.equal(0);
   });
 
   it("keeps the transform cache in the agent directory", async () => {

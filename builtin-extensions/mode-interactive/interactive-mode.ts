@@ -1,0 +1,248 @@
+/**
+ * The first interactive mode (`knightcode` in a terminal): a line editor prompt, streamed answers, tool calls with
+ * their results, `/` commands (built-in and from extensions), extension dialogs answered in the terminal, and
+ * Escape or Ctrl+C to stop a run. Behaviour lives here; drawing lives in view.ts.
+ */
+import { createInterface, emitKeypressEvents, type Interface } from "node:readline";
+import type {
+  AssistantMessage,
+  DialogOptions,
+  ModeContext,
+  SessionStreamEvent,
+  ToolResult,
+} from "@knightcodeai/cli/kit";
+import { VERSION } from "@knightcodeai/cli/kit";
+import { TerminalUI } from "./terminal-ui.js";
+import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
+
+export async function runInteractive(ctx: ModeContext): Promise<number> {
+  return new InteractiveController(ctx).run();
+}
+
+class InteractiveController {
+  private readonly rl: Interface;
+  private readonly write: (text: string) => void;
+  private pendingAnswer: ((line: string | undefined) => void) | undefined;
+  private streamingText = false;
+  private quitting = false;
+  private closed: () => void = () => {};
+
+  constructor(private readonly ctx: ModeContext) {
+    const { io } = ctx;
+    this.write = (text) => io.stdout.write(text);
+    this.rl = createInterface({ input: io.stdin, output: io.stdout, terminal: io.isTTY, prompt: PROMPT });
+  }
+
+  async run(): Promise<number> {
+    const { session, io, signal } = this.ctx;
+    session.setUI(new TerminalUI(this.write, (q, o) => this.ask(q, o)), true);
+    const unsubscribe = session.subscribe((event) => this.render(event));
+    if (io.isTTY) {
+      emitKeypressEvents(io.stdin as NodeJS.ReadStream);
+      (io.stdin as NodeJS.ReadStream).on("keypress", (_s: string, key: { name?: string }) => {
+        if (key?.name === "escape" && !session.isIdle()) this.stop();
+      });
+    }
+    this.rl.on("SIGINT", () => {
+      if (this.pendingAnswer) return this.answer(undefined);
+      if (!session.isIdle()) return this.stop();
+      this.quit();
+    });
+    this.rl.on("line", (line) => this.onLine(line));
+    const done = new Promise<void>((resolve) => {
+      this.closed = resolve;
+      this.rl.on("close", () => resolve());
+    });
+    signal.addEventListener("abort", () => this.quit(), { once: true });
+
+    const state = session.getState();
+    this.write(
+      banner(VERSION, state.model ? `${state.model.provider}/${state.model.id}` : undefined, session.cwd),
+    );
+    if (this.ctx.options.resume) await this.resume();
+    for (const prompt of this.ctx.prompts) await this.submit(prompt);
+    this.rl.prompt();
+    await done;
+    unsubscribe();
+    this.answer(undefined);
+    if (!session.isIdle()) {
+      session.abort();
+      await session.waitForIdle();
+    }
+    return 0;
+  }
+
+  private onLine(line: string): void {
+    if (this.pendingAnswer) {
+      this.answer(line);
+      return;
+    }
+    const text = line.trim();
+    if (!text) {
+      if (this.ctx.session.isIdle()) this.rl.prompt();
+      return;
+    }
+    if (!this.ctx.session.isIdle()) {
+      this.ctx.session.steer(text);
+      this.write(dim(`(queued: it enters after the current turn)\n`));
+      return;
+    }
+    void this.submit(text).then(() => {
+      if (!this.quitting) this.rl.prompt();
+    });
+  }
+
+  private async submit(text: string): Promise<void> {
+    try {
+      if (await this.builtin(text)) return;
+      await this.ctx.session.prompt(text);
+    } catch (error) {
+      this.write(`${errorLine((error as Error).message)}\n`);
+    }
+  }
+
+  /** The built-in commands; extension commands reach the session as prompts. */
+  private async builtin(text: string): Promise<boolean> {
+    const [command, ...rest] = text.split(/\s+/);
+    const arg = rest.join(" ");
+    const session = this.ctx.session;
+    switch (command) {
+      case "/help":
+        this.write(`${helpText(session.getCommands())}\n`);
+        return true;
+      case "/quit":
+      case "/exit":
+        this.quit();
+        return true;
+      case "/new": {
+        const { cancelled } = await session.newSession();
+        this.write(dim(cancelled ? "(an extension kept this session)\n" : "(new session)\n"));
+        return true;
+      }
+      case "/reload":
+        await session.reload();
+        this.write(dim("(extensions reloaded)\n"));
+        return true;
+      case "/resume":
+        await this.resume();
+        return true;
+      case "/model": {
+        if (!arg) {
+          const current = session.getState().model;
+          for (const m of session.getAvailableModels()) {
+            const mark = current && m.provider === current.provider && m.id === current.id ? "*" : " ";
+            this.write(`${mark} ${m.provider}/${m.id}${m.name ? dim(`  ${m.name}`) : ""}\n`);
+          }
+          return true;
+        }
+        const slash = arg.indexOf("/");
+        const ok = slash > 0 && (await session.setModel(arg.slice(0, slash), arg.slice(slash + 1)));
+        this.write(ok ? dim(`(model: ${arg})\n`) : `${errorLine(`No model ${arg}; /model lists them`)}\n`);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  private async resume(): Promise<void> {
+    const sessions = this.ctx.session.listSessions().slice(0, 20);
+    if (sessions.length === 0) {
+      this.write(dim("(no earlier sessions in this folder)\n"));
+      return;
+    }
+    const list = sessions
+      .map(
+        (s, i) =>
+          `  ${i + 1}. ${s.name ?? s.firstMessage.slice(0, 60)} ${dim(`${s.messageCount} messages, ${s.modified.toLocaleString()}`)}`,
+      )
+      .join("\n");
+    const answer = await this.ask(`${list}\nResume which session (1-${sessions.length})? `);
+    const chosen = sessions[Number(answer?.trim()) - 1];
+    if (!chosen) return;
+    await this.ctx.session.switchSession(chosen.path);
+    this.write(dim(`(resumed ${chosen.id})\n`));
+  }
+
+  /** Reads one line as the answer to a question (dialogs, pickers). */
+  private ask(question: string, opts: DialogOptions = {}): Promise<string | undefined> {
+    if (this.quitting || opts.signal?.aborted) return Promise.resolve(undefined);
+    this.answer(undefined);
+    if (question) this.write(question);
+    return new Promise((resolve) => {
+      const timer = opts.timeout ? setTimeout(() => this.answer(undefined), opts.timeout) : undefined;
+      opts.signal?.addEventListener("abort", () => this.answer(undefined), { once: true });
+      this.pendingAnswer = (line) => {
+        if (timer) clearTimeout(timer);
+        resolve(line);
+      };
+    });
+  }
+
+  private answer(line: string | undefined): void {
+    const pending = this.pendingAnswer;
+    this.pendingAnswer = undefined;
+    pending?.(line);
+  }
+
+  private stop(): void {
+    const { followUp, steering } = this.ctx.session.abort();
+    const returned = [...steering, ...followUp];
+    this.write(`\n${dim(`(stopped${returned.length ? `; not sent: ${returned.join(" | ")}` : ""})`)}\n`);
+  }
+
+  private quit(): void {
+    if (this.quitting) return;
+    this.quitting = true;
+    this.rl.close();
+    this.closed();
+  }
+
+  private render(event: SessionStreamEvent): void {
+    switch (event.type) {
+      case "message_update": {
+        const update = event.assistantMessageEvent as { type: string; delta?: string };
+        if (update.type === "text_delta" && update.delta) {
+          this.streamingText = true;
+          this.write(update.delta);
+        } else if (update.type === "thinking_delta" && update.delta) {
+          this.write(dim(update.delta));
+        }
+        break;
+      }
+      case "message_end": {
+        const message = event.message as AssistantMessage;
+        if (message.role !== "assistant") break;
+        if (this.streamingText) this.write("\n");
+        this.streamingText = false;
+        if (message.stopReason === "error")
+          this.write(`${errorLine(message.errorMessage ?? "the provider failed")}\n`);
+        break;
+      }
+      case "tool_execution_start":
+        if (event.parentToolCallId) break;
+        this.write(
+          `${toolCallLine(String(event.toolName), event.args, this.ctx.session.getToolRenderers(String(event.toolName)))}\n`,
+        );
+        break;
+      case "tool_execution_end":
+        if (event.parentToolCallId) break;
+        this.write(
+          `${toolResultLines(event.result as ToolResult, event.isError === true, this.ctx.session.getToolRenderers(String(event.toolName)))}\n`,
+        );
+        break;
+      case "auto_retry_start":
+        this.write(
+          dim(
+            `(retrying in ${Math.round(Number(event.delayMs) / 100) / 10}s: ${String(event.errorMessage)})\n`,
+          ),
+        );
+        break;
+      case "extension_error":
+        this.write(
+          `${errorLine(`${String(event.extensionPath)} (${String(event.event)}): ${String(event.error)}`)}\n`,
+        );
+        break;
+    }
+  }
+}

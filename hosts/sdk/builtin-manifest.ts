@@ -1,0 +1,70 @@
+/**
+ * What each built-in extension registers up front (its modes, flags and providers), declared as data so a host
+ * can show them without loading any built-in's code, as VS Code reads an extension's `contributes` before
+ * activating it. `knightcode --help` prints the built-in modes and flags from here.
+ *
+ * The entries are in load order and must say exactly what the factories register:
+ * test/hosts/sdk/builtin-manifest.test.ts loads every built-in and fails on any difference. This module imports
+ * nothing at run time, so reading it costs nothing.
+ */
+
+export interface BuiltinManifest {
+  /** The extension id is `builtin:<name>`; settings disable it with `-builtin:<name>`. */
+  readonly name: string;
+  readonly modes: readonly { name: string; description: string; readsStdin: boolean }[];
+  readonly flags: readonly { name: string; type: "boolean" | "string"; description: string }[];
+  /** Provider registrations: the provider's name and its wire API. */
+  readonly providers: readonly { name: string; api: string }[];
+}
+
+const MANIFEST = [
+  { name: "core-tools", modes: [], flags: [], providers: [] },
+  {
+    name: "scripted",
+    modes: [],
+    flags: [{ name: "script", type: "string", description: "JSON file of scripted provider steps" }],
+    providers: [{ name: "scripted", api: "scripted" }],
+  },
+  { name: "anthropic", modes: [], flags: [], providers: [{ name: "anthropic", api: "anthropic-messages" }] },
+  { name: "openai", modes: [], flags: [], providers: [{ name: "openai", api: "openai-responses" }] },
+  {
+    name: "openai-compatible",
+    modes: [],
+    flags: [],
+    providers: [{ name: "openai-completions", api: "openai-completions" }],
+  },
+  {
+    name: "mode-print",
+    modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],
+    flags: [],
+    providers: [],
+  },
+  {
+    name: "mode-json",
+    modes: [{ name: "json", description: "Write the session events as JSON lines", readsStdin: true }],
+    flags: [],
+    providers: [],
+  },
+  {
+    name: "mode-rpc",
+    modes: [
+      {
+        name: "rpc",
+        description: "JSON lines on stdin and stdout, for programs that drive KnightCode",
+        readsStdin: false,
+      },
+    ],
+    flags: [],
+    providers: [],
+  },
+  {
+    name: "mode-interactive",
+    modes: [{ name: "interactive", description: "Chat in the terminal", readsStdin: false }],
+    flags: [],
+    providers: [],
+  },
+] as const satisfies readonly BuiltinManifest[];
+
+export type BuiltinName = (typeof MANIFEST)[number]["name"];
+
+export const BUILTIN_MANIFEST: readonly (BuiltinManifest & { readonly name: BuiltinName })[] = MANIFEST;

@@ -1,0 +1,141 @@
+/**
+ * What the built `knightcode` loads. The command runs with a module hook (record-loads.mjs) that writes down every
+ * module URL Node loads; each built file is traced back to its sources through its source map, so the assertions
+ * name source files whatever the bundler put where.
+ */
+
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "chai";
+import { cliBin } from "../../helpers/cli.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+const hook = fileURLToPath(new URL("./record-loads.mjs", import.meta.url));
+
+/** Runs the CLI with the hook and returns the repository-relative source files behind the modules it loaded. */
+function loadedSources(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string; sources: string[] }> {
+  const record = join(cwd, "loaded.txt");
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ["--import", hook, cliBin, ...args], {
+      cwd,
+      env: { ...process.env, ...env, KC_RECORD_LOADS: record },
+      stdio: ["pipe", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`knightcode ${args.join(" ")} did not finish in time\n${stderr}`));
+    }, 30_000);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const urls = existsSync(record) ? readFileSync(record, "utf8").split("\n").filter(Boolean) : [];
+      done({ code, stderr, sources: [...new Set(urls.flatMap(sourcesOf))].sort() });
+    });
+    child.stdin.end();
+  });
+}
+
+function sourcesOf(url: string): string[] {
+  if (!url.startsWith("file:")) return [];
+  const file = fileURLToPath(url);
+  const map = `${file}.map`;
+  if (!existsSync(map)) return [relative(root, file)];
+  const { sources } = JSON.parse(readFileSync(map, "utf8")) as { sources: string[] };
+  return sources.map((source) => relative(root, resolve(dirname(map), source)));
+}
+
+const under = (sources: string[], folder: string) => sources.filter((s) => s.startsWith(folder));
+
+describe("what knightcode loads", () => {
+  const tmp = useTempDir("kc-loads-");
+  const env = () => ({ KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") });
+
+  it("runs print mode without the RPC mode, the interactive mode or the test kit", async () => {
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));
+    const run = await loadedSources(
+      ["-p", "--no-session", "--provider", "scripted", "--script", script, "hello"],
+      tmp.path,
+      env(),
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources).to.include("builtin-extensions/mode-print/print-mode.ts");
+    // The other modes' factories run (they register a name and a loader), their code does not load.
+    expect(under(run.sources, "builtin-extensions/mode-rpc/")).to.deep.equal([
+      "builtin-extensions/mode-rpc/index.ts",
+    ]);
+    expect(under(run.sources, "builtin-extensions/mode-interactive/")).to.deep.equal([
+      "builtin-extensions/mode-interactive/index.ts",
+    ]);
+    expect(under(run.sources, "hosts/testing/")).to.deep.equal([]);
+    expect(run.sources).not.to.include("testing.ts");
+  });
+
+  it("keeps the test kit out of a print run whose extension does not import it", async () => {
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));
+    const ext = tmp.write(
+      "ext.ts",
+      `import { defineTool } from "@knightcodeai/cli";
+       export default (kc: any) => { if (typeof defineTool !== "function") throw new Error("no kit"); };`,
+    );
+    const run = await loadedSources(
+      ["-p", "--no-session", "-e", ext, "--provider", "scripted", "--script", script, "hello"],
+      tmp.path,
+      env(),
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources).to.include("kernel/extensions/loader.ts");
+    expect(under(run.sources, "hosts/testing/")).to.deep.equal([]);
+    expect(run.sources).not.to.include("testing.ts");
+    expect(under(run.sources, "builtin-extensions/mode-rpc/")).to.deep.equal([
+      "builtin-extensions/mode-rpc/index.ts",
+    ]);
+  });
+
+  it("loads the test kit for an extension that imports it", async () => {
+    const ext = tmp.write(
+      "ext.ts",
+      `import { createTestSession } from "@knightcodeai/cli/testing";
+       export default (kc: any) => { if (typeof createTestSession !== "function") throw new Error("no test kit"); };`,
+    );
+    const run = await loadedSources(["-e", ext, "--list-extensions"], tmp.path, env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources).to.include("hosts/testing/test-session.ts");
+  });
+
+  it("loads the RPC mode's code when it runs RPC mode", async () => {
+    const run = await loadedSources(["--mode", "rpc", "--no-session"], tmp.path, env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources).to.include.members([
+      "builtin-extensions/mode-rpc/rpc-mode.ts",
+      "builtin-extensions/mode-rpc/commands.ts",
+    ]);
+    expect(under(run.sources, "builtin-extensions/mode-print/")).to.deep.equal([
+      "builtin-extensions/mode-print/index.ts",
+    ]);
+  });
+
+  it("prints --help from the CLI and the built-in manifest alone", async () => {
+    const run = await loadedSources(["--help"], tmp.path, env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources.filter((s) => !s.startsWith("hosts/cli/"))).to.deep.equal([
+      "hosts/sdk/builtin-manifest.ts",
+    ]);
+  });
+
+  it("loads nothing but the command itself for --version", async () => {
+    const run = await loadedSources(["--version"], tmp.path, env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources.filter((s) => !s.startsWith("hosts/cli/"))).to.deep.equal([]);
+  });
+});
