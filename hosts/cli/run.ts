@@ -4,6 +4,7 @@
  * The SDK is imported only when a session opens: `--help` for the built-ins prints from their manifest and usage
  * errors need nothing either.
  */
+
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { AgentSessionHandle, CreateAgentSessionOptions } from "@knightcodeai/cli";
@@ -15,6 +16,7 @@ import {
   type UsageProblem,
 } from "./args.js";
 import { builtinHelp, helpNeedsSession, helpText } from "./help.js";
+import { guardStdout } from "./stdout-guard.js";
 import { packageVersion } from "./version.js";
 
 class UsageError extends Error {
@@ -48,6 +50,8 @@ export async function main(argv: string[]): Promise<number> {
   let handle: AgentSessionHandle | undefined;
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // From here on only the mode writes to stdout; extensions' stray output goes to stderr.
+  const guard = guardStdout();
   try {
     handle = await openSession(args, modeName);
     const flags = resolveExtensionFlags(args, handle.registeredFlags());
@@ -67,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       prompts,
       io: {
         stdin: process.stdin,
-        stdout: process.stdout,
+        stdout: guard.stdout,
         stderr: process.stderr,
         isTTY: Boolean(process.stdout.isTTY),
       },
@@ -82,6 +86,7 @@ export async function main(argv: string[]): Promise<number> {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     await handle?.dispose();
+    guard.restore();
     // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
     process.stdin.destroy();
   }
