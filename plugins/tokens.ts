@@ -5,7 +5,7 @@
  * session (`kernel.provide(definePlugin({ provides: serviceTokens.sessionStore, ... }))`): everything that needs
  * the service resolves it through its token, so the replacement is used everywhere.
  */
-import { createToken } from "../kernel/index.js";
+import { rootToken as root, sessionToken as session } from "../kernel/index.js";
 import type { AgentSession } from "./agent-loop/agent-session.js";
 import type { CommandRegistry } from "./command-registry/command-registry.js";
 import type { FlagRegistry } from "./flag-registry/flag-registry.js";
@@ -44,9 +44,6 @@ export interface SettingsLoader {
 export interface TrustResolver {
   resolve(options: ResolveProjectTrustOptions): Promise<ProjectTrustDecision>;
 }
-
-const root = <T>(id: string, description: string) => createToken<T>(id, { scope: "root", description });
-const session = <T>(id: string, description: string) => createToken<T>(id, { scope: "session", description });
 
 export const serviceTokens = Object.freeze({
   sessionStore: root<SessionStore>("services.sessionStore", "opens and lists session logs"),

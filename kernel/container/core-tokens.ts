@@ -18,15 +18,13 @@ import type {
 } from "../api/services.js";
 import type { HookBus } from "../events/hook-bus.js";
 import type { SessionRuntime } from "../lifecycle/session-runtime.js";
-import { createToken } from "./tokens.js";
+import { sessionToken as session } from "./tokens.js";
 
 /** Builds the `ctx` handlers, commands and tools receive. */
 export interface ContextFactory {
   create(): ExtensionContext;
   createCommandContext(): ExtensionCommandContext;
 }
-
-const session = <T>(id: string, description: string) => createToken<T>(id, { scope: "session", description });
 
 export const coreTokens = Object.freeze({
   hooks: session<HookBus>("core.hooks", "the session's hook bus"),

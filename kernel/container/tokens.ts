@@ -30,3 +30,11 @@ export function createToken<T>(id: string, options: { scope: TokenScope; descrip
     toString: () => `token{${id}}`,
   });
 }
+
+/** A token with one instance per session scope. */
+export const sessionToken = <T>(id: string, description: string): Token<T> =>
+  createToken<T>(id, { scope: "session", description });
+
+/** A token with one instance per process (the container's root). */
+export const rootToken = <T>(id: string, description: string): Token<T> =>
+  createToken<T>(id, { scope: "root", description });
