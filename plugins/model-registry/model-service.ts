@@ -29,6 +29,7 @@ import {
   toDisposable,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
+import { InvalidPayloadError } from "../kit/provider/errors.js";
 import { writeFileAtomic } from "../settings/atomic-write.js";
 import { failedStream } from "./failed-stream.js";
 import { loadModelsJson } from "./models-json.js";
@@ -399,12 +400,28 @@ export class ModelService {
     const { bus, context } = this.deps;
     const base = { provider: model.provider, api: model.api, model: model.id };
     return {
-      payload: (payload) =>
-        bus.has("before_provider_request")
-          ? bus.transform("before_provider_request", payload, context(), {
-              toEvent: (p) => ({ ...base, payload: p }),
-            })
-          : Promise.resolve(payload),
+      payload: async (payload) => {
+        if (!bus.has("before_provider_request")) return payload;
+        // A result that is not a payload object refuses the request, naming the extension that returned it. The
+        // bus calls toEvent once before each handler, in the order of `owners`, so the count says whose it was.
+        const owners = bus.owners("before_provider_request");
+        let running = -1;
+        let invalid: InvalidPayloadError | undefined;
+        const result = await bus.transform<unknown>("before_provider_request", payload, context(), {
+          toEvent: (p) => {
+            running++;
+            return { ...base, payload: p };
+          },
+          fold: (previous, returned) => {
+            if (isPayload(returned)) return returned;
+            invalid = new InvalidPayloadError(returned, owners[running]);
+            return previous;
+          },
+          stop: () => invalid !== undefined,
+        });
+        if (invalid) throw invalid;
+        return result;
+      },
       headers: async (headers) => {
         if (!bus.has("before_provider_headers")) return headers;
         const mutable: Record<string, string | null> = { ...headers };
@@ -431,6 +448,10 @@ export class ModelService {
           : Promise.resolve(),
     };
   }
+}
+
+function isPayload(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */
