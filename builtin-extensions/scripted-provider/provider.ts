@@ -14,6 +14,7 @@ import {
   type ProviderWire,
   runProviderRequest,
   type Usage,
+  type WireAnswer,
 } from "@knightcodeai/cli/kit";
 import type { ScriptStep } from "./schema.js";
 import { validateStep } from "./schema.js";
@@ -456,14 +457,12 @@ function scriptedWire(
         messages: Array.isArray(payload.messages) ? payload.messages : [],
         tools: Array.isArray(payload.tools) ? payload.tools : [],
       };
-      // A step that cannot answer is a request the "server" refuses, with the reason as its error event.
-      const refused = (message: string) => {
-        const error: ScriptedRawEvent = {
-          type: "error",
-          error: { kind: "bad_request", message, status: 400 },
-        };
-        return { status: 400, headers: responseHeaders(), events: [error] };
-      };
+      // A step that cannot answer is a request the "server" refuses, as a network provider's 400 answer.
+      const refused = (message: string): WireAnswer => ({
+        status: 400,
+        headers: responseHeaders(),
+        failure: { kind: "bad_request", message },
+      });
       const label = `Scripted step ${requestNumber}`;
       const chosen = await chooseStep(payload, request, requestNumber, load, label);
       if ("problem" in chosen) return refused(chosen.problem);
@@ -471,11 +470,21 @@ function scriptedWire(
       const unmet = checkExpect(answer, sent, label);
       if (unmet) return refused(unmet);
       await sleep(answer.delayMs, signal);
-      return {
-        status: answer.error?.status ?? 200,
-        headers: responseHeaders(answer.error?.retryAfterMs),
-        events: stream(answer, sent, signal),
-      };
+      const failure = answer.error;
+      const headers = responseHeaders(failure?.retryAfterMs);
+      // An error with an HTTP status and no content before it is an error answer: no stream, as over HTTP.
+      if (failure && failure.afterChunks === undefined && (failure.status ?? 200) >= 400) {
+        return {
+          status: failure.status!,
+          headers,
+          failure: {
+            kind: failure.kind,
+            message: failure.message ?? `Scripted ${failure.kind} error`,
+            ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+          },
+        };
+      }
+      return { status: failure?.status ?? 200, headers, events: stream(answer, sent, signal) };
     },
     handle: (event) => normaliser.handle(event as ScriptedRawEvent),
   };
