@@ -357,6 +357,11 @@ function scriptedWire(
   load: StepLoader,
 ): ProviderWire {
   const model = request.model.id;
+  const name = request.model.provider;
+  // Held until the step is chosen, then dropped: each turn's request carries its own copy of the conversation, and
+  // keeping it through the stream (the wire lives that long) grows the memory of long sessions (the RPC test of
+  // 1,000 prompts measures it).
+  let unsent: ProviderStreamRequest | undefined = request;
   const normaliser = new RawEventNormaliser(writer);
   const responseHeaders = (retryAfterMs?: number): Record<string, string> => ({
     "content-type": "text/event-stream",
@@ -369,7 +374,7 @@ function scriptedWire(
   /** The raw events of a step: content in chunks, cut by the step's error after `afterChunks` chunks. */
   async function* stream(
     answer: ScriptStep,
-    sent: SentRequest,
+    inputChars: number,
     signal: AbortSignal,
   ): AsyncIterable<ScriptedRawEvent> {
     const failure = answer.error;
@@ -386,12 +391,10 @@ function scriptedWire(
       yield errorEvent;
       return;
     }
-    const systemAndMessages =
-      sent.system.length + sent.messages.reduce<number>((n, m) => n + messageChars(m), 0);
     const usage = (outputChars: number, final: boolean): RawUsage => {
       const estimate = tokens(outputChars);
       return {
-        input_tokens: answer.usage?.input ?? tokens(systemAndMessages),
+        input_tokens: answer.usage?.input ?? tokens(inputChars),
         output_tokens: answer.usage
           ? final
             ? answer.usage.output
@@ -448,9 +451,11 @@ function scriptedWire(
   }
 
   return {
-    name: request.model.provider,
-    buildPayload: () => buildPayload(request),
+    name,
+    buildPayload: () => buildPayload(unsent!),
     async send({ payload, signal }) {
+      const request = unsent!;
+      unsent = undefined;
       // What the payload that was "sent" says, after handlers of `before_provider_request` had their say.
       const sent: SentRequest = {
         system: typeof payload.system === "string" ? payload.system : "",
@@ -484,7 +489,8 @@ function scriptedWire(
           },
         };
       }
-      return { status: failure?.status ?? 200, headers, events: stream(answer, sent, signal) };
+      const inputChars = sent.system.length + sent.messages.reduce<number>((n, m) => n + messageChars(m), 0);
+      return { status: failure?.status ?? 200, headers, events: stream(answer, inputChars, signal) };
     },
     handle: (event) => normaliser.handle(event as ScriptedRawEvent),
   };

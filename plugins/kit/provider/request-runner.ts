@@ -12,7 +12,7 @@
  * A provider describes only what is specific to its API in a ProviderWire. `runProviderRequest` returns the stream
  * at once, never throws, and ends the stream exactly once.
  */
-import type { AssistantMessageStream, ProviderStreamRequest } from "../../../kernel/index.js";
+import type { AssistantMessageStream, ProviderHooks, ProviderStreamRequest } from "../../../kernel/index.js";
 import { AssistantMessageWriter } from "./assistant-writer.js";
 import {
   classifyTransportError,
@@ -88,27 +88,33 @@ export function runProviderRequest(
   createWire: (writer: AssistantMessageWriter) => ProviderWire,
 ): AssistantMessageStream {
   const writer = new AssistantMessageWriter(request.model);
-  let name = request.model.provider;
-  (async () => {
-    const wire = createWire(writer);
-    name = wire.name;
-    await drive(request, wire, writer);
-  })()
+  let wire: ProviderWire;
+  try {
+    wire = createWire(writer);
+  } catch (error) {
+    writer.fail("unknown", `${request.model.provider} provider failed: ${messageOf(error)}`);
+    return writer.stream;
+  }
+  // The lifecycle keeps only these parts of the request: the request itself would keep its messages (the whole
+  // conversation) reachable until the stream ends.
+  const { hooks, signal, headers } = request;
+  drive(wire, writer, hooks, signal, headers)
     .catch((error: unknown) => {
-      writer.fail("unknown", `${name} provider failed: ${messageOf(error)}`);
+      writer.fail("unknown", `${wire.name} provider failed: ${messageOf(error)}`);
     })
     .finally(() => {
-      writer.fail("unknown", `${name}: the request ended without a result`);
+      writer.fail("unknown", `${wire.name}: the request ended without a result`);
     });
   return writer.stream;
 }
 
 async function drive(
-  request: ProviderStreamRequest,
   wire: ProviderWire,
   writer: AssistantMessageWriter,
+  hooks: ProviderHooks,
+  signal: AbortSignal | undefined,
+  configuredHeaders: Record<string, string> | undefined,
 ): Promise<void> {
-  const signal = request.signal;
   if (signal?.aborted) {
     writer.fail("aborted", ABORTED);
     return;
@@ -137,12 +143,10 @@ async function drive(
         `Could not build the request for ${wire.name}: ${messageOf(error)}`,
       );
     }
-    const payload = await hook("before_provider_request", () => request.hooks.payload(built));
+    const payload = await hook("before_provider_request", () => hooks.payload(built));
     if (writer.isFinished) return;
     if (!isRecord(payload)) throw new InvalidPayloadError(payload);
-    const headers = await hook("before_provider_headers", () =>
-      request.hooks.headers({ ...request.headers }),
-    );
+    const headers = await hook("before_provider_headers", () => hooks.headers({ ...configuredHeaders }));
     if (writer.isFinished) return;
 
     stage = "send";
@@ -155,7 +159,7 @@ async function drive(
     });
     if (writer.isFinished) return;
     idle?.touch();
-    await hook("after_provider_response", () => request.hooks.response(answer.status, answer.headers));
+    await hook("after_provider_response", () => hooks.response(answer.status, answer.headers));
     if (writer.isFinished) return;
     if (answer.failure) {
       fail(writer, answer.failure);
@@ -166,7 +170,7 @@ async function drive(
     for await (const event of answer.events ?? []) {
       if (writer.isFinished) break;
       idle?.touch();
-      await hook("provider_stream_event", () => request.hooks.streamEvent(event));
+      await hook("provider_stream_event", () => hooks.streamEvent(event));
       if (writer.isFinished) break;
       stage = "handle";
       wire.handle(event);
