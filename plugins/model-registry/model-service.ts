@@ -402,24 +402,18 @@ export class ModelService {
     return {
       payload: async (payload) => {
         if (!bus.has("before_provider_request")) return payload;
-        // A result that is not a payload object refuses the request, naming the extension that returned it. The
-        // bus calls toEvent once before each handler, in the order of `owners`, so the count says whose it was.
-        const owners = bus.owners("before_provider_request");
-        let running = -1;
-        let invalid: InvalidPayloadError | undefined;
-        const result = await bus.transform<unknown>("before_provider_request", payload, context(), {
-          toEvent: (p) => {
-            running++;
-            return { ...base, payload: p };
-          },
-          fold: (previous, returned) => {
+        // A result that is not a payload object is that handler's failure: the bus reports it as extension_error,
+        // which names the extension, and the request is refused rather than sent without the change it wanted.
+        let refused: InvalidPayloadError | undefined;
+        const result = await bus.transform("before_provider_request", payload, context(), {
+          toEvent: (p) => ({ ...base, payload: p }),
+          fold: (_previous, returned) => {
             if (isPayload(returned)) return returned;
-            invalid = new InvalidPayloadError(returned, owners[running]);
-            return previous;
+            refused ??= new InvalidPayloadError(returned);
+            throw refused;
           },
-          stop: () => invalid !== undefined,
         });
-        if (invalid) throw invalid;
+        if (refused) throw refused;
         return result;
       },
       headers: async (headers) => {

@@ -33,19 +33,15 @@ export class ProviderRequestError extends Error {
 
 /**
  * A `before_provider_request` handler returned something other than a payload object. Nothing is sent: a request
- * the extension did not mean would fail in a less clear way at the provider, or worse, succeed.
+ * without the change the handler meant would fail in a less clear way at the provider, or worse, succeed. In a
+ * session the bus reports the handler's failure as `extension_error`, which names the extension.
  */
 export class InvalidPayloadError extends ProviderRequestError {
-  readonly code = "KC_ERR_PROVIDER_PAYLOAD";
-  constructor(
-    readonly value: unknown,
-    readonly extension?: string,
-  ) {
+  constructor(readonly value: unknown) {
     super(
       "bad_request",
-      `${extension ? `Extension ${extension}` : "A handler"} returned ${describeValue(value)} from ` +
-        "before_provider_request instead of a payload object, so the request was not sent. A handler returns the " +
-        "payload to send (changed or new) or nothing to keep it.",
+      `A before_provider_request handler returned ${describeValue(value)} instead of a payload object, so the ` +
+        "request was not sent. A handler returns the payload to send (changed or new) or nothing to keep it.",
     );
   }
 }

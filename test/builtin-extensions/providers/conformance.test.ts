@@ -280,7 +280,9 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
     const { result, types } = await collect(driver.stream(hooks));
     expect(types).to.deep.equal(["error"]);
     expect(result).to.include({ stopReason: "error", errorKind: "bad_request" });
-    expect(result.errorMessage).to.match(/^A handler returned a string from before_provider_request/);
+    expect(result.errorMessage).to.match(
+      /^A before_provider_request handler returned a string instead of a payload object/,
+    );
     expect(log, "nothing after the payload hook").to.deep.equal(["payload"]);
     expect(driver.sent?.length ?? 0, "nothing reached the server").to.equal(sentBefore);
   },

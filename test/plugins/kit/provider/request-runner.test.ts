@@ -178,7 +178,7 @@ describe("plugins/kit/provider: runProviderRequest", () => {
       const result = await settled(runProviderRequest(request(hooks), (writer) => textWire(writer, { log })));
       expect(result, String(value)).to.include({ stopReason: "error", errorKind: "bad_request" });
       expect(result.errorMessage).to.match(
-        /^A handler returned (a string|null|an array) from before_provider_request/,
+        /^A before_provider_request handler returned (a string|null|an array) instead of a payload object/,
       );
       expect(log, "neither the headers hook nor the wire ran").to.deep.equal([]);
     }
@@ -361,17 +361,21 @@ describe("plugins/kit/provider: runProviderRequest", () => {
     expect(log).to.deep.equal([]);
   });
 
-  it("in a session, names the extension whose handler returned a non-object payload, and runs no later handler", async () => {
-    let laterRan = false;
+  it("in a session, refuses the request when a handler returns a non-object payload, and extension_error names it", async () => {
+    const reports: { extensionPath: string; event: string; error: string }[] = [];
+    const statuses: number[] = [];
     const session = await createTestSession({
       script: [{ text: "never sent" }],
       extensions: [
         function breaksPayload(kc) {
           kc.on("before_provider_request", () => "not a payload" as never);
         },
-        function comesLater(kc) {
-          kc.on("before_provider_request", () => {
-            laterRan = true;
+        function watches(kc) {
+          kc.on("extension_error", (event) => {
+            reports.push(event as (typeof reports)[number]);
+          });
+          kc.on("after_provider_response", (event) => {
+            statuses.push(event.status);
           });
         },
       ],
@@ -379,12 +383,14 @@ describe("plugins/kit/provider: runProviderRequest", () => {
     try {
       await session.prompt("hello");
       const end = session.eventsOfType("message_end").at(-1) as unknown as { message: AssistantMessage };
-      const last = end.message;
-      expect(last).to.include({ stopReason: "error", errorKind: "bad_request" });
-      expect(last.errorMessage).to.match(
-        /^Extension sdk:breaksPayload returned a string from before_provider_request instead of a payload object/,
+      expect(end.message).to.include({ stopReason: "error", errorKind: "bad_request" });
+      expect(end.message.errorMessage).to.match(
+        /^A before_provider_request handler returned a string instead of a payload object, so the request was not sent/,
       );
-      expect(laterRan).to.equal(false);
+      expect(reports).to.have.length(1);
+      expect(reports[0]).to.include({ extensionPath: "sdk:breaksPayload", event: "before_provider_request" });
+      expect(reports[0]!.error).to.equal(end.message.errorMessage);
+      expect(statuses, "the provider was never asked").to.deep.equal([]);
     } finally {
       await session.dispose();
     }
