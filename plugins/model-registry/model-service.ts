@@ -409,8 +409,9 @@ export class ModelService {
           toEvent: (p) => ({ ...base, payload: p }),
           fold: (_previous, returned) => {
             if (isPayload(returned)) return returned;
-            refused ??= new InvalidPayloadError(returned);
-            throw refused;
+            const error = new InvalidPayloadError(returned);
+            refused ??= error;
+            throw error;
           },
         });
         if (refused) throw refused;
