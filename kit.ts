@@ -18,10 +18,21 @@ export { AssistantMessageWriter, PushStream } from "./plugins/kit/provider/assis
 export { calculateCost } from "./plugins/kit/provider/cost.js";
 export {
   classifyHttpError,
+  classifyStreamError,
   classifyTransportError,
+  describeValue,
+  InvalidPayloadError,
+  MalformedEventError,
   type ProviderFailure,
+  ProviderRequestError,
   parseRetryAfter,
 } from "./plugins/kit/provider/errors.js";
+export {
+  type ProviderWire,
+  runProviderRequest,
+  type WireAnswer,
+  type WireSend,
+} from "./plugins/kit/provider/request-runner.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
 export {

@@ -11,7 +11,6 @@ import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import { SCRIPTED_PROVIDER, scriptedProviderConfig } from "./provider.js";
 import { SCRIPT_FLAG, scriptFileSteps } from "./script-file.js";
 
-export { EventStream } from "./event-stream.js";
 export {
   chunkText,
   codeSteps,

@@ -1,22 +1,21 @@
 /**
- * The scripted provider: answers each request with the next step of a script, streamed like a network provider
- * (hooks, raw events, normalised events with cumulative partials, usage, errors and aborts).
+ * The scripted provider: answers each request with the next step of a script, streamed like a network provider.
+ * It goes through the kit's request runner and AssistantMessageWriter as the network providers do, so the hooks,
+ * the events with their cumulative partials, usage, errors and aborts a test sees are what real providers produce.
  */
-import type {
-  AssistantMessage,
-  AssistantMessageEvent,
-  AssistantMessageStream,
-  ExtensionAPI,
-  ProviderConfig,
-  ProviderErrorKind,
-  ProviderHooks,
-  ProviderStreamRequest,
-  TextContent,
-  ThinkingContent,
-  ToolCall,
-  Usage,
+import {
+  type AssistantMessageStream,
+  type AssistantMessageWriter,
+  type ExtensionAPI,
+  MalformedEventError,
+  type ProviderConfig,
+  type ProviderErrorKind,
+  type ProviderStreamRequest,
+  type ProviderWire,
+  runProviderRequest,
+  type Usage,
+  type WireAnswer,
 } from "@knightcodeai/cli/kit";
-import { EventStream } from "./event-stream.js";
 import type { ScriptStep } from "./schema.js";
 import { validateStep } from "./schema.js";
 
@@ -48,7 +47,6 @@ const CHUNK_PATTERN = [3, 5, 2, 4, 6];
 const FILLER_TEXT = "This scripted answer is cut off by a scripted error before it ends.";
 /** Characters an image part counts for in the input estimate (about 1200 tokens). */
 const IMAGE_CHARS = 4800;
-const ABORTED_MESSAGE = "Request was aborted";
 
 /**
  * Splits text into chunks of 2–6 characters following CHUNK_PATTERN (a text of one character is one chunk), counting
@@ -115,7 +113,7 @@ function partsText(content: unknown): string {
     .join("\n");
 }
 
-/** What the payload that was "sent" says, after handlers of `before_provider_request` had their say. */
+/** What the payload that was "sent" says. */
 interface SentRequest {
   system: string;
   messages: unknown[];
@@ -185,207 +183,85 @@ export type ScriptedRawEvent =
       error: { kind: ProviderErrorKind; message: string; status?: number; retry_after_ms?: number };
     };
 
-const ABORT = Symbol("aborted");
-
-/** Resolves with the value, or with ABORT as soon as the signal aborts (the value's promise is left to settle). */
-function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORT> {
-  if (signal?.aborted) return Promise.resolve(ABORT);
-  const promise = Promise.resolve(value);
-  if (!signal) return promise;
-  promise.catch(() => {}); // a late rejection after an abort must not become an unhandled rejection
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(ABORT);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (result) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(result);
-      },
-      (error) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** Waits `ms`, or less when the signal aborts (the timer is cleared). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+function sleep(ms: number | undefined, signal: AbortSignal): Promise<void> {
+  if (!ms || ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
+      signal.removeEventListener("abort", done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
+    signal.addEventListener("abort", done, { once: true });
   });
 }
 
-class Aborted extends Error {}
+/** Normalises the raw events into the writer, as a network provider's normaliser does with its API's events. */
+class RawEventNormaliser {
+  /** The writer's content index of each raw block index. */
+  readonly #blocks: { kind: RawBlockKind; at: number }[] = [];
 
-const NO_HOOKS: ProviderHooks = {
-  payload: async (payload) => payload,
-  headers: async (headers) => headers,
-  response: async () => {},
-  streamEvent: async () => {},
-};
-
-/** Builds the cumulative message from raw events and pushes the normalised events. */
-class Normaliser {
-  #content: (TextContent | ThinkingContent | ToolCall)[] = [];
-  readonly #kinds: RawBlockKind[] = [];
-  readonly #args: string[] = [];
-  #usage: Usage = {
-    input: 0,
-    output: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: 0,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-
-  constructor(
-    private readonly stream: EventStream<AssistantMessageEvent, AssistantMessage>,
-    private readonly model: string,
-    private readonly provider: string,
-    private readonly timestamp: number,
-  ) {}
-
-  /** The message so far; a new object each time, sharing only blocks that did not change since. */
-  message(stopReason: AssistantMessage["stopReason"] = "pending"): AssistantMessage {
-    return {
-      role: "assistant",
-      content: [...this.#content],
-      api: SCRIPTED_API,
-      provider: this.provider,
-      model: this.model,
-      usage: { ...this.#usage, cost: { ...this.#usage.cost } },
-      stopReason,
-      timestamp: this.timestamp,
-    };
-  }
-
-  #setUsage(raw: Partial<RawUsage>): void {
-    const usage = { ...this.#usage };
-    if (raw.input_tokens !== undefined) usage.input = raw.input_tokens;
-    if (raw.output_tokens !== undefined) usage.output = raw.output_tokens;
-    if (raw.cache_read_tokens !== undefined) usage.cacheRead = raw.cache_read_tokens;
-    if (raw.cache_write_tokens !== undefined) usage.cacheWrite = raw.cache_write_tokens;
-    usage.totalTokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
-    this.#usage = usage; // the model has no price: cost stays zero
-  }
-
-  #replace(index: number, block: TextContent | ThinkingContent | ToolCall): void {
-    const content = [...this.#content];
-    content[index] = block;
-    this.#content = content;
-  }
+  constructor(private readonly writer: AssistantMessageWriter) {}
 
   handle(raw: ScriptedRawEvent): void {
+    const writer = this.writer;
     switch (raw.type) {
       case "message_start":
-        this.#setUsage(raw.usage);
-        this.stream.push({ type: "start", partial: this.message() });
+        writer.usage(usageOf(raw.usage));
+        writer.start();
         return;
       case "block_start": {
-        const index = raw.index;
-        this.#kinds[index] = raw.kind;
-        if (raw.kind === "text") {
-          this.#replace(index, { type: "text", text: "" });
-          this.stream.push({ type: "text_start", contentIndex: index, partial: this.message() });
-        } else if (raw.kind === "thinking") {
-          this.#replace(index, { type: "thinking", thinking: "" });
-          this.stream.push({ type: "thinking_start", contentIndex: index, partial: this.message() });
-        } else {
-          this.#args[index] = "";
-          this.#replace(index, { type: "toolCall", id: raw.id ?? "", name: raw.name ?? "", arguments: {} });
-          this.stream.push({ type: "toolcall_start", contentIndex: index, partial: this.message() });
-        }
+        const at =
+          raw.kind === "text"
+            ? writer.textStart()
+            : raw.kind === "thinking"
+              ? writer.thinkingStart()
+              : writer.toolCallStart(raw.id ?? "", raw.name ?? "");
+        this.#blocks[raw.index] = { kind: raw.kind, at };
         return;
       }
       case "chunk": {
-        const index = raw.index;
-        const block = this.#content[index]!;
-        this.#setUsage({ output_tokens: raw.output_tokens });
-        if (block.type === "text") {
-          this.#replace(index, { ...block, text: block.text + raw.text });
-          this.stream.push({
-            type: "text_delta",
-            contentIndex: index,
-            delta: raw.text,
-            partial: this.message(),
-          });
-        } else if (block.type === "thinking") {
-          this.#replace(index, { ...block, thinking: block.thinking + raw.text });
-          this.stream.push({
-            type: "thinking_delta",
-            contentIndex: index,
-            delta: raw.text,
-            partial: this.message(),
-          });
-        } else {
-          this.#args[index] += raw.text;
-          this.stream.push({
-            type: "toolcall_delta",
-            contentIndex: index,
-            delta: raw.text,
-            partial: this.message(),
-          });
-        }
+        const block = this.#block(raw.index);
+        writer.usage({ output: raw.output_tokens });
+        if (block.kind === "text") writer.textDelta(block.at, raw.text);
+        else if (block.kind === "thinking") writer.thinkingDelta(block.at, raw.text);
+        else writer.toolCallDelta(block.at, raw.text);
         return;
       }
       case "block_end": {
-        const index = raw.index;
-        const block = this.#content[index]!;
-        if (block.type === "text") {
-          this.stream.push({
-            type: "text_end",
-            contentIndex: index,
-            content: block.text,
-            partial: this.message(),
-          });
-        } else if (block.type === "thinking") {
-          this.stream.push({
-            type: "thinking_end",
-            contentIndex: index,
-            content: block.thinking,
-            partial: this.message(),
-          });
-        } else {
-          const toolCall: ToolCall = { ...block, arguments: JSON.parse(this.#args[index] || "{}") };
-          this.#replace(index, toolCall);
-          this.stream.push({ type: "toolcall_end", contentIndex: index, toolCall, partial: this.message() });
-        }
+        const block = this.#block(raw.index);
+        if (block.kind === "text") writer.textEnd(block.at);
+        else if (block.kind === "thinking") writer.thinkingEnd(block.at);
+        else writer.toolCallEnd(block.at);
         return;
       }
-      case "message_end": {
-        this.#setUsage(raw.usage);
-        const reason = raw.stop_reason === "tool_use" ? "toolUse" : raw.stop_reason;
-        const message = this.message(reason);
-        this.stream.push({ type: "done", reason, message });
-        this.stream.end(message);
+      case "message_end":
+        writer.usage(usageOf(raw.usage));
+        writer.done(raw.stop_reason === "tool_use" ? "toolUse" : raw.stop_reason);
         return;
-      }
       case "error":
-        this.fail(raw.error.kind, raw.error.message, raw.error.retry_after_ms);
+        writer.fail(raw.error.kind, raw.error.message, raw.error.retry_after_ms);
         return;
+      default:
+        throw new MalformedEventError(`unknown raw event ${JSON.stringify(raw)}`);
     }
   }
 
-  fail(kind: ProviderErrorKind, errorMessage: string, retryAfterMs?: number): void {
-    if (this.stream.ended) return;
-    const aborted = kind === "aborted";
-    const error: AssistantMessage = {
-      ...this.message(aborted ? "aborted" : "error"),
-      errorMessage,
-      errorKind: kind,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    };
-    this.stream.push({ type: "error", reason: aborted ? "aborted" : "error", error });
-    this.stream.end(error);
+  #block(index: number): { kind: RawBlockKind; at: number } {
+    const block = this.#blocks[index];
+    if (!block) throw new MalformedEventError(`block ${index} was never started`);
+    return block;
   }
+}
+
+function usageOf(raw: RawUsage): Partial<Omit<Usage, "cost" | "totalTokens">> {
+  return {
+    input: raw.input_tokens,
+    output: raw.output_tokens,
+    cacheRead: raw.cache_read_tokens,
+    cacheWrite: raw.cache_write_tokens,
+  };
 }
 
 interface Counters {
@@ -432,31 +308,61 @@ function buildPayload(request: ProviderStreamRequest): Record<string, unknown> {
   return payload;
 }
 
-/** Answers one request; never throws, always ends the stream. */
-async function respond(
+/** Which step answers: the payload's `scriptedStep` when a handler put one there, else step N of the script. */
+async function chooseStep(
+  payload: Record<string, unknown>,
   request: ProviderStreamRequest,
-  stream: EventStream<AssistantMessageEvent, AssistantMessage>,
+  requestNumber: number,
+  load: StepLoader,
+  label: string,
+): Promise<{ step: ScriptStep } | { problem: string }> {
+  if (payload.scriptedStep !== undefined) {
+    const checked = validateStep(payload.scriptedStep, "$.scriptedStep");
+    return checked.ok
+      ? { step: checked.value }
+      : { problem: `The payload's scriptedStep is invalid at ${checked.path}: ${checked.message}` };
+  }
+  const loaded = await load();
+  if (!loaded.ok) return { problem: loaded.message };
+  if (requestNumber > loaded.steps.length) {
+    const count = loaded.steps.length;
+    return {
+      problem: `No scripted response left for request ${requestNumber} (the script has ${count} step${count === 1 ? "" : "s"})`,
+    };
+  }
+  const entry = loaded.steps[requestNumber - 1]!;
+  let value: unknown = entry;
+  if (typeof entry === "function") {
+    try {
+      value = await entry(request, requestNumber);
+    } catch (error) {
+      return { problem: `${label} failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+  const checked = validateStep(value);
+  return checked.ok
+    ? { step: checked.value }
+    : { problem: `${label} is invalid at ${checked.path}: ${checked.message}` };
+}
+
+/**
+ * The script as a ProviderWire: "sending" picks the step and checks its `expect`, the answer streams the step as
+ * raw events in small chunks, and the kit's request runner does the rest as for any network provider.
+ */
+function scriptedWire(
+  request: ProviderStreamRequest,
+  writer: AssistantMessageWriter,
   requestNumber: number,
   counters: Counters,
   load: StepLoader,
-): Promise<void> {
-  const signal = request.signal;
-  const hooks = request.hooks ?? NO_HOOKS;
-  const model = request.model?.id ?? SCRIPTED_MODEL.id;
-  const out = new Normaliser(stream, model, request.model?.provider ?? SCRIPTED_PROVIDER, Date.now());
-  const wait = async <T>(value: T | Promise<T>): Promise<T> => {
-    const result = await untilAborted(value, signal);
-    if (result === ABORT) throw new Aborted();
-    return result;
-  };
-  const pause = async (ms: number | undefined) => {
-    await sleep(ms ?? 0, signal);
-    if (signal?.aborted) throw new Aborted();
-  };
-  const emit = async (raw: ScriptedRawEvent) => {
-    await wait(hooks.streamEvent(raw));
-    out.handle(raw);
-  };
+): ProviderWire {
+  const model = request.model.id;
+  const name = request.model.provider;
+  // Held until the step is chosen, then dropped: each turn's request carries its own copy of the conversation, and
+  // keeping it through the stream (the wire lives that long) grows the memory of long sessions (the RPC test of
+  // 1,000 prompts measures it).
+  let unsent: ProviderStreamRequest | undefined = request;
+  const normaliser = new RawEventNormaliser(writer);
   const responseHeaders = (retryAfterMs?: number): Record<string, string> => ({
     "content-type": "text/event-stream",
     "x-scripted-request": String(requestNumber),
@@ -465,63 +371,13 @@ async function respond(
       : { "retry-after": String(Math.ceil(retryAfterMs / 1000)), "retry-after-ms": String(retryAfterMs) }),
   });
 
-  try {
-    if (signal?.aborted) throw new Aborted();
-    await wait(hooks.headers({ "content-type": "application/json", ...request.headers }));
-    const payload = buildPayload(request);
-    const replaced = await wait(hooks.payload(payload));
-    const sentPayload = isRecord(replaced) ? replaced : payload;
-    const sent: SentRequest = {
-      system: typeof sentPayload.system === "string" ? sentPayload.system : "",
-      messages: Array.isArray(sentPayload.messages) ? sentPayload.messages : [],
-      tools: Array.isArray(sentPayload.tools) ? sentPayload.tools : [],
-    };
-
-    // Which step answers: the payload's `scriptedStep` when a handler put one there, else step N of the script.
-    let step: ScriptStep | undefined;
-    let problem: string | undefined;
-    const label = `Scripted step ${requestNumber}`;
-    if (sentPayload.scriptedStep !== undefined) {
-      const checked = validateStep(sentPayload.scriptedStep, "$.scriptedStep");
-      if (checked.ok) step = checked.value;
-      else problem = `The payload's scriptedStep is invalid at ${checked.path}: ${checked.message}`;
-    } else {
-      const loaded = await wait(load());
-      if (!loaded.ok) problem = loaded.message;
-      else if (requestNumber > loaded.steps.length) {
-        const count = loaded.steps.length;
-        problem = `No scripted response left for request ${requestNumber} (the script has ${count} step${count === 1 ? "" : "s"})`;
-      } else {
-        const entry = loaded.steps[requestNumber - 1]!;
-        let value: unknown = entry;
-        if (typeof entry === "function") {
-          try {
-            value = await wait(entry(request, requestNumber));
-          } catch (error) {
-            if (error instanceof Aborted) throw error;
-            problem = `${label} failed: ${error instanceof Error ? error.message : String(error)}`;
-          }
-        }
-        if (!problem) {
-          const checked = validateStep(value);
-          if (checked.ok) step = checked.value;
-          else problem = `${label} is invalid at ${checked.path}: ${checked.message}`;
-        }
-      }
-    }
-    if (step && !problem) problem = checkExpect(step, sent, label);
-
-    if (!step || problem) {
-      const message = problem ?? `${label} is missing`;
-      await wait(hooks.response(400, responseHeaders()));
-      await emit({ type: "error", error: { kind: "bad_request", message, status: 400 } });
-      return;
-    }
-    const answer: ScriptStep = step;
-
-    await pause(answer.delayMs);
+  /** The raw events of a step: content in chunks, cut by the step's error after `afterChunks` chunks. */
+  async function* stream(
+    answer: ScriptStep,
+    inputChars: number,
+    signal: AbortSignal,
+  ): AsyncIterable<ScriptedRawEvent> {
     const failure = answer.error;
-    await wait(hooks.response(failure?.status ?? 200, responseHeaders(failure?.retryAfterMs)));
     const errorEvent: ScriptedRawEvent | undefined = failure && {
       type: "error",
       error: {
@@ -532,16 +388,13 @@ async function respond(
       },
     };
     if (errorEvent && failure?.afterChunks === undefined) {
-      await emit(errorEvent);
+      yield errorEvent;
       return;
     }
-
-    const systemAndMessages =
-      sent.system.length + sent.messages.reduce<number>((n, m) => n + messageChars(m), 0);
     const usage = (outputChars: number, final: boolean): RawUsage => {
       const estimate = tokens(outputChars);
       return {
-        input_tokens: answer.usage?.input ?? tokens(systemAndMessages),
+        input_tokens: answer.usage?.input ?? tokens(inputChars),
         output_tokens: answer.usage
           ? final
             ? answer.usage.output
@@ -552,58 +405,95 @@ async function respond(
       };
     };
     const cutAfter = failure?.afterChunks ?? Number.POSITIVE_INFINITY;
-    const cut = async (chunks: number) => {
-      if (!errorEvent || chunks < cutAfter) return false;
-      await emit(errorEvent);
-      return true;
-    };
 
-    await emit({ type: "message_start", id: `msg_scripted_${requestNumber}`, model, usage: usage(0, false) });
+    yield { type: "message_start", id: `msg_scripted_${requestNumber}`, model, usage: usage(0, false) };
     let chunks = 0;
     let outputChars = 0;
     const blocks = blocksOf(answer, counters);
     for (const [index, block] of blocks.entries()) {
-      if (await cut(chunks)) return;
-      await emit({
+      if (errorEvent && chunks >= cutAfter) {
+        yield errorEvent;
+        return;
+      }
+      yield {
         type: "block_start",
         index,
         kind: block.kind,
         ...(block.id === undefined ? {} : { id: block.id }),
         ...(block.name === undefined ? {} : { name: block.name }),
-      });
+      };
       for (const text of chunkText(block.text)) {
-        if (chunks > 0) await pause(answer.chunkDelayMs);
-        if (await cut(chunks)) return;
+        if (chunks > 0) await sleep(answer.chunkDelayMs, signal);
+        if (signal.aborted) return;
+        if (errorEvent && chunks >= cutAfter) {
+          yield errorEvent;
+          return;
+        }
         chunks++;
         outputChars += text.length;
-        await emit({
+        yield {
           type: "chunk",
           index,
           kind: block.kind,
           text,
           output_tokens: usage(outputChars, false).output_tokens,
-        });
+        };
       }
-      await emit({ type: "block_end", index });
+      yield { type: "block_end", index };
     }
     if (errorEvent) {
-      await emit(errorEvent);
+      yield errorEvent;
       return;
     }
     const hasToolCalls = blocks.some((block) => block.kind === "tool_call");
     const stopReason = answer.stopReason ?? (hasToolCalls ? "tool_use" : "stop");
-    await emit({ type: "message_end", stop_reason: stopReason, usage: usage(outputChars, true) });
-  } catch (error) {
-    if (error instanceof Aborted || signal?.aborted) out.fail("aborted", ABORTED_MESSAGE);
-    else
-      out.fail(
-        "unknown",
-        `Scripted provider failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-  } finally {
-    // Whatever happened, the stream ends (a no-op when it already has).
-    out.fail("unknown", "Scripted provider ended without a result");
+    yield { type: "message_end", stop_reason: stopReason, usage: usage(outputChars, true) };
   }
+
+  return {
+    name,
+    buildPayload: () => buildPayload(unsent!),
+    async send({ payload, signal }) {
+      const request = unsent!;
+      unsent = undefined;
+      // What the payload that was "sent" says, after handlers of `before_provider_request` had their say.
+      const sent: SentRequest = {
+        system: typeof payload.system === "string" ? payload.system : "",
+        messages: Array.isArray(payload.messages) ? payload.messages : [],
+        tools: Array.isArray(payload.tools) ? payload.tools : [],
+      };
+      // A step that cannot answer is a request the "server" refuses, as a network provider's 400 answer.
+      const refused = (message: string): WireAnswer => ({
+        status: 400,
+        headers: responseHeaders(),
+        failure: { kind: "bad_request", message },
+      });
+      const label = `Scripted step ${requestNumber}`;
+      const chosen = await chooseStep(payload, request, requestNumber, load, label);
+      if ("problem" in chosen) return refused(chosen.problem);
+      const answer = chosen.step;
+      const unmet = checkExpect(answer, sent, label);
+      if (unmet) return refused(unmet);
+      await sleep(answer.delayMs, signal);
+      const failure = answer.error;
+      const headers = responseHeaders(failure?.retryAfterMs);
+      // An error with an HTTP status and no content before it is an error answer: no stream, as over HTTP.
+      if (failure && failure.afterChunks === undefined && (failure.status ?? 200) >= 400) {
+        return {
+          status: failure.status!,
+          headers,
+          failure: {
+            kind: failure.kind,
+            message: failure.message ?? `Scripted ${failure.kind} error`,
+            ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+          },
+        };
+      }
+      const inputChars = sent.system.length + sent.messages.reduce<number>((n, m) => n + messageChars(m), 0);
+      return { status: failure?.status ?? 200, headers, events: stream(answer, inputChars, signal) };
+    },
+    handle: (event) => normaliser.handle(event as ScriptedRawEvent),
+  };
 }
 
 /** The provider configuration answering from the steps `load` gives. Each configuration counts its own requests. */
@@ -613,30 +503,10 @@ export function scriptedProviderConfig(load: StepLoader): ProviderConfig {
     api: SCRIPTED_API,
     models: [{ ...SCRIPTED_MODEL }],
     streamSimple(request: ProviderStreamRequest): AssistantMessageStream {
-      const stream = new EventStream<AssistantMessageEvent, AssistantMessage>();
       const requestNumber = ++counters.requests;
-      respond(request, stream, requestNumber, counters, load).catch(() => {
-        stream.end({
-          role: "assistant",
-          content: [],
-          api: SCRIPTED_API,
-          provider: SCRIPTED_PROVIDER,
-          model: SCRIPTED_MODEL.id,
-          usage: {
-            input: 0,
-            output: 0,
-            cacheRead: 0,
-            cacheWrite: 0,
-            totalTokens: 0,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-          },
-          stopReason: "error",
-          errorMessage: "Scripted provider failed",
-          errorKind: "unknown",
-          timestamp: Date.now(),
-        });
-      });
-      return stream;
+      return runProviderRequest(request, (writer) =>
+        scriptedWire(request, writer, requestNumber, counters, load),
+      );
     },
   };
 }

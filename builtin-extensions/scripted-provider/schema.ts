@@ -37,7 +37,10 @@ export const ScriptErrorSchema = Type.Object(
     kind: ScriptErrorKindSchema,
     /** Defaults to `Scripted <kind> error`. */
     message: Type.Optional(Type.String()),
-    /** The HTTP status given to `hooks.response` (200 otherwise). */
+    /**
+     * The HTTP status given to `hooks.response` (200 otherwise). From 400 up and without `afterChunks`, the request
+     * fails as an HTTP error answer does: no stream events.
+     */
     status: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
     retryAfterMs: Type.Optional(Count),
     /** Fail mid-stream after this many chunks (of the step's content, or of a filler text). */

@@ -30,6 +30,7 @@ import {
   toDisposable,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
+import { InvalidPayloadError } from "../kit/provider/errors.js";
 import { writeFileAtomic } from "../settings/atomic-write.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
@@ -396,12 +397,23 @@ export class ModelService implements ModelApiService {
     const { bus, context } = this.deps;
     const base = { provider: model.provider, api: model.api, model: model.id };
     return {
-      payload: (payload) =>
-        bus.has("before_provider_request")
-          ? bus.transform("before_provider_request", payload, context(), {
-              toEvent: (p) => ({ ...base, payload: p }),
-            })
-          : Promise.resolve(payload),
+      payload: async (payload) => {
+        if (!bus.has("before_provider_request")) return payload;
+        // A result that is not a payload object is that handler's failure: the bus reports it as extension_error,
+        // which names the extension, and the request is refused rather than sent without the change it wanted.
+        let refused: InvalidPayloadError | undefined;
+        const result = await bus.transform("before_provider_request", payload, context(), {
+          toEvent: (p) => ({ ...base, payload: p }),
+          fold: (_previous, returned) => {
+            if (isPayload(returned)) return returned;
+            const error = new InvalidPayloadError(returned);
+            refused ??= error;
+            throw error;
+          },
+        });
+        if (refused) throw refused;
+        return result;
+      },
       headers: async (headers) => {
         if (!bus.has("before_provider_headers")) return headers;
         const mutable: Record<string, string | null> = { ...headers };
@@ -423,6 +435,10 @@ export class ModelService implements ModelApiService {
           : Promise.resolve(),
     };
   }
+}
+
+function isPayload(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */

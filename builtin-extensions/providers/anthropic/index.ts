@@ -29,10 +29,8 @@ export {
   ANTHROPIC_KEY_ENV,
   ANTHROPIC_PROVIDER,
   DEFAULT_TIMEOUT_MS,
-  MalformedEvent,
   Normaliser,
   streamAnthropic,
-  streamErrorFailure,
 } from "./stream.js";
 
 /** The provider registration: the catalogue, the key's environment variable, and the streaming implementation. */

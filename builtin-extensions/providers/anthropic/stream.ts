@@ -1,15 +1,18 @@
 /**
- * `streamSimple` for the `anthropic-messages` API: sends the request with the official SDK (imported on first use),
- * calls the provider hooks, and normalises the raw stream events into the assistant message.
+ * `streamSimple` for the `anthropic-messages` API: the kit's request runner drives the request (hooks, abort,
+ * timeout, failures); this file sends it with the official SDK (imported on first use) and normalises the raw
+ * stream events into the assistant message.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import {
   type AssistantMessageStream,
-  AssistantMessageWriter,
+  type AssistantMessageWriter,
   classifyHttpError,
-  classifyTransportError,
-  type ProviderErrorKind,
+  classifyStreamError,
+  MalformedEventError,
   type ProviderStreamRequest,
+  type ProviderWire,
+  runProviderRequest,
 } from "@knightcodeai/cli/kit";
 import { buildPayload } from "./convert.js";
 
@@ -45,15 +48,7 @@ async function client(baseUrl: string, apiKey: string): Promise<{ sdk: Sdk; clie
 
 /** Streams one response. Returns at once; never throws; the stream always ends. */
 export function streamAnthropic(request: ProviderStreamRequest): AssistantMessageStream {
-  const writer = new AssistantMessageWriter(request.model);
-  run(request, writer)
-    .catch((error: unknown) => {
-      writer.fail("unknown", `${request.model.provider} provider failed: ${messageOf(error)}`);
-    })
-    .finally(() => {
-      writer.fail("unknown", `${request.model.provider} provider ended without a result`);
-    });
-  return writer.stream;
+  return runProviderRequest(request, (writer) => anthropicWire(request, writer));
 }
 
 function keyHint(provider: string): string {
@@ -62,145 +57,77 @@ function keyHint(provider: string): string {
     : `Set the apiKey of "${provider}" in <agentDir>/models.json or add a key to <agentDir>/auth.json`;
 }
 
-async function run(request: ProviderStreamRequest, writer: AssistantMessageWriter): Promise<void> {
+/** The Messages API as a ProviderWire: the SDK sends the request, the Normaliser reads the events. */
+function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageWriter): ProviderWire {
   const provider = request.model.provider;
-  const userSignal = request.signal;
-  if (userSignal?.aborted) {
-    writer.fail("aborted", "Request was aborted");
-    return;
-  }
-  if (!request.apiKey) {
-    writer.fail("auth", `No API key for ${provider}. ${keyHint(provider)}.`);
-    return;
-  }
-  const payload = buildPayload(request);
-  const replaced = await request.hooks.payload(payload);
-  const body = isRecord(replaced) ? replaced : payload;
-  const headers = await request.hooks.headers({ ...request.headers });
-
+  const baseUrl = baseUrlOf(request.baseUrl);
   const timeoutMs = positive(request.compat?.timeoutMs) ?? DEFAULT_TIMEOUT_MS;
-  const idle = new IdleTimer(timeoutMs);
-  const signal = userSignal ? AbortSignal.any([userSignal, idle.signal]) : idle.signal;
-  let loaded: Sdk | undefined;
   const normaliser = new Normaliser(writer);
+  return {
+    name: provider,
+    endpoint: baseUrl,
+    timeoutMs,
+    refuse: () =>
+      request.apiKey
+        ? undefined
+        : { kind: "auth", message: `No API key for ${provider}. ${keyHint(provider)}.` },
+    buildPayload: () => ({ ...buildPayload(request) }),
+    async send({ payload, headers, signal }) {
+      const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!);
+      try {
+        const { data, response } = await anthropic.messages
+          .create({ ...payload, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming, {
+            headers,
+            signal,
+            timeout: timeoutMs,
+            maxRetries: 0,
+          })
+          .withResponse();
+        return {
+          status: response.status,
+          headers: Object.fromEntries(response.headers.entries()),
+          events: errorsAsEvents(sdk, data),
+        };
+      } catch (error) {
+        if (!(error instanceof sdk.APIError) || typeof error.status !== "number") throw error;
+        return {
+          status: error.status,
+          headers: error.headers ? Object.fromEntries(error.headers.entries()) : {},
+          failure: classifyHttpError({
+            status: error.status,
+            body: error.apiMessage ?? bodyText(error.error) ?? error.message,
+            ...(error.headers ? { headers: error.headers } : {}),
+            provider,
+            keyHint: keyHint(provider),
+            ...(error.type ? { errorType: error.type } : {}),
+          }),
+        };
+      }
+    },
+    handle: (event) => normaliser.handle(event),
+  };
+}
+
+/**
+ * The SDK turns an `event: error` into an exception; this gives it back as the event it was, so the stream event
+ * hook sees it and the Normaliser reports it like the same event sent as a data-only line.
+ */
+async function* errorsAsEvents(sdk: Sdk, stream: AsyncIterable<unknown>): AsyncIterable<unknown> {
   try {
-    const connection = await client(baseUrlOf(request.baseUrl), request.apiKey);
-    loaded = connection.sdk;
-    idle.start();
-    const { data: stream, response } = await connection.client.messages
-      .create({ ...body, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming, {
-        headers,
-        signal,
-        timeout: timeoutMs,
-        maxRetries: 0,
-      })
-      .withResponse();
-    idle.touch();
-    await request.hooks.response(response.status, Object.fromEntries(response.headers.entries()));
-    for await (const event of stream) {
-      idle.touch();
-      await request.hooks.streamEvent(event);
-      if (normaliser.handle(event as unknown)) break;
-    }
-    if (writer.isFinished) return;
-    if (idle.fired) writer.fail("timeout", `${provider} sent nothing for ${timeoutMs / 1000}s`);
-    else if (userSignal?.aborted) writer.fail("aborted", "Request was aborted");
-    else writer.fail("network", `${provider}: the stream ended before the response was complete`);
+    yield* stream;
   } catch (error) {
-    if (writer.isFinished) return;
-    const failure = await describe(error, request, loaded, idle.fired, timeoutMs);
-    writer.fail(failure.kind, failure.message, failure.retryAfterMs);
-  } finally {
-    idle.stop();
+    const streamed =
+      error instanceof sdk.APIError &&
+      !(error instanceof sdk.APIConnectionError) &&
+      error.status === undefined;
+    if (!streamed) throw error;
+    yield error.error ?? { type: "error", error: { message: error.message } };
   }
 }
-
-interface Failure {
-  kind: ProviderErrorKind;
-  message: string;
-  retryAfterMs?: number;
-}
-
-async function describe(
-  error: unknown,
-  request: ProviderStreamRequest,
-  sdk: Sdk | undefined,
-  timedOut: boolean,
-  timeoutMs: number,
-): Promise<Failure> {
-  const provider = request.model.provider;
-  if (error instanceof MalformedEvent) {
-    return { kind: "unknown", message: `${provider} sent a malformed stream event: ${error.message}` };
-  }
-  if (error instanceof SyntaxError) {
-    return {
-      kind: "unknown",
-      message: `${provider} sent a malformed stream event (invalid JSON): ${error.message}`,
-    };
-  }
-  const transport =
-    !sdk ||
-    !(error instanceof sdk.APIError) ||
-    error instanceof sdk.APIUserAbortError ||
-    error instanceof sdk.APIConnectionError;
-  if (transport) {
-    if (timedOut && !request.signal?.aborted) {
-      return { kind: "timeout", message: `${provider} did not answer within ${timeoutMs / 1000}s` };
-    }
-    return classifyTransportError(error, provider, request.signal);
-  }
-  const apiError = error as InstanceType<Sdk["APIError"]>;
-  const detail = apiError.apiMessage ?? bodyText(apiError.error) ?? apiError.message;
-  if (typeof apiError.status === "number") {
-    return classifyHttpError({
-      status: apiError.status,
-      body: detail,
-      ...(apiError.headers ? { headers: apiError.headers } : {}),
-      provider,
-      keyHint: keyHint(provider),
-      ...(apiError.type ? { errorType: apiError.type } : {}),
-    });
-  }
-  // An `error` event inside a stream that had started (HTTP 200).
-  await request.hooks.streamEvent(apiError.error ?? { type: "error", error: { message: apiError.message } });
-  return streamErrorFailure(provider, apiError.type ?? undefined, detail);
-}
-
-const OVERFLOW = /prompt is too long|context[ _-]?(length|window)|too many tokens|input is too long/i;
-
-/** The kind of a streamed `{"type":"error","error":{"type":...}}` event. */
-export function streamErrorFailure(provider: string, type: string | undefined, detail: string): Failure {
-  const text = `${provider} stream error${type ? ` (${type})` : ""}: ${detail}`;
-  switch (type) {
-    case "overloaded_error":
-      return { kind: "overloaded", message: text };
-    case "api_error":
-      return { kind: "overloaded", message: text };
-    case "rate_limit_error":
-      return { kind: "rate_limit", message: text };
-    case "authentication_error":
-    case "permission_error":
-      return { kind: "auth", message: `${text}. ${keyHint(provider)}` };
-    case "request_too_large":
-      return { kind: "context_overflow", message: text };
-    case "timeout_error":
-      return { kind: "timeout", message: text };
-    case "invalid_request_error":
-      return { kind: OVERFLOW.test(detail) ? "context_overflow" : "bad_request", message: text };
-    case "not_found_error":
-    case "billing_error":
-      return { kind: "bad_request", message: text };
-    default:
-      return { kind: "unknown", message: text };
-  }
-}
-
-/** A stream event that is valid JSON but not what the Messages API sends. */
-export class MalformedEvent extends Error {}
 
 type BlockKind = "text" | "thinking" | "tool" | "ignored";
 
-/** Turns raw Messages API stream events into writer calls. `handle` returns true at `message_stop`. */
+/** Turns raw Messages API stream events into writer calls; `message_stop` and `error` finish the message. */
 export class Normaliser {
   private readonly blocks = new Map<
     number,
@@ -210,77 +137,78 @@ export class Normaliser {
 
   constructor(private readonly writer: AssistantMessageWriter) {}
 
-  handle(event: unknown): boolean {
+  handle(event: unknown): void {
     if (!isRecord(event) || typeof event.type !== "string") {
-      throw new MalformedEvent(`expected an object with a "type", got ${preview(event)}`);
+      throw new MalformedEventError(`expected an object with a "type", got ${preview(event)}`);
     }
     const writer = this.writer;
     switch (event.type) {
       case "message_start": {
         const message = event.message;
         if (!isRecord(message))
-          throw new MalformedEvent(`message_start without a message: ${preview(event)}`);
+          throw new MalformedEventError(`message_start without a message: ${preview(event)}`);
         writer.start();
         this.usage(message.usage);
-        return false;
+        return;
       }
       case "content_block_start": {
         const index = this.index(event);
         const block = event.content_block;
         if (!isRecord(block) || typeof block.type !== "string") {
-          throw new MalformedEvent(`content_block_start without a content_block: ${preview(event)}`);
+          throw new MalformedEventError(`content_block_start without a content_block: ${preview(event)}`);
         }
         this.start(index, block);
-        return false;
+        return;
       }
       case "content_block_delta": {
         const index = this.index(event);
         const delta = event.delta;
         if (!isRecord(delta) || typeof delta.type !== "string") {
-          throw new MalformedEvent(`content_block_delta without a delta: ${preview(event)}`);
+          throw new MalformedEventError(`content_block_delta without a delta: ${preview(event)}`);
         }
         this.delta(index, delta);
-        return false;
+        return;
       }
       case "content_block_stop": {
         const block = this.block(this.index(event));
         this.stop(block);
-        return false;
+        return;
       }
       case "message_delta": {
         const delta = event.delta;
         if (isRecord(delta) && typeof delta.stop_reason === "string") this.stopReason = delta.stop_reason;
         this.usage(event.usage);
-        return false;
+        return;
       }
       case "message_stop":
         writer.done(stopReason(this.stopReason));
-        return true;
+        return;
       case "error": {
-        // The SDK turns `event: error` into an exception; this is the same event sent as a data-only line.
+        // Sent as a data-only line, or given back by errorsAsEvents after the SDK threw it.
         const error = isRecord(event.error) ? event.error : {};
         const type = typeof error.type === "string" ? error.type : undefined;
-        const failure = streamErrorFailure(
-          writer.message.provider,
-          type,
-          typeof error.message === "string" ? error.message : "unknown error",
-        );
-        writer.fail(failure.kind, failure.message);
-        return true;
+        const failure = classifyStreamError({
+          provider: writer.message.provider,
+          ...(type ? { type } : {}),
+          message: typeof error.message === "string" ? error.message : "unknown error",
+          keyHint: keyHint(writer.message.provider),
+        });
+        writer.fail(failure.kind, failure.message, failure.retryAfterMs);
+        return;
       }
       default:
-        return false; // ping and event types this provider does not know
+        return; // ping and event types this provider does not know
     }
   }
 
   private index(event: Record<string, unknown>): number {
-    if (typeof event.index !== "number") throw new MalformedEvent(`${event.type} without an index`);
+    if (typeof event.index !== "number") throw new MalformedEventError(`${event.type} without an index`);
     return event.index;
   }
 
   private block(index: number) {
     const block = this.blocks.get(index);
-    if (!block) throw new MalformedEvent(`content block ${index} was never started`);
+    if (!block) throw new MalformedEventError(`content block ${index} was never started`);
     return block;
   }
 
@@ -304,13 +232,13 @@ export class Normaliser {
       case "redacted_thinking": {
         const at = writer.thinkingStart();
         this.blocks.set(index, { kind: "thinking", index: at, json: false });
-        if (typeof block.data !== "string") throw new MalformedEvent("redacted_thinking without data");
+        if (typeof block.data !== "string") throw new MalformedEventError("redacted_thinking without data");
         writer.thinkingSignature(at, block.data, { redacted: true });
         return;
       }
       case "tool_use": {
         if (typeof block.id !== "string" || typeof block.name !== "string") {
-          throw new MalformedEvent(`tool_use block without an id and a name: ${preview(block)}`);
+          throw new MalformedEventError(`tool_use block without an id and a name: ${preview(block)}`);
         }
         const at = writer.toolCallStart(block.id, block.name);
         this.blocks.set(index, { kind: "tool", index: at, input: block.input, json: false });
@@ -326,10 +254,11 @@ export class Normaliser {
     const block = this.block(index);
     const writer = this.writer;
     const expect = (kind: BlockKind, field: string): string => {
-      if (block.kind !== kind) throw new MalformedEvent(`${delta.type} for a ${block.kind} block`);
+      if (block.kind !== kind) throw new MalformedEventError(`${delta.type} for a ${block.kind} block`);
       const value = delta[field];
       if (value === undefined) return "";
-      if (typeof value !== "string") throw new MalformedEvent(`${delta.type} whose ${field} is not a string`);
+      if (typeof value !== "string")
+        throw new MalformedEventError(`${delta.type} whose ${field} is not a string`);
       return value;
     };
     if (block.kind === "ignored") return;
@@ -396,37 +325,6 @@ function stopReason(reason: string | undefined): "stop" | "length" | "toolUse" {
   }
 }
 
-/** A timer that aborts its signal when nothing arrived for `ms`; `touch()` restarts it. */
-class IdleTimer {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  fired = false;
-
-  constructor(private readonly ms: number) {}
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  start(): void {
-    this.touch();
-  }
-
-  touch(): void {
-    this.stop();
-    this.timer = setTimeout(() => {
-      this.fired = true;
-      this.controller.abort(new Error("timed out"));
-    }, this.ms);
-    this.timer.unref?.();
-  }
-
-  stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-}
-
 /** The SDK appends `/v1/messages`: a configured `.../v1` (a common way to write it) would double it. */
 function baseUrlOf(configured: string | undefined): string {
   const url = (configured || ANTHROPIC_BASE_URL).replace(/\/+$/, "");
@@ -458,8 +356,4 @@ function preview(value: unknown): string {
     text = String(value);
   }
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

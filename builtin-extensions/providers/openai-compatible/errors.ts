@@ -7,7 +7,7 @@
  *   vLLM (older)  {"object": "error", "message": "…", "type": "BadRequestError", "code": 400}
  * The same shapes arrive inside a stream when the failure happens after the response started.
  */
-import { classifyHttpError, type ProviderErrorKind, type ProviderFailure } from "@knightcodeai/cli/kit";
+import { classifyHttpError, classifyStreamError, type ProviderFailure } from "@knightcodeai/cli/kit";
 
 export interface ErrorDetails {
   message?: string;
@@ -84,14 +84,6 @@ export function bodyMessage(body: string | undefined): { message: string; detail
   return { message: raw.length > 500 ? `${raw.slice(0, 500)}…` : raw, ...(details ? { details } : {}) };
 }
 
-/** Context-length errors the shared classifier's patterns miss (llama.cpp, LM Studio, Ollama wordings). */
-const OVERFLOW =
-  /context[ _-]?(length|window|size)|exceed_context_size|context_length_exceeded|maximum context|too many tokens|prompt is too long|input is too long/i;
-
-function overflow(details: ErrorDetails | undefined, message: string): boolean {
-  return OVERFLOW.test(`${details?.type ?? ""} ${details?.code ?? ""} ${message}`);
-}
-
 /** An HTTP error answer. */
 export function httpFailure(options: {
   status: number;
@@ -101,54 +93,25 @@ export function httpFailure(options: {
   keyHint: string;
 }): ProviderFailure {
   const { message, details } = bodyMessage(options.body);
-  const failure = classifyHttpError({
+  return classifyHttpError({
     status: options.status,
     body: message,
     ...(options.headers ? { headers: options.headers } : {}),
     provider: options.provider,
     keyHint: options.keyHint,
     ...(details?.type ? { errorType: details.type } : {}),
+    ...(details?.code ? { errorCode: details.code } : {}),
   });
-  if (failure.kind === "bad_request" && overflow(details, message)) {
-    return {
-      kind: "context_overflow",
-      message: `${options.provider}: the conversation is too long for the model: ${message}`,
-    };
-  }
-  return failure;
 }
 
 /** A failure the server reported inside the stream, after the response started. */
 export function streamFailure(details: ErrorDetails, provider: string, keyHint: string): ProviderFailure {
-  const message = details.message ?? "the server reported an error without a message";
-  const label = [details.type, details.code]
-    .filter((part) => part && part !== String(details.status))
-    .join(", ");
-  const described = `${message}${label ? ` (${label})` : ""}`;
-  if (details.status) {
-    const failure = classifyHttpError({
-      status: details.status,
-      body: described,
-      provider,
-      keyHint,
-      ...(details.type ? { errorType: details.type } : {}),
-    });
-    if (failure.kind === "bad_request" && overflow(details, message)) {
-      return {
-        kind: "context_overflow",
-        message: `${provider}: the conversation is too long for the model: ${described}`,
-      };
-    }
-    return { ...failure, message: `${failure.message} (in the stream)` };
-  }
-  const signature = `${details.type ?? ""} ${details.code ?? ""}`.toLowerCase();
-  let kind: ProviderErrorKind = "unknown";
-  if (overflow(details, message)) kind = "context_overflow";
-  else if (/rate_limit|too_many_requests|ratelimit/.test(signature)) kind = "rate_limit";
-  else if (/timeout|timed_out/.test(signature)) kind = "timeout";
-  else if (/overload|server_error|unavailable|capacity|internal/.test(signature)) kind = "overloaded";
-  else if (/auth|api_key|permission|unauthori[sz]ed|forbidden/.test(signature)) kind = "auth";
-  else if (/invalid_request|bad_request|invalid/.test(signature)) kind = "bad_request";
-  else if (/overloaded/i.test(message)) kind = "overloaded";
-  return { kind, message: `${provider} reported an error in the stream: ${described}` };
+  return classifyStreamError({
+    provider,
+    keyHint,
+    ...(details.message ? { message: details.message } : {}),
+    ...(details.type ? { type: details.type } : {}),
+    ...(details.code ? { code: details.code } : {}),
+    ...(details.status ? { status: details.status } : {}),
+  });
 }

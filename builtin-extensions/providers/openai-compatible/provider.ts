@@ -4,17 +4,22 @@
  * `<agentDir>/models.json` names `"api": "openai-completions"` with its `baseUrl`, and the model registry sends
  * that provider's requests here with its endpoint, key, headers and compat options.
  *
- * The official `openai` SDK sends the request (loaded on the first request, never at startup); its own retries
- * are off, because the agent loop retries. The event stream is read by `SseDecoder` (see sse.ts for why).
+ * The kit's request runner drives the request (hooks, abort, timeout, failures). The official `openai` SDK sends
+ * it (loaded on the first request, never at startup); its own retries are off, because the agent loop retries.
+ * The event stream is read by `SseDecoder` (see sse.ts for why).
  */
 import {
   type AssistantMessageStream,
-  AssistantMessageWriter,
-  classifyTransportError,
+  type AssistantMessageWriter,
+  MalformedEventError,
   type ProviderConfig,
+  ProviderRequestError,
   type ProviderStreamRequest,
+  type ProviderWire,
+  runProviderRequest,
 } from "@knightcodeai/cli/kit";
 import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { resolveCompat } from "./compat.js";
 import { buildPayload } from "./convert.js";
 import { errorDetails, httpFailure, streamFailure } from "./errors.js";
@@ -28,8 +33,6 @@ export const OPENAI_COMPLETIONS_PROVIDER = "openai-completions";
  * ignore it, but the SDK refuses to build a client without one.
  */
 export const PLACEHOLDER_API_KEY = "not-needed";
-
-const ABORTED_MESSAGE = "Request was aborted";
 
 type OpenAIModule = typeof import("openai");
 let sdk: Promise<OpenAIModule> | undefined;
@@ -92,19 +95,6 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The innermost cause of a transport error (the SDK wraps fetch's error, which wraps the socket's). */
-function rootCause(error: unknown): { code?: string; message: string } {
-  let current = error as { cause?: unknown; code?: unknown; message?: unknown } | undefined;
-  let code: string | undefined;
-  let message = errorText(error);
-  for (let depth = 0; current && depth < 6; depth++) {
-    if (typeof current.code === "string" && !code) code = current.code;
-    if (typeof current.message === "string" && current.message) message = current.message;
-    current = current.cause as typeof current;
-  }
-  return code ? { code, message } : { message };
-}
-
 function numberOf(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
@@ -139,6 +129,7 @@ class ChunkNormaliser {
   /** Handles one parsed chunk; returns what is wrong with it when its shape is unexpected. */
   chunk(raw: unknown): string | undefined {
     if (!isRecord(raw)) return `expected a JSON object, got ${preview(JSON.stringify(raw) ?? String(raw))}`;
+    this.writer.start();
     if (raw.usage !== undefined && raw.usage !== null) {
       if (!isRecord(raw.usage)) return "`usage` is not an object";
       this.usage(raw.usage);
@@ -320,231 +311,151 @@ function keyHintFor(provider: string): string {
 
 /** Streams one Chat Completions response. Never throws; the stream always ends. */
 export function streamOpenAICompletions(request: ProviderStreamRequest): AssistantMessageStream {
-  const writer = new AssistantMessageWriter(request.model);
-  run(request, writer).catch((error: unknown) => {
-    writer.fail(
-      "unknown",
-      `${request.model.provider}: the openai-completions provider failed: ${errorText(error)}`,
-    );
-  });
-  return writer.stream;
+  return runProviderRequest(request, (writer) => completionsWire(request, writer));
 }
 
-async function run(request: ProviderStreamRequest, writer: AssistantMessageWriter): Promise<void> {
+/** Chat Completions as a ProviderWire: the SDK sends the request, SseDecoder and ChunkNormaliser read the answer. */
+function completionsWire(request: ProviderStreamRequest, writer: AssistantMessageWriter): ProviderWire {
   const provider = request.model.provider;
-  const signal = request.signal;
   const keyHint = keyHintFor(provider);
   const compat = resolveCompat(provider, request.compat);
-  if (signal?.aborted) {
-    writer.fail("aborted", ABORTED_MESSAGE);
-    return;
-  }
-  const baseUrl = request.baseUrl?.trim();
-  if (!baseUrl) {
-    writer.fail(
-      "bad_request",
-      `Provider "${provider}" has no baseUrl. The openai-completions API needs the server's address: set ` +
-        `"baseUrl" for "${provider}" in <agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".`,
-    );
-    return;
-  }
-  if (!/^https?:\/\/[^/]/i.test(baseUrl) || !URL.canParse(baseUrl)) {
-    writer.fail(
-      "bad_request",
-      `The baseUrl of "${provider}" (${JSON.stringify(baseUrl)}) is not an http(s) URL; set it in ` +
-        '<agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".',
-    );
-    return;
+  const baseUrl = request.baseUrl?.trim() ?? "";
+  const normaliser = new ChunkNormaliser(writer, provider);
+  /** `[DONE]` arrived, or the whole completion as one JSON body: the answer is complete. */
+  let terminated = false;
+  /** The event being handled came from an `error:` line (older llama.cpp servers), not a `data:` line. */
+  let fromErrorLine = false;
+
+  /** The parsed events of an SSE body; stops at `[DONE]`. */
+  async function* sseEvents(body: ReadableStream<Uint8Array>, alive: () => void): AsyncIterable<unknown> {
+    const decoder = new SseDecoder();
+    const parse = (sse: SseMessage): unknown => {
+      try {
+        return JSON.parse(sse.data);
+      } catch {
+        throw new MalformedEventError(`not JSON: ${preview(sse.data)}`);
+      }
+    };
+    const reader = body.getReader();
+    try {
+      for (let finished = false; !finished; ) {
+        const { value, done } = await reader.read();
+        finished = done;
+        if (!done) alive(); // keep-alive comments count: the server is there, still working
+        for (const sse of done ? decoder.end() : decoder.push(value)) {
+          if (sse.field === "data" && sse.data.trim() === "[DONE]") {
+            terminated = true;
+            return;
+          }
+          const event = parse(sse);
+          fromErrorLine = sse.field === "error" || sse.event === "error";
+          yield event;
+        }
+      }
+    } finally {
+      reader.releaseLock();
+    }
   }
 
-  // One controller for the whole request: the caller's abort and the idle timeout both end it.
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  let timedOut = false;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, compat.timeoutMs);
-  };
-  let phase: "prepare" | "request" | "stream" = "prepare";
-  try {
-    const built = buildPayload(request, compat);
-    const replaced = await request.hooks.payload(built);
-    const payload = isRecord(replaced) ? replaced : built;
-    const headers = await request.hooks.headers({ ...request.headers });
-    sdk ??= import("openai");
-    const module = await sdk;
-    if (signal?.aborted) {
-      writer.fail("aborted", ABORTED_MESSAGE);
-      return;
-    }
-    const client = clientFor(module, baseUrl, request.apiKey || PLACEHOLDER_API_KEY);
-    phase = "request";
-    let response: Response;
-    try {
+  return {
+    name: provider,
+    endpoint: baseUrl,
+    timeoutMs: compat.timeoutMs,
+    refuse() {
+      if (!baseUrl) {
+        return {
+          kind: "bad_request",
+          message:
+            `Provider "${provider}" has no baseUrl. The openai-completions API needs the server's address: set ` +
+            `"baseUrl" for "${provider}" in <agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".`,
+        };
+      }
+      if (!/^https?:\/\/[^/]/i.test(baseUrl) || !URL.canParse(baseUrl)) {
+        return {
+          kind: "bad_request",
+          message:
+            `The baseUrl of "${provider}" (${JSON.stringify(baseUrl)}) is not an http(s) URL; set it in ` +
+            '<agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".',
+        };
+      }
+      return undefined;
+    },
+    buildPayload: () => ({ ...buildPayload(request, compat) }),
+    async send({ payload, headers, signal, alive }) {
+      let module: OpenAIModule;
+      try {
+        sdk ??= import("openai");
+        module = await sdk;
+      } catch (error) {
+        sdk = undefined;
+        throw new ProviderRequestError("unknown", `Could not load the openai package: ${errorText(error)}`);
+      }
+      const client = clientFor(module, baseUrl, request.apiKey || PLACEHOLDER_API_KEY);
       // `stream: true` is the one field a handler cannot take away: the answer is read as an event stream.
-      const body = {
-        ...payload,
-        stream: true,
-      } as unknown as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
-      response = await client.chat.completions
-        .create(body, { headers, signal: controller.signal, timeout: compat.timeoutMs, maxRetries: 0 })
-        .asResponse();
-    } catch (error) {
-      if (error instanceof module.APIError && typeof error.status === "number") {
+      const body = { ...payload, stream: true } as unknown as ChatCompletionCreateParamsStreaming;
+      let response: Response;
+      try {
+        response = await client.chat.completions
+          .create(body, { headers, signal, timeout: compat.timeoutMs, maxRetries: 0 })
+          .asResponse();
+      } catch (error) {
+        if (!(error instanceof module.APIError) || typeof error.status !== "number") throw error;
         const responseHeaders = error.headers as Headers | undefined;
-        await request.hooks.response(error.status, headersObject(responseHeaders));
-        const body =
-          (responseHeaders && errorBodies.get(responseHeaders)) ??
-          (error.error === undefined ? undefined : JSON.stringify({ error: error.error }));
         const failure = httpFailure({
           status: error.status,
-          body,
+          body:
+            (responseHeaders && errorBodies.get(responseHeaders)) ??
+            (error.error === undefined ? undefined : JSON.stringify({ error: error.error })),
           headers: responseHeaders,
           provider,
           keyHint,
         });
-        const message =
-          error.status === 404
-            ? `${failure.message.replace(/[.\s]+$/, "")}. Check the model id and the baseUrl "${baseUrl}" ` +
-              "(OpenAI-compatible servers usually serve the API under /v1)."
-            : failure.message;
-        writer.fail(failure.kind, message, failure.retryAfterMs);
+        if (error.status === 404) {
+          failure.message =
+            `${failure.message.replace(/[.\s]+$/, "")}. Check the model id and the baseUrl "${baseUrl}" ` +
+            "(OpenAI-compatible servers usually serve the API under /v1).";
+        }
+        return { status: error.status, headers: headersObject(responseHeaders), failure };
+      }
+      const answer = { status: response.status, headers: headersObject(response.headers) };
+      const type = response.headers.get("content-type") ?? "";
+      if (/text\/html/i.test(type)) {
+        return {
+          ...answer,
+          failure: {
+            kind: "bad_request",
+            message:
+              `${provider} answered with a web page, not an event stream: check its baseUrl "${baseUrl}" ` +
+              "(OpenAI-compatible servers usually serve the API under /v1)",
+          },
+        };
+      }
+      if (/application\/json/i.test(type) && !/event-stream/i.test(type)) {
+        // A server that ignored `stream: true` and answered one JSON completion.
+        const text = await response.text();
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new MalformedEventError(`invalid JSON instead of an event stream: ${preview(text)}`);
+        }
+        terminated = true;
+        return { ...answer, events: [completionAsChunk(parsed)] };
+      }
+      return { ...answer, events: response.body ? sseEvents(response.body, alive) : [] };
+    },
+    handle(raw) {
+      const details = errorDetails(raw) ?? (fromErrorLine ? errorDetails({ error: raw }) : undefined);
+      if (details || fromErrorLine) {
+        const failure = streamFailure(details ?? {}, provider, keyHint);
+        writer.fail(failure.kind, failure.message, failure.retryAfterMs);
         return;
       }
-      throw error;
-    }
-    await request.hooks.response(response.status, headersObject(response.headers));
-    phase = "stream";
-    writer.start();
-    arm();
-    await readBody(request, response, writer, arm);
-  } catch (error) {
-    if (writer.isFinished) return;
-    if (timedOut) {
-      writer.fail(
-        "timeout",
-        `${provider} sent nothing for ${Math.round(compat.timeoutMs / 1000)}s, so the request timed out ` +
-          "(compat.timeoutMs in models.json sets the limit)",
-      );
-    } else if (phase === "prepare" && !signal?.aborted) {
-      writer.fail("unknown", `${provider}: preparing the request failed: ${errorText(error)}`);
-    } else {
-      const failure = classifyTransportError(error, provider, signal);
-      if (failure.kind !== "network") writer.fail(failure.kind, failure.message);
-      else {
-        const { code, message } = rootCause(error);
-        const detail = `${code ? `${code}: ` : ""}${message}`;
-        writer.fail(
-          "network",
-          phase === "stream"
-            ? `The connection to ${provider} was lost before the response was complete (${detail})`
-            : /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)$/.test(code ?? "")
-              ? `Could not reach ${provider} at ${baseUrl} (${detail}). Is the server running?`
-              : `The request to ${provider} at ${baseUrl} failed (${detail})`,
-        );
-      }
-    }
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-    // Releases the connection when the body was not read to its end (an error chunk, a malformed event).
-    controller.abort();
-    if (!writer.isFinished) writer.fail("unknown", `${provider}: the response ended without a result`);
-  }
-}
-
-/** Reads the event stream (or, from a server that ignored `stream: true`, one JSON completion). */
-async function readBody(
-  request: ProviderStreamRequest,
-  response: Response,
-  writer: AssistantMessageWriter,
-  arm: () => void,
-): Promise<void> {
-  const provider = request.model.provider;
-  const keyHint = keyHintFor(provider);
-  const normaliser = new ChunkNormaliser(writer, provider);
-  const type = response.headers.get("content-type") ?? "";
-  if (/text\/html/i.test(type)) {
-    writer.fail(
-      "bad_request",
-      `${provider} answered with a web page, not an event stream: check its baseUrl "${request.baseUrl}" ` +
-        "(OpenAI-compatible servers usually serve the API under /v1)",
-    );
-    return;
-  }
-
-  /** Handles one parsed event; true when the message is finished (done or failed). */
-  const event = async (raw: unknown, fromErrorField: boolean): Promise<boolean> => {
-    await request.hooks.streamEvent(raw);
-    const details = errorDetails(raw) ?? (fromErrorField ? errorDetails({ error: raw }) : undefined);
-    if (details || fromErrorField) {
-      const failure = streamFailure(details ?? {}, provider, keyHint);
-      writer.fail(failure.kind, failure.message, failure.retryAfterMs);
-      return true;
-    }
-    const problem = normaliser.chunk(raw);
-    if (problem) {
-      writer.fail("unknown", `${provider} sent a stream event of an unexpected shape: ${problem}`);
-      return true;
-    }
-    return false;
+      const problem = normaliser.chunk(raw);
+      if (problem) throw new MalformedEventError(problem);
+    },
+    end: () => normaliser.finish(terminated),
   };
-
-  if (/application\/json/i.test(type) && !/event-stream/i.test(type)) {
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      writer.fail(
-        "unknown",
-        `${provider} answered with invalid JSON instead of an event stream: ${preview(text)}`,
-      );
-      return;
-    }
-    if (await event(completionAsChunk(parsed), false)) return;
-    normaliser.finish(true);
-    return;
-  }
-
-  const message = async (sse: SseMessage): Promise<boolean> => {
-    if (sse.field === "data" && sse.data.trim() === "[DONE]") {
-      normaliser.finish(true);
-      return true;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(sse.data);
-    } catch {
-      writer.fail("unknown", `${provider} sent a malformed stream event (not JSON): ${preview(sse.data)}`);
-      return true;
-    }
-    return event(parsed, sse.field === "error" || sse.event === "error");
-  };
-
-  if (!response.body) {
-    normaliser.finish(false);
-    return;
-  }
-  const decoder = new SseDecoder();
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      arm();
-      for (const sse of decoder.push(value)) if (await message(sse)) return;
-    }
-    for (const sse of decoder.end()) if (await message(sse)) return;
-    normaliser.finish(false);
-  } finally {
-    reader.releaseLock();
-  }
 }
 
 /** A non-streamed completion, as one chunk (a server that ignored `stream: true`). Other JSON passes through. */

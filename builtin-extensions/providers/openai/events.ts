@@ -8,7 +8,12 @@
  * terminal `response.completed`, `response.incomplete` and `response.failed`; and `error`. Anything else
  * (`response.created`, `response.in_progress`, content parts, annotations, hosted tool progress) is ignored.
  */
-import type { AssistantMessageWriter, ProviderErrorKind, ProviderFailure } from "@knightcodeai/cli/kit";
+import {
+  type AssistantMessageWriter,
+  classifyStreamError,
+  MalformedEventError,
+  type ProviderFailure,
+} from "@knightcodeai/cli/kit";
 import type { ReasoningSignature } from "./convert.js";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -19,38 +24,12 @@ function count(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
-/** A stream event that does not have the shape its type promises. */
-class MalformedEvent extends Error {}
-
 interface Block {
   kind: "text" | "thinking" | "toolCall";
   index: number;
   ended: boolean;
   /** Whether text or argument deltas arrived (when none did, the `done` events carry the whole value). */
   streamed: boolean;
-}
-
-/** Maps an error code or type the API sends inside a stream to an error kind. */
-export function streamErrorKind(code: string | undefined, message = ""): ProviderErrorKind {
-  const c = (code ?? "").toLowerCase();
-  if (/context_length|context_window/.test(c) || /context (length|window)|maximum context/i.test(message)) {
-    return "context_overflow";
-  }
-  if (c.includes("insufficient_quota")) return "bad_request"; // billing, not a passing limit (see stream.ts)
-  if (c.includes("rate_limit")) return "rate_limit";
-  if (/overload|server_error|unavailable|slow_down|internal|capacity/.test(c)) return "overloaded";
-  if (c.includes("timeout")) return "timeout";
-  if (/auth|api_key|permission/.test(c)) return "auth";
-  if (/invalid|image|unsupported|policy|not_found|residency|mismatch/.test(c)) return "bad_request";
-  return "unknown";
-}
-
-/** `Please try again in 1.5s` / `in 20ms`, as rate-limit messages say. */
-function retryAfterFromMessage(message: string): number | undefined {
-  const match = /try again in (\d+(?:\.\d+)?)\s*(ms|s)\b/i.exec(message);
-  if (!match) return undefined;
-  const value = Number(match[1]);
-  return Math.round(match[2]!.toLowerCase() === "ms" ? value : value * 1000);
 }
 
 /** A failure from an error object the stream carried (`error` events, `response.failed`'s `response.error`). */
@@ -60,22 +39,16 @@ export function streamErrorFailure(
   fallback = "unknown error",
 ): ProviderFailure {
   const e = isRecord(error) ? error : {};
-  const code =
-    typeof e.code === "string" && e.code ? e.code : typeof e.type === "string" && e.type ? e.type : undefined;
-  const message = typeof e.message === "string" && e.message ? e.message : fallback;
-  const kind = streamErrorKind(code, message);
-  const detail = `${code ? ` (${code})` : ""}: ${message}`;
-  const text =
-    kind === "overloaded"
-      ? `${provider} is overloaded${detail}`
-      : kind === "rate_limit"
-        ? `${provider} rate limit reached${detail}`
-        : kind === "context_overflow"
-          ? `${provider}: the conversation is too long for the model${detail}`
-          : `${provider} stream error${detail}`;
-  const retryAfterMs =
-    kind === "rate_limit" || kind === "overloaded" ? retryAfterFromMessage(message) : undefined;
-  return { kind, message: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  const text = (value: unknown) => (typeof value === "string" && value ? value : undefined);
+  const type = text(e.type);
+  const code = text(e.code);
+  return classifyStreamError({
+    provider,
+    message: text(e.message) ?? fallback,
+    // `type` is only the event's own name when the error object is the event itself.
+    ...(type && type !== "error" ? { type } : {}),
+    ...(code ? { code } : {}),
+  });
 }
 
 export class ResponsesNormaliser {
@@ -87,24 +60,10 @@ export class ResponsesNormaliser {
     private readonly provider: string,
   ) {}
 
-  /** Handles one event; a malformed one (or one that cannot be handled) ends the message with "unknown". */
+  /** Handles one event; throws MalformedEventError for one of an unexpected shape. */
   handle(event: unknown): void {
-    try {
-      this.dispatch(event);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.writer.fail(
-        "unknown",
-        error instanceof MalformedEvent
-          ? `${this.provider} sent a malformed stream event: ${message}`
-          : `${this.provider}: a stream event could not be handled: ${message}`,
-      );
-    }
-  }
-
-  private dispatch(event: unknown): void {
     if (!isRecord(event) || typeof event.type !== "string") {
-      throw new MalformedEvent(`expected an object with a "type", got ${preview(event)}`);
+      throw new MalformedEventError(`expected an object with a "type", got ${preview(event)}`);
     }
     switch (event.type) {
       case "response.output_item.added":
@@ -138,7 +97,8 @@ export class ResponsesNormaliser {
         this.failed(event);
         break;
       case "error": {
-        const failure = streamErrorFailure(this.provider, event);
+        // Flat (`{type, code, message}`), or nesting its error object (given back so by stream.ts).
+        const failure = streamErrorFailure(this.provider, isRecord(event.error) ? event.error : event);
         this.writer.fail(failure.kind, failure.message, failure.retryAfterMs);
         break;
       }
@@ -151,18 +111,18 @@ export class ResponsesNormaliser {
     if (typeof event.output_index === "number") return `#${event.output_index}`;
     const id = item?.id ?? event.item_id;
     if (typeof id === "string" && id) return id;
-    throw new MalformedEvent(`${event.type} has neither output_index nor item_id`);
+    throw new MalformedEventError(`${event.type} has neither output_index nor item_id`);
   }
 
   private item(event: Record<string, unknown>): Record<string, unknown> {
     if (!isRecord(event.item) || typeof event.item.type !== "string") {
-      throw new MalformedEvent(`${event.type} has no item with a type`);
+      throw new MalformedEventError(`${event.type} has no item with a type`);
     }
     return event.item;
   }
 
   private delta(event: Record<string, unknown>): string {
-    if (typeof event.delta !== "string") throw new MalformedEvent(`${event.type} has no string delta`);
+    if (typeof event.delta !== "string") throw new MalformedEventError(`${event.type} has no string delta`);
     return event.delta;
   }
 
@@ -190,7 +150,7 @@ export class ResponsesNormaliser {
     else if (item.type === "reasoning") this.open(key, "thinking", this.writer.thinkingStart());
     else if (item.type === "function_call") {
       if (typeof item.call_id !== "string" || typeof item.name !== "string") {
-        throw new MalformedEvent("a function_call item without call_id or name");
+        throw new MalformedEventError("a function_call item without call_id or name");
       }
       this.toolCalls++;
       const block = this.open(key, "toolCall", this.writer.toolCallStart(item.call_id, item.name));
@@ -299,7 +259,7 @@ export class ResponsesNormaliser {
   }
 
   private response(event: Record<string, unknown>): Record<string, unknown> {
-    if (!isRecord(event.response)) throw new MalformedEvent(`${event.type} has no response object`);
+    if (!isRecord(event.response)) throw new MalformedEventError(`${event.type} has no response object`);
     return event.response;
   }
 

@@ -23,7 +23,7 @@ export {
   reasoningEffort,
   strictSchema,
 } from "./convert.js";
-export { ResponsesNormaliser, streamErrorFailure, streamErrorKind } from "./events.js";
+export { ResponsesNormaliser, streamErrorFailure } from "./events.js";
 export { OPENAI_MODELS } from "./models.js";
 export { DEFAULT_TIMEOUT_MS, OPENAI_API_KEY_ENV, OPENAI_PROVIDER, streamOpenAIResponses } from "./stream.js";
 

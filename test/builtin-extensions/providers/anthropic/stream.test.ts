@@ -443,7 +443,8 @@ describe("anthropic provider: streamSimple", () => {
       const result = await settled(anthropicProviderConfig().streamSimple!(request(rec.hooks)));
       expect(result).to.include({ stopReason: "error", errorKind: "auth" });
       expect(result.errorMessage).to.contain("invalid x-api-key").and.contain("ANTHROPIC_API_KEY");
-      expect(rec.of("response")).to.deep.equal([]); // no successful answer arrived
+      // An error answer is an answer: after_provider_response sees its status, as with every provider.
+      expect(rec.of("response").map((c) => (c as { status: number }).status)).to.deep.equal([401]);
     });
 
     it("gives 'prompt is too long' the kind context_overflow", async () => {

@@ -785,7 +785,7 @@ describe("builtin-extensions/providers/openai", () => {
       const { result } = await collect(streamOpenAIResponses(request()));
       expect(result).to.include({ stopReason: "error", errorKind: "network" });
       expect(textOf(result)).to.equal(pieces("This will be cut off").slice(0, 3).join(""));
-      expect(result.errorMessage).to.contain("the connection dropped before the response was complete");
+      expect(result.errorMessage).to.contain("was lost before the response was complete");
     });
 
     it("reports a stream that ends without its terminal event", async () => {
