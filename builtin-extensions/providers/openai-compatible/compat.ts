@@ -2,11 +2,8 @@
  * The `compat` options of an `openai-completions` provider in `<agentDir>/models.json`. The key names are the
  * closest peer's (pi-ai's `OpenAICompletionsCompat`), so a models.json written for it works here unchanged.
  *
- * Unknown keys and invalid values never fail a request: they are reported once per provider per process through
- * `process.emitWarning` (code `KC_COMPAT_UNKNOWN_KEY`). A provider has no other channel for a warning: the stream
- * request carries no `warn`, a built-in must not write to the terminal itself, and an error would turn a harmless
- * typo into a failed turn. `process.emitWarning` is Node's own channel: a host can route it into its notices with
- * `process.on("warning")`, tests can observe it, and `--no-warnings` silences it.
+ * Unknown keys and invalid values never fail a request: they are reported once per provider per process, through
+ * the provider extension's `knightcode.log.warn` (an error would turn a harmless typo into a failed turn).
  */
 
 export type MaxTokensField = "max_completion_tokens" | "max_tokens";
@@ -42,8 +39,6 @@ export const DEFAULT_COMPAT: Readonly<ResolvedCompat> = Object.freeze({
   requiresAssistantAfterToolResult: false,
   timeoutMs: DEFAULT_TIMEOUT_MS,
 });
-
-export const COMPAT_WARNING_CODE = "KC_COMPAT_UNKNOWN_KEY";
 
 const BOOLEAN_KEYS = [
   "supportsDeveloperRole",
@@ -115,17 +110,16 @@ export function checkCompat(configured: Record<string, unknown> | undefined): Co
   return { compat, problems };
 }
 
-/** `checkCompat`, reporting its problems once per provider per process. */
+/** `checkCompat`, reporting its problems through `warn` once per provider per process. */
 export function resolveCompat(
   provider: string,
   configured: Record<string, unknown> | undefined,
+  warn: (message: string) => void,
 ): ResolvedCompat {
   const { compat, problems } = checkCompat(configured);
   if (problems.length > 0 && !warned.has(provider)) {
     warned.add(provider);
-    process.emitWarning(`models.json provider "${provider}" (openai-completions): ${problems.join("; ")}`, {
-      code: COMPAT_WARNING_CODE,
-    });
+    warn(`models.json provider "${provider}" (openai-completions): ${problems.join("; ")}`);
   }
   return compat;
 }

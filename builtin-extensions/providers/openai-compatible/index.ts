@@ -13,7 +13,6 @@ import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 import { OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig } from "./provider.js";
 
 export {
-  COMPAT_WARNING_CODE,
   type CompatCheck,
   checkCompat,
   DEFAULT_COMPAT,
@@ -39,6 +38,7 @@ export {
 } from "./convert.js";
 export { bodyMessage, type ErrorDetails, errorDetails, httpFailure, streamFailure } from "./errors.js";
 export {
+  type CompletionsOptions,
   OPENAI_COMPLETIONS_API,
   OPENAI_COMPLETIONS_PROVIDER,
   openaiCompletionsProviderConfig,
@@ -48,5 +48,8 @@ export {
 export { SseDecoder, type SseMessage } from "./sse.js";
 
 export default function openaiCompatible(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig());
+  knightcode.registerProvider(
+    OPENAI_COMPLETIONS_PROVIDER,
+    openaiCompletionsProviderConfig({ warn: (message) => knightcode.log.warn(message) }),
+  );
 }

@@ -310,15 +310,28 @@ function keyHintFor(provider: string): string {
 }
 
 /** Streams one Chat Completions response. Never throws; the stream always ends. */
-export function streamOpenAICompletions(request: ProviderStreamRequest): AssistantMessageStream {
-  return runProviderRequest(request, (writer) => completionsWire(request, writer));
+export interface CompletionsOptions {
+  /** Where problems with a provider's `compat` settings are reported; Node's process warnings by default. */
+  warn?(message: string): void;
+}
+
+export function streamOpenAICompletions(
+  request: ProviderStreamRequest,
+  options: CompletionsOptions = {},
+): AssistantMessageStream {
+  const warn = options.warn ?? ((message: string) => process.emitWarning(message));
+  return runProviderRequest(request, (writer) => completionsWire(request, writer, warn));
 }
 
 /** Chat Completions as a ProviderWire: the SDK sends the request, SseDecoder and ChunkNormaliser read the answer. */
-function completionsWire(request: ProviderStreamRequest, writer: AssistantMessageWriter): ProviderWire {
+function completionsWire(
+  request: ProviderStreamRequest,
+  writer: AssistantMessageWriter,
+  warn: (message: string) => void,
+): ProviderWire {
   const provider = request.model.provider;
   const keyHint = keyHintFor(provider);
-  const compat = resolveCompat(provider, request.compat);
+  const compat = resolveCompat(provider, request.compat, warn);
   const baseUrl = request.baseUrl?.trim() ?? "";
   const normaliser = new ChunkNormaliser(writer, provider);
   /** `[DONE]` arrived, or the whole completion as one JSON body: the answer is complete. */
@@ -477,6 +490,9 @@ function completionAsChunk(body: unknown): unknown {
 }
 
 /** The provider configuration: the `openai-completions` API, no models of its own. */
-export function openaiCompletionsProviderConfig(): ProviderConfig {
-  return { api: OPENAI_COMPLETIONS_API, streamSimple: streamOpenAICompletions };
+export function openaiCompletionsProviderConfig(options: CompletionsOptions = {}): ProviderConfig {
+  return {
+    api: OPENAI_COMPLETIONS_API,
+    streamSimple: (request) => streamOpenAICompletions(request, options),
+  };
 }

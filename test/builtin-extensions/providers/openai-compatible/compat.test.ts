@@ -3,7 +3,6 @@ import { expect } from "chai";
 import {
   BRIDGE_TEXT,
   buildPayload,
-  COMPAT_WARNING_CODE,
   checkCompat,
   DEFAULT_COMPAT,
   NO_TEXT_RESULT,
@@ -14,19 +13,12 @@ import {
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
 import { baseRequest, collect, REASONING_MODEL, recordingHooks, textStream } from "./fixtures.js";
 
-/** Warnings emitted while `run` runs (process.emitWarning delivers them on the next tick). */
-async function warningsDuring(run: () => Promise<void> | void): Promise<Error[]> {
-  const seen: Error[] = [];
-  const listener = (warning: Error) => {
-    if ((warning as { code?: string }).code === COMPAT_WARNING_CODE) seen.push(warning);
-  };
-  process.on("warning", listener);
-  try {
-    await run();
-    await new Promise((resolve) => setImmediate(resolve));
-  } finally {
-    process.off("warning", listener);
-  }
+/** What `resolveCompat` and the provider report while `run` runs. */
+async function warningsDuring(
+  run: (warn: (message: string) => void) => Promise<void> | void,
+): Promise<string[]> {
+  const seen: string[] = [];
+  await run((message) => seen.push(message));
   return seen;
 }
 
@@ -85,29 +77,30 @@ describe("builtin:openai-compatible compat options", () => {
     expect(problems.join("\n")).to.contain("compat.timeoutMs");
   });
 
-  it("warns once per provider per process about unknown keys, through process.emitWarning", async () => {
-    const warnings = await warningsDuring(() => {
-      resolveCompat("compat-test-a", { thinkingFormat: "qwen" });
-      resolveCompat("compat-test-a", { thinkingFormat: "qwen", other: 1 });
-      resolveCompat("compat-test-b", { supportsDeveloperRole: false });
-      resolveCompat("compat-test-c", { mystery: true });
+  it("warns once per provider per process about unknown keys", async () => {
+    const warnings = await warningsDuring((warn) => {
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen" }, warn);
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen", other: 1 }, warn);
+      resolveCompat("compat-test-b", { supportsDeveloperRole: false }, warn);
+      resolveCompat("compat-test-c", { mystery: true }, warn);
     });
-    expect(warnings.map((w) => w.message)).to.have.length(2);
-    expect(warnings[0]!.message).to.contain('"compat-test-a"').and.contain("thinkingFormat");
-    expect(warnings[1]!.message).to.contain('"compat-test-c"').and.contain("mystery");
+    expect(warnings).to.have.length(2);
+    expect(warnings[0]).to.contain('"compat-test-a"').and.contain("thinkingFormat");
+    expect(warnings[1]).to.contain('"compat-test-c"').and.contain("mystery");
   });
 
   it("never fails a request over an unknown key", async () => {
     const server: TestServer = await startTestServer();
     try {
       server.respond((_req, res) => writeSse(res, textStream("fine")));
-      const warnings = await warningsDuring(async () => {
+      const warnings = await warningsDuring(async (warn) => {
         const { result } = await collect(
           streamOpenAICompletions(
             baseRequest(`${server.url}/v1`, recordingHooks().hooks, {
               model: { ...REASONING_MODEL, provider: "compat-test-stream" },
               compat: { notAThing: 1, supportsDeveloperRole: false },
             }),
+            { warn },
           ),
         );
         expect(result.stopReason, result.errorMessage).to.equal("stop");

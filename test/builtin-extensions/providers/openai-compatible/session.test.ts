@@ -188,6 +188,30 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
     expect(warnings).to.deep.equal([]);
   });
 
+  it("reports unknown compat keys once through the provider extension's log, and still answers", async () => {
+    writeModelsJson({ compat: { notAKnownKey: true } });
+    server.respond((_req, res) => writeSse(res, textStream("fine")));
+    const logs: { extension: string; level: string; message: string }[] = [];
+    kernel ??= await createStandardKernel({ agentDir: join(dir, "agent"), cacheDir: false });
+    const handle = await createAgentSession({
+      cwd: dir,
+      agentDir: join(dir, "agent"),
+      kernel,
+      provider: "local",
+      model: "qwen3-coder",
+      session: { inMemory: true },
+      extensions: [openaiCompatible],
+      warn: (message) => warnings.push(message),
+      log: (entry) => logs.push(entry),
+    });
+    handles.push(handle);
+    await handle.prompt("hi");
+    await handle.prompt("again");
+    const compatLogs = logs.filter((l) => l.message.includes("notAKnownKey"));
+    expect(compatLogs).to.have.length(1);
+    expect(compatLogs[0]).to.include({ extension: "sdk:openaiCompatible", level: "warn" });
+  });
+
   it("retries a 429 after the server's retry-after and succeeds", async () => {
     writeModelsJson();
     server.respondInOrder(
