@@ -402,7 +402,9 @@ export class ModelService implements ModelApiService {
         // A result that is not a payload object is that handler's failure: the bus reports it as extension_error,
         // which names the extension, and the request is refused rather than sent without the change it wanted.
         let refused: InvalidPayloadError | undefined;
-        const result = await bus.transform("before_provider_request", payload, context(), {
+        // Handlers get a copy: a provider's payload may share objects with the session's messages (the loop
+        // copies the branch only for context handlers), and an edit in place must not change the transcript.
+        const result = await bus.transform("before_provider_request", structuredClone(payload), context(), {
           toEvent: (p) => ({ ...base, payload: p }),
           fold: (_previous, returned) => {
             if (isPayload(returned)) return returned;

@@ -138,6 +138,42 @@ describe("anthropic provider: in a session", () => {
     };
   }
 
+  it("lets a before_provider_request handler edit the payload in place without changing the session's messages", async () => {
+    const first = [
+      messageStart(MODEL),
+      ...toolUseBlock(0, "toolu_01Echo", "echo", [JSON.stringify({ text: "from the model" })]),
+      messageDelta("tool_use"),
+      messageStop(),
+    ];
+    server.respondInOrder(
+      (_req, res) => writeSse(res, first),
+      (_req, res) => writeSse(res, textAnswer(MODEL, "done")),
+    );
+    const s = await open({
+      tools: ["echo"],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.registerTool(echoTool);
+          kc.on("before_provider_request", (event) => {
+            const messages = (event.payload as { messages?: { content?: unknown }[] }).messages ?? [];
+            for (const message of messages) {
+              for (const block of Array.isArray(message.content) ? message.content : []) {
+                if (block.type === "tool_use") block.input.text = "edited in place";
+              }
+            }
+          });
+        },
+      ],
+    });
+    await s.handle.prompt("echo");
+    expect(JSON.stringify(server.requests[1]!.body)).to.contain("edited in place");
+    const recorded = sessionInternals(s.handle)
+      .log.buildContext()
+      .messages.flatMap((m) => (m.role === "assistant" ? m.content : []))
+      .find((c) => c.type === "toolCall");
+    expect(recorded).to.deep.include({ arguments: { text: "from the model" } });
+  });
+
   it("runs a tool turn: thinking, parallel tool calls, results and signatures carried into the next request", async () => {
     const echoArgs = JSON.stringify({ text: "hello from the model" });
     const first = [
