@@ -4,10 +4,13 @@
  * `<agentDir>/models.json` names `"api": "openai-completions"` with its `baseUrl`, and the model registry sends
  * that provider's requests here with its endpoint, key, headers and compat options.
  *
- * The kit's request runner drives the request (hooks, abort, timeout, failures). The official `openai` SDK sends
- * it (loaded on the first request, never at startup); its own retries are off, because the agent loop retries.
- * The event stream is read by `SseDecoder` (see sse.ts for why).
+ * The kit's request runner drives the request (hooks, abort, timeout, failures). The request is one POST sent with
+ * Node's own `http`/`https` modules: the official SDK and `fetch` (undici) cost about 0.35 s and 55 MB on the first
+ * request of a process, more than the whole rest of a short run, and a Chat Completions request needs neither. No
+ * retries happen here, because the agent loop retries. The event stream is read by `SseDecoder` (see sse.ts).
  */
+
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
@@ -17,9 +20,8 @@ import {
   type ProviderStreamRequest,
   type ProviderWire,
   runProviderRequest,
+  VERSION,
 } from "@knightcodeai/cli/kit";
-import type OpenAI from "openai";
-import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { resolveCompat } from "./compat.js";
 import { buildPayload } from "./convert.js";
 import { errorDetails, httpFailure, streamFailure } from "./errors.js";
@@ -34,65 +36,44 @@ export const OPENAI_COMPLETIONS_PROVIDER = "openai-completions";
  */
 export const PLACEHOLDER_API_KEY = "not-needed";
 
-type OpenAIModule = typeof import("openai");
-let sdk: Promise<OpenAIModule> | undefined;
-const clients = new Map<string, OpenAI>();
+/** POSTs `body` to `url` and resolves with the answer's head; the body is read from the returned message. */
+async function post(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { method: "POST", headers, signal }, resolve);
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+}
 
-/**
- * The body of each HTTP error answer, by its Headers object (which the SDK hands to the error it throws). The SDK
- * keeps only the `error` field of a JSON body; servers that answer `{"detail": …}` or `{"object": "error", …}`
- * would lose their message without this.
- */
-const errorBodies = new WeakMap<Headers, string>();
-
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  if (!response.ok) {
-    try {
-      errorBodies.set(response.headers, await response.clone().text());
-    } catch {
-      // the SDK reads the body itself and reports what it can
-    }
-  }
-  return response;
-};
-
-function clientFor(module: OpenAIModule, baseURL: string, apiKey: string): OpenAI {
-  const key = `${baseURL}\n${apiKey}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new module.OpenAI({
-      baseURL,
-      apiKey,
-      // The SDK would otherwise read these from OPENAI_* variables and send them to a foreign endpoint.
-      organization: null,
-      project: null,
-      adminAPIKey: null,
-      webhookSecret: null,
-      maxRetries: 0,
-      logLevel: "off",
-      fetch: recordingFetch,
-    });
-    clients.set(key, client);
-  }
-  return client;
+async function readText(message: AsyncIterable<Uint8Array | string>): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of message)
+    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function headersObject(headers: Headers | undefined): Record<string, string> {
-  return headers ? Object.fromEntries(headers.entries()) : {};
+function headersObject(headers: IncomingHttpHeaders): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return flat;
 }
 
 function preview(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function numberOf(value: unknown): number | undefined {
@@ -340,7 +321,7 @@ function completionsWire(
   let fromErrorLine = false;
 
   /** The parsed events of an SSE body; stops at `[DONE]`. */
-  async function* sseEvents(body: ReadableStream<Uint8Array>, alive: () => void): AsyncIterable<unknown> {
+  async function* sseEvents(body: AsyncIterable<Uint8Array>, alive: () => void): AsyncIterable<unknown> {
     const decoder = new SseDecoder();
     const parse = (sse: SseMessage): unknown => {
       try {
@@ -349,24 +330,23 @@ function completionsWire(
         throw new MalformedEventError(`not JSON: ${preview(sse.data)}`);
       }
     };
-    const reader = body.getReader();
-    try {
-      for (let finished = false; !finished; ) {
-        const { value, done } = await reader.read();
-        finished = done;
-        if (!done) alive(); // keep-alive comments count: the server is there, still working
-        for (const sse of done ? decoder.end() : decoder.push(value)) {
-          if (sse.field === "data" && sse.data.trim() === "[DONE]") {
-            terminated = true;
-            return;
-          }
-          const event = parse(sse);
-          fromErrorLine = sse.field === "error" || sse.event === "error";
-          yield event;
-        }
+    const chunks = (async function* () {
+      for await (const chunk of body) {
+        alive(); // keep-alive comments count: the server is there, still working
+        yield decoder.push(chunk);
       }
-    } finally {
-      reader.releaseLock();
+      yield decoder.end();
+    })();
+    for await (const messages of chunks) {
+      for (const sse of messages) {
+        if (sse.field === "data" && sse.data.trim() === "[DONE]") {
+          terminated = true;
+          return;
+        }
+        const event = parse(sse);
+        fromErrorLine = sse.field === "error" || sse.event === "error";
+        yield event;
+      }
     }
   }
 
@@ -395,44 +375,49 @@ function completionsWire(
     },
     buildPayload: () => ({ ...buildPayload(request, compat) }),
     async send({ payload, headers, signal, alive }) {
-      let module: OpenAIModule;
+      let url: URL;
       try {
-        sdk ??= import("openai");
-        module = await sdk;
-      } catch (error) {
-        sdk = undefined;
-        throw new ProviderRequestError("unknown", `Could not load the openai package: ${errorText(error)}`);
+        url = new URL(`${baseUrl.replace(/\/+$/, "")}/chat/completions`);
+      } catch {
+        throw new ProviderRequestError(
+          "bad_request",
+          `The baseUrl of "${provider}" is not a URL: "${baseUrl}"`,
+        );
       }
-      const client = clientFor(module, baseUrl, request.apiKey || PLACEHOLDER_API_KEY);
       // `stream: true` is the one field a handler cannot take away: the answer is read as an event stream.
-      const body = { ...payload, stream: true } as unknown as ChatCompletionCreateParamsStreaming;
-      let response: Response;
-      try {
-        response = await client.chat.completions
-          .create(body, { headers, signal, timeout: compat.timeoutMs, maxRetries: 0 })
-          .asResponse();
-      } catch (error) {
-        if (!(error instanceof module.APIError) || typeof error.status !== "number") throw error;
-        const responseHeaders = error.headers as Headers | undefined;
+      const body = JSON.stringify({ ...payload, stream: true });
+      const response = await post(
+        url,
+        body,
+        {
+          "content-type": "application/json",
+          accept: "application/json",
+          "user-agent": `knightcode/${VERSION}`,
+          authorization: `Bearer ${request.apiKey || PLACEHOLDER_API_KEY}`,
+          ...headers,
+        },
+        signal,
+      );
+      const status = response.statusCode ?? 0;
+      const answer = { status, headers: headersObject(response.headers) };
+      if (status >= 400) {
         const failure = httpFailure({
-          status: error.status,
-          body:
-            (responseHeaders && errorBodies.get(responseHeaders)) ??
-            (error.error === undefined ? undefined : JSON.stringify({ error: error.error })),
-          headers: responseHeaders,
+          status,
+          body: await readText(response),
+          headers: answer.headers,
           provider,
           keyHint,
         });
-        if (error.status === 404) {
+        if (status === 404) {
           failure.message =
             `${failure.message.replace(/[.\s]+$/, "")}. Check the model id and the baseUrl "${baseUrl}" ` +
             "(OpenAI-compatible servers usually serve the API under /v1).";
         }
-        return { status: error.status, headers: headersObject(responseHeaders), failure };
+        return { ...answer, failure };
       }
-      const answer = { status: response.status, headers: headersObject(response.headers) };
-      const type = response.headers.get("content-type") ?? "";
+      const type = answer.headers["content-type"] ?? "";
       if (/text\/html/i.test(type)) {
+        response.destroy();
         return {
           ...answer,
           failure: {
@@ -445,7 +430,7 @@ function completionsWire(
       }
       if (/application\/json/i.test(type) && !/event-stream/i.test(type)) {
         // A server that ignored `stream: true` and answered one JSON completion.
-        const text = await response.text();
+        const text = await readText(response);
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -455,7 +440,7 @@ function completionsWire(
         terminated = true;
         return { ...answer, events: [completionAsChunk(parsed)] };
       }
-      return { ...answer, events: response.body ? sseEvents(response.body, alive) : [] };
+      return { ...answer, events: sseEvents(response, alive) };
     },
     handle(raw) {
       const details = errorDetails(raw) ?? (fromErrorLine ? errorDetails({ error: raw }) : undefined);
