@@ -1,7 +1,8 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
 import type { AgentMessage, SessionController } from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { Errors } from "@sinclair/typebox/errors";
+import { Check } from "@sinclair/typebox/value";
 import type { RpcRuntime } from "./rpc-mode.js";
 
 interface Command {
@@ -22,8 +23,8 @@ function command(properties: TProperties, run: Command["run"]): Command {
   });
   return {
     validate(message) {
-      if (Value.Check(schema, message)) return undefined;
-      const first = [...Value.Errors(schema, message)][0];
+      if (Check(schema, message)) return undefined;
+      const first = [...Errors(schema, message)][0];
       return `Invalid parameters: ${first ? `${first.path || "/"} ${first.message}` : "unknown problem"}`;
     },
     run,

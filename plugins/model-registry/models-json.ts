@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { Errors } from "@sinclair/typebox/errors";
+import { Check } from "@sinclair/typebox/value";
 import { lineAndColumn, parseJson } from "../settings/json-file.js";
 
 const ModelSchema = Type.Object(
@@ -57,8 +58,8 @@ export function loadModelsJson(agentDir: string): { providers: ModelsJson["provi
     };
   }
   const parsed = result.value;
-  if (!Value.Check(ModelsJsonSchema, parsed)) {
-    const first = [...Value.Errors(ModelsJsonSchema, parsed)][0];
+  if (!Check(ModelsJsonSchema, parsed)) {
+    const first = [...Errors(ModelsJsonSchema, parsed)][0];
     return {
       providers: {},
       warnings: [

@@ -26,7 +26,7 @@
  * or whose top level is not an object, is reported with its line and column and that whole scope is skipped.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { Errors } from "@sinclair/typebox/errors";
 import type { ThinkingLevel } from "../../kernel/api/messages.js";
 import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -263,7 +263,7 @@ interface SchemaProblem {
 
 function schemaProblems(values: unknown): SchemaProblem[] {
   const byKey = new Map<string, string>();
-  for (const error of Value.Errors(SettingsFileSchema, values)) {
+  for (const error of Errors(SettingsFileSchema, values)) {
     const key = knownKeyOf(error.path);
     if (!key || byKey.has(key)) continue;
     byKey.set(key, describe(lookupSchema(key) ?? error.schema, lookup(values, key)));

@@ -9,7 +9,7 @@
 import { createRequire } from "node:module";
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import { Value } from "@sinclair/typebox/value";
+import { Default } from "@sinclair/typebox/value";
 import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import {
   type Disposable,
@@ -216,7 +216,7 @@ export class ToolRegistry implements ToolService {
     const schema = tool.definition.parameters;
     if (args === undefined || args === null) args = {};
     if (!(Kind in schema)) return this.checkPlainSchema(name, schema, args);
-    args = Value.Default(schema, structuredClone(args));
+    args = Default(schema, structuredClone(args));
     const check = this.compiled(schema);
     if (check.Check(args)) return { ok: true, value: args as Record<string, unknown> };
     const problems = [...check.Errors(args)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
