@@ -21,6 +21,7 @@ export {
   classifyStreamError,
   classifyTransportError,
   describeValue,
+  InvalidHeadersError,
   InvalidPayloadError,
   MalformedEventError,
   type ProviderFailure,

@@ -30,7 +30,7 @@ import {
   toDisposable,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
-import { InvalidPayloadError } from "../kit/provider/errors.js";
+import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
 import { writeFileAtomic } from "../settings/atomic-write.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
@@ -419,9 +419,18 @@ export class ModelService implements ModelApiService {
       headers: async (headers) => {
         if (!bus.has("before_provider_headers")) return headers;
         const mutable: Record<string, string | null> = { ...headers };
+        // As for payloads: a result that is not a headers object is that handler's failure, and nothing is sent.
+        let refused: InvalidHeadersError | undefined;
         const result = await bus.transform("before_provider_headers", mutable, context(), {
           toEvent: (h) => ({ ...base, headers: h }),
+          fold: (_previous, returned) => {
+            if (isHeaders(returned)) return returned;
+            const error = new InvalidHeadersError(returned);
+            refused ??= error;
+            throw error;
+          },
         });
+        if (refused) throw refused;
         const clean: Record<string, string> = {};
         for (const [key, value] of Object.entries(result ?? mutable))
           if (value != null) clean[key] = String(value);
@@ -437,6 +446,10 @@ export class ModelService implements ModelApiService {
           : Promise.resolve(),
     };
   }
+}
+
+function isHeaders(value: unknown): value is Record<string, string | null> {
+  return isPayload(value) && Object.values(value).every((v) => v === null || typeof v === "string");
 }
 
 function isPayload(value: unknown): value is Record<string, unknown> {

@@ -46,6 +46,16 @@ export class InvalidPayloadError extends ProviderRequestError {
   }
 }
 
+export class InvalidHeadersError extends ProviderRequestError {
+  constructor(readonly value: unknown) {
+    super(
+      "bad_request",
+      `A before_provider_headers handler returned ${describeValue(value)} instead of a headers object (names to ` +
+        "strings, or null to delete one), so the request was not sent.",
+    );
+  }
+}
+
 /** A raw stream event that is not what the wire API sends; normalisers throw it, the runner names the provider. */
 export class MalformedEventError extends Error {
   constructor(detail: string) {

@@ -395,6 +395,36 @@ describe("plugins/kit/provider: runProviderRequest", () => {
       await session.dispose();
     }
   });
+
+  it("in a session, refuses the request when a headers handler returns something other than a headers object", async () => {
+    const reports: { extensionPath: string; event: string }[] = [];
+    const session = await createTestSession({
+      script: [{ text: "never sent" }],
+      extensions: [
+        function breaksHeaders(kc) {
+          kc.on("before_provider_headers", () => "x-team: blue" as never);
+        },
+        function watches(kc) {
+          kc.on("extension_error", (event) => {
+            reports.push(event);
+          });
+        },
+      ],
+    });
+    try {
+      await session.prompt("hello");
+      const end = session.eventsOfType("message_end").at(-1) as unknown as { message: AssistantMessage };
+      expect(end.message).to.include({ stopReason: "error", errorKind: "bad_request" });
+      expect(end.message.errorMessage).to.match(
+        /^A before_provider_headers handler returned a string instead/,
+      );
+      expect(reports.map((r) => [r.extensionPath, r.event])).to.deep.equal([
+        ["sdk:breaksHeaders", "before_provider_headers"],
+      ]);
+    } finally {
+      await session.dispose();
+    }
+  });
 });
 
 describe("plugins/kit/provider: PushStream", () => {
