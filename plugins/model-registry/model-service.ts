@@ -399,38 +399,25 @@ export class ModelService implements ModelApiService {
     return {
       payload: async (payload) => {
         if (!bus.has("before_provider_request")) return payload;
-        // A result that is not a payload object is that handler's failure: the bus reports it as extension_error,
-        // which names the extension, and the request is refused rather than sent without the change it wanted.
-        let refused: InvalidPayloadError | undefined;
         // Handlers get a copy: a provider's payload may share objects with the session's messages (the loop
         // copies the branch only for context handlers), and an edit in place must not change the transcript.
+        const only = refusing(isPayload, (value) => new InvalidPayloadError(value));
         const result = await bus.transform("before_provider_request", structuredClone(payload), context(), {
           toEvent: (p) => ({ ...base, payload: p }),
-          fold: (_previous, returned) => {
-            if (isPayload(returned)) return returned;
-            const error = new InvalidPayloadError(returned);
-            refused ??= error;
-            throw error;
-          },
+          fold: only.fold,
         });
-        if (refused) throw refused;
+        only.check();
         return result;
       },
       headers: async (headers) => {
         if (!bus.has("before_provider_headers")) return headers;
         const mutable: Record<string, string | null> = { ...headers };
-        // As for payloads: a result that is not a headers object is that handler's failure, and nothing is sent.
-        let refused: InvalidHeadersError | undefined;
+        const only = refusing(isHeaders, (value) => new InvalidHeadersError(value));
         const result = await bus.transform("before_provider_headers", mutable, context(), {
           toEvent: (h) => ({ ...base, headers: h }),
-          fold: (_previous, returned) => {
-            if (isHeaders(returned)) return returned;
-            const error = new InvalidHeadersError(returned);
-            refused ??= error;
-            throw error;
-          },
+          fold: only.fold,
         });
-        if (refused) throw refused;
+        only.check();
         const clean: Record<string, string> = {};
         for (const [key, value] of Object.entries(result ?? mutable))
           if (value != null) clean[key] = String(value);
@@ -446,6 +433,29 @@ export class ModelService implements ModelApiService {
           : Promise.resolve(),
     };
   }
+}
+
+/**
+ * A transform fold that takes only valid results. Anything else is that handler's failure: the bus reports it as
+ * `extension_error`, naming the extension, and `check()` then refuses the request rather than send it without the
+ * change the handler wanted.
+ */
+function refusing<T>(
+  valid: (value: unknown) => value is T,
+  refuse: (value: unknown) => Error,
+): { fold(previous: T, returned: unknown): T; check(): void } {
+  let refused: Error | undefined;
+  return {
+    fold: (_previous, returned) => {
+      if (valid(returned)) return returned;
+      const error = refuse(returned);
+      refused ??= error;
+      throw error;
+    },
+    check: () => {
+      if (refused) throw refused;
+    },
+  };
 }
 
 function isHeaders(value: unknown): value is Record<string, string | null> {
