@@ -116,9 +116,20 @@ export type ScriptStep = Static<typeof ScriptStepSchema>;
 export type ScriptErrorKind = Static<typeof ScriptErrorKindSchema>;
 export type Script = Static<typeof ScriptSchema>;
 
-const checkStepList = TypeCompiler.Compile(StepListSchema);
-const checkScriptObject = TypeCompiler.Compile(ScriptObjectSchema);
-const checkStep = TypeCompiler.Compile(ScriptStepSchema);
+/** Compiled on the first script checked: a session that never uses the scripted provider does not pay for it. */
+let compiled:
+  | {
+      stepList: ReturnType<typeof TypeCompiler.Compile<typeof StepListSchema>>;
+      scriptObject: ReturnType<typeof TypeCompiler.Compile<typeof ScriptObjectSchema>>;
+      step: ReturnType<typeof TypeCompiler.Compile<typeof ScriptStepSchema>>;
+    }
+  | undefined;
+const checkers = () =>
+  (compiled ??= {
+    stepList: TypeCompiler.Compile(StepListSchema),
+    scriptObject: TypeCompiler.Compile(ScriptObjectSchema),
+    step: TypeCompiler.Compile(ScriptStepSchema),
+  });
 
 /** The outcome of a validation: the value, or a message whose location is a JSON path such as `$.steps[1].text`. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; path: string; message: string };
@@ -164,8 +175,9 @@ function stepProblem(step: ScriptStep, path: string): Checked<never> | undefined
 
 /** Validates one step (from code, a step function or a payload's `scriptedStep`). */
 export function validateStep(value: unknown, base = "$"): Checked<ScriptStep> {
-  if (!checkStep.Check(value)) {
-    return firstError(checkStep, value, base) ?? { ok: false, path: base, message: "not a valid step" };
+  const { step } = checkers();
+  if (!step.Check(value)) {
+    return firstError(step, value, base) ?? { ok: false, path: base, message: "not a valid step" };
   }
   return stepProblem(value, base) ?? { ok: true, value };
 }
@@ -173,7 +185,7 @@ export function validateStep(value: unknown, base = "$"): Checked<ScriptStep> {
 /** Validates a parsed script: `{"steps": [...]}` or a bare array. */
 export function validateScript(value: unknown): Checked<ScriptStep[]> {
   const list = Array.isArray(value);
-  const checker = list ? checkStepList : checkScriptObject;
+  const checker = list ? checkers().stepList : checkers().scriptObject;
   if (!checker.Check(value)) {
     if (!list && (typeof value !== "object" || value === null)) {
       return { ok: false, path: "$", message: 'expected {"steps": [...]} or an array of steps' };

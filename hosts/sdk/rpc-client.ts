@@ -2,7 +2,7 @@
  * A typed client for RPC mode: spawns `knightcode --mode rpc`, sends commands, matches responses by id, and hands
  * events and extension dialogs to the caller. For programs that want KnightCode in a separate process.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -75,6 +75,8 @@ export class RpcClient {
 
   static start(options: RpcClientOptions = {}): RpcClient {
     const bin = options.bin ?? defaultBin();
+    // Looked up here, not imported: every run of the CLI loads the SDK, and only RPC clients spawn.
+    const { spawn } = process.getBuiltinModule("node:child_process");
     const child = spawn(process.execPath, [bin, "--mode", "rpc", ...(options.args ?? [])], {
       cwd: options.cwd ?? process.cwd(),
       env: options.env ?? process.env,
