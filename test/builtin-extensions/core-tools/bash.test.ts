@@ -86,18 +86,19 @@ describe("core tool: bash", () => {
 
   it("streams partial output through onUpdate, at most one update per 100 ms plus a final one", async () => {
     const updates: { at: number; text: string }[] = [];
+    const started = Date.now();
     const result = await run(
       { command: "for i in 1 2 3 4 5 6 7; do echo line$i; sleep 0.05; done" },
       { onUpdate: (p) => updates.push({ at: Date.now(), text: textOf(p) }) },
     );
+    const elapsed = Date.now() - started;
     expect(textOf(result)).to.equal([1, 2, 3, 4, 5, 6, 7].map((i) => `line${i}`).join("\n"));
     expect(updates.length).to.be.at.least(3);
     expect(updates[0]!.text).to.match(/^line1/);
     expect(updates.at(-1)!.text).to.equal(textOf(result));
-    // Every update but the final one keeps the interval (a little slack for timer jitter).
-    for (let i = 1; i < updates.length - 1; i++) {
-      expect(updates[i]!.at - updates[i - 1]!.at).to.be.at.least(90);
-    }
+    // Throttled: at most one update per started 100 ms, plus the final one. Counting instead of measuring each gap
+    // keeps the check true on a loaded machine, where a late callback makes the next gap look short.
+    expect(updates.length).to.be.at.most(Math.ceil(elapsed / 100) + 1);
     const texts = updates.map((u) => u.text.length);
     expect(texts).to.deep.equal([...texts].sort((a, b) => a - b));
   });
