@@ -11,6 +11,7 @@ import { expect } from "chai";
 import openaiCompatible from "../../../../builtin-extensions/providers/openai-compatible/index.js";
 import {
   type AgentSessionHandle,
+  type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
   type SessionEvent,
@@ -85,6 +86,7 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
   async function open(
     extensions: ExtensionFactory[] = [],
     settings: Record<string, unknown> = {},
+    log?: CreateAgentSessionOptions["log"],
   ): Promise<{ handle: AgentSessionHandle; events: SessionEvent[]; ofType(type: string): SessionEvent[] }> {
     kernel ??= await createStandardKernel({ agentDir: join(dir, "agent"), cacheDir: false });
     const handle = await createAgentSession({
@@ -97,6 +99,7 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
       settings: { retry: { baseDelayMs: 1, maxDelayMs: 2000 }, ...settings },
       extensions: [openaiCompatible, ...extensions],
       warn: (message) => warnings.push(message),
+      ...(log ? { log } : {}),
     });
     handles.push(handle);
     const events: SessionEvent[] = [];
@@ -192,19 +195,7 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
     writeModelsJson({ compat: { notAKnownKey: true } });
     server.respond((_req, res) => writeSse(res, textStream("fine")));
     const logs: { extension: string; level: string; message: string }[] = [];
-    kernel ??= await createStandardKernel({ agentDir: join(dir, "agent"), cacheDir: false });
-    const handle = await createAgentSession({
-      cwd: dir,
-      agentDir: join(dir, "agent"),
-      kernel,
-      provider: "local",
-      model: "qwen3-coder",
-      session: { inMemory: true },
-      extensions: [openaiCompatible],
-      warn: (message) => warnings.push(message),
-      log: (entry) => logs.push(entry),
-    });
-    handles.push(handle);
+    const { handle } = await open([], {}, (entry) => logs.push(entry));
     await handle.prompt("hi");
     await handle.prompt("again");
     const compatLogs = logs.filter((l) => l.message.includes("notAKnownKey"));
