@@ -151,7 +151,9 @@ export async function cliBench(): Promise<void> {
     lines.push(row("--version", await repeat(["--version"]), floor));
     lines.push(row("--help", await repeat(["--help"]), floor));
     const local = ["--mode", "json", "--no-session", "--provider", "local", "--model", "bench-model"];
-    lines.push(row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"]), floor));
+    lines.push(
+      row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"]), floor),
+    );
 
     const script = join(dir, "two-turns.json");
     writeFileSync(
@@ -167,7 +169,11 @@ export async function cliBench(): Promise<void> {
     );
     const scripted = ["--mode", "json", "--no-session", "-e", echo, "--provider", "scripted"];
     lines.push(
-      row("2-turn JSON run (scripted, -e tool)", await repeat([...scripted, "--script", script, "go"]), floor),
+      row(
+        "2-turn JSON run (scripted, -e tool)",
+        await repeat([...scripted, "--script", script, "go"]),
+        floor,
+      ),
     );
 
     const extDir = join(dir, "exts");
