@@ -14,6 +14,16 @@ export {
 export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
+export { convertToLlm, serializeConversation } from "./plugins/kit/messages.js";
+export {
+  complete,
+  getModel,
+  getModels,
+  type ModelCallContext,
+  type ModelCallOptions,
+  type ModelRef,
+  streamSimple,
+} from "./plugins/kit/model-calls.js";
 export { AssistantMessageWriter, PushStream } from "./plugins/kit/provider/assistant-writer.js";
 export { calculateCost } from "./plugins/kit/provider/cost.js";
 export {
@@ -34,6 +44,7 @@ export {
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
 export {

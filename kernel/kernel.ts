@@ -37,6 +37,8 @@ export interface SessionOptions {
   reloadSources?(): readonly ExtensionSource[];
   onExtensionError?(report: ExtensionErrorReport): void;
   onExtensionLog?(entry: ExtensionLogEntry): void;
+  /** The set of virtual modules this session's extension files import through (the loader's `moduleSet`). */
+  moduleSet?: string;
 }
 
 export interface Kernel {
@@ -74,12 +76,14 @@ export function createKernel(options: KernelOptions): Kernel {
         coreTokens.runtime,
         ...(session.values ?? []).map(([token]) => token),
       ]);
-      const { extensions, failures } = await loader.load(session.sources);
+      const moduleSet = session.moduleSet ? { moduleSet: session.moduleSet } : {};
+      const { extensions, failures } = await loader.load(session.sources, moduleSet);
       const runtime = new SessionRuntime({
         container,
         extensions,
         loadFailures: failures,
-        reloadExtensions: () => loader.load(session.reloadSources?.() ?? session.sources, { fresh: true }),
+        reloadExtensions: () =>
+          loader.load(session.reloadSources?.() ?? session.sources, { fresh: true, ...moduleSet }),
         cwd: session.cwd,
         mode: session.mode,
         ...(session.values ? { values: session.values } : {}),

@@ -46,7 +46,7 @@ import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
 import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
-import { packageModules } from "./package-modules.js";
+import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
 import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
 
 export interface SessionChoice {
@@ -612,6 +612,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       ...this.extraSources(),
     ];
     let projectSources: ExtensionSource[] = [];
+    const moduleSet = disabled.has("builtin:pi-compat") ? "default" : PI_COMPAT_SET;
 
     let created: Awaited<ReturnType<Kernel["createSession"]>>;
     try {
@@ -620,6 +621,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
         reloadSources: () => [...baseSources, ...projectSources],
         cwd: this.cwd,
         mode: this.mode,
+        moduleSet,
         start,
         values: [
           [sdkTokens.config, config],
@@ -652,7 +654,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
             ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
           ];
-          const loaded = await kernel.loader.load(projectSources);
+          const loaded = await kernel.loader.load(projectSources, { moduleSet });
           await runtime.addExtensions(
             loaded.extensions,
             loaded.failures.map((f) => f.error),

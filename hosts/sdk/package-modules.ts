@@ -19,6 +19,9 @@ const loaders = new Map<string, ModuleLoader>([
 
 export const PACKAGE_NAME = "@knightcodeai/cli";
 
+/** The module set of sessions that keep `builtin:pi-compat` on: the package's modules plus pi's names for them. */
+export const PI_COMPAT_SET = "pi-compat";
+
 /** Subpaths that load when an extension imports them rather than with the others. */
 const ON_IMPORT = new Set([`${PACKAGE_NAME}/testing`, `${PACKAGE_NAME}/plugin`]);
 
@@ -42,11 +45,11 @@ export function publishPackageEntries(entries: PackageEntries): void {
 }
 
 /**
- * Every published module. The loader calls this once, when it first needs jiti. The test kit and the plugin
- * surface are getters that start their import when read and give its promise: jiti reads a virtual module only
+ * Every published module of a module set (see PI_COMPAT_SET). The loader calls this once per set, when it first
+ * needs jiti for it. The test kit and the plugin surface are getters that start their import when read and give its promise: jiti reads a virtual module only
  * when an extension imports it, and its `import()` (which the loader uses) awaits the promise.
  */
-export async function packageModules(): Promise<Record<string, unknown>> {
+export async function packageModules(moduleSet = "default"): Promise<Record<string, unknown>> {
   if (!loaders.has(PACKAGE_NAME)) {
     throw new Error(
       `${PACKAGE_NAME} has not published its modules for extension files: import the SDK through the package entry (${PACKAGE_NAME}), not an internal path`,
@@ -59,6 +62,22 @@ export async function packageModules(): Promise<Record<string, unknown>> {
   for (const name of ON_IMPORT) {
     const load = loaders.get(name);
     if (load) Object.defineProperty(modules, name, { enumerable: true, get: async () => load() });
+  }
+  if (moduleSet === PI_COMPAT_SET) {
+    const { piModules } = await import("./pi-compat/modules.js");
+    const tui = loaders.get(`${PACKAGE_NAME}/tui`);
+    let loadedTui: Promise<Record<string, unknown>> | undefined;
+    Object.defineProperties(
+      modules,
+      Object.getOwnPropertyDescriptors(
+        piModules({
+          root: modules[PACKAGE_NAME] as Record<string, unknown>,
+          kit: modules[`${PACKAGE_NAME}/kit`] as Record<string, unknown>,
+          typebox: modules["@sinclair/typebox"] as Record<string, unknown>,
+          tui: () => (loadedTui ??= tui ? (tui() as Promise<Record<string, unknown>>) : Promise.resolve({})),
+        }),
+      ),
+    );
   }
   return modules;
 }

@@ -18,6 +18,7 @@ import { createContextFactory, type SessionReplacer } from "../../plugins/agent-
 import type { SessionLog } from "../../plugins/agent-loop/session-log.js";
 import { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
 import { FlagRegistry } from "../../plugins/flag-registry/flag-registry.js";
+import { publishModelRuntime } from "../../plugins/kit/model-calls.js";
 import { McpServerRegistry } from "../../plugins/mcp-servers/mcp-server-registry.js";
 import { ModeRegistry } from "../../plugins/mode-registry/mode-registry.js";
 import { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -94,6 +95,9 @@ function agentApi(agent: AgentSession): AgentApiService {
 
 const s = serviceTokens;
 
+/** How each open session's model service withdraws itself from the module-scope model calls when it ends. */
+const withdrawals = new WeakMap<ModelService, () => void>();
+
 export function standardPlugins(): PluginDefinition<any, any>[] {
   return [
     definePlugin({ id: "plugin:session-store", provides: s.sessionStore, create: () => fileSessionStore }),
@@ -115,8 +119,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
         config: sdkTokens.config,
         log: sdkTokens.sessionLog,
       },
-      create: ({ store, runtime, config, log }) =>
-        new ModelService({
+      create: ({ store, runtime, config, log }) => {
+        const service = new ModelService({
           store,
           bus: runtime.bus,
           context: () => runtime.context(),
@@ -125,7 +129,12 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           currentModel: () => runtime.scope.resolve(s.agent).model,
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
-        }),
+        });
+        // Module-scope model calls (complete(), getModel()) go through the newest open session's models.
+        withdrawals.set(service, publishModelRuntime(service.runtime()));
+        return service;
+      },
+      dispose: (service) => withdrawals.get(service)?.(),
     }),
     definePlugin({
       id: "plugin:agent-loop",

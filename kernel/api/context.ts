@@ -1,4 +1,6 @@
 /** What event handlers, commands and tools receive as `ctx`. */
+
+import type { ToolDeclaration } from "./extension-api.js";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -64,7 +66,18 @@ export interface StreamSimpleOptions {
   thinkingLevel?: ThinkingLevel;
   maxTokens?: number;
   temperature?: number;
+  /** Tools the model may call in this request (their calls come back in the message; nothing runs them). */
+  tools?: ToolDeclaration[];
+  /** Overrides the key KnightCode would resolve for the provider (auth.json, models.json, environment). */
+  apiKey?: string;
+  /** Extra request headers, added to the provider's configured ones. */
+  headers?: Record<string, string>;
 }
+
+/** `getApiKeyAndHeaders()`: what a request to the model's provider would authenticate with. */
+export type ResolvedRequestAuth =
+  | { ok: true; apiKey?: string; headers?: Record<string, string> }
+  | { ok: false; error: string };
 
 export interface ClassifierQuestion {
   /** The question, with whatever context the classifier needs. */
@@ -93,6 +106,11 @@ export interface ModelRuntime {
     messages: AgentMessage[],
     options?: StreamSimpleOptions,
   ): AsyncIterable<AssistantMessageEvent> & { result(): Promise<AssistantMessage> };
+  /**
+   * The key and headers a request to the model's provider would carry, for extensions that call a model
+   * themselves (`complete()`); `ok: false` names why there are none (an unregistered provider).
+   */
+  getApiKeyAndHeaders(model: ModelInfo): Promise<ResolvedRequestAuth>;
   getAvailableClassifiers(): ClassifierInfo[];
   classify(
     question: ClassifierQuestion,

@@ -5,7 +5,9 @@
  * shared module cache, so a module is evaluated once per process however many sessions call its factory. Modules
  * are imported concurrently; factories are called later, in load order, by the session runtime.
  * `virtualModules` maps package names (`@knightcodeai/cli`, `@sinclair/typebox`) to the running package's own
- * module objects, so an extension needs neither installed and shares their classes (instanceof works).
+ * module objects, so an extension needs neither installed and shares their classes (instanceof works). A host may
+ * keep several named sets of them (a session that turns a compatibility layer off imports through a set without
+ * its names); each set has its own jiti instance and module cache.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -46,16 +48,29 @@ export interface LoadResult {
 export interface ExtensionLoaderOptions {
   /** Persistent transform cache directory; `false` disables it. */
   cacheDir: string | false;
-  /** Modules given to extension files by name; produced once, when the first extension file loads. */
-  virtualModules?: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
+  /**
+   * Modules given to extension files by name; produced once per module set, when the first extension file of
+   * that set loads. The function receives the set's name (`load()`'s `moduleSet`, `"default"` when not given).
+   */
+  virtualModules?: Record<string, unknown> | ((moduleSet: string) => Promise<Record<string, unknown>>);
+}
+
+export interface LoadOptions {
+  /** Re-evaluate modules (for /reload after edits) instead of reusing the module cache. */
+  fresh?: boolean;
+  /** Which set of virtual modules the files may import (see ExtensionLoaderOptions.virtualModules). */
+  moduleSet?: string;
 }
 
 const INDEX_FILES = ["index.ts", "index.js", "index.mts", "index.mjs"];
 
 export class ExtensionLoader {
-  /** Created on the first file to load: sessions with only built-in (inline) extensions never load jiti. */
-  private shared: Promise<Jiti> | undefined;
-  private virtualModules: Promise<Record<string, unknown>> | undefined;
+  /**
+   * One jiti per module set, created on the first file to load: sessions with only built-in (inline) extensions
+   * never load jiti.
+   */
+  private readonly shared = new Map<string, Promise<Jiti>>();
+  private readonly virtualModules = new Map<string, Promise<Record<string, unknown>>>();
 
   constructor(private readonly options: ExtensionLoaderOptions) {}
 
@@ -106,15 +121,19 @@ export class ExtensionLoader {
   /**
    * Imports every source concurrently and returns the factories in source order. A broken extension becomes a
    * failure naming its file and the reason; the others still load.
-   * @param fresh re-evaluate modules (for /reload after edits) instead of reusing the module cache.
    */
-  async load(sources: readonly ExtensionSource[], options: { fresh?: boolean } = {}): Promise<LoadResult> {
+  async load(sources: readonly ExtensionSource[], options: LoadOptions = {}): Promise<LoadResult> {
     const planned = sources.flatMap((source) =>
       this.expand(source).map((item) => ({ ...item, origin: source.origin })),
     );
     const needsJiti = planned.some((item) => !item.factory && !item.error);
-    if (needsJiti && !options.fresh) this.shared ??= this.createJiti(true);
-    const jiti = !needsJiti ? undefined : options.fresh ? await this.createJiti(false) : await this.shared;
+    const set = options.moduleSet ?? "default";
+    let jiti: Jiti | undefined;
+    if (needsJiti && options.fresh) jiti = await this.createJiti(false, set);
+    else if (needsJiti) {
+      if (!this.shared.has(set)) this.shared.set(set, this.createJiti(true, set));
+      jiti = await this.shared.get(set);
+    }
     const settled = await Promise.all(
       planned.map(async (item): Promise<LoadedExtension | ExtensionLoadFailure> => {
         const base = { id: item.id, origin: item.origin, ...(item.path ? { path: item.path } : {}) };
@@ -146,17 +165,21 @@ export class ExtensionLoader {
     return result;
   }
 
-  private async createJiti(moduleCache: boolean): Promise<Jiti> {
+  private async createJiti(moduleCache: boolean, set: string): Promise<Jiti> {
     // jiti's CommonJS entry: its ES entry imports a 190 KB CommonJS bundle, which makes Node scan that bundle for
     // export names first (about as costly as loading it, and 10 MB more memory).
     const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
     const virtual = this.options.virtualModules;
-    this.virtualModules ??= typeof virtual === "function" ? virtual() : Promise.resolve(virtual ?? {});
+    let modules = this.virtualModules.get(set);
+    if (!modules) {
+      modules = typeof virtual === "function" ? virtual(set) : Promise.resolve(virtual ?? {});
+      this.virtualModules.set(set, modules);
+    }
     return createJiti(join(dirname(new URL(import.meta.url).pathname), "loader.js"), {
       fsCache: this.options.cacheDir,
       moduleCache,
       interopDefault: true,
-      virtualModules: await this.virtualModules,
+      virtualModules: await modules,
     });
   }
 }

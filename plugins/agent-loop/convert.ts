@@ -3,7 +3,6 @@ import type {
   AgentMessage,
   CustomMessage,
   ImageContent,
-  LlmMessage,
   SendMessageInput,
   TextContent,
   UserMessage,
@@ -32,32 +31,8 @@ export function customMessage(input: SendMessageInput): CustomMessage {
   };
 }
 
-/**
- * Custom messages become user messages (their content goes to the model); assistant messages that failed or were
- * aborted before producing anything are left out, since providers reject empty assistant turns and a retry
- * repeats the request anyway.
- */
-export function toLlmMessages(messages: readonly AgentMessage[]): LlmMessage[] {
-  const out: LlmMessage[] = [];
-  for (const message of messages) {
-    switch (message.role) {
-      case "custom":
-        out.push({ role: "user", content: message.content, timestamp: message.timestamp });
-        break;
-      case "assistant":
-        if (
-          (message.stopReason === "error" || message.stopReason === "aborted") &&
-          message.content.length === 0
-        )
-          break;
-        out.push(message);
-        break;
-      default:
-        out.push(message);
-    }
-  }
-  return out;
-}
+/** What providers receive (the kit's `convertToLlm`, which extensions use too). */
+export { convertToLlm as toLlmMessages } from "../kit/messages.js";
 
 /** The text of a user or custom message, for queues and previews. */
 export function messageText(message: AgentMessage): string {

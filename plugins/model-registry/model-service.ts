@@ -25,6 +25,7 @@ import {
   type ProviderConfig,
   type ProviderHooks,
   type ProviderStreamRequest,
+  type ResolvedRequestAuth,
   type StreamSimpleOptions,
   type ToolDeclaration,
   toDisposable,
@@ -47,6 +48,10 @@ export interface ModelRequest {
   temperature?: number;
   toolChoice?: { name: string };
   signal?: AbortSignal;
+  /** Overrides the resolved key (an extension's `complete()` call with its own). */
+  apiKey?: string;
+  /** Added to the provider's configured headers. */
+  headers?: Record<string, string>;
 }
 
 export interface ModelServiceDeps {
@@ -234,14 +239,7 @@ export class ModelService implements ModelApiService {
         return this.stream({ ...request, model: target });
       });
     }
-    const custom = this.modelsJson.providers[model.provider];
-    const registered = this.deps.store.get(model.provider);
-    const config: ProviderConfig | undefined = custom
-      ? {
-          ...(custom as ProviderConfig),
-          ...(registered?.config.streamSimple ? { streamSimple: registered.config.streamSimple } : {}),
-        }
-      : registered?.config;
+    const config = this.providerConfig(model.provider);
     if (!config) return failedStream(model, "bad_request", `Provider "${model.provider}" is not registered`);
     const api = model.api || config.api || "";
     const implementation = config.streamSimple ?? this.deps.store.implementationOf(api);
@@ -253,7 +251,8 @@ export class ModelService implements ModelApiService {
       );
     }
     model = { ...model, api };
-    const apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    const apiKey = request.apiKey ?? this.resolveApiKey(model.provider, config.apiKey);
+    const headers = config.headers || request.headers ? { ...config.headers, ...request.headers } : undefined;
     const sessionId = this.deps.sessionId?.();
     try {
       return implementation({
@@ -268,7 +267,7 @@ export class ModelService implements ModelApiService {
         ...(request.signal ? { signal: request.signal } : {}),
         ...(apiKey ? { apiKey } : {}),
         ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
-        ...(config.headers ? { headers: config.headers } : {}),
+        ...(headers ? { headers } : {}),
         ...(config.compat ? { compat: config.compat } : {}),
         ...(sessionId ? { sessionId } : {}),
         hooks: this.hooks(model),
@@ -282,6 +281,29 @@ export class ModelService implements ModelApiService {
     }
   }
 
+  /** A provider's configuration: its models.json entry over its registration (whose implementation it keeps). */
+  private providerConfig(provider: string): ProviderConfig | undefined {
+    const custom = this.modelsJson.providers[provider];
+    const registered = this.deps.store.get(provider);
+    return custom
+      ? {
+          ...(custom as ProviderConfig),
+          ...(registered?.config.streamSimple ? { streamSimple: registered.config.streamSimple } : {}),
+        }
+      : registered?.config;
+  }
+
+  async getApiKeyAndHeaders(model: ModelInfo): Promise<ResolvedRequestAuth> {
+    const config = this.providerConfig(model.provider);
+    if (!config) return { ok: false, error: `Provider "${model.provider}" is not registered` };
+    const apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    return {
+      ok: true,
+      ...(apiKey ? { apiKey } : {}),
+      ...(config.headers ? { headers: { ...config.headers } } : {}),
+    };
+  }
+
   /** `ctx.modelRegistry` */
   runtime(): ModelRuntime {
     return {
@@ -292,12 +314,15 @@ export class ModelService implements ModelApiService {
           model,
           systemPrompt: options.systemPrompt ?? "",
           messages: messages.filter((m): m is LlmMessage => m.role !== "custom"),
-          tools: [],
+          tools: options.tools ?? [],
+          ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+          ...(options.headers ? { headers: options.headers } : {}),
           ...(options.thinkingLevel ? { thinkingLevel: options.thinkingLevel } : {}),
           ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         }),
+      getApiKeyAndHeaders: (model) => this.getApiKeyAndHeaders(model),
       getAvailableClassifiers: () => this.getAvailableClassifiers(),
       classify: (question, options) => this.classify(question, options),
     };

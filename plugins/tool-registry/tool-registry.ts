@@ -49,7 +49,7 @@ export class ToolRegistry implements ToolService {
   private readonly tools = new Map<string, RegisteredTool>();
   /** Built-ins shadowed by a replacement, restored when the replacement goes away. */
   private readonly shadowed = new Map<string, RegisteredTool>();
-  private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
+  private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema> | null>();
   private readonly plainChecks = new WeakMap<object, ValidateFunction>();
   private readonly resolvers: { owner: ExtensionInfo; resolver: ToolRendererResolver }[] = [];
   private active = new Set<string>();
@@ -216,8 +216,18 @@ export class ToolRegistry implements ToolService {
     const schema = tool.definition.parameters;
     if (args === undefined || args === null) args = {};
     if (!(Kind in schema)) return this.checkPlainSchema(name, schema, args);
-    args = Default(schema, structuredClone(args));
+    try {
+      args = Default(schema, structuredClone(args));
+    } catch (error) {
+      return {
+        ok: false,
+        error: `The arguments of "${name}" could not be prepared: ${(error as Error).message}`,
+      };
+    }
     const check = this.compiled(schema);
+    // TypeBox compiles only the kinds it knows; a schema with others (Type.Unsafe, a custom kind) is still JSON
+    // Schema, which Ajv checks.
+    if (!check) return this.checkPlainSchema(name, schema, args);
     if (check.Check(args)) return { ok: true, value: args as Record<string, unknown> };
     const problems = [...check.Errors(args)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
     return { ok: false, error: `Invalid arguments for tool "${name}": ${problems.join("; ")}` };
@@ -286,13 +296,16 @@ export class ToolRegistry implements ToolService {
     this.changed();
   }
 
-  private compiled(schema: TSchema): TypeCheck<TSchema> {
-    let check = this.checks.get(schema);
-    if (!check) {
+  private compiled(schema: TSchema): TypeCheck<TSchema> | undefined {
+    if (this.checks.has(schema)) return this.checks.get(schema) ?? undefined;
+    let check: TypeCheck<TSchema> | null = null;
+    try {
       check = TypeCompiler.Compile(schema);
-      this.checks.set(schema, check);
+    } catch {
+      // Remembered as null: checkArguments falls back to Ajv.
     }
-    return check;
+    this.checks.set(schema, check);
+    return check ?? undefined;
   }
 
   private changed(): void {

@@ -1,0 +1,72 @@
+/**
+ * builtin:pi-compat: pi's package names resolve for extension files while it is enabled, name KnightCode's own
+ * modules (the same objects), stub what KnightCode lacks with a clear error, and stop resolving when it is off.
+ */
+
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as knightcode from "@knightcodeai/cli";
+import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
+import { expect } from "chai";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+describe("builtin:pi-compat module names", () => {
+  const tmp = useTempDir("kc-pi-compat-");
+  let t: TestSession | undefined;
+  const g = globalThis as unknown as { __piSeen?: Record<string, unknown> };
+  afterEach(async () => {
+    await t?.dispose();
+    t = undefined;
+    delete g.__piSeen;
+  });
+
+  const extension = () => {
+    const file = join(tmp.path, "pi-style.ts");
+    writeFileSync(
+      file,
+      `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, isToolCallEventType, AuthStorage } from "@mariozechner/pi-coding-agent";
+import { StringEnum, Type as AiType, modelsAreEqual } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
+import { Type as SinclairType } from "@sinclair/typebox";
+import * as agentCore from "@mariozechner/pi-agent-core";
+
+export default function (pi: ExtensionAPI) {
+  let authError = "";
+  try { new (AuthStorage as any)(); } catch (error) { authError = (error as Error).message; }
+  (globalThis as any).__piSeen = {
+    agentDir: getAgentDir(),
+    guard: isToolCallEventType("bash", { toolName: "bash" }),
+    sameType: Type === SinclairType && AiType === Type,
+    enumSchema: JSON.parse(JSON.stringify(StringEnum(["a", "b"]))),
+    equal: modelsAreEqual({ id: "m", provider: "p" }, { id: "m", provider: "p" }),
+    authError,
+    agentCoreHasAgent: typeof (agentCore as any).Agent,
+  };
+  pi.registerCommand("pi-hello", { description: "hi", handler: async () => {} });
+}
+`,
+    );
+    return file;
+  };
+
+  it("loads an extension that imports pi's names, unchanged", async () => {
+    t = await createTestSession({ extensions: [extension()] });
+    expect(t.session.extensions().failed).to.deep.equal([]);
+    const seen = g.__piSeen!;
+    expect(seen.agentDir).to.equal(knightcode.getAgentDir());
+    expect(seen).to.include({ guard: true, sameType: true, equal: true, agentCoreHasAgent: "function" });
+    expect(seen.enumSchema).to.deep.equal({ type: "string", enum: ["a", "b"] });
+    expect(seen.authError).to.match(
+      /^AuthStorage from @mariozechner\/pi-coding-agent is not supported by KnightCode \(see docs\/extensions\.md/,
+    );
+  });
+
+  it("resolves none of them when builtin:pi-compat is disabled, and says which import failed", async () => {
+    t = await createTestSession({ extensions: [extension()], disableBuiltins: ["builtin:pi-compat"] });
+    const failed = t.session.extensions().failed;
+    expect(failed).to.have.length(1);
+    expect(failed[0]).to.match(/@mariozechner\/pi-coding-agent|@earendil-works\/pi-ai|typebox/);
+    expect(g.__piSeen).to.equal(undefined);
+  });
+});
