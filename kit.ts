@@ -34,6 +34,17 @@ export {
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINE_CHARS,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  type TruncationOptions,
+  type TruncationResult,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "./plugins/kit/truncate.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
 export {
@@ -43,4 +54,13 @@ export {
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
-export { runShellCommand, type ShellOptions, type ShellResult } from "./plugins/process/shell.js";
+export {
+  type BashOperations,
+  createLocalBashOperations,
+  type ExecShellOptions,
+  execShellCommand,
+  runShellCommand,
+  type ShellExit,
+  type ShellOptions,
+  type ShellResult,
+} from "./plugins/process/shell.js";

@@ -1,4 +1,6 @@
 /** The SDK: what `@knightcodeai/cli` adds to the kit for hosts and applications. */
+
+export * from "../../builtin-extensions/core-tools/tools.js";
 export { BUILTIN_MANIFEST, type BuiltinManifest, type BuiltinName } from "./builtin-manifest.js";
 export {
   AgentSessionHandle,

@@ -30,7 +30,7 @@ describe("examples/scripts", () => {
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
-    const ends = events.filter((e) => e.type === "tool_execution_end") as {
+    const ends = events.filter((e) => e.type === "tool_execution_end") as unknown as {
       toolName: string;
       isError: boolean;
       result: { content: { type: string; text?: string }[] };
