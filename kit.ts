@@ -45,6 +45,17 @@ export {
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
 export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINE_CHARS,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  type TruncationOptions,
+  type TruncationResult,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "./plugins/kit/truncate.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
 export {
@@ -54,4 +65,13 @@ export {
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
-export { runShellCommand, type ShellOptions, type ShellResult } from "./plugins/process/shell.js";
+export {
+  type BashOperations,
+  createLocalBashOperations,
+  type ExecShellOptions,
+  execShellCommand,
+  runShellCommand,
+  type ShellExit,
+  type ShellOptions,
+  type ShellResult,
+} from "./plugins/process/shell.js";

@@ -1,11 +1,19 @@
 /**
  * `bash`: runs a shell command in the session's working folder through the shell engine of `@knightcodeai/cli`,
  * streams its output as partial results, and returns the last 2,000 lines or 50 KB (the full output goes to a
- * temp file whose path the result names).
+ * temp file whose path the result names). A spawn hook may rewrite each command, its folder and environment;
+ * operations may run it somewhere else (a sandbox, a remote shell).
  */
-import { runShellCommand, type ToolDefinition } from "@knightcodeai/cli/kit";
+import {
+  type BashOperations,
+  DEFAULT_MAX_BYTES as MAX_BYTES,
+  DEFAULT_MAX_LINES as MAX_LINES,
+  runShellCommand,
+  truncateTail,
+} from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
-import { MAX_BYTES, MAX_LINES, truncateTail } from "./truncate.js";
+import type { CoreTool } from "./core-tool.js";
+import { toolCwd } from "./paths.js";
 
 const parameters = Type.Object({
   command: Type.String({
@@ -29,20 +37,51 @@ export interface BashToolDetails {
   timedOut: boolean;
 }
 
+/** What a spawn hook sees and returns: the command about to run, its folder and its complete environment. */
+export interface BashSpawnContext {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export type BashSpawnHook = (context: BashSpawnContext) => BashSpawnContext;
+
+export interface BashToolOptions {
+  /** Where commands run. Default: the local shell (`createLocalBashOperations()`). */
+  operations?: BashOperations;
+  /** Lines run before every command (a separate line, so the command cannot swallow them), e.g. `set -o pipefail`. */
+  commandPrefix?: string;
+  /** The local shell to run `-c` with, instead of `$SHELL` or bash. */
+  shellPath?: string;
+  /** Rewrites each command, its folder or its environment just before it runs. */
+  spawnHook?: BashSpawnHook;
+}
+
 /** At most one partial update per this many milliseconds (plus a final one). */
 const UPDATE_INTERVAL_MS = 100;
 
 const countLines = (text: string) => (text === "" ? 0 : text.replace(/\n$/, "").split("\n").length);
 
 /** The end of the output seen so far, within the limits, for partial results. */
-function partialTail(buffer: string): string {
-  const { text } = truncateTail(buffer.replace(/\n$/, ""), MAX_LINES, MAX_BYTES);
-  if (text !== "" || buffer === "") return text;
-  // One line longer than the byte limit: show its end.
-  return buffer.slice(-MAX_BYTES);
+const partialTail = (buffer: string) => truncateTail(buffer.replace(/\n$/, "")).content;
+
+/**
+ * The environment to hand the shell engine, which merges it over `process.env`: a variable the hook removed is
+ * passed as `undefined`, which keeps it out of the child's environment.
+ */
+function exactEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const removed = Object.keys(process.env).filter((key) => !(key in env));
+  return { ...Object.fromEntries(removed.map((key) => [key, undefined])), ...env };
 }
 
-export function createBashTool(): ToolDefinition<typeof parameters, BashToolDetails> {
+/**
+ * The `bash` tool. `cwd` is the folder commands run in; without it, the session's working folder at each call.
+ */
+export function createBashTool(
+  cwd?: string,
+  options: BashToolOptions = {},
+): CoreTool<typeof parameters, BashToolDetails> {
+  const { operations, commandPrefix, shellPath, spawnHook } = options;
   return {
     name: "bash",
     label: "Bash",
@@ -93,10 +132,19 @@ export function createBashTool(): ToolDefinition<typeof parameters, BashToolDeta
 
       let result: Awaited<ReturnType<typeof runShellCommand>>;
       try {
-        result = await runShellCommand(params.command, {
-          cwd: ctx.cwd,
+        const planned: BashSpawnContext = {
+          command: commandPrefix ? `${commandPrefix}\n${params.command}` : params.command,
+          cwd: toolCwd(cwd, ctx),
+          env: { ...process.env },
+        };
+        const spawn = spawnHook ? spawnHook(planned) : planned;
+        result = await runShellCommand(spawn.command, {
+          cwd: spawn.cwd,
+          env: exactEnv(spawn.env),
           ...(signal ? { signal } : {}),
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          ...(operations ? { operations } : {}),
+          ...(shellPath ? { shell: shellPath } : {}),
           onData,
         });
       } finally {

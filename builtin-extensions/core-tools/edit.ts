@@ -3,12 +3,14 @@
  * all edits apply or none. Matching ignores the file's line-ending style and BOM; what is written back keeps both,
  * and lines no edit touches keep their bytes exactly.
  */
-import { readFile } from "node:fs/promises";
-import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli/kit";
+import { constants } from "node:fs";
+import { access, readFile } from "node:fs/promises";
+import { withFileMutationQueue } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
+import type { CoreTool } from "./core-tool.js";
 import { unifiedDiff } from "./diff.js";
 import { diffNames, displayPath, fileErrorMessage, looksBinary, writeFileAtomic } from "./file-io.js";
-import { resolveToolPath } from "./paths.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 
 const EditItem = Type.Object({
   oldText: Type.String({
@@ -35,6 +37,31 @@ export interface EditDetails {
   diff: string;
   /** 1-based line of the first change. */
   firstChangedLine: number | undefined;
+}
+
+/** Everything `edit` does to the file system, so a sandbox or a remote machine can take its place (pi's). */
+export interface EditOperations {
+  readFile(absolutePath: string): Promise<Buffer>;
+  writeFile(absolutePath: string, content: string): Promise<void>;
+  /** Rejects when the file cannot be edited (with an `ENOENT`/`EACCES` code for the usual message). */
+  access(absolutePath: string): Promise<void>;
+}
+
+export interface EditToolOptions {
+  /** Default: the local file system, with atomic writes. */
+  operations?: EditOperations;
+}
+
+/** The local file system: atomic replacement that keeps the file's mode. */
+export function createLocalEditOperations(): EditOperations {
+  return {
+    readFile: (path) => readFile(path),
+    writeFile: async (path, content) => {
+      await writeFileAtomic(path, content);
+    },
+    // Read access only: the atomic write replaces the file through its folder, so a read-only file can be edited.
+    access: (path) => access(path, constants.R_OK),
+  };
 }
 
 const BOM = "\uFEFF";
@@ -100,7 +127,15 @@ interface Span {
   newText: string;
 }
 
-export function createEditTool(): ToolDefinition<typeof EditParams, EditDetails> {
+/**
+ * The `edit` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder
+ * at each call.
+ */
+export function createEditTool(
+  cwd?: string,
+  options: EditToolOptions = {},
+): CoreTool<typeof EditParams, EditDetails> {
+  const ops = options.operations ?? createLocalEditOperations();
   return {
     name: "edit",
     label: "Edit",
@@ -129,7 +164,8 @@ export function createEditTool(): ToolDefinition<typeof EditParams, EditDetails>
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       signal?.throwIfAborted();
       const shown = displayPath(params.path);
-      const path = resolveToolPath(ctx.cwd, params.path);
+      const folder = toolCwd(cwd, ctx);
+      const path = resolveToolPath(folder, params.path);
       const fail = (error: unknown): never => {
         const message = fileErrorMessage(error, shown, "edit");
         throw message ? new Error(message) : error;
@@ -137,7 +173,8 @@ export function createEditTool(): ToolDefinition<typeof EditParams, EditDetails>
       if (params.edits.length === 0) throw new Error("edits is empty; give at least one {oldText, newText}");
 
       return withFileMutationQueue(path, async () => {
-        const raw = await readFile(path).catch(fail);
+        await ops.access(path).catch(fail);
+        const raw = await ops.readFile(path).catch(fail);
         if (looksBinary(raw)) throw new Error(`${shown} is a binary file; edit cannot change it`);
         const decoded = raw.toString("utf8");
         const bom = decoded.startsWith(BOM) ? BOM : "";
@@ -224,12 +261,12 @@ export function createEditTool(): ToolDefinition<typeof EditParams, EditDetails>
         }
 
         signal?.throwIfAborted();
-        await writeFileAtomic(path, bom + updated).catch(fail);
+        await ops.writeFile(path, bom + updated).catch(fail);
 
         const { diff, firstChangedLine, added, removed } = unifiedDiff(
           content,
           updatedLF,
-          diffNames(ctx.cwd, path),
+          diffNames(folder, path),
         );
         const count = params.edits.length;
         const where = firstChangedLine === undefined ? "" : `, first change at line ${firstChangedLine}`;

@@ -46,18 +46,6 @@ export function looksBinary(head: Uint8Array): boolean {
   return head.subarray(0, SNIFF_BYTES).includes(0);
 }
 
-/** The first bytes of an open file. */
-export async function readHead(path: string, length = SNIFF_BYTES): Promise<Buffer> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** A readable message for a failed file system call, or undefined for errors that should pass unchanged. */
 export function fileErrorMessage(error: unknown, shown: string, action: string): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

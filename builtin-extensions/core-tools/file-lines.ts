@@ -3,7 +3,6 @@
  * line is counted, and only the lines of the window are kept, each cut to a byte budget (a line longer than the
  * budget cannot be shown anyway; its real size is kept for the message).
  */
-import { createReadStream } from "node:fs";
 
 export interface LineWindow {
   /** Lines of the window, without their terminator (`\n`, or `\r\n`); the first line without a UTF-8 BOM. */
@@ -21,12 +20,15 @@ export interface LineWindowOptions {
   maxLines: number;
   /** Stop keeping lines once this many bytes are kept; a kept line is cut after this many bytes. */
   maxBytes: number;
-  signal?: AbortSignal;
 }
 
 const NEWLINE = 0x0a;
 
-export async function readLineWindow(path: string, options: LineWindowOptions): Promise<LineWindow> {
+/** `chunks` is the file's content in order (a read stream, or one buffer). */
+export async function readLineWindow(
+  chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
+  options: LineWindowOptions,
+): Promise<LineWindow> {
   const { start, maxLines, maxBytes } = options;
   const lines: string[] = [];
   const lineBytes: number[] = [];
@@ -64,11 +66,7 @@ export async function readLineWindow(path: string, options: LineWindowOptions): 
     partsLength += take;
   };
 
-  const stream = createReadStream(path, {
-    highWaterMark: 256 * 1024,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of chunks) {
     if (chunk.length === 0) continue;
     sawBytes = true;
     let from = 0;

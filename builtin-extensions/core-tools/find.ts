@@ -4,14 +4,15 @@
  * here, so every engine gives the same answer. Results are sorted in `rg --sort path` order.
  */
 import { stat } from "node:fs/promises";
-import type { ToolDefinition } from "@knightcodeai/cli/kit";
+import { isAbsolute, relative } from "node:path";
+import { formatSize, DEFAULT_MAX_BYTES as MAX_BYTES } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
-import { resolveToolPath } from "./paths.js";
+import type { CoreTool } from "./core-tool.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 import { chooseFindEngine, streamLines } from "./search-exec.js";
 import { limitBytes, type TruncationInfo, withNotices } from "./search-format.js";
 import { GlobOverride, GlobSyntaxError } from "./search-ignore.js";
 import { comparePaths, throwIfAborted, type WalkStats, walkFiles } from "./search-walk.js";
-import { formatSize, MAX_BYTES } from "./truncate.js";
 
 export const DEFAULT_FIND_LIMIT = 1000;
 
@@ -39,6 +40,45 @@ export interface FindToolDetails {
   resultLimitReached?: boolean;
   /** The output was cut at 50 KB. */
   truncation?: TruncationInfo;
+}
+
+/**
+ * What `find` needs from a sandbox or a remote machine (pi's `FindOperations`). Given, they replace the local
+ * search entirely; without them, find uses fd, ripgrep or its own walker on the local file system.
+ */
+export interface FindOperations {
+  exists(absolutePath: string): Promise<boolean> | boolean;
+  /**
+   * Files under `cwd` matching `pattern` (relative to `cwd`, or absolute), skipping what `ignore` names and
+   * returning at most `limit`.
+   */
+  glob(
+    pattern: string,
+    cwd: string,
+    options: { ignore: string[]; limit: number },
+  ): Promise<string[]> | string[];
+}
+
+export interface FindToolOptions {
+  operations?: FindOperations;
+}
+
+/** Lists through the operations: a result past `limit` says that the limit was reached. */
+async function listThrough(
+  ops: FindOperations,
+  root: string,
+  shown: string,
+  pattern: string,
+  limit: number,
+): Promise<Listing> {
+  if (!(await ops.exists(root))) throw new Error(`Path not found: ${shown}`);
+  const found = await ops.glob(pattern, root, { ignore: ["**/.git/**"], limit: limit + 1 });
+  const paths = found.map((path) => {
+    const rel = isAbsolute(path) ? relative(root, path).split("\\").join("/") : path;
+    return rel.startsWith("./") ? rel.slice(2) : rel;
+  });
+  paths.sort(comparePaths);
+  return { paths: paths.slice(0, limit), limitReached: paths.length > limit, walkLimited: false };
 }
 
 /** The glob as a filter over root-relative file paths (ripgrep --glob matching, without un-ignoring anything). */
@@ -120,7 +160,15 @@ async function listFiles(
   return { paths: paths.slice(0, limit), limitReached: paths.length > limit, walkLimited: stats.limited };
 }
 
-export function createFindTool(): ToolDefinition<typeof findSchema, FindToolDetails> {
+/**
+ * The `find` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder
+ * at each call.
+ */
+export function createFindTool(
+  cwd?: string,
+  options: FindToolOptions = {},
+): CoreTool<typeof findSchema, FindToolDetails> {
+  const ops = options.operations;
   return {
     name: "find",
     label: "find",
@@ -143,13 +191,17 @@ export function createFindTool(): ToolDefinition<typeof findSchema, FindToolDeta
     parameters: findSchema,
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       throwIfAborted(signal);
-      const root = resolveToolPath(ctx.cwd, params.path ?? ".");
-      const info = await stat(root).catch(() => undefined);
-      if (!info) throw new Error(`Path not found: ${params.path ?? root}`);
-      if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path ?? root}`);
-      const filter = compileFilter(params.pattern);
+      const root = resolveToolPath(toolCwd(cwd, ctx), params.path ?? ".");
       const limit = params.limit ?? DEFAULT_FIND_LIMIT;
-      const listing = await listFiles(root, filter, limit, signal);
+      let listing: Listing;
+      if (ops) {
+        listing = await listThrough(ops, root, params.path ?? root, params.pattern, limit);
+      } else {
+        const info = await stat(root).catch(() => undefined);
+        if (!info) throw new Error(`Path not found: ${params.path ?? root}`);
+        if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path ?? root}`);
+        listing = await listFiles(root, compileFilter(params.pattern), limit, signal);
+      }
 
       if (listing.paths.length === 0) {
         const notices = listing.walkLimited

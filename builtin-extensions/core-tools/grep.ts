@@ -4,16 +4,21 @@
  * in `rg --sort path` order; the text of matches and context is then read here, so both outputs are identical.
  */
 import { stat } from "node:fs/promises";
-import { basename, join } from "node:path";
-import type { ToolDefinition } from "@knightcodeai/cli/kit";
+import { basename, isAbsolute, join, relative } from "node:path";
+import {
+  formatSize,
+  DEFAULT_MAX_BYTES as MAX_BYTES,
+  DEFAULT_MAX_LINE_CHARS as MAX_LINE_CHARS,
+  truncateLine,
+} from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
-import { resolveToolPath } from "./paths.js";
+import type { CoreTool } from "./core-tool.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 import { chooseGrepEngine, streamLines } from "./search-exec.js";
 import { limitBytes, type TruncationInfo, withNotices } from "./search-format.js";
 import { GlobOverride, GlobSyntaxError } from "./search-ignore.js";
-import { forEachLine, LARGE_FILE, readLineRanges, readSearchTextSync } from "./search-text.js";
+import { forEachLine, LARGE_FILE, readLineRanges, readSearchTextSync, splitLines } from "./search-text.js";
 import { comparePaths, throwIfAborted, type WalkStats, walkFiles } from "./search-walk.js";
-import { formatSize, MAX_BYTES, MAX_LINE_CHARS, truncateLine } from "./truncate.js";
 
 export const DEFAULT_GREP_LIMIT = 100;
 
@@ -63,6 +68,26 @@ export interface GrepToolDetails {
   truncation?: TruncationInfo;
   /** Some lines were cut at 500 characters. */
   linesTruncated?: boolean;
+}
+
+/**
+ * What `grep` needs from a sandbox or a remote machine: pi's `GrepOperations` (`isDirectory`, `readFile`) plus
+ * `listFiles` to search a folder. Given, they replace the local search entirely (ripgrep is not run); without
+ * them, grep uses ripgrep or its own search on the local file system.
+ */
+export interface GrepOperations {
+  /** Rejects when the path does not exist. */
+  isDirectory(absolutePath: string): Promise<boolean> | boolean;
+  readFile(absolutePath: string): Promise<string> | string;
+  /**
+   * The files to search under a folder (paths relative to it, or absolute), after whatever ignore rules the
+   * machine applies. Without it, grep searches single files only.
+   */
+  listFiles?(absolutePath: string): Promise<string[]> | string[];
+}
+
+export interface GrepToolOptions {
+  operations?: GrepOperations;
 }
 
 interface FileMatches {
@@ -273,6 +298,7 @@ async function render(
   found: Found,
   context: number,
   signal: AbortSignal | undefined,
+  readRanges: (abs: string, ranges: [number, number][]) => Promise<Map<number, string>>,
 ): Promise<{ text: string; linesTruncated: boolean }> {
   const out: string[] = [];
   let bytes = 0;
@@ -289,7 +315,7 @@ async function render(
       if (last && start <= last[1] + 1) last[1] = Math.max(last[1], m + context);
       else ranges.push([start, m + context]);
     }
-    const texts = await readLineRanges(file.abs, ranges);
+    const texts = await readRanges(file.abs, ranges);
     const shown = [...new Set([...matchLines, ...texts.keys()])].sort((a, b) => a - b);
     for (const n of shown) {
       if (context > 0 && previous && !(previous.path === file.path && previous.line === n - 1))
@@ -297,7 +323,7 @@ async function render(
       let text = texts.get(n) ?? "";
       if (text.endsWith("\r")) text = text.slice(0, -1);
       const cut = truncateLine(text, MAX_LINE_CHARS);
-      linesTruncated ||= cut.cut;
+      linesTruncated ||= cut.wasTruncated;
       const line = isMatch.has(n) ? `${file.path}:${n}: ${cut.text}` : `${file.path}-${n}- ${cut.text}`;
       out.push(line);
       previous = { path: file.path, line: n };
@@ -308,7 +334,78 @@ async function render(
   return { text: out.join("\n"), linesTruncated };
 }
 
-export function createGrepTool(): ToolDefinition<typeof grepSchema, GrepToolDetails> {
+/**
+ * Searches through operations, in process: every file's text comes from `readFile`, and is kept for rendering.
+ * Files are searched in path order, so the result is the first `limit` matches as with the local engines.
+ */
+async function searchThrough(
+  ops: GrepOperations,
+  target: string,
+  shown: string,
+  params: GrepToolInput,
+  limit: number,
+  signal: AbortSignal | undefined,
+): Promise<{ found: Found; texts: Map<string, string[]> }> {
+  let isDirectory: boolean;
+  try {
+    isDirectory = await ops.isDirectory(target);
+  } catch {
+    throw new Error(`Path not found: ${shown}`);
+  }
+  const regex = buildRegExp(params.pattern, params);
+  const texts = new Map<string, string[]>();
+  let files: { path: string; abs: string }[];
+  if (!isDirectory) {
+    files = [{ path: basename(target), abs: target }];
+  } else {
+    if (!ops.listFiles) {
+      throw new Error(
+        `grep cannot search the folder ${shown}: its operations have no listFiles. Search one file, or give the operations a listFiles.`,
+      );
+    }
+    let override: GlobOverride | undefined;
+    try {
+      override = params.glob !== undefined ? new GlobOverride([params.glob]) : undefined;
+    } catch (error) {
+      if (error instanceof GlobSyntaxError) throw new Error(error.message);
+      throw error;
+    }
+    files = (await ops.listFiles(target))
+      .map((path) => {
+        const rel = isAbsolute(path) ? relative(target, path).split("\\").join("/") : path;
+        const clean = rel.startsWith("./") ? rel.slice(2) : rel;
+        return { path: clean, abs: join(target, clean) };
+      })
+      .filter((file) => !override || override.keeps(file.path))
+      .sort((a, b) => comparePaths(a.path, b.path));
+  }
+  const absolute = new Map(files.map((file) => [file.path, file.abs]));
+  const collector = new Collector((path) => absolute.get(path) ?? join(target, path), limit);
+  search: for (const file of files) {
+    throwIfAborted(signal);
+    const text = await ops.readFile(file.abs);
+    if (text.includes("\0")) continue; // binary, as the local engines skip it
+    const lines = splitLines(text);
+    texts.set(file.abs, lines);
+    for (let i = 0; i < lines.length; i++) {
+      if (regex.test(lines[i]!) && !collector.add(file.path, i + 1)) break search;
+    }
+  }
+  return {
+    found: { files: collector.files, limitReached: collector.limitReached, walkLimited: false },
+    texts,
+  };
+}
+
+/**
+ * The `grep` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder
+ * at each call.
+ */
+export function createGrepTool(
+  cwd?: string,
+  options: GrepToolOptions = {},
+): CoreTool<typeof grepSchema, GrepToolDetails> {
+  const ops = options.operations;
   return {
     name: "grep",
     label: "grep",
@@ -334,14 +431,27 @@ export function createGrepTool(): ToolDefinition<typeof grepSchema, GrepToolDeta
     parameters: grepSchema,
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       throwIfAborted(signal);
-      const target = resolveToolPath(ctx.cwd, params.path ?? ".");
-      const info = await stat(target).catch(() => undefined);
-      if (!info) throw new Error(`Path not found: ${params.path ?? target}`);
+      const target = resolveToolPath(toolCwd(cwd, ctx), params.path ?? ".");
       const limit = params.limit ?? DEFAULT_GREP_LIMIT;
       const context = params.context ?? 0;
 
       let found: Found | undefined;
-      if (info.isFile()) {
+      let readRanges = (abs: string, ranges: [number, number][]) => readLineRanges(abs, ranges);
+      const info = ops ? undefined : await stat(target).catch(() => undefined);
+      if (ops) {
+        const through = await searchThrough(ops, target, params.path ?? target, params, limit, signal);
+        found = through.found;
+        readRanges = async (abs, ranges) => {
+          const lines = through.texts.get(abs) ?? [];
+          const picked = new Map<number, string>();
+          for (const [from, to] of ranges) {
+            for (let n = from; n <= Math.min(to, lines.length); n++) picked.set(n, lines[n - 1]!);
+          }
+          return picked;
+        };
+      } else if (!info) {
+        throw new Error(`Path not found: ${params.path ?? target}`);
+      } else if (info.isFile()) {
         // One named file: searched in process by both engines (ripgrep treats named files differently).
         const regex = buildRegExp(params.pattern, params);
         const collector = new Collector(() => target, limit);
@@ -374,7 +484,7 @@ export function createGrepTool(): ToolDefinition<typeof grepSchema, GrepToolDeta
           : "No matches found";
         return { content: [{ type: "text", text }], details: { matches: 0 } };
       }
-      const rendered = await render(found, context, signal);
+      const rendered = await render(found, context, signal, readRanges);
       const { text, truncation } = limitBytes(rendered.text);
       const notices: string[] = [];
       if (found.limitReached) {

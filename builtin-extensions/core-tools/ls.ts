@@ -2,14 +2,15 @@
  * ls: the entries of one folder, as they are on disk (ignore files are not read): sorted alphabetically without
  * regard to case, folders (and links to folders) with a trailing `/`, dotfiles included.
  */
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { ToolDefinition } from "@knightcodeai/cli/kit";
+import { formatSize, DEFAULT_MAX_BYTES as MAX_BYTES } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
-import { resolveToolPath } from "./paths.js";
+import type { CoreTool } from "./core-tool.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 import { limitBytes, type TruncationInfo, withNotices } from "./search-format.js";
 import { throwIfAborted } from "./search-walk.js";
-import { formatSize, MAX_BYTES } from "./truncate.js";
 
 export const DEFAULT_LS_LIMIT = 500;
 
@@ -38,6 +39,24 @@ export interface LsToolDetails {
   truncation?: TruncationInfo;
 }
 
+/** Everything `ls` does to the file system, so a sandbox or a remote machine can take its place (pi's). */
+export interface LsOperations {
+  exists(absolutePath: string): Promise<boolean> | boolean;
+  /** Follows symbolic links (a link to a folder is listed as a folder); rejects when the entry is missing. */
+  stat(absolutePath: string): Promise<{ isDirectory(): boolean }> | { isDirectory(): boolean };
+  /** The names in a folder. */
+  readdir(absolutePath: string): Promise<string[]> | string[];
+}
+
+export interface LsToolOptions {
+  /** Default: the local file system. */
+  operations?: LsOperations;
+}
+
+export function createLocalLsOperations(): LsOperations {
+  return { exists: (path) => existsSync(path), stat: (path) => stat(path), readdir: (path) => readdir(path) };
+}
+
 /** Case-insensitive order, ties broken by the exact name so the order never depends on the file system. */
 function compareNames(a: string, b: string): number {
   const la = a.toLowerCase();
@@ -46,7 +65,22 @@ function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function createLsTool(): ToolDefinition<typeof lsSchema, LsToolDetails> {
+/**
+ * The `ls` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder at
+ * each call.
+ */
+export function createLsTool(
+  cwd?: string,
+  options: LsToolOptions = {},
+): CoreTool<typeof lsSchema, LsToolDetails> {
+  const ops = options.operations ?? createLocalLsOperations();
+  const isDirectory = async (path: string) => {
+    try {
+      return (await ops.stat(path)).isDirectory();
+    } catch {
+      return false;
+    }
+  };
   return {
     name: "ls",
     label: "ls",
@@ -66,22 +100,16 @@ export function createLsTool(): ToolDefinition<typeof lsSchema, LsToolDetails> {
     parameters: lsSchema,
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       throwIfAborted(signal);
-      const dir = resolveToolPath(ctx.cwd, params.path ?? ".");
-      const info = await stat(dir).catch(() => undefined);
-      if (!info) throw new Error(`Path not found: ${params.path ?? dir}`);
-      if (!info.isDirectory()) throw new Error(`Not a directory: ${params.path ?? dir}`);
+      const dir = resolveToolPath(toolCwd(cwd, ctx), params.path ?? ".");
+      if (!(await ops.exists(dir))) throw new Error(`Path not found: ${params.path ?? dir}`);
+      if (!(await isDirectory(dir))) throw new Error(`Not a directory: ${params.path ?? dir}`);
       const limit = params.limit ?? DEFAULT_LS_LIMIT;
 
-      const entries = await readdir(dir, { withFileTypes: true });
-      entries.sort((a, b) => compareNames(a.name, b.name));
+      const entries = [...(await ops.readdir(dir))];
+      entries.sort(compareNames);
       const shown = entries.slice(0, limit);
       const names = await Promise.all(
-        shown.map(async (entry) => {
-          let isDir = entry.isDirectory();
-          if (entry.isSymbolicLink())
-            isDir = (await stat(join(dir, entry.name)).catch(() => undefined))?.isDirectory() ?? false;
-          return isDir ? `${entry.name}/` : entry.name;
-        }),
+        shown.map(async (name) => ((await isDirectory(join(dir, name))) ? `${name}/` : name)),
       );
       throwIfAborted(signal);
       if (names.length === 0)

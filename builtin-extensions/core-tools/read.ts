@@ -2,20 +2,28 @@
  * `read`: a text file with line numbers (`cat -n` style), a window of it with offset/limit, or an image.
  * At most 2,000 lines or 50 KB reach the model; the notice says exactly how to read on.
  */
-import { readFile, stat } from "node:fs/promises";
-import type { ImageContent, TextContent, ToolDefinition } from "@knightcodeai/cli/kit";
+import { constants, createReadStream } from "node:fs";
+import { access, readFile, stat } from "node:fs/promises";
+import {
+  formatSize,
+  type ImageContent,
+  DEFAULT_MAX_BYTES as MAX_BYTES,
+  DEFAULT_MAX_LINES as MAX_LINES,
+  type TextContent,
+  truncateHead,
+} from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
+import type { CoreTool } from "./core-tool.js";
 import {
   detectImage,
   displayPath,
   fileErrorMessage,
   looksBinary,
   MAX_IMAGE_BYTES,
-  readHead,
+  SNIFF_BYTES,
 } from "./file-io.js";
 import { readLineWindow } from "./file-lines.js";
-import { resolveToolPath } from "./paths.js";
-import { formatSize, MAX_BYTES, MAX_LINES, truncateHead } from "./truncate.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 
 const ReadParams = Type.Object({
   path: Type.String({ description: "Path of the file to read, relative to the working folder or absolute" }),
@@ -51,6 +59,53 @@ export interface ReadDetails {
   image?: { mimeType: string; bytes: number };
 }
 
+/**
+ * Everything `read` does to the file system, so a sandbox or a remote machine can take its place (pi's
+ * `ReadOperations`, plus two optional methods the local file system offers so large files are never held whole).
+ */
+export interface ReadOperations {
+  /** The whole file. */
+  readFile(absolutePath: string): Promise<Buffer>;
+  /** Rejects when the file cannot be read (with an `ENOENT`/`EACCES` code for the usual message). */
+  access(absolutePath: string): Promise<void>;
+  /** An image's MIME type, or null/undefined for other files; without it, read sniffs the first bytes. */
+  detectImageMimeType?(absolutePath: string): Promise<string | null | undefined>;
+  /** The kind and size of the entry, so directories and oversized images are refused before reading. */
+  stat?(absolutePath: string): Promise<{ isFile(): boolean; isDirectory(): boolean; size: number }>;
+  /** The file's bytes from `start` to `end` (inclusive, as `fs.createReadStream`), in chunks. */
+  createReadStream?(
+    absolutePath: string,
+    options: { start?: number; end?: number; signal?: AbortSignal },
+  ): AsyncIterable<Buffer>;
+}
+
+export interface ReadToolOptions {
+  /** Default: the local file system. */
+  operations?: ReadOperations;
+}
+
+/** The local file system, streamed. */
+export function createLocalReadOperations(): ReadOperations {
+  return {
+    readFile: (path) => readFile(path),
+    access: (path) => access(path, constants.R_OK),
+    stat: (path) => stat(path),
+    createReadStream: (path, options) =>
+      createReadStream(path, {
+        highWaterMark: 256 * 1024,
+        ...(options.start !== undefined ? { start: options.start } : {}),
+        ...(options.end !== undefined ? { end: options.end } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+  };
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
 /** The gutter of `cat -n`: the number right-aligned in six columns, then a tab. */
 const numbered = (n: number, line: string) => `${String(n).padStart(6)}\t${line}`;
 
@@ -66,7 +121,15 @@ function prepareArguments(raw: unknown): unknown {
   return args;
 }
 
-export function createReadTool(): ToolDefinition<typeof ReadParams, ReadDetails> {
+/**
+ * The `read` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder
+ * at each call.
+ */
+export function createReadTool(
+  cwd?: string,
+  options: ReadToolOptions = {},
+): CoreTool<typeof ReadParams, ReadDetails> {
+  const ops = options.operations ?? createLocalReadOperations();
   return {
     name: "read",
     label: "Read",
@@ -95,27 +158,40 @@ export function createReadTool(): ToolDefinition<typeof ReadParams, ReadDetails>
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       signal?.throwIfAborted();
       const shown = displayPath(params.path);
-      const path = resolveToolPath(ctx.cwd, params.path);
+      const path = resolveToolPath(toolCwd(cwd, ctx), params.path);
       const fail = (error: unknown): never => {
         const message = fileErrorMessage(error, shown, "read");
         throw message ? new Error(message) : error;
       };
 
-      const info = await stat(path).catch(fail);
-      if (info.isDirectory()) {
-        throw new Error(`${shown} is a directory, not a file; use ls to list its contents`);
+      await ops.access(path).catch(fail);
+      let size: number | undefined;
+      if (ops.stat) {
+        const info = await ops.stat(path).catch(fail);
+        if (info.isDirectory()) {
+          throw new Error(`${shown} is a directory, not a file; use ls to list its contents`);
+        }
+        if (!info.isFile()) throw new Error(`${shown} is not a regular file; read cannot show it`);
+        size = info.size;
       }
-      if (!info.isFile()) throw new Error(`${shown} is not a regular file; read cannot show it`);
-      const head = await readHead(path).catch(fail);
+      // Without a stream the operations can only give the whole file, which then serves every step below.
+      const whole = ops.createReadStream ? undefined : await ops.readFile(path).catch(fail);
+      const head = ops.createReadStream
+        ? await collect(ops.createReadStream(path, { start: 0, end: SNIFF_BYTES - 1 })).catch(fail)
+        : whole!.subarray(0, SNIFF_BYTES);
+      size ??= whole!.length;
 
-      const mimeType = detectImage(head);
+      const detected = ops.detectImageMimeType
+        ? await ops.detectImageMimeType(path).catch(fail)
+        : detectImage(head);
+      const mimeType = detected?.startsWith("image/") ? detected : undefined;
       if (mimeType) {
-        if (info.size > MAX_IMAGE_BYTES) {
+        if (size > MAX_IMAGE_BYTES) {
           throw new Error(
-            `${shown} is an image of ${formatSize(info.size)}; read returns images up to ${formatSize(MAX_IMAGE_BYTES)}. Make a smaller copy first (for example with a resize command in bash).`,
+            `${shown} is an image of ${formatSize(size)}; read returns images up to ${formatSize(MAX_IMAGE_BYTES)}. Make a smaller copy first (for example with a resize command in bash).`,
           );
         }
-        const data = await readFile(path, signal ? { signal } : {}).catch(fail);
+        const data = whole ?? (await ops.readFile(path).catch(fail));
         const content: (TextContent | ImageContent)[] = [
           { type: "text", text: `Read image file ${shown} [${mimeType}, ${formatSize(data.length)}]` },
           { type: "image", data: data.toString("base64"), mimeType },
@@ -123,16 +199,16 @@ export function createReadTool(): ToolDefinition<typeof ReadParams, ReadDetails>
         return { content, details: { path, totalLines: 0, image: { mimeType, bytes: data.length } } };
       }
       if (looksBinary(head)) {
-        throw new Error(`${shown} is a binary file (${formatSize(info.size)}); read cannot show it`);
+        throw new Error(`${shown} is a binary file (${formatSize(size)}); read cannot show it`);
       }
 
       const offset = params.offset ?? 1;
       const wanted = Math.min(params.limit ?? Number.POSITIVE_INFINITY, MAX_LINES + 1);
-      const window = await readLineWindow(path, {
+      const chunks = whole ? [whole] : ops.createReadStream!(path, signal ? { signal } : {});
+      const window = await readLineWindow(chunks, {
         start: offset,
         maxLines: wanted,
         maxBytes: MAX_BYTES,
-        ...(signal ? { signal } : {}),
       }).catch(fail);
       const { totalLines } = window;
 
@@ -146,14 +222,13 @@ export function createReadTool(): ToolDefinition<typeof ReadParams, ReadDetails>
         );
       }
 
-      const cut = truncateHead(
-        window.lines.map((line, i) => numbered(offset + i, line)).join("\n"),
-        MAX_LINES,
-        MAX_BYTES,
-      );
-      const lastShown = offset + cut.keptLines - 1;
+      const cut = truncateHead(window.lines.map((line, i) => numbered(offset + i, line)).join("\n"), {
+        maxLines: MAX_LINES,
+        maxBytes: MAX_BYTES,
+      });
+      const lastShown = offset + cut.outputLines - 1;
 
-      if (cut.limit === "bytes" && cut.keptLines === 0) {
+      if (cut.truncatedBy === "bytes" && cut.outputLines === 0) {
         const size = formatSize(window.lineBytes[0] ?? 0);
         const next = offset < totalLines ? ` Continue after it with offset=${offset + 1}.` : "";
         const text =
@@ -169,13 +244,13 @@ export function createReadTool(): ToolDefinition<typeof ReadParams, ReadDetails>
         };
       }
 
-      let text = cut.text;
+      let text = cut.content;
       let truncation: ReadTruncation | undefined;
       if (cut.truncated && lastShown < totalLines) {
-        const limitText = cut.limit === "bytes" ? ` (${formatSize(MAX_BYTES)} limit)` : "";
+        const limitText = cut.truncatedBy === "bytes" ? ` (${formatSize(MAX_BYTES)} limit)` : "";
         text += `\n\n[Showing lines ${offset}-${lastShown} of ${totalLines}${limitText}. Use offset=${lastShown + 1} to continue.]`;
         truncation = {
-          limit: cut.limit ?? "lines",
+          limit: cut.truncatedBy ?? "lines",
           firstLine: offset,
           lastLine: lastShown,
           nextOffset: lastShown + 1,

@@ -2,10 +2,13 @@
  * `write`: creates or replaces a whole file. Parent folders are created; the write is atomic (a temporary file
  * renamed over the target) and serialised with other mutations of the same file.
  */
-import { type ToolDefinition, withFileMutationQueue } from "@knightcodeai/cli/kit";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { withFileMutationQueue } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
+import type { CoreTool } from "./core-tool.js";
 import { displayPath, fileErrorMessage, writeFileAtomic } from "./file-io.js";
-import { resolveToolPath } from "./paths.js";
+import { resolveToolPath, toolCwd } from "./paths.js";
 
 const WriteParams = Type.Object({
   path: Type.String({ description: "Path of the file to write, relative to the working folder or absolute" }),
@@ -18,11 +21,42 @@ export interface WriteDetails {
   /** The absolute path written. */
   path: string;
   bytes: number;
-  /** True when the file did not exist before. */
-  created: boolean;
+  /** True when the file did not exist before; present when the operations say (the local ones do). */
+  created?: boolean;
 }
 
-export function createWriteTool(): ToolDefinition<typeof WriteParams, WriteDetails> {
+/** Everything `write` does to the file system, so a sandbox or a remote machine can take its place (pi's). */
+export interface WriteOperations {
+  /** Creates or replaces the file; may report whether it created it. */
+  writeFile(absolutePath: string, content: string): Promise<void | { created: boolean }>;
+  /** Creates the folder and its missing parents. */
+  mkdir(dir: string): Promise<void>;
+}
+
+export interface WriteToolOptions {
+  /** Default: the local file system, with atomic writes. */
+  operations?: WriteOperations;
+}
+
+/** The local file system: atomic replacement that keeps an existing file's mode. */
+export function createLocalWriteOperations(): WriteOperations {
+  return {
+    writeFile: (path, content) => writeFileAtomic(path, content),
+    mkdir: async (dir) => {
+      await mkdir(dir, { recursive: true });
+    },
+  };
+}
+
+/**
+ * The `write` tool. `cwd` is the folder relative paths resolve against; without it, the session's working folder
+ * at each call.
+ */
+export function createWriteTool(
+  cwd?: string,
+  options: WriteToolOptions = {},
+): CoreTool<typeof WriteParams, WriteDetails> {
+  const ops = options.operations ?? createLocalWriteOperations();
   return {
     name: "write",
     label: "Write",
@@ -46,12 +80,13 @@ export function createWriteTool(): ToolDefinition<typeof WriteParams, WriteDetai
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       signal?.throwIfAborted();
       const shown = displayPath(params.path);
-      const path = resolveToolPath(ctx.cwd, params.path);
+      const path = resolveToolPath(toolCwd(cwd, ctx), params.path);
       const bytes = Buffer.byteLength(params.content, "utf8");
-      const { created } = await withFileMutationQueue(path, async () => {
+      const written = await withFileMutationQueue(path, async () => {
         signal?.throwIfAborted();
         try {
-          return await writeFileAtomic(path, params.content);
+          await ops.mkdir(dirname(path));
+          return await ops.writeFile(path, params.content);
         } catch (error) {
           const message = fileErrorMessage(error, shown, "write");
           throw message ? new Error(message) : error;
@@ -59,7 +94,7 @@ export function createWriteTool(): ToolDefinition<typeof WriteParams, WriteDetai
       });
       return {
         content: [{ type: "text", text: `Wrote ${bytes} bytes to ${shown}` }],
-        details: { path, bytes, created },
+        details: { path, bytes, ...(written ? { created: written.created } : {}) },
       };
     },
   };

@@ -1,5 +1,6 @@
 /** The SDK: what `@knightcodeai/cli` adds to the kit for hosts and applications. */
 
+export * from "../../builtin-extensions/core-tools/tools.js";
 export { resolveAgentDir as getAgentDir } from "../../plugins/settings/agent-dir.js";
 export { BUILTIN_MANIFEST, type BuiltinManifest, type BuiltinName } from "./builtin-manifest.js";
 export {

@@ -10,10 +10,11 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "../kit/truncate.js";
 
-/** The core tools' output limits (builtin-extensions/core-tools/truncate.ts): the last 2,000 lines or 50 KB. */
-export const SHELL_MAX_LINES = 2000;
-export const SHELL_MAX_BYTES = 50 * 1024;
+/** The core tools' output limits (plugins/kit/truncate.ts): the last 2,000 lines or 50 KB. */
+export const SHELL_MAX_LINES = DEFAULT_MAX_LINES;
+export const SHELL_MAX_BYTES = DEFAULT_MAX_BYTES;
 
 /** How long a killed group gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2_000;
@@ -28,19 +29,15 @@ export interface ShellOptions {
   timeoutMs?: number;
   /** Every chunk of output (stdout and stderr, in arrival order), decoded as UTF-8. */
   onData?(chunk: string): void;
-  /** Merged over `process.env`. */
+  /** Merged over `process.env`; a variable set to `undefined` is removed. */
   env?: Record<string, string | undefined>;
   /** The shell to run `-c` with; defaults to `$SHELL` when it is sh-like, else /bin/bash, else /bin/sh. */
   shell?: string;
+  /** Runs the command somewhere else (a sandbox, a remote shell) instead of the local shell. */
+  operations?: BashOperations;
 }
 
-export interface ShellResult {
-  /** `null` when the shell was killed by a signal. */
-  exitCode: number | null;
-  /** The signal that ended the shell, if one did. */
-  signal?: string;
-  timedOut: boolean;
-  aborted: boolean;
+export interface ShellResult extends ShellExit {
   /** The kept tail: at most the last 2,000 lines or 50 KB. */
   output: string;
   /** Whether `output` is less than everything the command printed. */
@@ -292,17 +289,54 @@ function killGroup(pid: number): void {
 
 // ---- the engine -----------------------------------------------------------------------------------
 
-/** Runs `command` with `<shell> -c` in `cwd`; never rejects for the command's own failure, only for spawn errors. */
-export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
+/** How one command ended. */
+export interface ShellExit {
+  /** `null` when the shell was killed by a signal. */
+  exitCode: number | null;
+  /** The signal that ended the shell, if one did. */
+  signal?: string;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+export interface ExecShellOptions {
+  cwd: string;
+  signal?: AbortSignal;
+  /** Kills the process group after this many milliseconds. */
+  timeoutMs?: number;
+  /**
+   * Every chunk of raw output (stdout and stderr, in arrival order). Each chunk ends on a character boundary
+   * (for UTF-8 output), so one decoder can read them all. A returned promise pauses that stream until it settles.
+   */
+  onData(chunk: Buffer): void | Promise<void>;
+  /** The complete environment of the shell (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** The shell to run `-c` with; defaults to `$SHELL` when it is sh-like, else /bin/bash, else /bin/sh. */
+  shell?: string;
+}
+
+/** Bytes at the end of `chunk` that start a UTF-8 character the chunk does not finish. */
+function incompleteTail(chunk: Buffer): number {
+  for (let back = 1; back <= Math.min(3, chunk.length); back++) {
+    const byte = chunk[chunk.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const needs = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needs > back ? back : 0;
+  }
+  return 0;
+}
+
+/**
+ * Runs `command` with `<shell> -c` in `cwd`, in its own process group, and streams its raw output. Never rejects
+ * for the command's own failure, only when the folder is missing or the shell cannot start.
+ */
+export async function execShellCommand(command: string, options: ExecShellOptions): Promise<ShellExit> {
   const { cwd, signal, timeoutMs, onData } = options;
   if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
     throw new Error(`Working directory does not exist: ${cwd}`);
   }
-  const collector = new OutputCollector();
-  if (signal?.aborted) {
-    return { exitCode: null, timedOut: false, aborted: true, ...(await collector.finish()) };
-  }
-  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  if (signal?.aborted) return { exitCode: null, timedOut: false, aborted: true };
+  const env = options.env ?? process.env;
   const shell = options.shell ?? resolveShell(env);
 
   // Loaded on first use: most sessions start without running a command.
@@ -333,7 +367,7 @@ export async function runShellCommand(command: string, options: ShellOptions): P
     killGroup(pid);
   };
 
-  return await new Promise<ShellResult>((resolve, reject) => {
+  return await new Promise<ShellExit>((resolve, reject) => {
     if (pid !== undefined) trackGroup(pid);
     const streams = [child.stdout, child.stderr].filter((s): s is Readable => s !== null && s !== undefined);
     let open = streams.length;
@@ -358,7 +392,23 @@ export async function runShellCommand(command: string, options: ShellOptions): P
     // The signal may have fired while execa was loading or the child starting: a listener added now would miss it.
     if (signal?.aborted) onAbort();
 
-    const finish = async () => {
+    const deliver = (stream: Readable, chunk: Buffer) => {
+      let waiting: Promise<void> | undefined;
+      try {
+        waiting = onData(chunk) || undefined;
+      } catch {
+        // A failing listener must not break the command.
+      }
+      if (waiting) {
+        stream.pause();
+        void waiting.then(
+          () => stream.resume(),
+          () => stream.resume(),
+        );
+      }
+    };
+
+    const finish = () => {
       if (done) return;
       done = true;
       if (timer) clearTimeout(timer);
@@ -368,52 +418,33 @@ export async function runShellCommand(command: string, options: ShellOptions): P
       for (const s of streams) if (!s.destroyed) s.destroy();
       if (pid !== undefined) liveGroups.delete(pid);
       if (spawnError !== undefined && !exit) {
-        collector.discard();
         reject(spawnError instanceof Error ? spawnError : new Error(String(spawnError)));
         return;
       }
-      const collected = await collector.finish();
       resolve({
         exitCode: exit?.code ?? null,
         ...(exit?.signal ? { signal: exit.signal } : {}),
         timedOut,
         aborted,
-        ...collected,
       });
     };
     const maybeFinish = () => {
-      if (exit && open === 0) void finish();
+      if (exit && open === 0) finish();
     };
 
     for (const stream of streams) {
-      const decoder = new StringDecoder("utf8");
+      // An unfinished character waits for the rest of it, so chunks of the two streams never split one.
+      let carry: Buffer | undefined;
       stream.on("data", (raw: Buffer) => {
-        const text = decoder.write(raw);
-        if (!collector.push(raw, text)) {
-          stream.pause();
-          void collector.drain().then(() => stream.resume());
-        }
-        if (text && onData) {
-          try {
-            onData(text);
-          } catch {
-            // A failing listener must not break the command.
-          }
-        }
+        const data = carry ? Buffer.concat([carry, raw]) : raw;
+        const cut = incompleteTail(data);
+        carry = cut > 0 ? data.subarray(data.length - cut) : undefined;
+        if (data.length > cut) deliver(stream, cut > 0 ? data.subarray(0, data.length - cut) : data);
         if (exit && drainTimer) drainTimer.refresh();
       });
       stream.once("close", () => {
-        const rest = decoder.end();
-        if (rest) {
-          collector.pushText(rest);
-          if (onData) {
-            try {
-              onData(rest);
-            } catch {
-              // ignored, as above
-            }
-          }
-        }
+        if (carry) deliver(stream, carry);
+        carry = undefined;
         open--;
         maybeFinish();
       });
@@ -424,7 +455,7 @@ export async function runShellCommand(command: string, options: ShellOptions): P
 
     child.once("error", (error) => {
       spawnError = error;
-      if (!exit) void finish();
+      if (!exit) finish();
     });
     child.once("exit", (code, sig) => {
       exit = { code, signal: sig };
@@ -433,14 +464,144 @@ export async function runShellCommand(command: string, options: ShellOptions): P
       signal?.removeEventListener("abort", onAbort);
       if (killed) {
         // A member that ignored SIGTERM holds the pipe until the SIGKILL; one that left the group, forever.
-        drainDeadline = setTimeout(() => void finish(), KILL_GRACE_MS + DRAIN_GRACE_MS);
+        drainDeadline = setTimeout(finish, KILL_GRACE_MS + DRAIN_GRACE_MS);
       } else {
         // The shell is gone; a background job it left may still hold the pipe. Give the output a moment to
         // drain, then stop reading (the job keeps running: only timeout and abort kill the group).
-        drainTimer = setTimeout(() => void finish(), DRAIN_GRACE_MS);
-        drainDeadline = setTimeout(() => void finish(), DRAIN_MAX_MS);
+        drainTimer = setTimeout(finish, DRAIN_GRACE_MS);
+        drainDeadline = setTimeout(finish, DRAIN_MAX_MS);
       }
       maybeFinish();
     });
   });
+}
+
+// ---- pluggable execution (the bash tool's operations) ----------------------------------------------
+
+/**
+ * How a command runs, so a sandbox or a remote shell can take the place of the local one (pi's `BashOperations`).
+ * `exec` streams the output to `onData` and resolves with the exit code (`null` when killed); it rejects with
+ * `Error("aborted")` when `signal` aborts it and with `Error("timeout:<seconds>")` when `timeout` (seconds) passes.
+ */
+export interface BashOperations {
+  exec(
+    command: string,
+    cwd: string,
+    options: {
+      /** A returned promise asks the producer to pause until it settles (the local shell does). */
+      onData: (data: Buffer) => void | Promise<void>;
+      signal?: AbortSignal;
+      timeout?: number;
+      env?: NodeJS.ProcessEnv;
+    },
+  ): Promise<{ exitCode: number | null }>;
+}
+
+/** The local shell as `BashOperations`: `execShellCommand` with pi's rejection contract. */
+export function createLocalBashOperations(options: { shellPath?: string } = {}): BashOperations {
+  return {
+    async exec(command, cwd, { onData, signal, timeout, env }) {
+      const exit = await execShellCommand(command, {
+        cwd,
+        onData,
+        ...(signal ? { signal } : {}),
+        ...(timeout !== undefined && timeout > 0 ? { timeoutMs: timeout * 1000 } : {}),
+        ...(env ? { env } : {}),
+        ...(options.shellPath ? { shell: options.shellPath } : {}),
+      });
+      if (exit.timedOut) throw new Error(`timeout:${timeout}`);
+      if (exit.aborted) throw new Error("aborted");
+      return { exitCode: exit.exitCode };
+    },
+  };
+}
+
+// ---- the collecting runner --------------------------------------------------------------------------
+
+/**
+ * Runs `command` and collects its output within the limits (the full output goes to a temp file when it outgrows
+ * them). Given `operations`, the command runs through them instead of the local shell. Never rejects for the
+ * command's own failure, only for a missing folder or a shell that cannot start.
+ */
+export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
+  const { cwd, signal, timeoutMs, onData } = options;
+  const collector = new OutputCollector();
+  const decoder = new StringDecoder("utf8");
+  const take = (raw: Buffer): void | Promise<void> => {
+    const text = decoder.write(raw);
+    const full = !collector.push(raw, text);
+    if (text && onData) {
+      try {
+        onData(text);
+      } catch {
+        // A failing listener must not break the command.
+      }
+    }
+    if (full) return collector.drain();
+  };
+  const env = options.env ? withoutUnset({ ...process.env, ...options.env }) : process.env;
+
+  let exit: ShellExit;
+  try {
+    if (options.operations) {
+      exit = await execThrough(options.operations, command, { cwd, env, take, signal, timeoutMs });
+    } else {
+      exit = await execShellCommand(command, {
+        cwd,
+        env,
+        onData: take,
+        ...(signal ? { signal } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        ...(options.shell ? { shell: options.shell } : {}),
+      });
+    }
+  } catch (error) {
+    collector.discard();
+    throw error;
+  }
+  const rest = decoder.end();
+  if (rest) {
+    collector.pushText(rest);
+    try {
+      onData?.(rest);
+    } catch {
+      // ignored, as above
+    }
+  }
+  return { ...exit, ...(await collector.finish()) };
+}
+
+/** Drops the variables set to `undefined`, so a caller can remove one of `process.env`. */
+function withoutUnset(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined));
+}
+
+/** Runs through pi-style operations, turning their `aborted` / `timeout:` rejections into a `ShellExit`. */
+async function execThrough(
+  operations: BashOperations,
+  command: string,
+  run: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    take: (raw: Buffer) => void | Promise<void>;
+    signal: AbortSignal | undefined;
+    timeoutMs: number | undefined;
+  },
+): Promise<ShellExit> {
+  if (run.signal?.aborted) return { exitCode: null, timedOut: false, aborted: true };
+  try {
+    const { exitCode } = await operations.exec(command, run.cwd, {
+      onData: (data) => run.take(Buffer.isBuffer(data) ? data : Buffer.from(data)),
+      env: run.env,
+      ...(run.signal ? { signal: run.signal } : {}),
+      ...(run.timeoutMs !== undefined ? { timeout: run.timeoutMs / 1000 } : {}),
+    });
+    return { exitCode, timedOut: false, aborted: false };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "";
+    if (message.startsWith("timeout:")) return { exitCode: null, timedOut: true, aborted: false };
+    if (message === "aborted" || run.signal?.aborted)
+      return { exitCode: null, timedOut: false, aborted: true };
+    throw error;
+  }
 }
