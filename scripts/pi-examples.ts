@@ -9,8 +9,8 @@
  * Each extension (a .ts file, or a folder with index.ts) is tried in a fresh `knightcode` process from dist/:
  * - loads: `--list-extensions -e <it>` exits 0 (no load failure);
  * - runs: a JSON-mode prompt answered by the scripted provider exits 0 with no `extension_error` record and no
- *   error on stderr. Extensions that need npm dependencies (a folder with package.json dependencies) are tried
- *   after `npm install` in a copy only if the folder already has node_modules; otherwise they are reported as such.
+ *   error on stderr. An extension folder with npm dependencies loads only once they are installed (`npm install`
+ *   in that folder, as its author's README says); the script names the folders that have none installed.
  * It prints one line per extension and the totals.
  */
 import { spawnSync } from "node:child_process";
