@@ -403,15 +403,74 @@ describe("agent loop", () => {
     expect(t.eventsOfType("queue_update").at(-1)).to.deep.include({ steering: [], followUp: [] });
   });
 
-  it("refuses a prompt while busy unless it says how to enter the run", async () => {
-    const t = await open({ script: [{ text: "slow", chunkDelayMs: 20 }] });
-    const run = t.session.prompt("one");
-    let error: unknown;
-    await t.session.prompt("two").catch((e: unknown) => {
-      error = e;
+  it("refuses a prompt once the run is past its start unless it says how to enter the run", async () => {
+    const t = await open({
+      script: [{ text: "a slow answer that streams in several chunks", chunkDelayMs: 20 }],
     });
+    const run = t.session.prompt("one");
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (t.eventsOfType("agent_start").length > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+    });
+    let error: unknown;
+    let accepted = false;
+    await t.session
+      .prompt("two", {
+        onAccepted: () => {
+          accepted = true;
+        },
+      })
+      .catch((e: unknown) => {
+        error = e;
+      });
     expect((error as { code?: string }).code).to.equal("KC_ERR_BUSY");
+    expect(accepted).to.equal(false);
     await run;
+  });
+
+  it("counts a starting run as busy: prompts, user and custom messages sent meanwhile join it in order", async () => {
+    let releaseStart: () => void = () => {};
+    const startHeld = new Promise<void>((r) => {
+      releaseStart = r;
+    });
+    let api: ExtensionAPI | undefined;
+    const t = await open({
+      script: [{ text: "one answer for all" }],
+      extensions: [
+        (kc) => {
+          api = kc;
+          kc.on("before_agent_start", async () => {
+            await startHeld;
+          });
+        },
+      ],
+    });
+    const accepted: string[] = [];
+    const prompt = (text: string) => t.session.prompt(text, { onAccepted: () => accepted.push(text) });
+    const runs = [prompt("first")];
+    await new Promise((r) => setTimeout(r, 10));
+    // The run is in before_agent_start: not idle, and what comes now joins it.
+    expect(t.session.isIdle()).to.equal(false);
+    runs.push(prompt("second"));
+    await new Promise((r) => setTimeout(r, 5));
+    api!.sendUserMessage("third");
+    api!.sendMessage({ customType: "note", content: "fourth", display: true });
+    runs.push(prompt("fifth"));
+    releaseStart();
+    await Promise.all(runs);
+    expect(accepted).to.deep.equal(["first", "second", "fifth"]);
+    expect(t.eventsOfType("agent_start")).to.have.length(1);
+    const entered = t
+      .eventsOfType("message_end")
+      .map((e) => e.message as { role: string; content: unknown })
+      .filter((m) => m.role !== "assistant")
+      .map((m) => (typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text));
+    expect(entered).to.deep.equal(["first", "second", "third", "fourth", "fifth"]);
+    expect(t.session.isIdle()).to.equal(true);
   });
 
   it("retries after a scripted 529 with backoff and reports the retry events", async () => {
