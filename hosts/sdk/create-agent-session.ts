@@ -81,6 +81,11 @@ export interface CreateAgentSessionOptions {
   hasUI?: boolean;
   /** Values for flags extensions registered. */
   flags?: Record<string, boolean | string>;
+  /**
+   * A run that has taken this many turns and wants another ends with an error instead (`--max-turns`); a
+   * positive integer.
+   */
+  maxTurns?: number;
   /** Diagnostics: extension errors, settings warnings, trust notices. Defaults to stderr. */
   warn?(message: string): void;
   /**
@@ -171,6 +176,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agentDir = options.agentDir ?? resolveAgentDir();
     this.mode = options.mode ?? "sdk";
     this.warn = options.warn ?? ((message) => process.stderr.write(`knightcode: ${message}\n`));
+    if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns > 0)) {
+      throw new TypeError(`createAgentSession: maxTurns must be a positive integer, not ${options.maxTurns}`);
+    }
   }
 
   /** The current session's log, read-only (modes show its tree and header). */
@@ -596,6 +604,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       projectTrusted: false,
       settings: globalSettings,
       flagValues: this.options.flags ?? {},
+      ...(this.options.maxTurns !== undefined ? { maxTurns: this.options.maxTurns } : {}),
       contextFiles: await discoverContextFiles({ cwd: this.cwd, agentDir: this.agentDir }),
       promptFiles: {},
       warn: this.warn,

@@ -21,7 +21,7 @@ import {
   type ThinkingLevel,
 } from "../../kernel/index.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
-import type { CacheWarmingSettings, RetrySettings } from "../settings/settings.js";
+import type { CacheWarmingSettings, DoomLoopSettings, RetrySettings } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { Admissions } from "./admissions.js";
 import { type AgentRunConfig, runAgent } from "./agent-run.js";
@@ -29,6 +29,7 @@ import { type BeforeAgentStartConfig, beforeAgentStart, type RunStart } from "./
 import { commitDrafts, type DraftTarget } from "./boundary-drafts.js";
 import { CacheWarmer } from "./cache-warming.js";
 import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
+import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
 import { recordSystemState } from "./system-state.js";
@@ -43,6 +44,10 @@ export interface AgentSessionDeps {
   session: SessionLog;
   retry: () => RetrySettings;
   cacheWarming?: () => CacheWarmingSettings;
+  /** Read at the start of each run; without it the guard is off. */
+  doomLoop?: () => DoomLoopSettings;
+  /** Turns after which a run that wants another ends with an error (`--max-turns`). */
+  maxTurns?: number;
   /** Fresh default system prompt options for a run (base text, active tools, context files). */
   systemPromptOptions: (activeTools: string[]) => SystemPromptOptions;
   /** Renders options; with `original` (before `before_agent_start`), edits of the tool and guideline lists show. */
@@ -77,6 +82,8 @@ export class AgentSession {
   private controller: AbortController | undefined;
   private busy = false;
   private starting: StartingRun | undefined;
+  /** Watches the run in progress for a repeating failure and the turn limit. */
+  private guard: LoopGuard | undefined;
   private readonly admissions = new Admissions();
   private idleWaiters: (() => void)[] = [];
   private lastSystemPrompt = "";
@@ -113,8 +120,12 @@ export class AgentSession {
       stream: (request) => deps.models.stream(request),
       beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
       runTools: (calls, signal) => tools.runBatch(calls, signal),
+      hasSteering: () => this.queues.hasSteering(),
+      hasFollowUps: () => this.queues.hasFollowUps(),
       takeSteering: () => this.queues.takeSteering(),
       takeFollowUps: () => this.queues.takeFollowUps(),
+      beforeNextTurn: (calls, outcomes, signal) =>
+        this.guard ? this.guard.beforeNextTurn(calls, outcomes, signal) : Promise.resolve(undefined),
       commit,
     };
     this.runConfig = {
@@ -407,6 +418,11 @@ export class AgentSession {
     this.warmer.runStarted();
     this.busy = true;
     this.starting = starting;
+    this.guard = new LoopGuard({
+      doomLoop: () => this.deps.doomLoop?.() ?? { enabled: false, threshold: 0 },
+      maxTurns: this.deps.maxTurns,
+      context: () => this.ctx(),
+    });
     this.controller = new AbortController();
     const signal = this.controller.signal;
     let aborted = false;
@@ -424,6 +440,7 @@ export class AgentSession {
       ));
     } finally {
       this.starting = undefined;
+      this.guard = undefined;
       this.controller = undefined;
       this.busy = false;
       await this.bus.emit("agent_settled", { aborted }, this.ctx());
