@@ -359,13 +359,16 @@ export interface CompactionEndEvent {
   errorMessage?: string;
 }
 export interface AutoRetryStartEvent {
+  /** The retry about to be made: 1 for the first. */
   attempt: number;
+  /** The most retries the settings allow (`retry.maxRetries`). */
   maxAttempts: number;
   delayMs: number;
   errorMessage: string;
 }
 export interface AutoRetryEndEvent {
   success: boolean;
+  /** The attempts that ran, the first request included: 2 after one retry. */
   attempt: number;
   finalError?: string;
 }

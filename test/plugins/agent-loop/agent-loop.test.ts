@@ -507,7 +507,7 @@ describe("agent loop", () => {
       errorMessage: "529 overloaded",
     });
     expect(t.eventsOfType("auto_retry_start")[0]!.delayMs).to.equal(10);
-    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 2 });
     const users = t
       .eventsOfType("message_start")
       .filter((e) => (e.message as { role: string }).role === "user");
@@ -524,7 +524,7 @@ describe("agent loop", () => {
     expect(t.eventsOfType("auto_retry_start").map((e) => e.attempt)).to.deep.equal([1, 2]);
     expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({
       success: false,
-      attempt: 2,
+      attempt: 3,
       finalError: "busy",
     });
     expect(t.eventsOfType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, true, false]);
