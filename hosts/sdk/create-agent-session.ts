@@ -86,7 +86,10 @@ export interface CreateAgentSessionOptions {
    * positive integer.
    */
   maxTurns?: number;
-  /** Diagnostics: extension errors, settings warnings, trust notices. Defaults to stderr. */
+  /**
+   * Diagnostics: extension errors, settings warnings, trust notices, lines of the session file that were skipped
+   * (file and line). Defaults to stderr.
+   */
   warn?(message: string): void;
   /**
    * Every `knightcode.log` entry of the session's extensions. Without it, warnings and errors go to `warn` with
@@ -583,6 +586,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   /** @internal Starts a kernel session over a session log. */
   async open(log: SessionManager, start: SessionStartEvent): Promise<void> {
+    // Torn or malformed lines the store skipped (and kept in the file): every mode hears of them.
+    for (const warning of log.warnings) this.warn(warning);
     const kernel = this.kernel;
     const settingsLoader = kernel.container.resolve(serviceTokens.settings);
     const overrides = this.options.settings ?? {};

@@ -95,7 +95,6 @@ interface FileState {
   fd: number | undefined;
   /** Bytes in the file as far as we know (we hold the lock, so only we change it). */
   size: number;
-  truncateTo: number | undefined;
   needsNewline: boolean;
   durability: SessionDurability;
   lock: SessionLock | undefined;
@@ -175,7 +174,6 @@ export class SessionManager implements ReadonlySessionManager {
         exists: true,
         fd: undefined,
         size: parsed.size,
-        truncateTo: parsed.truncateTo,
         needsNewline: parsed.needsNewline,
         durability: options.durability ?? "write",
         lock,
@@ -260,7 +258,6 @@ export class SessionManager implements ReadonlySessionManager {
       exists: false,
       fd: undefined,
       size: 0,
-      truncateTo: undefined,
       needsNewline: false,
       durability: options.durability,
       lock: undefined,
@@ -551,7 +548,7 @@ export class SessionManager implements ReadonlySessionManager {
     file.needsNewline = false;
   }
 
-  /** Opens the fd on the first write: creates a new file, or cuts a torn tail off an opened one. */
+  /** Opens the fd on the first write, creating the file when it is new. */
   private openForAppend(file: FileState): void {
     if (!file.exists) {
       const dir = dirname(file.path);
@@ -582,11 +579,6 @@ export class SessionManager implements ReadonlySessionManager {
     }
     try {
       file.fd = openSync(file.path, "a");
-      if (file.truncateTo !== undefined) {
-        ftruncateSync(file.fd, file.truncateTo);
-        file.size = file.truncateTo;
-        file.truncateTo = undefined;
-      }
     } catch (error) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_IO",
