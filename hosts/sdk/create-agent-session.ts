@@ -18,8 +18,8 @@ import {
   headlessUI,
   type Kernel,
   type ModelInfo,
+  type NewSessionOptions,
   type ReadonlySessionManager,
-  type ReplacedSessionContext,
   type SessionController,
   type SessionRuntime,
   type SessionStartEvent,
@@ -157,6 +157,12 @@ export function sessionInternals(handle: AgentSessionHandle): {
 }
 
 /** A running session and what a host needs to drive it. Survives session replacement (new, fork, switch). */
+/** The model and thinking level a replaced session hands to the next (`newSession({ preserveModel })`). */
+interface CarriedSelection {
+  model: ModelInfo | undefined;
+  thinkingLevel: ThinkingLevel;
+}
+
 export class AgentSessionHandle implements SessionReplacer, SessionController {
   readonly cwd: string;
   readonly agentDir: string;
@@ -453,13 +459,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   // ---- session replacement -------------------------------------------------------------------------
 
-  newSession(options: Parameters<SessionReplacer["newSession"]>[0] = {}): Promise<{ cancelled: boolean }> {
+  /**
+   * Replaces the session with a new one: in memory when this handle keeps its sessions in memory, else a new file.
+   * `setup` writes its first entries before it starts; `preserveModel` carries the model and thinking level over.
+   */
+  newSession(options: NewSessionOptions = {}): Promise<{ cancelled: boolean }> {
     return this.replace(
       { reason: "new" },
-      () => {
-        const log = this.store.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
-        return log;
-      },
+      () =>
+        this.options.session?.inMemory
+          ? this.store.inMemory(this.cwd)
+          : this.store.create({
+              cwd: this.cwd,
+              agentDir: this.agentDir,
+              ...this.sessionDir(),
+              ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+            }),
       options,
     );
   }
@@ -548,7 +563,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       position?: "before" | "at";
     },
     openLog: () => SessionManager,
-    options: { withSession?(ctx: ReplacedSessionContext): void | Promise<void>; setup?: unknown },
+    options: Pick<NewSessionOptions, "withSession" | "setup" | "preserveModel">,
   ): Promise<{ cancelled: boolean }> {
     const old = this.live();
     await this.agent.waitForIdle();
@@ -573,19 +588,37 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const sameFile = target.target !== undefined && previousSessionFile === resolve(target.target);
     if (sameFile) old.log.close();
     const log = openLog();
+    if (options.setup) {
+      try {
+        await options.setup(log);
+      } catch (error) {
+        if (log !== old.log) log.close();
+        throw error;
+      }
+    }
+    const carried = options.preserveModel
+      ? { model: this.agent.model, thinkingLevel: this.agent.thinkingLevel }
+      : undefined;
     await old.runtime.shutdown({
       reason: target.reason,
       ...(log.getSessionFile() ? { targetSessionFile: log.getSessionFile()! } : {}),
     });
     if (old.log !== log) old.log.close();
     this.current = undefined;
-    await this.open(log, { reason: target.reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
+    await this.open(
+      log,
+      { reason: target.reason, ...(previousSessionFile ? { previousSessionFile } : {}) },
+      carried,
+    );
     if (options.withSession) await options.withSession(this.runtime.commandContext());
     return { cancelled: false };
   }
 
-  /** @internal Starts a kernel session over a session log. */
-  async open(log: SessionManager, start: SessionStartEvent): Promise<void> {
+  /**
+   * @internal Starts a kernel session over a session log; `carried` is the model and thinking level a replaced
+   * session hands over (`newSession({ preserveModel })`).
+   */
+  async open(log: SessionManager, start: SessionStartEvent, carried?: CarriedSelection): Promise<void> {
     // Torn or malformed lines the store skipped (and kept in the file): every mode hears of them.
     for (const warning of log.warnings) this.warn(warning);
     const kernel = this.kernel;
@@ -682,7 +715,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.detach = undefined;
     this.syncListeners();
     try {
-      await this.applySelection();
+      await this.applySelection(carried);
     } catch (error) {
       // A session that cannot start leaves nothing behind: its extensions and registrations go with it.
       this.current = undefined;
@@ -729,21 +762,25 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return decision.trusted;
   }
 
-  /** Model, thinking level and active tools: explicit options, then the session's own record, then settings. */
-  private async applySelection(): Promise<void> {
+  /**
+   * Model, thinking level and active tools: what a replaced session carried over, then explicit options, then the
+   * session's own record, then settings.
+   */
+  private async applySelection(carried?: CarriedSelection): Promise<void> {
     const { log, config } = this.live();
     const agent = this.agent;
     const models = this.models;
     const restored = log.buildContext();
     const settings = config.settings;
-    let model: ModelInfo | undefined;
     const explicit = this.options.provider || this.options.model;
-    if (explicit) {
+    // The replaced session's model wins; setModel below records it in the new session.
+    let model = carried?.model ? models.find(carried.model.provider, carried.model.id) : undefined;
+    if (!model && explicit) {
       model = models.resolveModel({
         ...(this.options.provider ? { provider: this.options.provider } : {}),
         ...(this.options.model ? { model: this.options.model } : {}),
       });
-    } else if (restored.model) {
+    } else if (!model && restored.model) {
       model = models.find(restored.model.provider, restored.model.modelId);
     }
     if (!model) {
@@ -763,6 +800,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       else await agent.setModel(undefined, model, "restore");
     }
     const thinking =
+      carried?.thinkingLevel ??
       this.options.thinkingLevel ??
       restored.thinkingLevel ??
       (settings.get("defaultThinkingLevel") as ThinkingLevel | undefined);

@@ -67,6 +67,8 @@ export interface SessionLocation {
 export interface CreateSessionOptions extends SessionLocation {
   cwd: string;
   durability?: SessionDurability;
+  /** Written into the header (`parentSession`): the session this one continues. */
+  parentSession?: string;
 }
 
 export interface OpenSessionOptions {
@@ -128,6 +130,7 @@ export class SessionManager implements ReadonlySessionManager {
     const root = resolveSessionRoot(options);
     return SessionManager.newFileSession(root, cwdSessionDir(root, options.cwd), options.cwd, {
       durability: options.durability ?? "write",
+      ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
     });
   }
 
