@@ -1,6 +1,6 @@
 /** The agent loop against the scripted provider: event order and shapes (json.md), tools, queues, retries. */
 
-import type { ExtensionAPI, SessionEvent, ToolDefinition } from "@knightcodeai/cli";
+import type { ExtensionAPI, SessionEvent, SystemPromptOptions, ToolDefinition } from "@knightcodeai/cli";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
@@ -659,6 +659,30 @@ describe("agent loop", () => {
     await t.prompt("hello");
     const final = t.eventsOfType("message_end").at(-1)!.message as { stopReason: string };
     expect(final.stopReason).to.equal("stop");
+  });
+
+  it("shows before_agent_start the options in the peer's shape too, and edits of them reach the provider", async () => {
+    let options: SystemPromptOptions | undefined;
+    const t = await open({
+      script: [{ text: "ok", expect: { systemPromptContains: "Always cite the file." } }],
+      extensions: [
+        (kc) => {
+          kc.on("before_agent_start", (event) => {
+            options = structuredClone(event.systemPromptOptions);
+            // What an extension written for the peer does: it knows appendSystemPrompt, not sections.
+            event.systemPromptOptions.appendSystemPrompt = "Always cite the file.";
+          });
+        },
+      ],
+    });
+    await t.prompt("hi");
+    expect(t.lastAssistantText()).to.equal("ok");
+    expect(options!.cwd).to.equal(t.cwd);
+    expect(options!.selectedTools).to.deep.equal(options!.tools).and.include("read");
+    expect(options!.toolSnippets).to.have.property("read").that.is.a("string");
+    expect(options!.promptGuidelines).to.be.an("array");
+    expect(options!.contextFiles).to.be.an("array");
+    expect(options!.skills).to.deep.equal([]);
   });
 
   it("adds a before_agent_start message to the run and can force the system prompt", async () => {
