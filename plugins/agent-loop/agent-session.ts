@@ -269,6 +269,8 @@ export class AgentSession {
         "A run is in progress: send the message as a steering or follow-up message, or wait until it finishes.",
       );
     }
+    // Refused, not accepted, without a model: the caller hears why.
+    this.requireModel();
     const run = this.startRun({ kind: "user", message });
     accepted();
     return { run };
