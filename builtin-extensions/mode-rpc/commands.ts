@@ -32,24 +32,17 @@ function command(properties: TProperties, run: Command["run"]): Command {
 }
 
 /**
- * Starts a prompt and resolves once it is accepted: the run started, the message was queued, or (for a command or
- * handled input) it finished. A failure before that (no model, busy) rejects.
+ * Starts a prompt and resolves once the session has taken it (`onAccepted`: the run started or was joined, the
+ * message was queued, or a command or handled input took it). A refusal before that (no model, busy) rejects.
  */
-async function accept(session: SessionController, start: () => Promise<void>): Promise<void> {
-  let accepted: () => void = () => {};
-  const started = new Promise<void>((resolve) => {
-    accepted = resolve;
+async function accept(start: (onAccepted: () => void) => Promise<void>): Promise<void> {
+  let onAccepted: () => void = () => {};
+  const accepted = new Promise<void>((resolve) => {
+    onAccepted = resolve;
   });
-  const unsubscribe = session.subscribe((event) => {
-    if (event.type === "agent_start" || event.type === "queue_update") accepted();
-  });
-  const run = start();
+  const run = start(onAccepted);
   run.catch(() => {});
-  try {
-    await Promise.race([started, run]);
-  } finally {
-    unsubscribe();
-  }
+  await Promise.race([accepted, run]);
 }
 
 const messagesOf = (session: SessionController): AgentMessage[] =>
@@ -63,10 +56,11 @@ export const commands: Record<string, Command> = {
       streamingBehavior: Type.Optional(Type.Union([Type.Literal("steer"), Type.Literal("followUp")])),
     },
     async (m, { ctx }) => {
-      await accept(ctx.session, () =>
+      await accept((onAccepted) =>
         ctx.session.prompt(m.message, {
           ...(m.images ? { images: m.images } : {}),
           ...(m.streamingBehavior ? { streamingBehavior: m.streamingBehavior } : {}),
+          onAccepted,
         }),
       );
     },

@@ -20,6 +20,8 @@ export interface CliArgs {
   resume: boolean;
   noSession: boolean;
   sessionDir?: string;
+  /** `--max-turns`, checked when the session options are built. */
+  maxTurns?: string;
   approve?: boolean;
   listModels?: string | true;
   listExtensions: boolean;
@@ -52,6 +54,7 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--tools": "tools",
   "--session": "session",
   "--session-dir": "sessionDir",
+  "--max-turns": "maxTurns",
 };
 
 const SWITCHES: Record<string, (a: CliArgs) => void> = {

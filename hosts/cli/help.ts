@@ -38,6 +38,7 @@ const OPTIONS: [string, string][] = [
   ["-c, --continue", "Continue the most recent session of this folder"],
   ["--no-session", "Keep the session in memory only"],
   ["--session-dir <dir>", "Where session files go"],
+  ["--max-turns <n>", "Print and JSON runs: stop with an error after n turns"],
   ["--approve, --no-approve", "Trust, or do not trust, this project's own resources"],
   ["--list-models [search]", "List available models"],
   ["--list-extensions", "List loaded extensions and the flags they add"],

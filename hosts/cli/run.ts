@@ -111,6 +111,7 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
       ...(args.sessionDir ? { sessionDir: args.sessionDir } : {}),
     },
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
+    ...(args.maxTurns !== undefined ? { maxTurns: maxTurns(args.maxTurns, mode) } : {}),
     flags: provisionalFlagValues(args),
     warn: (message) => process.stderr.write(`knightcode: ${message}\n`),
   };
@@ -202,6 +203,18 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** `--max-turns N`: a positive integer, for the modes that run prompts on their own (print, JSON). */
+function maxTurns(value: string, mode: string): number {
+  if (mode !== "print" && mode !== "json") {
+    throw new UsageError({ error: `--max-turns applies to print and JSON runs, not to the ${mode} mode` });
+  }
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError({ error: `--max-turns needs a positive whole number of turns, not "${value}"` });
+  }
+  return n;
 }
 
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {

@@ -18,8 +18,8 @@ import {
   headlessUI,
   type Kernel,
   type ModelInfo,
+  type NewSessionOptions,
   type ReadonlySessionManager,
-  type ReplacedSessionContext,
   type SessionController,
   type SessionRuntime,
   type SessionStartEvent,
@@ -81,7 +81,15 @@ export interface CreateAgentSessionOptions {
   hasUI?: boolean;
   /** Values for flags extensions registered. */
   flags?: Record<string, boolean | string>;
-  /** Diagnostics: extension errors, settings warnings, trust notices. Defaults to stderr. */
+  /**
+   * A run that has taken this many turns and wants another ends with an error instead (`--max-turns`); a
+   * positive integer.
+   */
+  maxTurns?: number;
+  /**
+   * Diagnostics: extension errors, settings warnings, trust notices, lines of the session file that were skipped
+   * (file and line). Defaults to stderr.
+   */
   warn?(message: string): void;
   /**
    * Every `knightcode.log` entry of the session's extensions. Without it, warnings and errors go to `warn` with
@@ -149,6 +157,12 @@ export function sessionInternals(handle: AgentSessionHandle): {
 }
 
 /** A running session and what a host needs to drive it. Survives session replacement (new, fork, switch). */
+/** The model and thinking level a replaced session hands to the next (`newSession({ preserveModel })`). */
+interface CarriedSelection {
+  model: ModelInfo | undefined;
+  thinkingLevel: ThinkingLevel;
+}
+
 export class AgentSessionHandle implements SessionReplacer, SessionController {
   readonly cwd: string;
   readonly agentDir: string;
@@ -171,6 +185,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agentDir = options.agentDir ?? resolveAgentDir();
     this.mode = options.mode ?? "sdk";
     this.warn = options.warn ?? ((message) => process.stderr.write(`knightcode: ${message}\n`));
+    if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns > 0)) {
+      throw new TypeError(`createAgentSession: maxTurns must be a positive integer, not ${options.maxTurns}`);
+    }
   }
 
   /** The current session's log, read-only (modes show its tree and header). */
@@ -442,13 +459,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   // ---- session replacement -------------------------------------------------------------------------
 
-  newSession(options: Parameters<SessionReplacer["newSession"]>[0] = {}): Promise<{ cancelled: boolean }> {
+  /**
+   * Replaces the session with a new one: in memory when this handle keeps its sessions in memory, else a new file.
+   * `setup` writes its first entries before it starts; `preserveModel` carries the model and thinking level over.
+   */
+  newSession(options: NewSessionOptions = {}): Promise<{ cancelled: boolean }> {
     return this.replace(
       { reason: "new" },
-      () => {
-        const log = this.store.create({ cwd: this.cwd, agentDir: this.agentDir, ...this.sessionDir() });
-        return log;
-      },
+      () =>
+        this.options.session?.inMemory
+          ? this.store.inMemory(this.cwd)
+          : this.store.create({
+              cwd: this.cwd,
+              agentDir: this.agentDir,
+              ...this.sessionDir(),
+              ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+            }),
       options,
     );
   }
@@ -537,7 +563,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       position?: "before" | "at";
     },
     openLog: () => SessionManager,
-    options: { withSession?(ctx: ReplacedSessionContext): void | Promise<void>; setup?: unknown },
+    options: Pick<NewSessionOptions, "withSession" | "setup" | "preserveModel">,
   ): Promise<{ cancelled: boolean }> {
     const old = this.live();
     await this.agent.waitForIdle();
@@ -562,19 +588,39 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const sameFile = target.target !== undefined && previousSessionFile === resolve(target.target);
     if (sameFile) old.log.close();
     const log = openLog();
+    if (options.setup) {
+      try {
+        await options.setup(log);
+      } catch (error) {
+        if (log !== old.log) log.close();
+        throw error;
+      }
+    }
+    const carried = options.preserveModel
+      ? { model: this.agent.model, thinkingLevel: this.agent.thinkingLevel }
+      : undefined;
     await old.runtime.shutdown({
       reason: target.reason,
       ...(log.getSessionFile() ? { targetSessionFile: log.getSessionFile()! } : {}),
     });
     if (old.log !== log) old.log.close();
     this.current = undefined;
-    await this.open(log, { reason: target.reason, ...(previousSessionFile ? { previousSessionFile } : {}) });
+    await this.open(
+      log,
+      { reason: target.reason, ...(previousSessionFile ? { previousSessionFile } : {}) },
+      carried,
+    );
     if (options.withSession) await options.withSession(this.runtime.commandContext());
     return { cancelled: false };
   }
 
-  /** @internal Starts a kernel session over a session log. */
-  async open(log: SessionManager, start: SessionStartEvent): Promise<void> {
+  /**
+   * @internal Starts a kernel session over a session log; `carried` is the model and thinking level a replaced
+   * session hands over (`newSession({ preserveModel })`).
+   */
+  async open(log: SessionManager, start: SessionStartEvent, carried?: CarriedSelection): Promise<void> {
+    // Torn or malformed lines the store skipped (and kept in the file): every mode hears of them.
+    for (const warning of log.warnings) this.warn(warning);
     const kernel = this.kernel;
     const settingsLoader = kernel.container.resolve(serviceTokens.settings);
     const overrides = this.options.settings ?? {};
@@ -596,6 +642,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       projectTrusted: false,
       settings: globalSettings,
       flagValues: this.options.flags ?? {},
+      ...(this.options.maxTurns !== undefined ? { maxTurns: this.options.maxTurns } : {}),
       contextFiles: await discoverContextFiles({ cwd: this.cwd, agentDir: this.agentDir }),
       promptFiles: {},
       warn: this.warn,
@@ -670,7 +717,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.detach = undefined;
     this.syncListeners();
     try {
-      await this.applySelection();
+      await this.applySelection(carried);
     } catch (error) {
       // A session that cannot start leaves nothing behind: its extensions and registrations go with it.
       this.current = undefined;
@@ -717,21 +764,25 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return decision.trusted;
   }
 
-  /** Model, thinking level and active tools: explicit options, then the session's own record, then settings. */
-  private async applySelection(): Promise<void> {
+  /**
+   * Model, thinking level and active tools: what a replaced session carried over, then explicit options, then the
+   * session's own record, then settings.
+   */
+  private async applySelection(carried?: CarriedSelection): Promise<void> {
     const { log, config } = this.live();
     const agent = this.agent;
     const models = this.models;
     const restored = log.buildContext();
     const settings = config.settings;
-    let model: ModelInfo | undefined;
     const explicit = this.options.provider || this.options.model;
-    if (explicit) {
+    // The replaced session's model wins; setModel below records it in the new session.
+    let model = carried?.model ? models.find(carried.model.provider, carried.model.id) : undefined;
+    if (!model && explicit) {
       model = models.resolveModel({
         ...(this.options.provider ? { provider: this.options.provider } : {}),
         ...(this.options.model ? { model: this.options.model } : {}),
       });
-    } else if (restored.model) {
+    } else if (!model && restored.model) {
       model = models.find(restored.model.provider, restored.model.modelId);
     }
     if (!model) {
@@ -751,6 +802,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       else await agent.setModel(undefined, model, "restore");
     }
     const thinking =
+      carried?.thinkingLevel ??
       this.options.thinkingLevel ??
       restored.thinkingLevel ??
       (settings.get("defaultThinkingLevel") as ThinkingLevel | undefined);

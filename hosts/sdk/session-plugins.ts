@@ -51,6 +51,8 @@ export interface SessionConfig {
   contextFiles: ContextFile[];
   /** SYSTEM.md and APPEND_SYSTEM.md (the project's only when it is trusted). */
   promptFiles: { customPrompt?: string; appendPrompt?: string };
+  /** Turns after which a run that wants another ends with an error (`--max-turns`). */
+  maxTurns?: number;
   /** Diagnostics for the host to show (stderr in print mode). */
   warn(message: string): void;
   shutdown(): void;
@@ -155,6 +157,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           session: log,
           retry: () => config.settings.get("retry"),
           cacheWarming: () => config.settings.get("cacheWarming"),
+          doomLoop: () => config.settings.get("doomLoop"),
+          ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
           systemPromptOptions: (active) =>
             defaultSystemPromptOptions({
               cwd: config.cwd,

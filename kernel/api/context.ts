@@ -5,6 +5,8 @@ import type {
   AgentMessage,
   AssistantMessage,
   AssistantMessageEvent,
+  ImageContent,
+  TextContent,
   ThinkingLevel,
   Usage,
 } from "./messages.js";
@@ -151,10 +153,32 @@ export interface SendUserMessageOptions {
 }
 
 export interface NewSessionOptions {
+  /** Recorded as the new session's `parentSession` (for example the file it continues). */
   parentSession?: string;
+  /** Keep the outgoing session's model and thinking level instead of the host's defaults. */
   preserveModel?: boolean;
-  setup?(session: { appendEntry(entry: SessionEntry): void }): void | Promise<void>;
+  /**
+   * Writes the new session's first entries before its extensions start, so their `session_start` sees them. A
+   * setup that throws cancels the replacement (the rejection reaches the caller) and the current session stays.
+   */
+  setup?(session: NewSessionLog): void | Promise<void>;
   withSession?(ctx: ReplacedSessionContext): void | Promise<void>;
+}
+
+/** The new session's log as `newSession({ setup })` gets it. */
+export interface NewSessionLog extends ReadonlySessionManager {
+  appendMessage(message: AgentMessage): SessionEntry;
+  appendCustomEntry(customType: string, data?: unknown): SessionEntry;
+  appendCustomMessageEntry(
+    customType: string,
+    content: string | (TextContent | ImageContent)[],
+    display: boolean,
+    details?: unknown,
+  ): SessionEntry;
+  appendModelChange(provider: string, modelId: string): SessionEntry;
+  appendThinkingLevelChange(level: ThinkingLevel): SessionEntry;
+  appendSessionInfo(name?: string): SessionEntry;
+  appendLabel(targetId: string, label?: string): SessionEntry;
 }
 
 /** The fresh context handed to `withSession` after a session replacement. */

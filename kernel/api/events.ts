@@ -142,6 +142,31 @@ export interface SystemPromptOptions {
   /** Names of the tools the prompt describes. */
   tools: string[];
   guidelines: string[];
+  // The peer's fields (pi's `BuildSystemPromptOptions`). Each edit of one is carried into the sections, unless the
+  // KnightCode field or section it mirrors was edited too, which then wins.
+  /** The working folder the prompt describes. */
+  cwd: string;
+  /** SYSTEM.md's text, when there is one (it is the `base` section). */
+  customPrompt?: string;
+  /** The peer's name for `tools`: the same array. */
+  selectedTools: string[];
+  /** The one-line prompt snippet of each listed tool that has one, by tool name (the `tools` section). */
+  toolSnippets: Record<string, string>;
+  /** The guidelines the listed tools bring; `guidelines` holds them and the general ones. */
+  promptGuidelines: string[];
+  /** APPEND_SYSTEM.md's text, when there is one (the `append` section). */
+  appendSystemPrompt?: string;
+  /** The context files (AGENTS.md, CLAUDE.md) the `context` section shows. */
+  contextFiles: { path: string; content: string }[];
+  /** Skills the prompt lists: always empty until skills land. */
+  skills: PromptSkill[];
+}
+
+/** A skill as the system prompt lists it (reserved: skills are not available yet). */
+export interface PromptSkill {
+  name: string;
+  description: string;
+  filePath: string;
 }
 export interface BeforeAgentStartEvent {
   messageType: "user" | "custom";
@@ -359,13 +384,16 @@ export interface CompactionEndEvent {
   errorMessage?: string;
 }
 export interface AutoRetryStartEvent {
+  /** The retry about to be made: 1 for the first. */
   attempt: number;
+  /** The most retries the settings allow (`retry.maxRetries`). */
   maxAttempts: number;
   delayMs: number;
   errorMessage: string;
 }
 export interface AutoRetryEndEvent {
   success: boolean;
+  /** The attempts that ran, the first request included: 2 after one retry. */
   attempt: number;
   finalError?: string;
 }

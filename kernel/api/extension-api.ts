@@ -39,7 +39,23 @@ export interface CommandInfo {
   name: string;
   description?: string;
   source: "extension" | "prompt" | "skill" | "builtin";
+  /** The owner id of the extension that registered it (`builtin:<name>`, `user:<path>`, ...). */
   owner?: string;
+  /** Where it was registered from, in the peer's shape. */
+  sourceInfo?: SourceInfo;
+}
+
+/** Where a registration comes from (the peer's `SourceInfo`). */
+export interface SourceInfo {
+  /** The extension's file, or its owner id when it has none (`builtin:<name>`, `sdk:<name>`). */
+  path: string;
+  /** `builtin`, `sdk`, or `local` for an extension loaded from a file. */
+  source: string;
+  /** `user` and `project` for the personal and project folders, `temporary` for the rest. */
+  scope: "user" | "project" | "temporary";
+  origin: "package" | "top-level";
+  /** The folder of the extension's file. */
+  baseDir?: string;
 }
 
 export interface ShortcutDefinition {

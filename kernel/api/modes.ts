@@ -18,6 +18,12 @@ export interface SessionStreamEvent {
 export interface PromptOptions {
   images?: ImageContent[];
   streamingBehavior?: "steer" | "followUp";
+  /**
+   * Called once the prompt is taken, before it settles: its run started, it joined the run that was starting, it
+   * was queued, or a command or `input` handler took it. A prompt refused before that (busy, no model) rejects
+   * without this call. RPC answers `prompt` at this moment.
+   */
+  onAccepted?: () => void;
 }
 
 /** What a host can do with the running session. Survives session replacement (new, fork, switch). */

@@ -1,7 +1,9 @@
 /**
  * A session-level run around the turn loop. Each low-level run ends with `agent_end`; a failed one that the retry
  * policy allows is repeated after its delay (`willRetry: true`, `auto_retry_start`, and `auto_retry_end` once a
- * run succeeds, fails for good or is aborted). A finished run meets the `agent_before_settle` boundary, which may
+ * run succeeds, fails for good or is aborted). `auto_retry_start` numbers the retry (1 for the first);
+ * `auto_retry_end` counts the attempts that ran, the first request included, so one retry that succeeds reports
+ * `attempt: 2` as json.md's example does. A finished run meets the `agent_before_settle` boundary, which may
  * commit entries and ask for one more run. `agent_settled` is the caller's, since only it knows when the session
  * is idle again.
  */
@@ -33,10 +35,10 @@ export async function runAgent(
   const { bus, context } = config;
   let continuations = 0;
   let retries = 0;
-  const retryEnd = (success: boolean, finalError?: string) =>
+  const retryEnd = (success: boolean, attempts: number, finalError?: string) =>
     bus.emit(
       "auto_retry_end",
-      { success, attempt: retries, ...(success ? {} : { finalError: finalError ?? "error" }) },
+      { success, attempt: attempts, ...(success ? {} : { finalError: finalError ?? "error" }) },
       context(),
     );
   let next = input;
@@ -47,20 +49,21 @@ export async function runAgent(
     const retry = failure && !signal.aborted ? planRetry(config.retry(), failure, retries) : undefined;
     await bus.emit("agent_end", { messages: outcome.messages, willRetry: retry !== undefined }, context());
     if (outcome.kind === "aborted" || signal.aborted) {
-      if (retries > 0) await retryEnd(false, "aborted");
+      if (retries > 0) await retryEnd(false, retries + 1, "aborted");
       return { aborted: true };
     }
     if (retry) {
       retries = retry.attempt;
       await bus.emit("auto_retry_start", { ...retry }, context());
       if (!(await waitUnlessAborted(retry.delayMs, signal))) {
-        await retryEnd(false, "aborted");
+        // The retry that was waiting never ran.
+        await retryEnd(false, retries, "aborted");
         return { aborted: true };
       }
       continue;
     }
     if (retries > 0) {
-      await retryEnd(!failure, failure?.errorMessage);
+      await retryEnd(!failure, retries + 1, failure?.errorMessage);
       retries = 0;
     }
     if (outcome.kind === "error" || outcome.kind === "end") return { aborted: false };

@@ -1,9 +1,10 @@
 /**
  * The agent of one session: what hosts (the SDK handle, `ctx`) and the ExtensionAPI (`core.agent`) call. A prompt
- * or message either starts a run or joins the one in progress through the queues. A run is `before_agent_start`,
- * then the turn loop wrapped in retries and the settle boundary (`agent-run.ts`, `turn-loop.ts`), then
- * `agent_settled`; the session only tracks that a run is in progress and wires the collaborators to the session's
- * services. Events follow json.md and extensions.md in order and shape.
+ * or message either starts a run, joins the run that is starting, or enters the one in progress through the
+ * queues. A run is `before_agent_start`, then the turn loop wrapped in retries and the settle boundary
+ * (`agent-run.ts`, `turn-loop.ts`), then `agent_settled`; the session only tracks whether a run is starting or in
+ * progress and wires the collaborators to the session's services. Events follow json.md and extensions.md in order
+ * and shape.
  */
 import {
   type AgentMessage,
@@ -20,13 +21,15 @@ import {
   type ThinkingLevel,
 } from "../../kernel/index.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
-import type { CacheWarmingSettings, RetrySettings } from "../settings/settings.js";
+import type { CacheWarmingSettings, DoomLoopSettings, RetrySettings } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
+import { Admissions } from "./admissions.js";
 import { type AgentRunConfig, runAgent } from "./agent-run.js";
 import { type BeforeAgentStartConfig, beforeAgentStart, type RunStart } from "./before-agent-start.js";
 import { commitDrafts, type DraftTarget } from "./boundary-drafts.js";
 import { CacheWarmer } from "./cache-warming.js";
 import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
+import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
 import { recordSystemState } from "./system-state.js";
@@ -41,12 +44,31 @@ export interface AgentSessionDeps {
   session: SessionLog;
   retry: () => RetrySettings;
   cacheWarming?: () => CacheWarmingSettings;
+  /** Read at the start of each run; without it the guard is off. */
+  doomLoop?: () => DoomLoopSettings;
+  /** Turns after which a run that wants another ends with an error (`--max-turns`). */
+  maxTurns?: number;
   /** Fresh default system prompt options for a run (base text, active tools, context files). */
   systemPromptOptions: (activeTools: string[]) => SystemPromptOptions;
   /** Renders options; with `original` (before `before_agent_start`), edits of the tool and guideline lists show. */
   renderSystemPrompt: (options: SystemPromptOptions, original?: SystemPromptOptions) => string;
   /** Runs `/name args` when a command of that name exists; returns false otherwise. */
   runCommand?: (name: string, args: string) => Promise<boolean>;
+}
+
+/** Options of `prompt()`; `onAccepted` hears once that the input was taken (see `prompt()`). */
+export interface AgentPromptOptions {
+  images?: ImageContent[];
+  source?: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
+  streamingBehavior?: "steer" | "followUp";
+  onAccepted?: () => void;
+}
+
+/** A run between its start and the moment it takes its input: messages sent meanwhile join it. */
+interface StartingRun {
+  joined: AgentMessage[];
+  /** The run, settled when it is. */
+  done: Promise<void>;
 }
 
 export class AgentSession {
@@ -59,6 +81,10 @@ export class AgentSession {
   private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
   private busy = false;
+  private starting: StartingRun | undefined;
+  /** Watches the run in progress for a repeating failure and the turn limit. */
+  private guard: LoopGuard | undefined;
+  private readonly admissions = new Admissions();
   private idleWaiters: (() => void)[] = [];
   private lastSystemPrompt = "";
 
@@ -94,8 +120,12 @@ export class AgentSession {
       stream: (request) => deps.models.stream(request),
       beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
       runTools: (calls, signal) => tools.runBatch(calls, signal),
+      hasSteering: () => this.queues.hasSteering(),
+      hasFollowUps: () => this.queues.hasFollowUps(),
       takeSteering: () => this.queues.takeSteering(),
       takeFollowUps: () => this.queues.takeFollowUps(),
+      beforeNextTurn: (calls, outcomes, signal) =>
+        this.guard ? this.guard.beforeNextTurn(calls, outcomes, signal) : Promise.resolve(undefined),
       commit,
     };
     this.runConfig = {
@@ -135,8 +165,9 @@ export class AgentSession {
     return this.controller?.signal;
   }
 
+  /** False from the moment a prompt arrives until its run settles (a run that is starting counts as busy). */
   isIdle(): boolean {
-    return !this.busy;
+    return !this.busy && !this.admissions.busy;
   }
 
   hasPendingMessages(): boolean {
@@ -147,10 +178,14 @@ export class AgentSession {
     return this.lastSystemPrompt;
   }
 
-  /** Resolves when the session has no run in progress. */
+  /** Resolves when the session has no run in progress and no prompt on its way in. */
   waitForIdle(): Promise<void> {
-    if (!this.busy) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private releaseIfIdle(): void {
+    if (this.isIdle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** Stops pending cache refreshes (the session is going away). */
@@ -161,27 +196,39 @@ export class AgentSession {
   // ---- prompting -----------------------------------------------------------------------------------
 
   /**
-   * Submits input. `/name args` runs a registered command instead of reaching the model. While a run is in
-   * progress the input must say how to enter it (`steer` or `followUp`). Resolves when the run settles (or once
-   * the input is queued or handled).
+   * Submits input. `/name args` runs a registered command instead of reaching the model. Other input passes the
+   * `input` handlers in the order prompts arrived, then starts a run, or joins the run that is starting (or enters
+   * the queue `streamingBehavior` names). While a run is past its start the input must say how to enter it (`steer`
+   * or `followUp`). `onAccepted` is called once the input is taken: the run started or was joined, the message was
+   * queued, or a command or handler took it; a prompt refused before that rejects without it. Resolves when the
+   * run settles (or once the input is queued or handled).
    */
-  async prompt(
-    text: string,
-    options: {
-      images?: ImageContent[];
-      source?: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
-      streamingBehavior?: "steer" | "followUp";
-    } = {},
-  ): Promise<void> {
+  async prompt(text: string, options: AgentPromptOptions = {}): Promise<void> {
+    const accepted = options.onAccepted ?? (() => {});
     const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
     if (
       command &&
       this.deps.runCommand &&
       (await this.deps.runCommand(command[1]!, command[2]?.trim() ?? ""))
-    )
+    ) {
+      accepted();
       return;
+    }
     this.deps.runtime.assertCanPrompt("prompt");
+    try {
+      const decided = await this.admissions.admit(() => this.admit(text, options, accepted));
+      await decided?.run;
+    } finally {
+      this.releaseIfIdle();
+    }
+  }
 
+  /** Runs the input handlers and decides where the prompt goes; the run, when it joined or started one. */
+  private async admit(
+    text: string,
+    options: AgentPromptOptions,
+    accepted: () => void,
+  ): Promise<{ run: Promise<void> } | undefined> {
     const input = await this.bus.transform(
       "input",
       { text, ...(options.images ? { images: options.images } : {}) } as {
@@ -201,17 +248,32 @@ export class AgentSession {
         stop: (r) => r.action === "handled",
       },
     );
-    if (input.handled) return;
+    if (input.handled) {
+      accepted();
+      return undefined;
+    }
     const message = promptMessage(input.text, input.images);
-
+    if (options.streamingBehavior && this.busy) {
+      this.queues.enqueue(queueOf(options.streamingBehavior), message);
+      accepted();
+      return undefined;
+    }
+    if (this.starting) {
+      this.starting.joined.push(message);
+      accepted();
+      return { run: this.starting.done };
+    }
     if (this.busy) {
-      if (options.streamingBehavior) return this.queues.enqueue(queueOf(options.streamingBehavior), message);
       throw new KernelError(
         "KC_ERR_BUSY",
         "A run is in progress: send the message as a steering or follow-up message, or wait until it finishes.",
       );
     }
-    return this.run({ kind: "user", message });
+    // Refused, not accepted, without a model: the caller hears why.
+    this.requireModel();
+    const run = this.startRun({ kind: "user", message });
+    accepted();
+    return { run };
   }
 
   steer(text: string, images?: ImageContent[]): void {
@@ -245,6 +307,10 @@ export class AgentSession {
     options: { deliverAs?: "steer" | "followUp" } = {},
   ): void {
     const message = userMessage(content);
+    if (this.starting && !options.deliverAs) {
+      this.starting.joined.push(message);
+      return;
+    }
     if (this.busy) {
       if (!options.deliverAs) {
         throw new KernelError(
@@ -256,7 +322,9 @@ export class AgentSession {
       return;
     }
     this.deps.runtime.assertCanPrompt("prompt");
-    void this.run({ kind: "user", message }).catch((error: unknown) => this.report("sendUserMessage", error));
+    void this.startRun({ kind: "user", message }).catch((error: unknown) =>
+      this.report("sendUserMessage", error),
+    );
   }
 
   sendMessage(
@@ -275,13 +343,19 @@ export class AgentSession {
       this.queues.deferToNextTurn(message);
       return;
     }
+    if (this.starting && !options.deliverAs) {
+      this.starting.joined.push(message);
+      return;
+    }
     if (this.busy) {
       this.queues.enqueue(options.deliverAs === "followUp" ? "followUp" : "steering", message);
       return;
     }
     if (options.triggerTurn) {
       this.deps.runtime.assertCanPrompt("prompt");
-      void this.run({ kind: "custom", message }).catch((error: unknown) => this.report("sendMessage", error));
+      void this.startRun({ kind: "custom", message }).catch((error: unknown) =>
+        this.report("sendMessage", error),
+      );
       return;
     }
     void this.transcript.add(message).catch((error: unknown) => this.report("sendMessage", error));
@@ -334,10 +408,23 @@ export class AgentSession {
 
   // ---- the run -------------------------------------------------------------------------------------
 
-  private async run(start: RunStart): Promise<void> {
+  /** Starts a run; from here until it takes its input, messages sent without a queue join it. */
+  private startRun(start: RunStart): Promise<void> {
+    const starting: StartingRun = { joined: [], done: Promise.resolve() };
+    starting.done = this.run(start, starting);
+    return starting.done;
+  }
+
+  private async run(start: RunStart, starting: StartingRun): Promise<void> {
     this.requireModel();
     this.warmer.runStarted();
     this.busy = true;
+    this.starting = starting;
+    this.guard = new LoopGuard({
+      doomLoop: () => this.deps.doomLoop?.() ?? { enabled: false, threshold: 0 },
+      maxTurns: this.deps.maxTurns,
+      context: () => this.ctx(),
+    });
     this.controller = new AbortController();
     const signal = this.controller.signal;
     let aborted = false;
@@ -346,16 +433,20 @@ export class AgentSession {
       const deferred: AgentMessage[] = this.queues.takeNextTurn();
       const prepared = await beforeAgentStart(start, this.startConfig);
       this.lastSystemPrompt = prepared.systemPrompt;
+      await this.admissions.drained();
+      this.starting = undefined;
       ({ aborted } = await runAgent(
-        [...deferred, start.message, ...prepared.messages],
+        [...deferred, start.message, ...prepared.messages, ...starting.joined],
         this.runConfig,
         signal,
       ));
     } finally {
+      this.starting = undefined;
+      this.guard = undefined;
       this.controller = undefined;
       this.busy = false;
       await this.bus.emit("agent_settled", { aborted }, this.ctx());
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      this.releaseIfIdle();
       if (!aborted) this.warmer.idle();
     }
   }

@@ -58,6 +58,14 @@ export class MessageQueues {
     return taken;
   }
 
+  hasSteering(): boolean {
+    return this.steering.length > 0;
+  }
+
+  hasFollowUps(): boolean {
+    return this.followUps.length > 0;
+  }
+
   hasPending(): boolean {
     return this.steering.length + this.followUps.length > 0;
   }

@@ -3,8 +3,11 @@
  * request is built from the active branch (`context` and `context_with_system` handlers may rewrite it), the
  * assistant's answer streams in, its tool calls run, and the `turn_end` boundary commits entries and may end the
  * run. Another turn follows for steering messages, for tool results (unless every result terminates) and for a
- * boundary's `continue`; follow-ups come last. The loop keeps no state of its own: it reads and writes the session
- * only through its config, so a caller can wrap it (retries, compaction) or drive it from another host.
+ * boundary's `continue`; follow-ups come last. Before another turn, the caller's `beforeNextTurn` may end the run
+ * with an error (a tool call failing the same way again and again, a turn limit): the error is recorded as a failed
+ * assistant message, so every host shows it where provider errors show. The loop keeps no state of its own: it
+ * reads and writes the session only through its config, so a caller can wrap it (retries, compaction) or drive it
+ * from another host.
  */
 import type {
   AgentMessage,
@@ -21,6 +24,7 @@ import type {
   ToolDeclaration,
   ToolResultMessage,
 } from "../../kernel/index.js";
+import { emptyUsage } from "../kit/usage.js";
 import type { ModelRequest } from "../model-registry/model-service.js";
 import { toLlmMessages } from "./convert.js";
 import type { ToolOutcome } from "./tool-runner.js";
@@ -39,8 +43,19 @@ export interface TurnLoopConfig {
   /** Sees the system prompt and tool set of each request before it goes out (the transcript records them). */
   beforeRequest?(systemPrompt: string, tools: ToolDeclaration[]): void;
   runTools(calls: readonly ToolCall[], signal: AbortSignal): Promise<ToolOutcome[]>;
+  hasSteering(): boolean;
+  hasFollowUps(): boolean;
   takeSteering(): AgentMessage[];
   takeFollowUps(): AgentMessage[];
+  /**
+   * Asked once a turn is over and another will follow, with the turn's calls and outcomes: an error text ends
+   * the run with that error instead (queued messages stay queued).
+   */
+  beforeNextTurn?(
+    calls: readonly ToolCall[],
+    outcomes: readonly ToolOutcome[],
+    signal: AbortSignal,
+  ): Promise<string | undefined>;
   /** Commits the entries a `turn_end` boundary proposed. */
   commit(state: BoundaryState): Promise<void>;
 }
@@ -87,15 +102,35 @@ export async function runTurns(
     if (assistant.stopReason === "aborted" || signal.aborted) return { kind: "aborted", messages };
     if (assistant.stopReason === "error") return { kind: "error", messages, error: assistant };
     if (boundary.end) return { kind: "end", messages };
-    pending = config.takeSteering();
-    if (pending.length > 0) continue;
     const terminate = outcomes.length > 0 && outcomes.every((o) => o.result.terminate === true);
-    if (outcomes.length > 0 && !terminate) continue;
-    if (boundary.continue) continue;
-    pending = config.takeFollowUps();
-    if (pending.length > 0) continue;
-    return { kind: "done", messages };
+    const toolsOrBoundary = (outcomes.length > 0 && !terminate) || boundary.continue === true;
+    if (!toolsOrBoundary && !config.hasSteering() && !config.hasFollowUps())
+      return { kind: "done", messages };
+    const stop = await config.beforeNextTurn?.(calls, outcomes, signal);
+    if (signal.aborted) return { kind: "aborted", messages };
+    if (stop !== undefined) {
+      const error = (await transcript.add(stoppedMessage(config.model(), stop))) as AssistantMessage;
+      messages.push(error);
+      return { kind: "error", messages, error };
+    }
+    pending = config.takeSteering();
+    if (pending.length === 0 && !toolsOrBoundary) pending = config.takeFollowUps();
   }
+}
+
+/** The failed assistant message that records why the loop stopped the run (no provider was asked). */
+function stoppedMessage(model: ModelInfo, errorMessage: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: emptyUsage(),
+    stopReason: "error",
+    errorMessage,
+    timestamp: Date.now(),
+  };
 }
 
 /** Builds the request from the active branch and streams the assistant's answer; returns it as recorded. */

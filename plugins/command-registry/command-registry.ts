@@ -11,12 +11,15 @@ import {
   type ExtensionInfo,
   KernelError,
   type ShortcutDefinition,
+  type SourceInfo,
   toDisposable,
 } from "../../kernel/index.js";
+import { sourceInfoOf } from "./source-info.js";
 
 export interface RegisteredCommand extends CommandDefinition {
   name: string;
   owner: string;
+  sourceInfo: SourceInfo;
 }
 
 const COMMAND_NAME = /^[a-zA-Z0-9][\w:.-]*$/;
@@ -38,7 +41,12 @@ export class CommandRegistry implements CommandService {
     let key = name;
     for (let n = 2; this.commands.has(key) && this.commands.get(key)!.owner !== owner.id; n++)
       key = `${name}:${n}`;
-    const entry: RegisteredCommand = { ...command, name: key, owner: owner.id };
+    const entry: RegisteredCommand = {
+      ...command,
+      name: key,
+      owner: owner.id,
+      sourceInfo: sourceInfoOf(owner),
+    };
     this.commands.set(key, entry);
     return toDisposable(() => {
       if (this.commands.get(key) === entry) this.commands.delete(key);
@@ -59,6 +67,7 @@ export class CommandRegistry implements CommandService {
       ...(c.description ? { description: c.description } : {}),
       source: "extension" as const,
       owner: c.owner,
+      sourceInfo: c.sourceInfo,
     }));
   }
 

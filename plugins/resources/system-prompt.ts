@@ -73,12 +73,29 @@ export function defaultSystemPromptOptions(input: DefaultSystemPromptInput): Sys
     { id: "context", text: renderContextSection(input.contextFiles) },
     { id: "environment", text: renderEnvironmentSection(input.cwd, input.date ?? new Date()) },
   );
-  if (input.appendPrompt?.trim()) sections.push({ id: "append", text: input.appendPrompt });
-  return { sections, tools: input.tools.map((t) => t.name), guidelines };
+  const append = input.appendPrompt?.trim() ? input.appendPrompt : undefined;
+  if (append) sections.push({ id: "append", text: append });
+  const names = input.tools.map((t) => t.name);
+  return {
+    sections,
+    tools: names,
+    guidelines,
+    cwd: input.cwd,
+    ...(custom ? { customPrompt: custom } : {}),
+    // One array under both names, so an in-place edit through either is seen by both.
+    selectedTools: names,
+    toolSnippets: Object.fromEntries(
+      input.tools.filter((t) => t.promptSnippet?.trim()).map((t) => [t.name, t.promptSnippet!]),
+    ),
+    promptGuidelines: toolGuidelines(input.tools),
+    ...(append ? { appendSystemPrompt: append } : {}),
+    contextFiles: input.contextFiles.map((f) => ({ path: f.path, content: f.content })),
+    skills: [],
+  };
 }
 
 /** Joins the sections with non-blank text, in order, with a blank line between them. */
-export function renderSystemPrompt(options: SystemPromptOptions): string {
+export function renderSystemPrompt(options: Pick<SystemPromptOptions, "sections">): string {
   return options.sections
     .map((section) => section.text.trim())
     .filter((text) => text !== "")
@@ -107,22 +124,57 @@ export function buildSystemPrompt(
  * Brings the `tools` and `guidelines` sections in line with the `tools` and `guidelines` arrays when an extension
  * changed the arrays but not the section text. An edited section text always wins; so does an edited
  * `guidelines` array over the guidelines a tool change would imply. When only `tools` changed, the guidelines that
- * came from the old tools are replaced by those of the new ones (extra guidelines stay). Returns a new object.
+ * came from the old tools are replaced by those of the new ones (extra guidelines stay). Edits of the peer's
+ * fields come first: `selectedTools` stands for `tools` when only it changed, guidelines added to or removed from
+ * `promptGuidelines` are added to or removed from `guidelines`, changed `toolSnippets` re-render the `tools`
+ * section, and `appendSystemPrompt` and `customPrompt` set the `append` and `base` sections when their text was
+ * not edited. Returns a new object.
  */
 export function syncSystemPromptSections(
   options: SystemPromptOptions,
   context: BuildSystemPromptContext = {},
 ): SystemPromptOptions {
+  // The peer's fields as an extension left them; one written for the peer may have deleted or replaced them.
+  const selectedTools = options.selectedTools ?? options.tools;
+  const toolSnippets = options.toolSnippets ?? {};
+  const promptGuidelines = options.promptGuidelines ?? [];
+  const tools = [...options.tools];
   const result: SystemPromptOptions = {
+    ...options,
     sections: options.sections.map((s) => ({ ...s })),
-    tools: [...options.tools],
+    tools,
     guidelines: [...options.guidelines],
+    selectedTools: tools,
+    toolSnippets: { ...toolSnippets },
+    promptGuidelines: [...promptGuidelines],
+    contextFiles: (options.contextFiles ?? []).map((f) => ({ ...f })),
+    skills: [...(options.skills ?? [])],
   };
   const { original } = context;
   if (!original) return result;
-  const catalog = new Map((context.tools ?? []).map((t) => [t.name, t]));
-  const toolsOf = (names: readonly string[]) => names.map((name) => catalog.get(name) ?? { name });
+  if (!sameList(selectedTools, original.selectedTools) && sameList(options.tools, original.tools)) {
+    result.tools = [...selectedTools];
+    result.selectedTools = result.tools;
+  }
+  const snippetsChanged = !sameRecord(toolSnippets, original.toolSnippets);
+  const snippetOf = (tool: PromptTool): PromptTool =>
+    snippetsChanged ? withSnippet(tool, toolSnippets[tool.name]) : tool;
+  const catalog = new Map((context.tools ?? []).map((t) => [t.name, snippetOf(t)]));
+  const toolsOf = (names: readonly string[]) => names.map((name) => catalog.get(name) ?? snippetOf({ name }));
+  if (
+    !sameList(promptGuidelines, original.promptGuidelines) &&
+    sameList(options.guidelines, original.guidelines)
+  ) {
+    const removed = new Set(original.promptGuidelines.filter((g) => !promptGuidelines.includes(g)));
+    const added = promptGuidelines.filter((g) => !original.promptGuidelines.includes(g));
+    result.guidelines = dedupe([...result.guidelines.filter((g) => !removed.has(g)), ...added]);
+  }
   const toolsChanged = !sameList(result.tools, original.tools);
+  if (!sameList(options.promptGuidelines, original.promptGuidelines)) {
+    const removed = new Set(original.promptGuidelines.filter((g) => !options.promptGuidelines.includes(g)));
+    const added = options.promptGuidelines.filter((g) => !original.promptGuidelines.includes(g));
+    result.guidelines = dedupe([...result.guidelines.filter((g) => !removed.has(g)), ...added]);
+  }
   if (toolsChanged && sameList(result.guidelines, original.guidelines)) {
     const before = new Set(toolGuidelines(toolsOf(original.tools)));
     result.guidelines = dedupe([
@@ -131,16 +183,36 @@ export function syncSystemPromptSections(
     ]);
   }
   const guidelinesChanged = !sameList(result.guidelines, original.guidelines);
+  const appendChanged = (options.appendSystemPrompt ?? "") !== (original.appendSystemPrompt ?? "");
+  const customChanged = (options.customPrompt ?? "") !== (original.customPrompt ?? "");
   for (const section of result.sections) {
     const before = original.sections.find((s) => s.id === section.id);
     if (!before || before.text !== section.text) continue;
-    if (section.id === "tools" && toolsChanged) {
+    if (section.id === "tools" && (toolsChanged || snippetsChanged)) {
       section.text = renderToolsSection(toolsOf(result.tools));
     } else if (section.id === "guidelines" && guidelinesChanged) {
       section.text = renderGuidelinesSection(result.guidelines);
+    } else if (section.id === "append" && appendChanged) {
+      section.text = options.appendSystemPrompt ?? "";
+    } else if (section.id === "base" && customChanged) {
+      section.text = options.customPrompt?.trim() ? options.customPrompt : BASE_PROMPT;
     }
   }
+  const hadAppend = original.sections.some((s) => s.id === "append");
+  if (appendChanged && !hadAppend && options.appendSystemPrompt?.trim()) {
+    result.sections.push({ id: "append", text: options.appendSystemPrompt });
+  }
   return result;
+}
+
+function withSnippet(tool: PromptTool, snippet: string | undefined): PromptTool {
+  const { promptSnippet: _old, ...rest } = tool;
+  return snippet === undefined ? rest : { ...rest, promptSnippet: snippet };
+}
+
+function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 /**

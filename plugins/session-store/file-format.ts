@@ -1,9 +1,12 @@
 /**
  * Reading a session file: the header, then every entry, tolerating what a crash or a bad edit leaves behind.
  *
- * - A torn last line (not valid JSON, no trailing `\n`: the process died mid-write) is skipped with a warning, and
- *   `truncateTo` tells the writer to cut it off before the next append so the file stays valid JSONL.
- * - A malformed line anywhere else is skipped with a warning naming its line number; the lines around it are kept.
+ * - A torn last line (not valid JSON, no trailing `\n`: the process died mid-write) is skipped with a warning
+ *   naming the file and line. Its bytes stay where they are (they may be all that is left of something someone
+ *   wants back); `needsNewline` makes the next append end that line first, so the new entry starts a line of its
+ *   own and the torn bytes become a malformed line in the middle.
+ * - A malformed line anywhere else is skipped with a warning naming its line number; the lines around it are kept
+ *   and so is the line itself.
  * - An entry whose parent is missing (its parent's line was the malformed one) is attached to the previous entry,
  *   with a warning, so the active branch still reaches the root and nothing earlier drops out of context.
  * - A missing or invalid header is an error: without it we do not know the file is a session at all.
@@ -21,9 +24,7 @@ export interface ParsedSessionFile {
   warnings: string[];
   /** File size in bytes when it was read. */
   size: number;
-  /** Set when the file ends with a torn line: the byte offset where that line starts. */
-  truncateTo: number | undefined;
-  /** The kept content does not end with `\n`, so the next append must start with one. */
+  /** The file does not end with `\n` (a torn line, or a complete one), so the next append must start with one. */
   needsNewline: boolean;
 }
 
@@ -93,7 +94,7 @@ function parse(fd: number, path: string): ParsedSessionFile {
   const byId = new Set<string>();
   let lineNumber = 0;
   // An unparseable line is only known to be the torn tail once nothing but blank lines follows it.
-  let pendingBad: { line: number; start: number; terminated: boolean } | undefined;
+  let pendingBad: { line: number; terminated: boolean } | undefined;
   let lastTerminated = true;
 
   const flushBad = () => {
@@ -102,7 +103,7 @@ function parse(fd: number, path: string): ParsedSessionFile {
     pendingBad = undefined;
   };
 
-  scanLines(fd, (bytes, start, terminated) => {
+  scanLines(fd, (bytes, _start, terminated) => {
     lineNumber++;
     lastTerminated = terminated;
     if (isBlank(bytes)) return;
@@ -129,7 +130,7 @@ function parse(fd: number, path: string): ParsedSessionFile {
 
     if (value === NOT_JSON) {
       flushBad();
-      pendingBad = { line: lineNumber, start, terminated };
+      pendingBad = { line: lineNumber, terminated };
       return;
     }
     flushBad();
@@ -165,18 +166,16 @@ function parse(fd: number, path: string): ParsedSessionFile {
     );
   }
 
-  let truncateTo: number | undefined;
-  let needsNewline = !lastTerminated;
   if (pendingBad) {
-    const bad: { line: number; start: number; terminated: boolean } = pendingBad;
+    const bad: { line: number; terminated: boolean } = pendingBad;
     if (bad.terminated) {
-      // Written completely (it has its newline) but not JSON: a bad edit, not a crash. Keep it in the file.
+      // Written completely (it has its newline) but not JSON: a bad edit, not a crash.
       flushBad();
     } else {
-      warnings.push(`${path}: line ${bad.line} is incomplete (torn write?) and was skipped`);
-      truncateTo = bad.start;
-      needsNewline = false; // the torn line starts right after a `\n`
+      warnings.push(
+        `${path}: line ${bad.line} is incomplete (torn write?) and was skipped; it stays in the file, and the next entry starts on a new line`,
+      );
     }
   }
-  return { header, entries, warnings, size, truncateTo, needsNewline };
+  return { header, entries, warnings, size, needsNewline: !lastTerminated };
 }

@@ -67,6 +67,8 @@ export interface SessionLocation {
 export interface CreateSessionOptions extends SessionLocation {
   cwd: string;
   durability?: SessionDurability;
+  /** Written into the header (`parentSession`): the session this one continues. */
+  parentSession?: string;
 }
 
 export interface OpenSessionOptions {
@@ -95,7 +97,6 @@ interface FileState {
   fd: number | undefined;
   /** Bytes in the file as far as we know (we hold the lock, so only we change it). */
   size: number;
-  truncateTo: number | undefined;
   needsNewline: boolean;
   durability: SessionDurability;
   lock: SessionLock | undefined;
@@ -129,6 +130,7 @@ export class SessionManager implements ReadonlySessionManager {
     const root = resolveSessionRoot(options);
     return SessionManager.newFileSession(root, cwdSessionDir(root, options.cwd), options.cwd, {
       durability: options.durability ?? "write",
+      ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
     });
   }
 
@@ -175,7 +177,6 @@ export class SessionManager implements ReadonlySessionManager {
         exists: true,
         fd: undefined,
         size: parsed.size,
-        truncateTo: parsed.truncateTo,
         needsNewline: parsed.needsNewline,
         durability: options.durability ?? "write",
         lock,
@@ -260,7 +261,6 @@ export class SessionManager implements ReadonlySessionManager {
       exists: false,
       fd: undefined,
       size: 0,
-      truncateTo: undefined,
       needsNewline: false,
       durability: options.durability,
       lock: undefined,
@@ -551,7 +551,7 @@ export class SessionManager implements ReadonlySessionManager {
     file.needsNewline = false;
   }
 
-  /** Opens the fd on the first write: creates a new file, or cuts a torn tail off an opened one. */
+  /** Opens the fd on the first write, creating the file when it is new. */
   private openForAppend(file: FileState): void {
     if (!file.exists) {
       const dir = dirname(file.path);
@@ -582,11 +582,6 @@ export class SessionManager implements ReadonlySessionManager {
     }
     try {
       file.fd = openSync(file.path, "a");
-      if (file.truncateTo !== undefined) {
-        ftruncateSync(file.fd, file.truncateTo);
-        file.size = file.truncateTo;
-        file.truncateTo = undefined;
-      }
     } catch (error) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_IO",

@@ -14,6 +14,8 @@
  * | `retry.maxRetries`     | integer >= 0       | `3`     | retries after the first attempt          |
  * | `retry.baseDelayMs`    | integer >= 0       | `2000`  | base of the exponential backoff          |
  * | `retry.maxDelayMs`     | integer >= 0       | `60000` | cap of one backoff delay                 |
+ * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call that keeps failing      |
+ * | `doomLoop.threshold`   | integer >= 1       | `3`     | failures in a row that count as a loop   |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `extensions`           | string[]           | `[]`    | extension paths, `-builtin:<name>`       |
@@ -49,9 +51,16 @@ export interface CacheWarmingSettings {
   maxRefreshes: number;
 }
 
+/** The guard against a tool call that fails the same way turn after turn (see the agent loop's loop-guard.ts). */
+export interface DoomLoopSettings {
+  enabled: boolean;
+  threshold: number;
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
+  doomLoop: DoomLoopSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   extensions: string[];
@@ -66,6 +75,7 @@ export type SettingsScope = "default" | "global" | "project" | "override";
 export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   retry: { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60000 },
   cacheWarming: { enabled: false, intervalMs: 240000, maxRefreshes: 3 },
+  doomLoop: { enabled: true, threshold: 3 },
   defaultProjectTrust: "ask",
   defaultTools: [],
   extensions: [],
@@ -88,6 +98,12 @@ export const SettingsFileSchema = Type.Object({
       enabled: Type.Optional(Type.Boolean()),
       intervalMs: Type.Optional(Type.Integer({ minimum: 1 })),
       maxRefreshes: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+  ),
+  doomLoop: Type.Optional(
+    Type.Object({
+      enabled: Type.Optional(Type.Boolean()),
+      threshold: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
   ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),

@@ -13,11 +13,19 @@ export interface WireSpec {
   readonly stream: "json" | "rpc";
   /** The fields a record carries (json.md), in order; anything else stays in-process. */
   readonly fields: readonly string[];
+  /** When a field is left out, for json.md's table. */
+  readonly note?: string;
 }
+
+const NESTED = "`parentToolCallId` only for nested `ctx.executeTool()` calls.";
 
 /** The events that go on the wire, with their fields. Events not listed stay in-process. */
 export const wireEvents: Readonly<Partial<Record<ExtensionEventName, WireSpec>>> = Object.freeze({
-  session_info_changed: { stream: "json", fields: ["name"] },
+  session_info_changed: {
+    stream: "json",
+    fields: ["name"],
+    note: "`name` is absent when the name was cleared.",
+  },
   agent_start: { stream: "json", fields: [] },
   agent_end: { stream: "json", fields: ["messages", "willRetry"] },
   agent_settled: { stream: "json", fields: ["aborted"] },
@@ -29,19 +37,33 @@ export const wireEvents: Readonly<Partial<Record<ExtensionEventName, WireSpec>>>
   message_start: { stream: "json", fields: ["message"] },
   message_update: { stream: "json", fields: ["usage", "assistantMessageEvent"] },
   message_end: { stream: "json", fields: ["message"] },
-  tool_execution_start: { stream: "json", fields: ["toolCallId", "toolName", "args", "parentToolCallId"] },
+  tool_execution_start: {
+    stream: "json",
+    fields: ["toolCallId", "toolName", "args", "parentToolCallId"],
+    note: NESTED,
+  },
   tool_execution_update: {
     stream: "json",
     fields: ["toolCallId", "toolName", "args", "partialResult", "parentToolCallId"],
+    note: NESTED,
   },
   tool_execution_end: {
     stream: "json",
     fields: ["toolCallId", "toolName", "result", "isError", "durationMs", "parentToolCallId"],
+    note: `\`durationMs\` is absent when the tool did not run. ${NESTED}`,
   },
   compaction_start: { stream: "json", fields: ["reason"] },
   compaction_end: { stream: "json", fields: ["reason", "result", "aborted", "willRetry", "errorMessage"] },
-  auto_retry_start: { stream: "json", fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"] },
-  auto_retry_end: { stream: "json", fields: ["success", "attempt", "finalError"] },
+  auto_retry_start: {
+    stream: "json",
+    fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],
+    note: "`attempt` numbers the retry (1 for the first) of at most `maxAttempts`.",
+  },
+  auto_retry_end: {
+    stream: "json",
+    fields: ["success", "attempt", "finalError"],
+    note: "`attempt` counts the attempts that ran, the first request included; `finalError` only on failure.",
+  },
   summarization_retry_scheduled: {
     stream: "json",
     fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],

@@ -1,6 +1,6 @@
 /** The agent loop against the scripted provider: event order and shapes (json.md), tools, queues, retries. */
 
-import type { ExtensionAPI, SessionEvent, ToolDefinition } from "@knightcodeai/cli";
+import type { ExtensionAPI, SessionEvent, SystemPromptOptions, ToolDefinition } from "@knightcodeai/cli";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
@@ -403,15 +403,74 @@ describe("agent loop", () => {
     expect(t.eventsOfType("queue_update").at(-1)).to.deep.include({ steering: [], followUp: [] });
   });
 
-  it("refuses a prompt while busy unless it says how to enter the run", async () => {
-    const t = await open({ script: [{ text: "slow", chunkDelayMs: 20 }] });
-    const run = t.session.prompt("one");
-    let error: unknown;
-    await t.session.prompt("two").catch((e: unknown) => {
-      error = e;
+  it("refuses a prompt once the run is past its start unless it says how to enter the run", async () => {
+    const t = await open({
+      script: [{ text: "a slow answer that streams in several chunks", chunkDelayMs: 20 }],
     });
+    const run = t.session.prompt("one");
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (t.eventsOfType("agent_start").length > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+    });
+    let error: unknown;
+    let accepted = false;
+    await t.session
+      .prompt("two", {
+        onAccepted: () => {
+          accepted = true;
+        },
+      })
+      .catch((e: unknown) => {
+        error = e;
+      });
     expect((error as { code?: string }).code).to.equal("KC_ERR_BUSY");
+    expect(accepted).to.equal(false);
     await run;
+  });
+
+  it("counts a starting run as busy: prompts, user and custom messages sent meanwhile join it in order", async () => {
+    let releaseStart: () => void = () => {};
+    const startHeld = new Promise<void>((r) => {
+      releaseStart = r;
+    });
+    let api: ExtensionAPI | undefined;
+    const t = await open({
+      script: [{ text: "one answer for all" }],
+      extensions: [
+        (kc) => {
+          api = kc;
+          kc.on("before_agent_start", async () => {
+            await startHeld;
+          });
+        },
+      ],
+    });
+    const accepted: string[] = [];
+    const prompt = (text: string) => t.session.prompt(text, { onAccepted: () => accepted.push(text) });
+    const runs = [prompt("first")];
+    await new Promise((r) => setTimeout(r, 10));
+    // The run is in before_agent_start: not idle, and what comes now joins it.
+    expect(t.session.isIdle()).to.equal(false);
+    runs.push(prompt("second"));
+    await new Promise((r) => setTimeout(r, 5));
+    api!.sendUserMessage("third");
+    api!.sendMessage({ customType: "note", content: "fourth", display: true });
+    runs.push(prompt("fifth"));
+    releaseStart();
+    await Promise.all(runs);
+    expect(accepted).to.deep.equal(["first", "second", "fifth"]);
+    expect(t.eventsOfType("agent_start")).to.have.length(1);
+    const entered = t
+      .eventsOfType("message_end")
+      .map((e) => e.message as { role: string; content: unknown })
+      .filter((m) => m.role !== "assistant")
+      .map((m) => (typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text));
+    expect(entered).to.deep.equal(["first", "second", "third", "fourth", "fifth"]);
+    expect(t.session.isIdle()).to.equal(true);
   });
 
   it("retries after a scripted 529 with backoff and reports the retry events", async () => {
@@ -448,7 +507,7 @@ describe("agent loop", () => {
       errorMessage: "529 overloaded",
     });
     expect(t.eventsOfType("auto_retry_start")[0]!.delayMs).to.equal(10);
-    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+    expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 2 });
     const users = t
       .eventsOfType("message_start")
       .filter((e) => (e.message as { role: string }).role === "user");
@@ -465,7 +524,7 @@ describe("agent loop", () => {
     expect(t.eventsOfType("auto_retry_start").map((e) => e.attempt)).to.deep.equal([1, 2]);
     expect(t.eventsOfType("auto_retry_end")[0]).to.deep.include({
       success: false,
-      attempt: 2,
+      attempt: 3,
       finalError: "busy",
     });
     expect(t.eventsOfType("agent_end").map((e) => e.willRetry)).to.deep.equal([true, true, false]);
@@ -600,6 +659,30 @@ describe("agent loop", () => {
     await t.prompt("hello");
     const final = t.eventsOfType("message_end").at(-1)!.message as { stopReason: string };
     expect(final.stopReason).to.equal("stop");
+  });
+
+  it("shows before_agent_start the options in the peer's shape too, and edits of them reach the provider", async () => {
+    let options: SystemPromptOptions | undefined;
+    const t = await open({
+      script: [{ text: "ok", expect: { systemPromptContains: "Always cite the file." } }],
+      extensions: [
+        (kc) => {
+          kc.on("before_agent_start", (event) => {
+            options = structuredClone(event.systemPromptOptions);
+            // What an extension written for the peer does: it knows appendSystemPrompt, not sections.
+            event.systemPromptOptions.appendSystemPrompt = "Always cite the file.";
+          });
+        },
+      ],
+    });
+    await t.prompt("hi");
+    expect(t.lastAssistantText()).to.equal("ok");
+    expect(options!.cwd).to.equal(t.cwd);
+    expect(options!.selectedTools).to.deep.equal(options!.tools).and.include("read");
+    expect(options!.toolSnippets).to.have.property("read").that.is.a("string");
+    expect(options!.promptGuidelines).to.be.an("array");
+    expect(options!.contextFiles).to.be.an("array");
+    expect(options!.skills).to.deep.equal([]);
   });
 
   it("adds a before_agent_start message to the run and can force the system prompt", async () => {

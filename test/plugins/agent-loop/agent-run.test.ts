@@ -63,7 +63,7 @@ describe("agent run", () => {
     expect(t.commits).to.have.length(1);
   });
 
-  it("retries a retryable failure after the planned delay and reports the retry's success", async () => {
+  it("retries a retryable failure after the planned delay and reports the retry's success as attempt 2 (json.md)", async () => {
     const t = setup([failed("overloaded", "529 overloaded"), done], { baseDelayMs: 4 });
     await runAgent([prompt], t.config, new AbortController().signal);
     expect(t.types()).to.deep.equal([
@@ -84,12 +84,12 @@ describe("agent run", () => {
       delayMs: 4,
       errorMessage: "529 overloaded",
     });
-    expect(t.events[3]).to.deep.equal({ type: "auto_retry_end", success: true, attempt: 1 });
+    expect(t.events[3]).to.deep.equal({ type: "auto_retry_end", success: true, attempt: 2 });
     // The retry repeats the request: the prompt is already in the transcript.
     expect(t.inputs).to.deep.equal([[prompt], []]);
   });
 
-  it("gives up after maxRetries with the last error and does not settle", async () => {
+  it("gives up after maxRetries with the last error and does not settle, counting every attempt", async () => {
     const t = setup([failed("rate_limit", "a"), failed("rate_limit", "b"), failed("rate_limit", "c")], {
       maxRetries: 2,
     });
@@ -100,7 +100,7 @@ describe("agent run", () => {
     expect(t.events.at(-1)).to.deep.equal({
       type: "auto_retry_end",
       success: false,
-      attempt: 2,
+      attempt: 3,
       finalError: "c",
     });
     expect(t.types()).to.not.include("agent_before_settle");
@@ -118,12 +118,12 @@ describe("agent run", () => {
     expect(second.events.at(-1)).to.deep.equal({
       type: "auto_retry_end",
       success: false,
-      attempt: 1,
+      attempt: 2,
       finalError: "too long",
     });
   });
 
-  it("stops waiting for a retry when the signal aborts, and says so", async () => {
+  it("stops waiting for a retry when the signal aborts, and says so, counting only the attempt that ran", async () => {
     const t = setup([failed("overloaded", "busy"), done], { baseDelayMs: 60_000, maxDelayMs: 60_000 });
     const controller = new AbortController();
     t.bus.on("auto_retry_start", () => void setTimeout(() => controller.abort(), 5), owner);

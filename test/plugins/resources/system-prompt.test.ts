@@ -84,8 +84,6 @@ describe("plugins/resources system prompt", () => {
           { id: "b", text: " \n " },
           { id: "c", text: "two" },
         ],
-        tools: [],
-        guidelines: [],
       }),
     ).to.equal("one\n\ntwo");
   });
@@ -156,6 +154,97 @@ describe("plugins/resources system prompt", () => {
     const prompt = renderSystemPrompt(options);
     expect(prompt.startsWith("Custom base.\n\n# Project context")).to.equal(true);
     expect(prompt.endsWith("Current working directory: /repo\n\nAppended.")).to.equal(true);
+  });
+
+  it("gives the options the peer's shape too: selectedTools (the same array as tools), snippets, skills, files", () => {
+    const options = defaultSystemPromptOptions({
+      cwd: "/repo",
+      tools,
+      contextFiles,
+      date,
+      appendPrompt: "More.",
+    });
+    expect(options.selectedTools).to.equal(options.tools);
+    expect(options).to.deep.include({
+      cwd: "/repo",
+      selectedTools: ["read", "bash", "secret"],
+      toolSnippets: { read: "Read a file", bash: "Run a shell command" },
+      promptGuidelines: ["Read before you edit.", "Prefer read over cat."],
+      appendSystemPrompt: "More.",
+      contextFiles,
+      skills: [],
+    });
+    expect(options).to.not.have.property("customPrompt");
+    const custom = defaultSystemPromptOptions({
+      cwd: "/repo",
+      tools,
+      contextFiles,
+      date,
+      customPrompt: "Mine.",
+    });
+    expect(custom.customPrompt).to.equal("Mine.");
+    expect(custom).to.not.have.property("appendSystemPrompt");
+  });
+
+  it("carries edits of the peer's fields into the prompt, unless the field or section they mirror was edited", () => {
+    const catalog: PromptTool[] = [
+      ...tools,
+      { name: "grep", promptSnippet: "Search", promptGuidelines: ["Use grep."] },
+    ];
+    const base = () =>
+      defaultSystemPromptOptions({ cwd: "/repo", tools: tools.slice(0, 2), contextFiles: [], date });
+    const build = (edit: (o: SystemPromptOptions) => void) => {
+      const options = base();
+      const original = structuredClone(options);
+      edit(options);
+      return buildSystemPrompt(options, { tools: catalog, original });
+    };
+
+    // selectedTools replaced, as an extension written for the peer does.
+    const selected = build((o) => {
+      o.selectedTools = ["grep"];
+    });
+    expect(selected).to.contain("Available tools:\n- grep: Search\n");
+    expect(selected).to.contain("- Use grep.");
+    expect(selected).to.not.contain("- read: Read a file");
+    // ...and in place, through the shared array.
+    expect(build((o) => void o.selectedTools.push("grep"))).to.contain(
+      "- bash: Run a shell command\n- grep: Search",
+    );
+    // tools edited too: KnightCode's own field wins.
+    const both = build((o) => {
+      o.selectedTools = ["grep"];
+      o.tools = ["bash"];
+    });
+    expect(both).to.contain("Available tools:\n- bash: Run a shell command\n\n");
+
+    const guided = build((o) => {
+      o.promptGuidelines = ["Prefer read over cat.", "Answer in French."];
+    });
+    expect(guided).to.contain("- Answer in French.");
+    expect(guided).to.not.contain("Read before you edit.");
+    expect(guided).to.contain(GENERAL_GUIDELINES[0]!);
+
+    const snippets = build((o) => {
+      o.toolSnippets.read = "Read a file, any file";
+      delete o.toolSnippets.bash;
+    });
+    expect(snippets).to.contain("Available tools:\n- read: Read a file, any file\n\n");
+
+    const appended = build((o) => {
+      o.appendSystemPrompt = "Always cite the file.";
+    });
+    expect(appended.endsWith("Current working directory: /repo\n\nAlways cite the file.")).to.equal(true);
+
+    const replaced = build((o) => {
+      o.customPrompt = "You are a pirate.";
+    });
+    expect(replaced.startsWith("You are a pirate.\n\nAvailable tools:")).to.equal(true);
+    const sectionWins = build((o) => {
+      o.customPrompt = "You are a pirate.";
+      o.sections[0]!.text = "You are a poet.";
+    });
+    expect(sectionWins.startsWith("You are a poet.")).to.equal(true);
   });
 
   it("loads SYSTEM.md and APPEND_SYSTEM.md from a trusted project, else from the agent dir", async () => {

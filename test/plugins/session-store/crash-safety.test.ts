@@ -41,7 +41,7 @@ describe("session-store: crash safety", () => {
     return { file: session.getSessionFile()!, ids };
   }
 
-  it("skips a torn last line with a warning, and the next append keeps the file valid JSONL", () => {
+  it("skips a torn last line with a warning, keeps its bytes, and starts the next append on a line of its own", () => {
     const { file, ids } = writeSession();
     const torn = JSON.stringify({
       type: "message",
@@ -49,25 +49,36 @@ describe("session-store: crash safety", () => {
       parentId: ids[2],
       timestamp: "t",
       message: user("four"),
-    });
-    appendFileSync(file, torn.slice(0, Math.floor(torn.length / 2)));
+    }).slice(0, 40);
+    appendFileSync(file, torn);
+    const before = readFileSync(file, "utf8");
 
     const session = track(SessionManager.open(file));
-    expect(session.warnings).to.deep.equal([`${file}: line 5 is incomplete (torn write?) and was skipped`]);
+    expect(session.warnings).to.deep.equal([
+      `${file}: line 5 is incomplete (torn write?) and was skipped; it stays in the file, and the next entry starts on a new line`,
+    ]);
     expect(session.getEntries().map((e) => e.id)).to.deep.equal(ids);
     expect(session.getLeafId()).to.equal(ids[2]);
     // Opening alone does not modify the file.
-    expect(readFileSync(file, "utf8").endsWith(torn.slice(0, Math.floor(torn.length / 2)))).to.equal(true);
+    expect(readFileSync(file, "utf8")).to.equal(before);
 
     const next = session.appendMessage(assistant("four, again"));
     expect(next.parentId).to.equal(ids[2]);
-    const lines = jsonLines(file); // throws if any line is not JSON
-    expect(lines.slice(1).map((l) => l.id)).to.deep.equal([...ids, next.id]);
+    // The torn bytes are where they were, ended by a newline; the new entry is a line of its own after them.
+    const after = readFileSync(file, "utf8");
+    expect(after.startsWith(`${before}\n`)).to.equal(true);
+    const lines = after.split("\n");
+    expect(lines[4]).to.equal(torn);
+    expect(JSON.parse(lines[5]!).id).to.equal(next.id);
+    expect(lines).to.have.length(7); // header, three entries, the torn line, the new entry, and the final ""
     session.close();
 
+    // From now on the torn bytes are a malformed line in the middle: reported, skipped, kept.
     const reopened = track(SessionManager.open(file));
-    expect(reopened.warnings).to.deep.equal([]);
+    expect(reopened.warnings).to.deep.equal([`${file}: line 5 is not valid JSON and was skipped`]);
     expect(reopened.getBranch().map((e) => e.id)).to.deep.equal([...ids, next.id]);
+    reopened.appendMessage(user("five"));
+    expect(readFileSync(file, "utf8").split("\n")[4]).to.equal(torn);
   });
 
   it("a complete last line without its newline is kept, and the next append starts on a fresh line", () => {
@@ -156,11 +167,12 @@ describe("session-store: crash safety", () => {
       expect(session.warnings.every((w) => w.includes("incomplete (torn write?)"))).to.equal(true);
       expect(session.getBranch().length).to.equal(session.getEntries().length);
 
-      // The file keeps working: append, reopen, all there.
+      // The file keeps working: append, reopen, all there; a torn tail is now a kept line in the middle.
       const after = session.appendMessage(user("after the crash"));
       session.close();
       const reopened = track(SessionManager.open(file));
-      expect(reopened.warnings).to.deep.equal([]);
+      expect(reopened.warnings).to.have.length(session.warnings.length);
+      expect(reopened.warnings.every((w) => w.includes("is not valid JSON and was skipped"))).to.equal(true);
       expect(reopened.getLeafId()).to.equal(after.id);
       reopened.close();
     }

@@ -294,7 +294,7 @@ describe("anthropic provider: in a session", () => {
     expect(start).to.have.length(1);
     expect(start[0]).to.deep.include({ attempt: 1, delayMs: 1000 });
     expect(start[0]!.errorMessage).to.contain("rate limit");
-    expect(s.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+    expect(s.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 2 });
     expect(s.assistants().at(-1)!.content).to.deep.equal([{ type: "text", text: "Recovered." }]);
     expect(server.requests).to.have.length(2);
   });

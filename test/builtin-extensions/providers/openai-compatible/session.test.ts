@@ -227,7 +227,7 @@ describe("builtin:openai-compatible in a session (models.json custom provider)",
     expect(start).to.have.length(1);
     expect(start[0]).to.include({ attempt: 1, delayMs: 30 });
     expect(start[0]!.errorMessage).to.contain("Rate limit reached for requests");
-    expect(ofType("auto_retry_end")).to.deep.equal([{ type: "auto_retry_end", success: true, attempt: 1 }]);
+    expect(ofType("auto_retry_end")).to.deep.equal([{ type: "auto_retry_end", success: true, attempt: 2 }]);
     expect(assistantTexts(events).at(-1)).to.equal("after the wait");
     expect(server.requests).to.have.length(2);
   });

@@ -1128,7 +1128,7 @@ describe("builtin-extensions/providers/openai", () => {
       expect(start).to.have.length(1);
       expect(start[0]!.delayMs).to.equal(30);
       expect(start[0]!.errorMessage).to.contain("rate limit");
-      expect(s.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 1 });
+      expect(s.ofType("auto_retry_end")[0]).to.deep.include({ success: true, attempt: 2 });
       const final = s.ofType("message_end").at(-1)!.message as AssistantMessage;
       expect(textOf(final)).to.equal("Recovered.");
     });
