@@ -90,6 +90,12 @@ export interface CreateAgentSessionOptions {
   log?(entry: ExtensionLogEntry): void;
   /** Called when an extension asks to shut down (`ctx.shutdown()`). */
   onShutdownRequest?(): void;
+  /**
+   * Runs once, for the first session, when its extensions (project ones included) have registered and before
+   * `session_start` is emitted: a host looks up the mode it runs, binds the mode's UI (`setUI`) and sets flag
+   * values here, so `session_start` handlers already see them. A throw ends the start-up.
+   */
+  beforeStart?(session: AgentSessionHandle): void | Promise<void>;
   /** A kernel to share between sessions; one per process by default. */
   kernel?: Kernel;
 }
@@ -161,6 +167,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
+  private started = false;
 
   /** @internal Use `createAgentSession()`. */
   constructor(
@@ -585,6 +592,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
+    // Project trust is settled with the UI known when the session opens; a UI the host binds in beforeStart
+    // arrives later, for session_start.
     const ui = this.ui?.ui ?? this.options.ui ?? headlessUI;
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
@@ -638,34 +647,44 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             agentDir: this.agentDir,
             projectTrusted: trusted,
           });
-          if (!trusted) return;
-          const full = settingsLoader.load({
-            agentDir: this.agentDir,
-            cwd: this.cwd,
-            projectTrusted: true,
-            overrides,
-          });
-          for (const warning of full.warnings)
-            if (!globalSettings.warnings.includes(warning)) this.warn(warning);
-          config.settings = full;
-          projectSources = [
-            ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
-            ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
-          ];
-          const loaded = await kernel.loader.load(projectSources);
-          await runtime.addExtensions(
-            loaded.extensions,
-            loaded.failures.map((f) => f.error),
-          );
+          if (trusted) {
+            const full = settingsLoader.load({
+              agentDir: this.agentDir,
+              cwd: this.cwd,
+              projectTrusted: true,
+              overrides,
+            });
+            for (const warning of full.warnings)
+              if (!globalSettings.warnings.includes(warning)) this.warn(warning);
+            config.settings = full;
+            projectSources = [
+              ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
+              ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
+            ];
+            const loaded = await kernel.loader.load(projectSources);
+            await runtime.addExtensions(
+              loaded.extensions,
+              loaded.failures.map((f) => f.error),
+            );
+          }
+          if (this.options.beforeStart && !this.started) {
+            this.started = true;
+            // The handle's methods work from here on (modes, flags, setUI), before session_start.
+            this.current = { runtime, log, config };
+            await this.options.beforeStart(this);
+          }
         },
       });
     } catch (error) {
+      this.current = undefined;
       log.close();
       throw error;
     }
     const { runtime } = created;
+    // A host that subscribed in beforeStart is already listening to this runtime.
+    const listening = this.current?.runtime === runtime;
     this.current = { runtime, log, config };
-    this.detach = undefined;
+    if (!listening) this.detach = undefined;
     this.syncListeners();
     try {
       await this.applySelection();
