@@ -6,9 +6,7 @@
  * time, so a line longer than the cap is never held whole: once it passes the cap its bytes are dropped until the
  * next LF and the reader reports its size instead. Invalid UTF-8 decodes to U+FFFD and is left to the JSON parser.
  */
-
-/** The largest line the RPC mode reads (16 MiB); docs/rpc.md states it. */
-export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+import { RPC_MAX_FRAME_BYTES } from "@knightcodeai/cli/kit";
 
 /** One line of input, or the size of a line that was too long to read. */
 export type JsonlItem = { line: string } | { tooLong: number };
@@ -16,7 +14,7 @@ export type JsonlItem = { line: string } | { tooLong: number };
 export class JsonlReader {
   constructor(
     private readonly input: NodeJS.ReadableStream,
-    private readonly maxBytes = MAX_FRAME_BYTES,
+    private readonly maxBytes = RPC_MAX_FRAME_BYTES,
   ) {}
 
   /** Yields complete lines (and over-long ones as their size) until end of input or until the signal aborts. */

@@ -15,11 +15,12 @@
 import {
   type ExtensionUIContext,
   type ModeContext,
+  RPC_MAX_FRAME_BYTES,
   type SessionController,
   toJsonEvent,
 } from "@knightcodeai/cli/kit";
 import { commands } from "./commands.js";
-import { type JsonlItem, JsonlReader, MAX_FRAME_BYTES } from "./jsonl.js";
+import { type JsonlItem, JsonlReader } from "./jsonl.js";
 import { RpcUI } from "./ui.js";
 
 export interface RpcRuntime {
@@ -212,7 +213,7 @@ function parseFrame(item: JsonlItem): Frame | undefined {
     return invalid(
       undefined,
       "parse",
-      `Line too long: ${item.tooLong} bytes; a line may have at most ${MAX_FRAME_BYTES} bytes. It was discarded`,
+      `Line too long: ${item.tooLong} bytes; a line may have at most ${RPC_MAX_FRAME_BYTES} bytes. It was discarded`,
     );
   }
   if (item.line.trim() === "") return undefined;

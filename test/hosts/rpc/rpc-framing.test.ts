@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { MAX_FRAME_BYTES } from "../../../builtin-extensions/mode-rpc/jsonl.js";
+import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
 import { cliBin } from "../../helpers/cli.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -201,7 +201,8 @@ describe("RPC framing", function () {
     const p = start();
     const chunk = Buffer.alloc(1024 * 1024, 0x61);
     await p.sendBytes('{"id":"big","type":"prompt","message":"');
-    for (let sent = 0; sent <= MAX_FRAME_BYTES + chunk.length; sent += chunk.length) await p.sendBytes(chunk);
+    for (let sent = 0; sent <= RPC_MAX_FRAME_BYTES + chunk.length; sent += chunk.length)
+      await p.sendBytes(chunk);
     await p.sendBytes('"}\n');
     const after = await p.request("after", "get_state");
     expect(after.success).to.equal(true);
