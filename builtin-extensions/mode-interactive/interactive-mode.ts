@@ -57,6 +57,12 @@ class InteractiveController {
       if (!this.running && !this.pendingAnswer) this.early.push(line);
       else this.onLine(line);
     });
+    // Ctrl+C: dismisses a question, stops a run, or leaves (also while the session starts).
+    this.rl.on("SIGINT", () => {
+      if (this.pendingAnswer) return this.answer(undefined);
+      if (!ctx.session.isIdle()) return this.stop();
+      this.quit();
+    });
     this.done = new Promise<void>((resolve) => {
       this.closed = resolve;
       this.rl.on("close", () => {
@@ -77,11 +83,6 @@ class InteractiveController {
         if (key?.name === "escape" && !session.isIdle()) this.stop();
       });
     }
-    this.rl.on("SIGINT", () => {
-      if (this.pendingAnswer) return this.answer(undefined);
-      if (!session.isIdle()) return this.stop();
-      this.quit();
-    });
     signal.addEventListener("abort", () => this.quit(), { once: true });
     // ctx.shutdown() from an extension (a /quit of its own): leave as /quit does.
     ctx.shutdown.addEventListener("abort", () => this.quit(), { once: true });
@@ -90,8 +91,8 @@ class InteractiveController {
     this.write(
       banner(VERSION, state.model ? `${state.model.provider}/${state.model.id}` : undefined, session.cwd),
     );
-    if (ctx.options.resume) await this.resume();
-    for (const prompt of ctx.prompts) await this.submit(prompt);
+    if (ctx.options.resume && !this.quitting) await this.resume();
+    for (const prompt of ctx.prompts) if (!this.quitting) await this.submit(prompt);
     this.running = true;
     for (const line of this.early.splice(0)) this.onLine(line);
     if (!this.quitting) this.rl.prompt();
