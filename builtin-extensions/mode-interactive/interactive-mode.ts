@@ -85,7 +85,7 @@ class InteractiveController {
     }
     signal.addEventListener("abort", () => this.quit(), { once: true });
     // ctx.shutdown() from an extension (a /quit of its own): leave as /quit does.
-    ctx.shutdown.addEventListener("abort", () => this.quit(), { once: true });
+    ctx.shutdown?.addEventListener("abort", () => this.quit(), { once: true });
 
     const state = session.getState();
     this.write(

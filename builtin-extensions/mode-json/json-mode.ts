@@ -25,7 +25,7 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
       await session.prompt(prompt);
       if (failed) break;
       // ctx.shutdown() from an extension: the run in progress was the last one.
-      if (shutdown.aborted) break;
+      if (shutdown?.aborted) break;
     }
   } catch (error) {
     io.stderr.write(`knightcode: ${(error as Error).message}\n`);

@@ -24,7 +24,7 @@ export async function runPrint({ session, prompts, io, signal, shutdown }: ModeC
       await session.prompt(prompt);
       if (failed(seen.last)) break;
       // ctx.shutdown() from an extension: the run in progress was the last one.
-      if (shutdown.aborted) break;
+      if (shutdown?.aborted) break;
     }
   } catch (error) {
     io.stderr.write(`knightcode: ${(error as Error).message}\n`);

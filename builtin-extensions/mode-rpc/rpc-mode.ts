@@ -140,8 +140,8 @@ class RpcConnection {
         await session.waitForIdle();
         resolve();
       };
-      if (ctx.shutdown.aborted) void settle();
-      else ctx.shutdown.addEventListener("abort", () => void settle(), { once: true });
+      if (ctx.shutdown?.aborted) void settle();
+      else ctx.shutdown?.addEventListener("abort", () => void settle(), { once: true });
     });
     const aborted = new Promise<void>((resolve) => {
       if (signal.aborted) resolve();

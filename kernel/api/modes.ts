@@ -126,9 +126,9 @@ export interface ModeContext {
   /**
    * Aborted when an extension asks the process to end (`ctx.shutdown()`). The mode ends at its next idle point:
    * RPC once the commands in progress have answered and the session is idle, print and JSON after the current
-   * run, the interactive mode at once (a run in progress is stopped).
+   * run, the interactive mode at once (a run in progress is stopped). A host that offers no shutdown leaves it out.
    */
-  shutdown: AbortSignal;
+  shutdown?: AbortSignal;
 }
 
 export interface ModeDefinition {
