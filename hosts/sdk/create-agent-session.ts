@@ -167,7 +167,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
-  private started = false;
+  private beforeStartRan = false;
 
   /** @internal Use `createAgentSession()`. */
   constructor(
@@ -639,7 +639,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           if (this.options.log) this.options.log(entry);
           else if (entry.level !== "info") this.warn(`${entry.extension}: ${entry.message}`);
         },
-        beforeReady: async (runtime) => {
+        beforeReady: this.withBeforeStart(log, config, async (runtime) => {
           const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
           config.projectTrusted = trusted;
           config.promptFiles = await loadSystemPromptFiles({
@@ -647,33 +647,26 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             agentDir: this.agentDir,
             projectTrusted: trusted,
           });
-          if (trusted) {
-            const full = settingsLoader.load({
-              agentDir: this.agentDir,
-              cwd: this.cwd,
-              projectTrusted: true,
-              overrides,
-            });
-            for (const warning of full.warnings)
-              if (!globalSettings.warnings.includes(warning)) this.warn(warning);
-            config.settings = full;
-            projectSources = [
-              ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
-              ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
-            ];
-            const loaded = await kernel.loader.load(projectSources);
-            await runtime.addExtensions(
-              loaded.extensions,
-              loaded.failures.map((f) => f.error),
-            );
-          }
-          if (this.options.beforeStart && !this.started) {
-            this.started = true;
-            // The handle's methods work from here on (modes, flags, setUI), before session_start.
-            this.current = { runtime, log, config };
-            await this.options.beforeStart(this);
-          }
-        },
+          if (!trusted) return;
+          const full = settingsLoader.load({
+            agentDir: this.agentDir,
+            cwd: this.cwd,
+            projectTrusted: true,
+            overrides,
+          });
+          for (const warning of full.warnings)
+            if (!globalSettings.warnings.includes(warning)) this.warn(warning);
+          config.settings = full;
+          projectSources = [
+            ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
+            ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
+          ];
+          const loaded = await kernel.loader.load(projectSources);
+          await runtime.addExtensions(
+            loaded.extensions,
+            loaded.failures.map((f) => f.error),
+          );
+        }),
       });
     } catch (error) {
       this.current = undefined;
@@ -695,6 +688,24 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       log.close();
       throw error;
     }
+  }
+
+  /**
+   * The project phase (`settle`), then the host's `beforeStart` for the first session: the handle works from
+   * there on (modes, flags, setUI), before session_start.
+   */
+  private withBeforeStart(
+    log: SessionManager,
+    config: SessionConfig,
+    settle: (runtime: SessionRuntime) => Promise<void>,
+  ): (runtime: SessionRuntime) => Promise<void> {
+    return async (runtime) => {
+      await settle(runtime);
+      if (!this.options.beforeStart || this.beforeStartRan) return;
+      this.beforeStartRan = true;
+      this.current = { runtime, log, config };
+      await this.options.beforeStart(this);
+    };
   }
 
   private extraSources(): ExtensionSource[] {
