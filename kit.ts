@@ -58,6 +58,7 @@ export {
 } from "./plugins/kit/truncate.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
+export { RPC_MAX_FRAME_BYTES } from "./plugins/kit/wire/frames.js";
 export {
   type JsonAgentSessionEvent,
   toJsonEvent,

@@ -5,6 +5,7 @@
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
+import { rpcFrameBench } from "./rpc-frame.bench.js";
 import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 import { toolPipelineBench } from "./tool-pipeline.bench.js";
@@ -16,6 +17,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["tool-pipeline", toolPipelineBench],
   ["search", searchBench],
   ["cli", cliBench],
+  ["rpc-frame", rpcFrameBench],
 ];
 
 const wanted = process.argv.slice(2);

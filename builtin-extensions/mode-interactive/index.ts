@@ -1,6 +1,7 @@
 /**
  * builtin:mode-interactive — `knightcode` in a terminal (interactive-mode.ts, view.ts, terminal-ui.ts). The factory
- * registers only the name and a loader, so print, JSON and RPC runs never load the terminal code.
+ * registers only the name and loaders, so print, JSON and RPC runs never load the terminal code. `ui` binds the
+ * terminal UI before the session starts, so `session_start` handlers can use it.
  */
 import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 
@@ -8,6 +9,7 @@ export default function (knightcode: ExtensionAPI): void {
   knightcode.registerMode("interactive", {
     description: "Chat in the terminal",
     readsStdin: false,
+    ui: async (ctx) => (await import("./interactive-mode.js")).connectInteractive(ctx),
     run: async (ctx) => (await import("./interactive-mode.js")).runInteractive(ctx),
   });
 }

@@ -7,6 +7,7 @@ import { createInterface, emitKeypressEvents, type Interface } from "node:readli
 import type {
   AssistantMessage,
   DialogOptions,
+  ExtensionUIContext,
   ModeContext,
   SessionStreamEvent,
   ToolResult,
@@ -15,27 +16,66 @@ import { VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
 import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
 
+const controllers = new WeakMap<ExtensionUIContext, InteractiveController>();
+
+/** The mode's `ui()`: the terminal UI is bound before the session starts, so session_start handlers can use it. */
+export function connectInteractive(ctx: Pick<ModeContext, "session" | "io">): ExtensionUIContext {
+  const controller = new InteractiveController(ctx);
+  controllers.set(controller.ui, controller);
+  return controller.ui;
+}
+
 export async function runInteractive(ctx: ModeContext): Promise<number> {
-  return new InteractiveController(ctx).run();
+  let controller = ctx.ui ? controllers.get(ctx.ui) : undefined;
+  if (!controller) {
+    controller = new InteractiveController(ctx);
+    ctx.session.setUI(controller.ui, true);
+  }
+  return controller.run(ctx);
 }
 
 class InteractiveController {
+  readonly ui: TerminalUI;
   private readonly rl: Interface;
   private readonly write: (text: string) => void;
   private pendingAnswer: ((line: string | undefined) => void) | undefined;
   private streamingText = false;
   private quitting = false;
   private closed: () => void = () => {};
+  /** Settles when the input closes or the person quits. */
+  private readonly done: Promise<void>;
+  /** Lines typed before the mode ran; a question asked meanwhile (the resume picker) takes them first. */
+  private early: string[] = [];
+  private running = false;
 
-  constructor(private readonly ctx: ModeContext) {
+  constructor(private readonly ctx: Pick<ModeContext, "session" | "io">) {
     const { io } = ctx;
     this.write = (text) => io.stdout.write(text);
     this.rl = createInterface({ input: io.stdin, output: io.stdout, terminal: io.isTTY, prompt: PROMPT });
+    this.ui = new TerminalUI(this.write, (q, o) => this.ask(q, o));
+    this.rl.on("line", (line) => {
+      if (!this.running && !this.pendingAnswer) this.early.push(line);
+      else this.onLine(line);
+    });
+    // Ctrl+C: dismisses a question, stops a run, or leaves (also while the session starts).
+    this.rl.on("SIGINT", () => {
+      if (this.pendingAnswer) return this.answer(undefined);
+      if (!ctx.session.isIdle()) return this.stop();
+      this.quit();
+    });
+    this.done = new Promise<void>((resolve) => {
+      this.closed = resolve;
+      this.rl.on("close", () => {
+        // No more answers can come.
+        this.quitting = true;
+        this.answer(undefined);
+        resolve();
+      });
+    });
   }
 
-  async run(): Promise<number> {
-    const { session, io, signal } = this.ctx;
-    session.setUI(new TerminalUI(this.write, (q, o) => this.ask(q, o)), true);
+  async run(ctx: ModeContext): Promise<number> {
+    const { session, io, signal } = ctx;
     const unsubscribe = session.subscribe((event) => this.render(event));
     if (io.isTTY) {
       emitKeypressEvents(io.stdin as NodeJS.ReadStream);
@@ -43,26 +83,20 @@ class InteractiveController {
         if (key?.name === "escape" && !session.isIdle()) this.stop();
       });
     }
-    this.rl.on("SIGINT", () => {
-      if (this.pendingAnswer) return this.answer(undefined);
-      if (!session.isIdle()) return this.stop();
-      this.quit();
-    });
-    this.rl.on("line", (line) => this.onLine(line));
-    const done = new Promise<void>((resolve) => {
-      this.closed = resolve;
-      this.rl.on("close", () => resolve());
-    });
     signal.addEventListener("abort", () => this.quit(), { once: true });
+    // ctx.shutdown() from an extension (a /quit of its own): leave as /quit does.
+    ctx.shutdown?.addEventListener("abort", () => this.quit(), { once: true });
 
     const state = session.getState();
     this.write(
       banner(VERSION, state.model ? `${state.model.provider}/${state.model.id}` : undefined, session.cwd),
     );
-    if (this.ctx.options.resume) await this.resume();
-    for (const prompt of this.ctx.prompts) await this.submit(prompt);
-    this.rl.prompt();
-    await done;
+    if (ctx.options.resume && !this.quitting) await this.resume();
+    for (const prompt of ctx.prompts) if (!this.quitting) await this.submit(prompt);
+    this.running = true;
+    for (const line of this.early.splice(0)) this.onLine(line);
+    if (!this.quitting) this.rl.prompt();
+    await this.done;
     unsubscribe();
     this.answer(undefined);
     if (!session.isIdle()) {
@@ -169,6 +203,8 @@ class InteractiveController {
     if (this.quitting || opts.signal?.aborted) return Promise.resolve(undefined);
     this.answer(undefined);
     if (question) this.write(question);
+    const typed = this.early.shift();
+    if (typed !== undefined) return Promise.resolve(typed);
     return new Promise((resolve) => {
       const timer = opts.timeout ? setTimeout(() => this.answer(undefined), opts.timeout) : undefined;
       opts.signal?.addEventListener("abort", () => this.answer(undefined), { once: true });

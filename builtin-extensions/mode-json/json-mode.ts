@@ -5,7 +5,7 @@
  */
 import { type AssistantMessage, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
 
-export async function runJson({ session, prompts, io, signal }: ModeContext): Promise<number> {
+export async function runJson({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
   const write = (record: unknown) => io.stdout.write(`${JSON.stringify(record)}\n`);
   write(session.sessionManager.getHeader());
   let failed = false;
@@ -24,6 +24,8 @@ export async function runJson({ session, prompts, io, signal }: ModeContext): Pr
     for (const prompt of prompts) {
       await session.prompt(prompt);
       if (failed) break;
+      // ctx.shutdown() from an extension: the run in progress was the last one.
+      if (shutdown?.aborted) break;
     }
   } catch (error) {
     io.stderr.write(`knightcode: ${(error as Error).message}\n`);

@@ -5,7 +5,7 @@
  */
 import type { AssistantMessage, ModeContext } from "@knightcodeai/cli/kit";
 
-export async function runPrint({ session, prompts, io, signal }: ModeContext): Promise<number> {
+export async function runPrint({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
   if (prompts.length === 0) {
     io.stderr.write('knightcode: print mode needs a prompt, e.g. knightcode -p "Explain this repository"\n');
     return 2;
@@ -23,6 +23,8 @@ export async function runPrint({ session, prompts, io, signal }: ModeContext): P
     for (const prompt of prompts) {
       await session.prompt(prompt);
       if (failed(seen.last)) break;
+      // ctx.shutdown() from an extension: the run in progress was the last one.
+      if (shutdown?.aborted) break;
     }
   } catch (error) {
     io.stderr.write(`knightcode: ${(error as Error).message}\n`);

@@ -36,13 +36,14 @@ const OPTIONS: [string, string][] = [
   ["--no-tools", "No active tools"],
   ["--session <path|id>", "Open a session file, or a session id (or unique prefix)"],
   ["-c, --continue", "Continue the most recent session of this folder"],
+  ["-r, --resume", "Pick an earlier session of this folder to resume (interactive mode)"],
   ["--no-session", "Keep the session in memory only"],
   ["--session-dir <dir>", "Where session files go"],
   ["--max-turns <n>", "Print and JSON runs: stop with an error after n turns"],
   ["--approve, --no-approve", "Trust, or do not trust, this project's own resources"],
   ["--list-models [search]", "List available models"],
   ["--list-extensions", "List loaded extensions and the flags they add"],
-  ["--version", "Print the version"],
+  ["-v, --version", "Print the version"],
   ["-h, --help", "Show this help"],
 ];
 

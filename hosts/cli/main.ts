@@ -2,24 +2,40 @@
 /**
  * The `knightcode` command. `--version` answers from package.json before anything else is imported, so it costs
  * only Node's own start; everything else loads the CLI (run.ts), which loads the SDK only when it opens a session.
+ *
+ * Once the run is over (the session shut down in order), the process exits explicitly with the run's code: a
+ * handle an extension left open (a file watcher, an interval) must not keep a finished print run or an RPC
+ * process whose input ended alive.
  */
 import { packageVersion } from "./version.js";
 
 const argv = process.argv.slice(2);
+
+/** How long the exit waits for stdout and stderr to take what was written (a slow reader on a pipe). */
+const FLUSH_MS = 2_000;
+
+function exitAfterFlush(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  setTimeout(() => process.exit(code), FLUSH_MS).unref();
+  // The callback runs once everything written before has been handed over (or the stream failed).
+  process.stdout.write("", done);
+  process.stderr.write("", done);
+}
 
 if (argv.includes("--version") || argv.includes("-v")) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
   const { main } = await import("./run.js");
   main(argv).then(
-    (code) => {
-      process.exitCode = code;
-    },
+    (code) => exitAfterFlush(code),
     (error: unknown) => {
       process.stderr.write(
         `knightcode: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
       );
-      process.exitCode = 1;
+      exitAfterFlush(1);
     },
   );
 }

@@ -7,7 +7,13 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { AgentSessionHandle, CreateAgentSessionOptions } from "@knightcodeai/cli";
+import type {
+  AgentSessionHandle,
+  CreateAgentSessionOptions,
+  ExtensionUIContext,
+  ModeIO,
+  RegisteredMode,
+} from "@knightcodeai/cli";
 import {
   type CliArgs,
   parseArgs,
@@ -33,6 +39,8 @@ export async function main(argv: string[]): Promise<number> {
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") stop();
   });
+  // Diagnostics to a reader that went away (`2>&1 | head`) are lost, not fatal.
+  process.stderr.on("error", () => {});
   const parsed = parseArgs(argv);
   if (!parsed.ok) return usage(parsed);
   const args = parsed.args;
@@ -44,38 +52,64 @@ export async function main(argv: string[]): Promise<number> {
   if (args.help || args.listExtensions || args.listModels !== undefined) return inspect(args);
 
   // In a terminal, prompts on the command line start the interactive mode with them (as the closest peer does);
-  // anywhere else (pipes, scripts, CI) they run in print mode.
+  // anywhere else (pipes, scripts, CI) they run in print mode. --resume asks for the interactive mode's picker.
+  if (args.resume && (args.print || (args.mode !== undefined && args.mode !== "interactive"))) {
+    return usage({
+      error: "--resume opens the interactive mode's session picker; it cannot run with -p or --mode",
+    });
+  }
   const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const modeName = args.mode ?? (args.print || !terminal ? "print" : "interactive");
+  const modeName = args.resume
+    ? "interactive"
+    : (args.mode ?? (args.print || !terminal ? "print" : "interactive"));
   let handle: AgentSessionHandle | undefined;
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   // From here on only the mode writes to stdout; extensions' stray output goes to stderr.
   const guard = guardStdout();
+  const io: ModeIO = {
+    stdin: process.stdin,
+    stdout: guard.stdout,
+    stderr: process.stderr,
+    isTTY: Boolean(process.stdout.isTTY),
+  };
+  // ctx.shutdown() from an extension: the mode ends at its next idle point.
+  const shutdown = new AbortController();
   try {
-    handle = await openSession(args, modeName);
-    const flags = resolveExtensionFlags(args, handle.registeredFlags());
-    if (!flags.ok) throw new UsageError(flags);
-    handle.setFlagValues(flags.values);
-    const mode = handle.getMode(modeName);
-    if (!mode) {
-      const known = handle.listModes().map((m) => m.name);
-      throw new UsageError({
-        error: `unknown mode "${modeName}" (available: ${known.join(", ") || "none"})`,
-      });
-    }
-    const prompts = await buildPrompts(args, flags.prompts, mode.readsStdin === true);
+    let prompts: string[] = [];
+    let mode: RegisteredMode | undefined;
+    let ui: ExtensionUIContext | undefined;
+    handle = await openSession(args, modeName, {
+      onShutdownRequest: () => shutdown.abort(),
+      // Flags, the mode and its UI are settled before session_start, so its handlers see them.
+      beforeStart: async (session) => {
+        const flags = resolveExtensionFlags(args, session.registeredFlags());
+        if (!flags.ok) throw new UsageError(flags);
+        session.setFlagValues(flags.values);
+        prompts = flags.prompts;
+        mode = session.getMode(modeName);
+        if (!mode) {
+          const known = session.listModes().map((m) => m.name);
+          throw new UsageError({
+            error: `unknown mode "${modeName}" (available: ${known.join(", ") || "none"})`,
+          });
+        }
+        if (mode.ui) {
+          ui = await mode.ui({ session, io });
+          session.setUI(ui, true);
+        }
+      },
+    });
+    if (!mode) throw new Error("the session started without choosing a mode");
+    const inputs = await buildPrompts(args, prompts, mode.readsStdin === true);
     return await mode.run({
       session: handle,
+      ...(ui ? { ui } : {}),
       options: { ...(args.resume ? { resume: true } : {}) },
-      prompts,
-      io: {
-        stdin: process.stdin,
-        stdout: guard.stdout,
-        stderr: process.stderr,
-        isTTY: Boolean(process.stdout.isTTY),
-      },
+      prompts: inputs,
+      io,
       signal: controller.signal,
+      shutdown: shutdown.signal,
     });
   } catch (error) {
     if (error instanceof UsageError) return usage(error.problem);
@@ -85,10 +119,37 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    await handle?.dispose();
+    if (handle) await disposeWithin(handle, SHUTDOWN_GRACE_MS);
+    // The process exits right after this returns: what the mode wrote must be out first.
+    await guard.flush();
     guard.restore();
     // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
     process.stdin.destroy();
+  }
+}
+
+/** How long `session_shutdown` handlers get when the process ends before it exits anyway. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/** Disposes the session (`session_shutdown` handlers run), but gives up waiting after `ms`. */
+async function disposeWithin(handle: AgentSessionHandle, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  const disposed = handle.dispose().then(
+    () => "done" as const,
+    (error: unknown) => {
+      process.stderr.write(`knightcode: shutting the session down failed: ${(error as Error).message}\n`);
+      return "done" as const;
+    },
+  );
+  const outcome = await Promise.race([disposed, late]);
+  clearTimeout(timer);
+  if (outcome === "late") {
+    process.stderr.write(
+      `knightcode: session_shutdown handlers did not finish within ${ms / 1000} s; exiting\n`,
+    );
   }
 }
 
@@ -117,13 +178,13 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
   };
 }
 
-async function openSession(args: CliArgs, mode: string): Promise<AgentSessionHandle> {
-  if (args.resume)
-    throw new UsageError({
-      error: "--resume needs the interactive mode, which is not available yet; use --session <id>",
-    });
+async function openSession(
+  args: CliArgs,
+  mode: string,
+  host: Pick<CreateAgentSessionOptions, "beforeStart" | "onShutdownRequest">,
+): Promise<AgentSessionHandle> {
   const { createAgentSession } = await import("@knightcodeai/cli");
-  return createAgentSession(sessionOptions(args, mode));
+  return createAgentSession({ ...sessionOptions(args, mode), ...host });
 }
 
 /** --help, --list-extensions and --list-models: extensions are loaded, no session file is opened. */

@@ -10,6 +10,8 @@ export interface StdoutGuard {
   readonly stdout: NodeJS.WritableStream;
   /** Gives `process.stdout.write` back. */
   restore(): void;
+  /** Settles once everything written to `stdout` so far has been handed to the real stdout (or failed). */
+  flush(): Promise<void>;
 }
 
 export function guardStdout(): StdoutGuard {
@@ -32,5 +34,6 @@ export function guardStdout(): StdoutGuard {
     restore: () => {
       real.write = write;
     },
+    flush: () => new Promise<void>((resolve) => stdout.write("", () => resolve())),
   };
 }

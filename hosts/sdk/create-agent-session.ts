@@ -98,6 +98,12 @@ export interface CreateAgentSessionOptions {
   log?(entry: ExtensionLogEntry): void;
   /** Called when an extension asks to shut down (`ctx.shutdown()`). */
   onShutdownRequest?(): void;
+  /**
+   * Runs once, for the first session, when its extensions (project ones included) have registered and before
+   * `session_start` is emitted: a host looks up the mode it runs, binds the mode's UI (`setUI`) and sets flag
+   * values here, so `session_start` handlers already see them. A throw ends the start-up.
+   */
+  beforeStart?(session: AgentSessionHandle): void | Promise<void>;
   /** A kernel to share between sessions; one per process by default. */
   kernel?: Kernel;
 }
@@ -175,6 +181,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
+  private beforeStartRan = false;
 
   /** @internal Use `createAgentSession()`. */
   constructor(
@@ -631,6 +638,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
+    // Project trust is settled with the UI known when the session opens; a UI the host binds in beforeStart
+    // arrives later, for session_start.
     const ui = this.ui?.ui ?? this.options.ui ?? headlessUI;
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
@@ -679,7 +688,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           if (this.options.log) this.options.log(entry);
           else if (entry.level !== "info") this.warn(`${entry.extension}: ${entry.message}`);
         },
-        beforeReady: async (runtime) => {
+        beforeReady: this.withBeforeStart(log, config, async (runtime) => {
           const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
           config.projectTrusted = trusted;
           config.promptFiles = await loadSystemPromptFiles({
@@ -706,15 +715,18 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             loaded.extensions,
             loaded.failures.map((f) => f.error),
           );
-        },
+        }),
       });
     } catch (error) {
+      this.current = undefined;
       log.close();
       throw error;
     }
     const { runtime } = created;
+    // A host that subscribed in beforeStart is already listening to this runtime.
+    const listening = this.current?.runtime === runtime;
     this.current = { runtime, log, config };
-    this.detach = undefined;
+    if (!listening) this.detach = undefined;
     this.syncListeners();
     try {
       await this.applySelection(carried);
@@ -725,6 +737,24 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       log.close();
       throw error;
     }
+  }
+
+  /**
+   * The project phase (`settle`), then the host's `beforeStart` for the first session: the handle works from
+   * there on (modes, flags, setUI), before session_start.
+   */
+  private withBeforeStart(
+    log: SessionManager,
+    config: SessionConfig,
+    settle: (runtime: SessionRuntime) => Promise<void>,
+  ): (runtime: SessionRuntime) => Promise<void> {
+    return async (runtime) => {
+      await settle(runtime);
+      if (!this.options.beforeStart || this.beforeStartRan) return;
+      this.beforeStartRan = true;
+      this.current = { runtime, log, config };
+      await this.options.beforeStart(this);
+    };
   }
 
   private extraSources(): ExtensionSource[] {

@@ -19,6 +19,7 @@ import type {
   SessionTreeNode,
   ThinkingLevel,
 } from "../../kernel/index.js";
+import { RPC_MAX_FRAME_BYTES } from "../../plugins/kit/wire/frames.js";
 
 export interface RpcClientOptions {
   /** Extra command-line arguments (`--provider`, `-e`, `--no-session`, ...). */
@@ -121,7 +122,19 @@ export class RpcClient {
           reject(new Error(`${type} got no response within ${this.options.commandTimeoutMs} ms`));
         }, this.options.commandTimeoutMs);
       }
-      this.child.stdin.write(`${JSON.stringify({ id, type, ...params })}\n`);
+      const line = `${JSON.stringify({ id, type, ...params })}\n`;
+      const bytes = Buffer.byteLength(line) - 1;
+      if (bytes > RPC_MAX_FRAME_BYTES) {
+        // The process would drop the line unread and could not answer it with its id.
+        this.pending.delete(id);
+        reject(
+          new Error(
+            `${type} is ${bytes} bytes as a JSON line; RPC mode reads at most ${RPC_MAX_FRAME_BYTES} (see docs/rpc.md)`,
+          ),
+        );
+        return;
+      }
+      this.child.stdin.write(line);
     });
   }
 

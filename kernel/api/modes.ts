@@ -120,6 +120,8 @@ export interface ModeIO {
 
 export interface ModeContext {
   session: SessionController;
+  /** What the mode's `ui()` returned, already bound to the session (absent for a mode without one). */
+  ui?: ExtensionUIContext;
   /** Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`. */
   options: { resume?: boolean };
   /** Prompts from the command line, with `@file` contents and piped stdin already inlined (not for RPC). */
@@ -127,12 +129,27 @@ export interface ModeContext {
   io: ModeIO;
   /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal;
+  /**
+   * Aborted when an extension asks the process to end (`ctx.shutdown()`). The mode ends at its next idle point:
+   * RPC once the commands in progress have answered and the session is idle, print and JSON after the current
+   * run, the interactive mode at once (a run in progress is stopped). A host that offers no shutdown leaves it out.
+   */
+  shutdown?: AbortSignal;
 }
 
 export interface ModeDefinition {
   description?: string;
   /** Whether the command line may pipe stdin into the prompt (RPC reads commands from stdin instead). */
   readsStdin?: boolean;
+  /**
+   * Builds the mode's UI before the session starts. The host calls it once the session's extensions have
+   * registered, binds what it returns as `ctx.ui` (with `ctx.hasUI` true), and only then emits `session_start`,
+   * so handlers there can already show status, widgets and dialogs; `run` gets the same object as `ctx.ui`.
+   * Dialogs opened from `session_start` need their answers read already, so a mode that reads answers from its
+   * input starts reading here; one that writes events may subscribe here too. A mode without one runs without a
+   * UI unless `run` calls `session.setUI`.
+   */
+  ui?(ctx: Pick<ModeContext, "session" | "io">): ExtensionUIContext | Promise<ExtensionUIContext>;
   /** Runs the mode; resolves with the process exit code. */
   run(ctx: ModeContext): Promise<number>;
 }

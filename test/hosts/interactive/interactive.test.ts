@@ -50,10 +50,13 @@ describe("interactive mode (through tmux)", () => {
     const ext = join(tmp.path, "ask.ts");
     writeFileSync(
       ext,
-      `export default (kc: any) => kc.registerCommand("pick", { description: "pick a colour", handler: async (_a: string, ctx: any) => {
-        const colour = await ctx.ui.select("Favourite colour?", ["red", "green"]);
-        ctx.ui.notify("you picked " + colour);
-      } });`,
+      `export default (kc: any) => {
+        kc.on("session_start", (_e: any, ctx: any) => ctx.ui.notify("started with UI " + ctx.hasUI));
+        kc.registerCommand("pick", { description: "pick a colour", handler: async (_a: string, ctx: any) => {
+          const colour = await ctx.ui.select("Favourite colour?", ["red", "green"]);
+          ctx.ui.notify("you picked " + colour);
+        } });
+      };`,
     );
     const command = [
       `KNIGHTCODE_AGENT_DIR=${join(tmp.path, "agent")}`,
@@ -68,6 +71,8 @@ describe("interactive mode (through tmux)", () => {
     ].join(" ");
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", tmp.path, command);
     await waitFor("/help for commands");
+    // The terminal UI is bound before session_start.
+    expect(screen()).to.contain("started with UI true");
     type("hello");
     key("Enter");
     await waitFor("Hello from the terminal.");

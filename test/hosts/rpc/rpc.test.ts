@@ -1,70 +1,15 @@
 /** RPC mode end to end: the built `knightcode --mode rpc` as a child process, driven through stdin/stdout. */
 
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { RpcProcess } from "../../helpers/rpc-process.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bin = join(root, "dist", "hosts", "cli", "main.js");
-
-type Record_ = { type: string; id?: string; command?: string; success?: boolean; [k: string]: unknown };
-
-class RpcProcess {
-  readonly records: Record_[] = [];
-  stderr = "";
-  private buffer = "";
-  private readonly exited: Promise<number | null>;
-  constructor(readonly child: ChildProcessWithoutNullStreams) {
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      this.buffer += chunk;
-      let i = this.buffer.indexOf("\n");
-      while (i >= 0) {
-        this.records.push(JSON.parse(this.buffer.slice(0, i)));
-        this.buffer = this.buffer.slice(i + 1);
-        i = this.buffer.indexOf("\n");
-      }
-    });
-    child.stderr.on("data", (d) => {
-      this.stderr += d;
-    });
-    this.exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
-  }
-  send(record: unknown): void {
-    this.child.stdin.write(`${typeof record === "string" ? record : JSON.stringify(record)}\n`);
-  }
-  async waitFor(predicate: (r: Record_) => boolean, timeoutMs = 15_000): Promise<Record_> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.records.find(predicate);
-      if (found) return found;
-      if (Date.now() > deadline) {
-        throw new Error(`timed out; got ${this.records.map((r) => r.type).join(",")}\n${this.stderr}`);
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-  response(id: string): Promise<Record_> {
-    return this.waitFor((r) => r.type === "response" && r.id === id);
-  }
-  async request(id: string, type: string, params: Record<string, unknown> = {}): Promise<Record_> {
-    this.send({ id, type, ...params });
-    return this.response(id);
-  }
-  async end(timeoutMs = 15_000): Promise<number | null> {
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
-    const code = await this.exited;
-    clearTimeout(timer);
-    return code;
-  }
-  kill(): void {
-    if (this.child.exitCode === null) this.child.kill("SIGKILL");
-  }
-}
 
 describe("RPC mode", () => {
   const tmp = useTempDir("kc-rpc-");

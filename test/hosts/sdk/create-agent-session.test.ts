@@ -11,11 +11,12 @@ import {
   createStandardKernel,
   sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
-import type {
-  ExtensionAPI,
-  ExtensionCommandContext,
-  ExtensionContext,
-  Kernel,
+import {
+  type ExtensionAPI,
+  type ExtensionCommandContext,
+  type ExtensionContext,
+  headlessUI,
+  type Kernel,
 } from "../../../kernel/index.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -437,5 +438,63 @@ describe("createAgentSession", () => {
     expect(count(), "the new session's bus gets the host's handlers").to.equal(1);
     unsubscribe();
     expect(count()).to.equal(0);
+  });
+
+  it("runs beforeStart once, before session_start, with the modes registered and the UI it binds visible there", async () => {
+    const seen: { hasUI: boolean; status?: string }[] = [];
+    const statuses: string[] = [];
+    const ui = {
+      ...headlessUI,
+      setStatus: (_key: string, text: string | undefined) => statuses.push(text ?? ""),
+    };
+    let calls = 0;
+    const handle = await open({
+      extensions: [
+        (kc: ExtensionAPI) =>
+          kc.on("session_start", (_event, ctx) => {
+            seen.push({ hasUI: ctx.hasUI });
+            ctx.ui.setStatus("start", "from session_start");
+          }),
+      ],
+      beforeStart: (session) => {
+        calls++;
+        expect(session.getMode("rpc"), "built-in modes are registered already").to.not.equal(undefined);
+        session.setUI(ui, true);
+        // A host may listen from here on, with one handler per wire event.
+        session.subscribe(() => {});
+      },
+    });
+    expect(seen).to.deep.equal([{ hasUI: true }]);
+    expect(statuses).to.deep.equal(["from session_start"]);
+    expect(sessionInternals(handle).runtime.bus.count("agent_start")).to.equal(1);
+    await handle.newSession();
+    expect(calls, "only the first session").to.equal(1);
+    expect(seen).to.deep.equal([{ hasUI: true }, { hasUI: true }]);
+  });
+
+  it("ends createAgentSession with the error beforeStart throws, leaving no session behind", async () => {
+    let started = false;
+    const failing = createAgentSession({
+      cwd: project(),
+      agentDir: agentDir(),
+      kernel,
+      warn: (message) => warnings.push(message),
+      session: { inMemory: true },
+      extensions: [
+        (kc: ExtensionAPI) =>
+          kc.on("session_start", () => {
+            started = true;
+          }),
+      ],
+      beforeStart: () => {
+        throw new Error("no such mode");
+      },
+    });
+    let error: unknown;
+    await failing.catch((e: unknown) => {
+      error = e;
+    });
+    expect((error as Error)?.message).to.equal("no such mode");
+    expect(started).to.equal(false);
   });
 });

@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { RpcClient } from "../../../hosts/sdk/rpc-client.js";
+import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("RpcClient", () => {
@@ -36,6 +37,21 @@ describe("RpcClient", () => {
     expect((await c.getLastAssistantText()).text).to.equal("Hello from the child");
     expect((await c.getState()).model?.provider).to.equal("scripted");
     expect((await c.getMessages()).messages.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+    expect(await c.close()).to.equal(0);
+    client = undefined;
+  });
+
+  it("refuses to send a command longer than the RPC frame limit, and keeps working", async () => {
+    const c = start([{ text: "still here" }]);
+    let error: unknown;
+    await c.prompt("x".repeat(RPC_MAX_FRAME_BYTES)).catch((e: unknown) => {
+      error = e;
+    });
+    expect((error as Error)?.message).to.match(
+      /^prompt is \d+ bytes as a JSON line; RPC mode reads at most 16777216/,
+    );
+    expect(await c.promptAndWait("Hi")).to.deep.equal({ aborted: false });
+    expect((await c.getLastAssistantText()).text).to.equal("still here");
     expect(await c.close()).to.equal(0);
     client = undefined;
   });
