@@ -34,6 +34,15 @@ export {
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export {
+  BUILTIN_THEMES,
+  builtinTheme,
+  type ColorMode,
+  Theme,
+  type ThemeColorValue,
+  type ThemeOptions,
+  ThemeSelection,
+} from "./plugins/kit/theme.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { VERSION } from "./plugins/kit/version.js";
 export {

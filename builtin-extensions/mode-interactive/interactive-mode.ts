@@ -35,13 +35,22 @@ class InteractiveController {
 
   async run(): Promise<number> {
     const { session, io, signal } = this.ctx;
-    session.setUI(new TerminalUI(this.write, (q, o) => this.ask(q, o)), true);
+    const ui = new TerminalUI(
+      this.write,
+      (q, o) => this.ask(q, o),
+      () => (io.stdout as NodeJS.WriteStream).columns || 80,
+    );
+    session.setUI(ui, true);
     const unsubscribe = session.subscribe((event) => this.render(event));
     if (io.isTTY) {
       emitKeypressEvents(io.stdin as NodeJS.ReadStream);
-      (io.stdin as NodeJS.ReadStream).on("keypress", (_s: string, key: { name?: string }) => {
-        if (key?.name === "escape" && !session.isIdle()) this.stop();
-      });
+      (io.stdin as NodeJS.ReadStream).on(
+        "keypress",
+        (_s: string, key: { name?: string; sequence?: string }) => {
+          if (key?.sequence) ui.terminalInput(key.sequence);
+          if (key?.name === "escape" && !session.isIdle()) this.stop();
+        },
+      );
     }
     this.rl.on("SIGINT", () => {
       if (this.pendingAnswer) return this.answer(undefined);

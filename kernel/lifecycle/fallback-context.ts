@@ -1,5 +1,5 @@
 /** A minimal `ctx` for sessions whose plugins provide no context factory, and the staleness guard. */
-import type { ExtensionContext, ExtensionUIContext } from "../api/context.js";
+import type { ExtensionContext, ExtensionUIContext, UITheme } from "../api/context.js";
 import { MissingServiceError, StaleContextError } from "../errors.js";
 
 interface RuntimeView {
@@ -7,20 +7,46 @@ interface RuntimeView {
   readonly mode: ExtensionContext["mode"];
 }
 
-/** The UI of a session without one: dialogs answer "no" at once, surfaces are no-ops. */
-export const headlessUI: ExtensionUIContext = Object.freeze({
+const same = (text: string) => text;
+const plain = (_token: string, text: string) => text;
+const noop = () => {};
+
+/** A theme without colour: a session that draws nothing has no terminal to colour for. */
+export const plainTheme: UITheme = Object.freeze({
+  name: "plain",
+  fg: plain,
+  bg: plain,
+  ...Object.fromEntries(["bold", "italic", "underline", "inverse", "strikethrough"].map((m) => [m, same])),
+} as UITheme);
+
+const answers = {
   select: async () => undefined,
   confirm: async () => false,
   input: async () => undefined,
   editor: async () => undefined,
-  notify: () => {},
-  setStatus: () => {},
-  setWidget: () => {},
-  setTitle: () => {},
-  setWorkingMessage: () => {},
-  setEditorText: () => {},
-  getEditorText: () => "",
   custom: async () => undefined,
+  getEditorText: () => "",
+  getEditorComponent: () => undefined,
+  onTerminalInput: () => noop,
+  theme: plainTheme,
+  getAllThemes: () => [],
+  getTheme: () => undefined,
+  setTheme: () => ({ success: false, error: "This session has no UI to theme" }),
+  getToolsExpanded: () => false,
+};
+
+/** What a UI draws or sets: every other method of `ctx.ui`, each a no-op without a UI. */
+const surfaces = [
+  ...["notify", "setStatus", "setWidget", "setTitle", "setWorkingMessage", "setWorkingVisible"],
+  ...["setWorkingIndicator", "setHiddenThinkingLabel", "setFooter", "setHeader", "setEditorText"],
+  ...["pasteToEditor", "setEditorComponent", "setToolsExpanded"],
+];
+type Surface = Exclude<keyof ExtensionUIContext, keyof typeof answers>;
+
+/** The UI of a session without one: dialogs answer "no" at once, surfaces are no-ops, the theme is plain. */
+export const headlessUI: ExtensionUIContext = Object.freeze({
+  ...(Object.fromEntries(surfaces.map((name) => [name, noop])) as Record<Surface, () => void>),
+  ...answers,
 });
 
 export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
