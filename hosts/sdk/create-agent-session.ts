@@ -48,6 +48,7 @@ import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
 import { packageModules } from "./package-modules.js";
 import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
+import { withPromptEvents } from "./ui-prompt-events.js";
 
 export interface SessionChoice {
   /** Open this session file (or id prefix). */
@@ -417,7 +418,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */
-  setUI(ui: ExtensionUIContext, hasUI: boolean): void {
+  setUI(host: ExtensionUIContext, hasUI: boolean): void {
+    const ui = this.withPromptEvents(host);
     this.ui = { ui, hasUI };
     if (this.current) {
       this.current.config.ui = ui;
@@ -585,7 +587,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
-    const ui = this.ui?.ui ?? this.options.ui ?? headlessUI;
+    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : headlessUI);
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
       cwd: this.cwd,
@@ -686,6 +688,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
           : e,
     );
+  }
+
+  /** The host's UI with `ui_prompt_start`/`ui_prompt_end` around its dialogs, on whichever session is current. */
+  private withPromptEvents(ui: ExtensionUIContext): ExtensionUIContext {
+    return ui === headlessUI ? ui : withPromptEvents(ui, () => this.current?.runtime);
   }
 
   private async resolveTrust(
