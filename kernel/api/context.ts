@@ -132,8 +132,17 @@ export interface UIEditorComponent extends UIComponent {
   onChange?: (text: string) => void;
 }
 
-/** Builds the input editor: `theme` is the editor theme, `keybindings` the app's key bindings where there are any. */
-export type EditorFactory = (tui: UIHost, theme: unknown, keybindings: unknown) => UIEditorComponent;
+/** The styles of the input editor: its border, and the list its autocomplete shows. */
+export interface UIEditorTheme {
+  borderColor: (text: string) => string;
+  selectList: Record<
+    "selectedPrefix" | "selectedText" | "description" | "scrollInfo" | "noMatch",
+    (text: string) => string
+  >;
+}
+
+/** Builds the input editor; `keybindings` are the app's key bindings where the mode has any. */
+export type EditorFactory = (tui: UIHost, theme: UIEditorTheme, keybindings: unknown) => UIEditorComponent;
 
 /** A raw terminal input listener: `consume` swallows the data, `data` replaces it for the next listener. */
 export type TerminalInputHandler = (data: string) => { consume?: boolean; data?: string } | undefined;

@@ -5,14 +5,13 @@
  * history. It renders a border line, the text with the cursor, and a border line. Minimal next to the full
  * terminal UI's editor: no autocomplete, undo or kill ring yet.
  */
-import type { UIEditorComponent, UIHost } from "../../../kernel/index.js";
+import type { UIEditorComponent, UIEditorTheme, UIHost } from "../../../kernel/index.js";
 import { CURSOR_MARKER, type Focusable } from "./component.js";
 import { decodeKittyPrintable, matchesKey } from "./keys.js";
 import type { SelectListTheme } from "./select-list.js";
 import { graphemeWidth, tokens, truncateToWidth, visibleWidth } from "./width.js";
 
-export interface EditorTheme {
-  borderColor: (text: string) => string;
+export interface EditorTheme extends UIEditorTheme {
   selectList: SelectListTheme;
 }
 
