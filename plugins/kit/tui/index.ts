@@ -27,6 +27,7 @@ export {
 export { CustomEditor } from "./custom-editor.js";
 export { Editor, type EditorOptions, type EditorTheme } from "./editor.js";
 export { type FuzzyMatch, fuzzyFilter, fuzzyMatch } from "./fuzzy.js";
+export { Input } from "./input.js";
 export {
   type BaseKey,
   decodeKittyPrintable,
@@ -38,7 +39,7 @@ export {
   matchesKey,
   parseKey,
 } from "./keys.js";
-export { BorderedLoader, Loader, type LoaderIndicatorOptions } from "./loader.js";
+export { BorderedLoader, CancellableLoader, Loader, type LoaderIndicatorOptions } from "./loader.js";
 export { type DefaultTextStyle, Markdown, type MarkdownTheme } from "./markdown.js";
 export {
   type SelectItem,
@@ -52,7 +53,7 @@ export {
   type SettingsListOptions,
   type SettingsListTheme,
 } from "./settings-list.js";
-export { DynamicBorder, Spacer, Text } from "./text.js";
+export { DynamicBorder, Spacer, Text, TruncatedText } from "./text.js";
 export {
   getEditorTheme,
   getMarkdownTheme,

@@ -68,6 +68,30 @@ export class Loader extends Text {
   }
 }
 
+/** A loader that escape (or ctrl+c) cancels: its `signal` aborts and `onAbort` runs. */
+export class CancellableLoader extends Loader {
+  private readonly controller = new AbortController();
+  onAbort?: () => void;
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  handleInput(data: string): void {
+    if (!(matchesKey(data, "escape") || matchesKey(data, "ctrl+c")) || this.aborted) return;
+    this.controller.abort();
+    this.onAbort?.();
+  }
+
+  dispose(): void {
+    this.stop();
+  }
+}
+
 export class BorderedLoader extends Container {
   private readonly loader: Loader;
   private readonly controller = new AbortController();

@@ -1,6 +1,6 @@
-/** Text, Spacer and DynamicBorder: the leaf components. */
+/** Text, TruncatedText, Spacer and DynamicBorder: the leaf components. */
 import type { Component } from "./component.js";
-import { visibleWidth, wrapTextWithAnsi } from "./width.js";
+import { truncateToWidth, visibleWidth, wrapTextWithAnsi } from "./width.js";
 
 /** Pads a line with spaces to `width` columns, so a background colour covers the whole row. */
 export function padLine(line: string, width: number): string {
@@ -48,6 +48,25 @@ export class Text implements Component {
     const out = bg ? lines.map((l) => bg(padLine(l, width))) : lines;
     this.cache = { width, lines: out };
     return out;
+  }
+}
+
+/** Text cut to one line per input line (the first only), never wrapped. */
+export class TruncatedText implements Component {
+  constructor(
+    private readonly text: string,
+    private readonly paddingX = 0,
+    private readonly paddingY = 0,
+  ) {}
+
+  invalidate(): void {}
+
+  render(width: number): string[] {
+    const margin = " ".repeat(this.paddingX);
+    const firstLine = this.text.split("\n")[0] ?? "";
+    const line = margin + truncateToWidth(firstLine, Math.max(1, width - this.paddingX * 2));
+    const blank = Array.from({ length: this.paddingY }, () => "");
+    return [...blank, line, ...blank];
   }
 }
 

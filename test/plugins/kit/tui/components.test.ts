@@ -3,11 +3,11 @@ import { builtinTheme } from "../../../../plugins/kit/theme.js";
 import { Box } from "../../../../plugins/kit/tui/box.js";
 import { Container, DetachedUI } from "../../../../plugins/kit/tui/component.js";
 import { fuzzyFilter, fuzzyMatch } from "../../../../plugins/kit/tui/fuzzy.js";
-import { BorderedLoader } from "../../../../plugins/kit/tui/loader.js";
+import { BorderedLoader, CancellableLoader } from "../../../../plugins/kit/tui/loader.js";
 import { Markdown } from "../../../../plugins/kit/tui/markdown.js";
 import { SelectList } from "../../../../plugins/kit/tui/select-list.js";
 import { SettingsList } from "../../../../plugins/kit/tui/settings-list.js";
-import { DynamicBorder, Spacer, Text } from "../../../../plugins/kit/tui/text.js";
+import { DynamicBorder, Spacer, Text, TruncatedText } from "../../../../plugins/kit/tui/text.js";
 import {
   getMarkdownTheme,
   getSelectListTheme,
@@ -30,6 +30,28 @@ describe("tui components", () => {
     stack.addChild(new DynamicBorder());
     stack.addChild(new Text("hi", 0, 0));
     expect(stack.render(3)).to.deep.equal(["───", "hi"]);
+  });
+
+  it("TruncatedText shows its first line cut to the width", () => {
+    expect(new TruncatedText("a long first line\nsecond", 1, 0).render(10)).to.deep.equal([" a long …"]);
+  });
+
+  it("CancellableLoader aborts once on escape", () => {
+    const loader = new CancellableLoader(
+      new DetachedUI(),
+      (s) => s,
+      (s) => s,
+      "Waiting",
+    );
+    let calls = 0;
+    loader.onAbort = () => calls++;
+    loader.handleInput("x");
+    expect(loader.aborted).to.equal(false);
+    loader.handleInput("\x1b");
+    loader.handleInput("\x1b");
+    expect([loader.signal.aborted, calls]).to.deep.equal([true, 1]);
+    expect(loader.render(20)[0]).to.match(/Waiting/);
+    loader.dispose();
   });
 
   it("Box pads its children and paints every row with its background to the full width", () => {

@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { CURSOR_MARKER, DetachedUI } from "../../../../plugins/kit/tui/component.js";
 import { CustomEditor } from "../../../../plugins/kit/tui/custom-editor.js";
 import { Editor } from "../../../../plugins/kit/tui/editor.js";
+import { Input } from "../../../../plugins/kit/tui/input.js";
 import { getEditorTheme } from "../../../../plugins/kit/tui/themes.js";
 
 const theme = { borderColor: (s: string) => s, selectList: getEditorTheme().selectList };
@@ -138,5 +139,35 @@ describe("tui CustomEditor", () => {
     editor.handleInput("\x04");
     expect(seen).to.deep.equal(["ctrl+d", "shortcut", "escape", "clear"]);
     expect(editor.getText()).to.equal("q");
+  });
+});
+
+describe("tui Input", () => {
+  it("edits one line, submits on enter and reports escape", () => {
+    const input = new Input();
+    const seen: string[] = [];
+    input.onSubmit = (value) => seen.push(`submit ${value}`);
+    input.onEscape = () => seen.push("escape");
+    for (const ch of "helo") input.handleInput(ch);
+    input.handleInput("\x1b[D");
+    input.handleInput("l");
+    input.handleInput("\x1b[200~ big\nworld\x1b[201~");
+    expect(input.getValue()).to.equal("hell big worldo");
+    input.handleInput("\x17");
+    input.handleInput("\x05");
+    input.handleInput("\x7f");
+    input.handleInput("\r");
+    input.handleInput("\x1b");
+    expect(seen).to.deep.equal(["submit hell big ", "escape"]);
+  });
+
+  it("scrolls a long value so the cursor stays on the line", () => {
+    const input = new Input();
+    input.setValue("abcdefghijklmnop");
+    input.focused = true;
+    const [line] = input.render(10);
+    expect(line).to.equal(`> jklmnop${CURSOR_MARKER}\x1b[7m \x1b[27m`);
+    input.handleInput("\x01");
+    expect(input.render(10)[0]).to.equal(`> ${CURSOR_MARKER}\x1b[7ma\x1b[27mbcdefgh`);
   });
 });
