@@ -88,7 +88,8 @@ function isWide(cp: number): boolean {
 /** Combining marks, variation selectors, zero-width joiners and other characters that take no column. */
 const ZERO_WIDTH = /^(?:\p{Mn}|\p{Me}|\p{Cf}|[\u200b-\u200f]|[\ufe00-\ufe0f])$/u;
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+// Made on first use: creating a segmenter loads ICU data, which an import of this module should not pay for.
+let segmenter: Intl.Segmenter | undefined;
 
 /** The columns one grapheme (a user-perceived character) takes. */
 export function graphemeWidth(grapheme: string): number {
@@ -123,6 +124,7 @@ export function* tokens(text: string): Generator<{ text: string; ansi: boolean }
 }
 
 function* graphemes(text: string): Generator<{ text: string; ansi: boolean }> {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const { segment } of segmenter.segment(text)) yield { text: segment, ansi: false };
 }
 
