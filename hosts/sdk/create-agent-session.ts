@@ -32,6 +32,7 @@ import {
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import { builtinTheme } from "../../plugins/kit/theme.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -160,6 +161,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private detach: (() => void) | undefined;
   private trustDecision: boolean | undefined;
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
+  private headless: ExtensionUIContext | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
 
@@ -587,7 +589,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
-    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : headlessUI);
+    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : this.noUI());
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
       cwd: this.cwd,
@@ -688,6 +690,15 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
           : e,
     );
+  }
+
+  /**
+   * A session without a UI: the kernel's headless UI with a colour theme, so text an extension styles reads as it
+   * would in a terminal (as the peer's does; NO_COLOR turns it plain).
+   */
+  private noUI(): ExtensionUIContext {
+    this.headless ??= Object.freeze({ ...headlessUI, theme: builtinTheme("dark")! });
+    return this.headless;
   }
 
   /** The host's UI with `ui_prompt_start`/`ui_prompt_end` around its dialogs, on whichever session is current. */

@@ -1,7 +1,7 @@
 /**
  * JSON and print mode have no UI: every ctx.ui method of the peer's surface is callable there, dialogs answer "no"
- * at once, what would be drawn is a no-op, the theme is plain text, and nothing reaches stdout besides the
- * protocol records (or the answer). The extension writes what it saw to a file, since the modes show nothing.
+ * at once, what would be drawn is a no-op, the theme still colours (plain under NO_COLOR), and nothing reaches
+ * stdout besides the protocol records (or the answer). The extension writes what it saw to a file, since the modes show nothing.
  */
 
 import { readFileSync } from "node:fs";
@@ -46,7 +46,7 @@ export default function (kc: any) {
 
 const expected = {
   hasUI: false,
-  styled: "xyz",
+  styled: "\x1b[38;5;75mx\x1b[39m\x1b[48;5;237my\x1b[49m\x1b[1mz\x1b[22m",
   themes: [],
   setTheme: { success: false, error: "This session has no UI to theme" },
   getTheme: null,
@@ -68,7 +68,7 @@ describe("ctx.ui in modes without a UI", () => {
       const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "answer" }] }));
       const run = await runCli(
         [...mode, "--no-session", "--provider", "scripted", "--script", script, "-e", ext, "hi"],
-        { cwd: tmp.path, env: { KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+        { cwd: tmp.path, env: { KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), NO_COLOR: "" } },
       );
       expect(run.code, run.stderr).to.equal(0);
       expect(JSON.parse(readFileSync(out, "utf8"))).to.deep.equal(expected);
@@ -78,4 +78,19 @@ describe("ctx.ui in modes without a UI", () => {
       expect(run.stdout).not.to.match(/extension_ui|ui_prompt/);
     });
   }
+
+  it("gives a theme that writes plain text under NO_COLOR", async () => {
+    const out = join(tmp.path, "seen.json");
+    const ext = tmp.write("ext.ts", extension(out));
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "answer" }] }));
+    const run = await runCli(
+      ["-p", "--no-session", "--provider", "scripted", "--script", script, "-e", ext, "hi"],
+      {
+        cwd: tmp.path,
+        env: { KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), NO_COLOR: "1" },
+      },
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    expect(JSON.parse(readFileSync(out, "utf8")).styled).to.equal("xyz");
+  });
 });
