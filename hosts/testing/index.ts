@@ -7,4 +7,4 @@ export {
   type TestSessionOptions,
   type ToolCallRecord,
 } from "./test-session.js";
-export { createTestUI, type DialogAnswer, type TestUIRecord } from "./test-ui.js";
+export type { DialogAnswer, TestUIRecord } from "./test-ui.js";
