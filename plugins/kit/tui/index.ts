@@ -60,6 +60,7 @@ export {
   getSelectListTheme,
   getSettingsListTheme,
   keyHint,
+  keyText,
   rawKeyHint,
 } from "./themes.js";
 export { stripAnsi, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "./width.js";

@@ -63,11 +63,35 @@ export function getEditorTheme(theme?: UITheme): EditorTheme {
   return { borderColor: (s) => t.fg("borderMuted", s), selectList: getSelectListTheme(t) };
 }
 
-/** A key and what it does, dim and muted, for hint lines (`keyHint("ctrl+c", "quit")`). */
-export function keyHint(key: string, description: string, theme?: UITheme): string {
-  return rawKeyHint(key, description, theme);
+/**
+ * The keys of the named bindings KnightCode's components honour, by the peer's binding names, so a hint written
+ * for it (`keyHint("app.interrupt", "cancel")`) shows the right key. Bindings cannot be changed yet.
+ */
+const BINDINGS: Readonly<Record<string, string>> = {
+  "app.interrupt": "escape",
+  "app.clear": "ctrl+c",
+  "app.exit": "ctrl+d",
+  "tui.input.submit": "enter",
+  "tui.input.newLine": "shift+enter",
+  "tui.select.up": "up",
+  "tui.select.down": "down",
+  "tui.select.pageUp": "pageUp",
+  "tui.select.pageDown": "pageDown",
+  "tui.select.confirm": "enter",
+  "tui.select.cancel": "escape",
+};
+
+/** The key text of a named binding, or the argument itself when it is already a key (`"ctrl+x"`). */
+export function keyText(binding: string): string {
+  return BINDINGS[binding] ?? binding;
 }
 
+/** A binding's key and what it does, dim and muted, for hint lines (`keyHint("app.interrupt", "cancel")`). */
+export function keyHint(binding: string, description: string, theme?: UITheme): string {
+  return rawKeyHint(keyText(binding), description, theme);
+}
+
+/** A key as given and what it does, for hint lines (`rawKeyHint("ctrl+x", "close")`). */
 export function rawKeyHint(key: string, description: string, theme?: UITheme): string {
   const t = pick(theme);
   return t.fg("dim", key) + t.fg("muted", ` ${description}`);

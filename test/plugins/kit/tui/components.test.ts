@@ -12,6 +12,9 @@ import {
   getMarkdownTheme,
   getSelectListTheme,
   getSettingsListTheme,
+  keyHint,
+  keyText,
+  rawKeyHint,
 } from "../../../../plugins/kit/tui/themes.js";
 import { stripAnsi, visibleWidth } from "../../../../plugins/kit/tui/width.js";
 
@@ -178,6 +181,16 @@ describe("tui components", () => {
     } finally {
       loader.dispose();
     }
+  });
+
+  it("key hints name a binding's key, or the key given", () => {
+    expect(keyText("app.interrupt")).to.equal("escape");
+    expect(keyText("ctrl+x")).to.equal("ctrl+x");
+    expect(keyHint("tui.select.confirm", "pick", plain)).to.equal("enter pick");
+    const colored = builtinTheme("dark", { color: true })!;
+    expect(rawKeyHint("q", "quit", colored)).to.equal(
+      `${colored.fg("dim", "q")}${colored.fg("muted", " quit")}`,
+    );
   });
 
   it("fuzzyFilter keeps in-order matches of every query word, best first", () => {
