@@ -15,7 +15,6 @@ import {
   type ExtensionSource,
   type ExtensionUIContext,
   type HostMode,
-  headlessUI,
   type Kernel,
   type ModelInfo,
   type ReadonlySessionManager,
@@ -32,7 +31,7 @@ import {
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
-import { builtinTheme } from "../../plugins/kit/theme.js";
+import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -161,7 +160,6 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private detach: (() => void) | undefined;
   private trustDecision: boolean | undefined;
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
-  private headless: ExtensionUIContext | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
 
@@ -589,7 +587,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       overrides,
     });
     for (const warning of globalSettings.warnings) this.warn(warning);
-    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : this.noUI());
+    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : headlessUI);
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
       cwd: this.cwd,
@@ -692,18 +690,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     );
   }
 
-  /**
-   * A session without a UI: the kernel's headless UI with a colour theme, so text an extension styles reads as it
-   * would in a terminal (as the peer's does; NO_COLOR turns it plain).
-   */
-  private noUI(): ExtensionUIContext {
-    this.headless ??= Object.freeze({ ...headlessUI, theme: builtinTheme("dark")! });
-    return this.headless;
-  }
-
   /** The host's UI with `ui_prompt_start`/`ui_prompt_end` around its dialogs, on whichever session is current. */
   private withPromptEvents(ui: ExtensionUIContext): ExtensionUIContext {
-    return ui === headlessUI ? ui : withPromptEvents(ui, () => this.current?.runtime);
+    return withPromptEvents(ui, () => this.current?.runtime);
   }
 
   private async resolveTrust(

@@ -1,7 +1,7 @@
 /**
  * `ui_prompt_start` and `ui_prompt_end` around every dialog (select, confirm, input, editor) that a bound UI shows,
- * whichever mode bound it. The SDK wraps the host's UI once, where it binds it; a headless session shows no dialog
- * and fires nothing. A dialog opened from inside a handler of these events (or from inside another dialog's
+ * whichever mode bound it. The SDK wraps the host's UI once, where it binds it; a session without a UI shows no
+ * dialog and fires nothing. A dialog opened from inside a handler of these events (or from inside another dialog's
  * wait) is part of the outer one and fires no events of its own, so handlers cannot loop.
  */
 import type { ExtensionUIContext, SessionRuntime, UiPromptEvent } from "../../kernel/index.js";

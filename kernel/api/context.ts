@@ -82,7 +82,7 @@ export type ThemeBg =
 
 /**
  * How extensions style text. Every method returns a string: wrapped in ANSI SGR codes by a colour theme, unchanged
- * by a plain one (a session that draws nothing, or `NO_COLOR`). `Theme` in `@knightcodeai/cli/tui` implements it.
+ * when colour is off (`NO_COLOR`). `Theme` in `@knightcodeai/cli/tui` implements it.
  */
 export interface UITheme {
   readonly name?: string;
