@@ -6,11 +6,11 @@
  * - kernel/ imports nothing above it;
  * - plugins/ (services) never import built-in extensions, hosts or the package entry points;
  * - plugins/kit/ imports only the kernel and itself;
- * - builtin-extensions/ import only `@knightcodeai/cli/kit`, npm packages, node built-ins and their own files;
+ * - builtin-extensions/ import only `@knightcodeai/cli/kit` (and `/tui`), npm packages, node built-ins and their own files;
  * - hosts other than the composition root (hosts/sdk, hosts/testing) use the public entry points only;
  * - no runtime import cycles anywhere (type-only imports aside).
  */
-const entryPoints = "^(index|kit|testing|plugin)\\.ts$";
+const entryPoints = "^(index|kit|testing|plugin|tui)\\.ts$";
 module.exports = {
   forbidden: [
     {
@@ -47,10 +47,10 @@ module.exports = {
       name: "builtin-extensions-use-public-kit-only",
       severity: "error",
       comment:
-        "A built-in extension may import only @knightcodeai/cli/kit, npm packages, node built-ins and its own files.",
+        "A built-in extension may import only @knightcodeai/cli/kit and /tui, npm packages, node built-ins and its own files.",
       from: { path: "^builtin-extensions/([^/]+)/" },
       to: {
-        pathNot: ["^builtin-extensions/$1/", "(^|/)node_modules/", "^kit\\.ts$"],
+        pathNot: ["^builtin-extensions/$1/", "(^|/)node_modules/", "^(kit|tui)\\.ts$"],
         dependencyTypesNot: ["core"],
       },
     },

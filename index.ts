@@ -15,4 +15,5 @@ publishPackageEntries({
   sdk,
   testing: () => import("./testing.js"),
   plugin: () => import("./plugin.js"),
+  tui: () => import("./tui.js"),
 });

@@ -46,6 +46,15 @@ export {
 } from "./plugins/kit/provider/request-runner.js";
 export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
 export {
+  BUILTIN_THEMES,
+  builtinTheme,
+  type ColorMode,
+  Theme,
+  type ThemeColorValue,
+  type ThemeOptions,
+  ThemeSelection,
+} from "./plugins/kit/theme.js";
+export {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINE_CHARS,
   DEFAULT_MAX_LINES,

@@ -7,4 +7,10 @@ import * as kit from "./kit.js";
 
 export * from "./hosts/testing/index.js";
 
-publishPackageEntries({ kit, sdk, testing: () => testing, plugin: () => import("./plugin.js") });
+publishPackageEntries({
+  kit,
+  sdk,
+  testing: () => testing,
+  plugin: () => import("./plugin.js"),
+  tui: () => import("./tui.js"),
+});

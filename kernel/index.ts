@@ -11,6 +11,5 @@ export * from "./events/hook-bus.js";
 export * from "./extensions/loader.js";
 export * from "./kernel.js";
 export * from "./lifecycle/disposable.js";
-export { headlessUI } from "./lifecycle/fallback-context.js";
 export * from "./lifecycle/session-runtime.js";
 export * from "./util/closest-name.js";

@@ -1,5 +1,5 @@
 /**
- * Builds dist/ (`npm run build`): esbuild bundles the package entry points (`.`, `./kit`, `./testing`, `./plugin`)
+ * Builds dist/ (`npm run build`): esbuild bundles the package entry points (`.`, `./kit`, `./testing`, `./plugin`, `./tui`)
  * and the `knightcode` command; `tsc -p tsconfig.build.json` then writes the declarations beside them.
  *
  * Why a bundle: an unbundled start-up loads about 380 ES modules (TypeBox alone is 250 files), and resolving,
@@ -33,7 +33,7 @@ const noGlob: Plugin = {
 rmSync(outdir, { recursive: true, force: true });
 await build({
   absWorkingDir: root.pathname,
-  entryPoints: ["index.ts", "kit.ts", "testing.ts", "plugin.ts", "hosts/cli/main.ts"],
+  entryPoints: ["index.ts", "kit.ts", "testing.ts", "plugin.ts", "tui.ts", "hosts/cli/main.ts"],
   outbase: ".",
   outdir,
   bundle: true,

@@ -52,7 +52,11 @@ class InteractiveController {
     const { io } = ctx;
     this.write = (text) => io.stdout.write(text);
     this.rl = createInterface({ input: io.stdin, output: io.stdout, terminal: io.isTTY, prompt: PROMPT });
-    this.ui = new TerminalUI(this.write, (q, o) => this.ask(q, o));
+    this.ui = new TerminalUI(
+      this.write,
+      (q, o) => this.ask(q, o),
+      () => (io.stdout as NodeJS.WriteStream).columns || 80,
+    );
     this.rl.on("line", (line) => {
       if (!this.running && !this.pendingAnswer) this.early.push(line);
       else this.onLine(line);
@@ -79,9 +83,13 @@ class InteractiveController {
     const unsubscribe = session.subscribe((event) => this.render(event));
     if (io.isTTY) {
       emitKeypressEvents(io.stdin as NodeJS.ReadStream);
-      (io.stdin as NodeJS.ReadStream).on("keypress", (_s: string, key: { name?: string }) => {
-        if (key?.name === "escape" && !session.isIdle()) this.stop();
-      });
+      (io.stdin as NodeJS.ReadStream).on(
+        "keypress",
+        (_s: string, key: { name?: string; sequence?: string }) => {
+          if (key?.sequence) this.ui.terminalInput(key.sequence);
+          if (key?.name === "escape" && !session.isIdle()) this.stop();
+        },
+      );
     }
     signal.addEventListener("abort", () => this.quit(), { once: true });
     // ctx.shutdown() from an extension (a /quit of its own): leave as /quit does.

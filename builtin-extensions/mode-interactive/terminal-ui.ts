@@ -2,19 +2,61 @@
  * `ctx.ui` in the terminal: dialogs ask on the input line (a number for select, y/n for confirm, a line for input,
  * lines up to a single "." for the editor); notifications and status are printed. Answers come through `ask`,
  * which the controller connects to its line reader.
+ *
+ * This mode prints line after line; it keeps nothing fixed on screen. So a component widget or header is rendered
+ * once, at the terminal's width, and printed; a footer, an editor component, the working indicator and the hidden
+ * thinking label are remembered but not drawn (the full terminal UI draws them); terminal-input listeners see each
+ * key the terminal sends but cannot take it from the line reader.
  */
-import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli/kit";
+import {
+  type DialogOptions,
+  type EditorFactory,
+  type ExtensionUIContext,
+  type FooterFactory,
+  type NotifyLevel,
+  type TerminalInputHandler,
+  ThemeSelection,
+  type UIComponentFactory,
+  type UITheme,
+  type WidgetOptions,
+  type WorkingIndicatorOptions,
+} from "@knightcodeai/cli/kit";
 import { bold, cyan, dim, red } from "./view.js";
 
 export type Ask = (question: string, opts?: DialogOptions) => Promise<string | undefined>;
 
 export class TerminalUI implements ExtensionUIContext {
   private editorText = "";
+  private readonly themes = new ThemeSelection();
+  private readonly inputHandlers = new Set<TerminalInputHandler>();
+  private workingVisible = true;
+  private toolsExpanded = false;
+  private editorFactory: EditorFactory | undefined;
+  /** What extensions set that this mode does not draw; kept for the full terminal UI and for inspection. */
+  readonly undrawn: {
+    footer?: FooterFactory;
+    workingIndicator?: WorkingIndicatorOptions;
+    hiddenThinkingLabel?: string;
+  } = {};
 
   constructor(
     private readonly write: (text: string) => void,
     private readonly ask: Ask,
+    private readonly columns: () => number = () => 80,
   ) {}
+
+  /** Raw key data from the terminal, for the `onTerminalInput` listeners. */
+  terminalInput(data: string): void {
+    for (const handler of [...this.inputHandlers]) {
+      try {
+        const result = handler(data);
+        if (result?.consume) return;
+        if (typeof result?.data === "string") data = result.data;
+      } catch (error) {
+        this.notify(`A terminal input listener failed: ${(error as Error)?.message ?? error}`, "error");
+      }
+    }
+  }
 
   async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
     const list = options.map((o, i) => `  ${cyan(String(i + 1))}. ${o}`).join("\n");
@@ -53,8 +95,33 @@ export class TerminalUI implements ExtensionUIContext {
     if (text !== undefined) this.write(dim(`[${key}] ${text}\n`));
   }
 
-  setWidget(key: string, lines: string[] | undefined, _options?: WidgetOptions): void {
+  setWidget(key: string, content: string[] | UIComponentFactory | undefined, _options?: WidgetOptions): void {
+    const lines = typeof content === "function" ? this.renderOnce(key, content) : content;
     if (lines?.length) this.write(`${dim(`┌ ${key}`)}\n${lines.map((l) => `${dim("│")} ${l}`).join("\n")}\n`);
+  }
+
+  setHeader(factory: UIComponentFactory | undefined): void {
+    const lines = factory ? this.renderOnce("header", factory) : undefined;
+    if (lines?.length) this.write(`${lines.join("\n")}\n`);
+  }
+
+  setFooter(factory: FooterFactory | undefined): void {
+    this.undrawn.footer = factory;
+  }
+
+  private renderOnce(key: string, factory: UIComponentFactory): string[] | undefined {
+    try {
+      const component = factory({ requestRender() {} }, this.themes.theme);
+      const lines = component.render(Math.max(20, this.columns()));
+      component.dispose?.();
+      return lines;
+    } catch (error) {
+      this.notify(
+        `"${key}" could not be drawn in this terminal mode: ${(error as Error)?.message ?? error}`,
+        "warning",
+      );
+      return undefined;
+    }
   }
 
   setTitle(title: string): void {
@@ -62,7 +129,19 @@ export class TerminalUI implements ExtensionUIContext {
   }
 
   setWorkingMessage(message?: string): void {
-    if (message) this.write(dim(`${message}\n`));
+    if (message && this.workingVisible) this.write(dim(`${message}\n`));
+  }
+
+  setWorkingVisible(visible: boolean): void {
+    this.workingVisible = visible;
+  }
+
+  setWorkingIndicator(options?: WorkingIndicatorOptions): void {
+    this.undrawn.workingIndicator = options;
+  }
+
+  setHiddenThinkingLabel(label?: string): void {
+    this.undrawn.hiddenThinkingLabel = label;
   }
 
   setEditorText(text: string): void {
@@ -71,6 +150,49 @@ export class TerminalUI implements ExtensionUIContext {
 
   getEditorText(): string {
     return this.editorText;
+  }
+
+  pasteToEditor(text: string): void {
+    this.editorText += text;
+  }
+
+  setEditorComponent(factory: EditorFactory | undefined): void {
+    this.editorFactory = factory;
+  }
+
+  getEditorComponent(): EditorFactory | undefined {
+    return this.editorFactory;
+  }
+
+  onTerminalInput(handler: TerminalInputHandler): () => void {
+    this.inputHandlers.add(handler);
+    return () => {
+      this.inputHandlers.delete(handler);
+    };
+  }
+
+  get theme(): UITheme {
+    return this.themes.theme;
+  }
+
+  getAllThemes(): { name: string; path: string | undefined }[] {
+    return this.themes.all();
+  }
+
+  getTheme(name: string): UITheme | undefined {
+    return this.themes.get(name);
+  }
+
+  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
+    return this.themes.set(theme);
+  }
+
+  getToolsExpanded(): boolean {
+    return this.toolsExpanded;
+  }
+
+  setToolsExpanded(expanded: boolean): void {
+    this.toolsExpanded = expanded;
   }
 
   async custom<T>(): Promise<T | undefined> {

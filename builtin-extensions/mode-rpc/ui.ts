@@ -2,10 +2,24 @@
  * The extension UI sub-protocol. Dialogs (`select`, `confirm`, `input`, `editor`) go out as `extension_ui_request`
  * records with an id and wait for the client's `extension_ui_response` (or their timeout, or the end of input);
  * status surfaces go out fire-and-forget. What RPC cannot show (custom components) answers at once with
- * `undefined` and a warning notification, so an extension never waits forever.
+ * `undefined` and a warning notification, so an extension never waits forever. A widget given as a component
+ * factory is rendered once to lines; what only a terminal draws (footer, header, editor component, working
+ * indicator, raw input) is a no-op here. The theme is real: it returns ANSI-styled strings for widget lines.
  */
 import { randomUUID } from "node:crypto";
-import type { DialogOptions, ExtensionUIContext, NotifyLevel, WidgetOptions } from "@knightcodeai/cli/kit";
+import {
+  type DialogOptions,
+  type EditorFactory,
+  type ExtensionUIContext,
+  type NotifyLevel,
+  ThemeSelection,
+  type UIComponentFactory,
+  type UITheme,
+  type WidgetOptions,
+} from "@knightcodeai/cli/kit";
+
+/** The width a component widget is rendered at: RPC has no terminal to ask. */
+export const RPC_WIDGET_WIDTH = 80;
 
 type Resolver = (response: Record<string, unknown> | undefined) => void;
 
@@ -13,6 +27,8 @@ export class RpcUI implements ExtensionUIContext {
   private readonly waiting = new Map<string, Resolver>();
   private inputClosed = false;
   private editorText = "";
+  private readonly themes = new ThemeSelection();
+  private toolsExpanded = false;
 
   constructor(private readonly write: (record: unknown) => void) {}
 
@@ -75,9 +91,11 @@ export class RpcUI implements ExtensionUIContext {
     this.fire("setStatus", { statusKey: key, statusText: text ?? null });
   }
 
-  setWidget(key: string, lines: string[] | undefined, options?: WidgetOptions): void {
+  setWidget(key: string, content: string[] | UIComponentFactory | undefined, options?: WidgetOptions): void {
+    const lines = typeof content === "function" ? this.renderWidget(key, content) : content;
+    if (lines === null) return;
     if (lines !== undefined && !Array.isArray(lines)) {
-      this.notify(`Widget "${key}": RPC shows widgets as lines of text only`, "warning");
+      this.notify(`Widget "${key}": give lines of text or a component factory`, "warning");
       return;
     }
     this.fire("setWidget", {
@@ -85,6 +103,22 @@ export class RpcUI implements ExtensionUIContext {
       widgetLines: lines ?? null,
       widgetPlacement: options?.placement ?? "aboveEditor",
     });
+  }
+
+  /** Lines from one render of a component widget, or null (and a warning) when the component fails outside a terminal. */
+  private renderWidget(key: string, factory: UIComponentFactory): string[] | null {
+    try {
+      const component = factory({ requestRender() {} }, this.themes.theme);
+      const lines = component.render(RPC_WIDGET_WIDTH);
+      component.dispose?.();
+      return lines;
+    } catch (error) {
+      this.notify(
+        `Widget "${key}" could not be drawn over RPC: ${(error as Error)?.message ?? error}`,
+        "warning",
+      );
+      return null;
+    }
   }
 
   setTitle(title: string): void {
@@ -102,6 +136,52 @@ export class RpcUI implements ExtensionUIContext {
 
   getEditorText(): string {
     return this.editorText;
+  }
+
+  /** RPC has no paste handling of its own: the text becomes the client's editor text. */
+  pasteToEditor(text: string): void {
+    this.setEditorText(text);
+  }
+
+  get theme(): UITheme {
+    return this.themes.theme;
+  }
+
+  getAllThemes(): { name: string; path: string | undefined }[] {
+    return this.themes.all();
+  }
+
+  getTheme(name: string): UITheme | undefined {
+    return this.themes.get(name);
+  }
+
+  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
+    return this.themes.set(theme);
+  }
+
+  /** Kept so an extension reads back what it set; the client draws tool output as it likes. */
+  getToolsExpanded(): boolean {
+    return this.toolsExpanded;
+  }
+
+  setToolsExpanded(expanded: boolean): void {
+    this.toolsExpanded = expanded;
+  }
+
+  // What only a terminal draws: documented no-ops over RPC (docs/extensions.md).
+  setWorkingVisible(_visible: boolean): void {}
+  setWorkingIndicator(): void {}
+  setHiddenThinkingLabel(): void {}
+  setFooter(): void {}
+  setHeader(): void {}
+  setEditorComponent(_factory: EditorFactory | undefined): void {}
+
+  getEditorComponent(): EditorFactory | undefined {
+    return undefined;
+  }
+
+  onTerminalInput(): () => void {
+    return () => {};
   }
 
   async custom<T>(): Promise<T | undefined> {

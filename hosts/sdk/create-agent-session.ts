@@ -15,7 +15,6 @@ import {
   type ExtensionSource,
   type ExtensionUIContext,
   type HostMode,
-  headlessUI,
   type Kernel,
   type ModelInfo,
   type NewSessionOptions,
@@ -32,6 +31,7 @@ import {
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -48,6 +48,7 @@ import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
 import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
 import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
+import { withPromptEvents } from "./ui-prompt-events.js";
 
 export interface SessionChoice {
   /** Open this session file (or id prefix). */
@@ -441,7 +442,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */
-  setUI(ui: ExtensionUIContext, hasUI: boolean): void {
+  setUI(host: ExtensionUIContext, hasUI: boolean): void {
+    const ui = this.withPromptEvents(host);
     this.ui = { ui, hasUI };
     if (this.current) {
       this.current.config.ui = ui;
@@ -640,7 +642,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     for (const warning of globalSettings.warnings) this.warn(warning);
     // Project trust is settled with the UI known when the session opens; a UI the host binds in beforeStart
     // arrives later, for session_start.
-    const ui = this.ui?.ui ?? this.options.ui ?? headlessUI;
+    const ui = this.ui?.ui ?? (this.options.ui ? this.withPromptEvents(this.options.ui) : headlessUI);
     const hasUI = this.ui?.hasUI ?? this.options.hasUI ?? false;
     const config: SessionConfig = {
       cwd: this.cwd,
@@ -765,6 +767,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
           : e,
     );
+  }
+
+  /** The host's UI with `ui_prompt_start`/`ui_prompt_end` around its dialogs, on whichever session is current. */
+  private withPromptEvents(ui: ExtensionUIContext): ExtensionUIContext {
+    return withPromptEvents(ui, () => this.current?.runtime);
   }
 
   private async resolveTrust(

@@ -5,8 +5,8 @@
  *
  * The package's entry points publish themselves here when they are evaluated (`index.ts`, `testing.ts`): the
  * composition root sits below them and never imports them. The modules are produced when the first extension file
- * loads, so a run with only built-in extensions loads none of this, nor jiti; the test kit and the plugin surface
- * wait until an extension imports them, so a run whose extensions do not (a print run with personal extensions)
+ * loads, so a run with only built-in extensions loads none of this, nor jiti; the test kit, the plugin surface and
+ * the terminal UI building blocks wait until an extension imports them, so a run whose extensions do not (a print run with personal extensions)
  * never loads them.
  */
 type ModuleLoader = () => unknown;
@@ -23,7 +23,7 @@ export const PACKAGE_NAME = "@knightcodeai/cli";
 export const PI_COMPAT_SET = "pi-compat";
 
 /** Subpaths that load when an extension imports them rather than with the others. */
-const ON_IMPORT = new Set([`${PACKAGE_NAME}/testing`, `${PACKAGE_NAME}/plugin`]);
+const ON_IMPORT = new Set([`${PACKAGE_NAME}/testing`, `${PACKAGE_NAME}/plugin`, `${PACKAGE_NAME}/tui`]);
 
 /** What the entry points pass in: the kit and SDK namespaces, and loaders for the other subpaths. */
 export interface PackageEntries {
@@ -31,6 +31,7 @@ export interface PackageEntries {
   sdk: object;
   testing: ModuleLoader;
   plugin: ModuleLoader;
+  tui: ModuleLoader;
 }
 
 /** Called by the package entry points. The first publication of a name wins (every entry offers the same modules). */
@@ -42,11 +43,13 @@ export function publishPackageEntries(entries: PackageEntries): void {
   offer(`${PACKAGE_NAME}/kit`, () => entries.kit);
   offer(`${PACKAGE_NAME}/testing`, entries.testing);
   offer(`${PACKAGE_NAME}/plugin`, entries.plugin);
+  offer(`${PACKAGE_NAME}/tui`, entries.tui);
 }
 
 /**
  * Every published module of a module set (see PI_COMPAT_SET). The loader calls this once per set, when it first
- * needs jiti for it. The test kit and the plugin surface are getters that start their import when read and give its promise: jiti reads a virtual module only
+ * needs jiti for it. The test kit, the plugin surface and the terminal UI building blocks are getters that start
+ * their import when read and give its promise: jiti reads a virtual module only
  * when an extension imports it, and its `import()` (which the loader uses) awaits the promise.
  */
 export async function packageModules(moduleSet = "default"): Promise<Record<string, unknown>> {

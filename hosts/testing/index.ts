@@ -3,8 +3,8 @@ export type { ScriptEntry, ScriptStep } from "../../builtin-extensions/scripted-
 export { type DisposableLeakTracker, trackDisposables } from "./leak-tracker.js";
 export {
   createTestSession,
-  type DialogAnswer,
   type TestSession,
   type TestSessionOptions,
   type ToolCallRecord,
 } from "./test-session.js";
+export type { DialogAnswer, TestUIRecord } from "./test-ui.js";

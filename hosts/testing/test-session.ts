@@ -15,9 +15,7 @@ import type {
   DialogOptions,
   ExtensionFactory,
   ExtensionLogEntry,
-  ExtensionUIContext,
   Kernel,
-  NotifyLevel,
   ToolResult,
 } from "../../kernel/index.js";
 import {
@@ -26,6 +24,7 @@ import {
   createStandardKernel,
   type SessionEvent,
 } from "../sdk/create-agent-session.js";
+import { createTestUI, type DialogAnswer, type TestUIRecord } from "./test-ui.js";
 
 export interface TestSessionOptions {
   /** Extension factories, or paths of extension files. */
@@ -52,7 +51,6 @@ export interface ToolCallRecord {
 }
 
 /** Scripted answers for dialogs, in the order they are asked; `undefined` dismisses one. */
-export type DialogAnswer = string | boolean | undefined;
 
 export interface TestSession {
   readonly session: AgentSessionHandle;
@@ -62,12 +60,8 @@ export interface TestSession {
   readonly logs: ExtensionLogEntry[];
   /** Diagnostics the session reported (extension errors, settings and trust notices). */
   readonly warnings: string[];
-  /** Notifications, status texts and widgets the extensions showed. */
-  readonly ui: {
-    notifications: { message: string; level: NotifyLevel }[];
-    status: Map<string, string>;
-    widgets: Map<string, string[]>;
-  };
+  /** What the extensions did with `ctx.ui`: notifications, status texts, widgets, every call in order, ... */
+  readonly ui: TestUIRecord;
   /** Runs a prompt (or `/command`) until the session settles. */
   prompt(text: string): Promise<void>;
   eventsOfType(type: string): SessionEvent[];
@@ -93,46 +87,11 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
   const warnings: string[] = [];
   const answers: DialogAnswer[] = [];
   const dialogs: string[] = [];
-  const ui = {
-    notifications: [] as { message: string; level: NotifyLevel }[],
-    status: new Map<string, string>(),
-    widgets: new Map<string, string[]>(),
-  };
   const next = (kind: string, title: string, _opts?: DialogOptions): DialogAnswer => {
     dialogs.push(`${kind}: ${title}`);
     return answers.shift();
   };
-  const testUI: ExtensionUIContext = {
-    select: async (title, choices, opts) => {
-      const answer = next("select", title, opts);
-      return typeof answer === "string" && choices.includes(answer) ? answer : undefined;
-    },
-    confirm: async (title, _message, opts) => next("confirm", title, opts) === true,
-    input: async (title, _placeholder, opts) => {
-      const answer = next("input", title, opts);
-      return typeof answer === "string" ? answer : undefined;
-    },
-    editor: async (title, _prefill, opts) => {
-      const answer = next("editor", title, opts);
-      return typeof answer === "string" ? answer : undefined;
-    },
-    notify: (message, level = "info") => {
-      ui.notifications.push({ message, level });
-    },
-    setStatus: (key, text) => {
-      if (text === undefined) ui.status.delete(key);
-      else ui.status.set(key, text);
-    },
-    setWidget: (key, lines) => {
-      if (lines === undefined) ui.widgets.delete(key);
-      else ui.widgets.set(key, lines);
-    },
-    setTitle: () => {},
-    setWorkingMessage: () => {},
-    setEditorText: () => {},
-    getEditorText: () => "",
-    custom: async () => undefined,
-  };
+  const { ui: testUI, record: ui } = createTestUI(next);
   try {
     kernel = await createStandardKernel({ agentDir, cacheDir: join(agentDir, "cache", "jiti") });
     session = await createAgentSession({

@@ -27,7 +27,140 @@ export interface WidgetOptions {
   placement?: "aboveEditor" | "belowEditor";
 }
 
-/** `ctx.ui`: dialogs and status surfaces. Modes without a UI answer dialogs with `undefined`/`false`. */
+/** The colour tokens of a theme (the peer's names, so its extensions' calls keep working). */
+export type ThemeColor =
+  | "accent"
+  | "border"
+  | "borderAccent"
+  | "borderMuted"
+  | "success"
+  | "error"
+  | "warning"
+  | "muted"
+  | "dim"
+  | "text"
+  | "thinkingText"
+  | "userMessageText"
+  | "customMessageText"
+  | "customMessageLabel"
+  | "toolTitle"
+  | "toolOutput"
+  | "mdHeading"
+  | "mdLink"
+  | "mdLinkUrl"
+  | "mdCode"
+  | "mdCodeBlock"
+  | "mdCodeBlockBorder"
+  | "mdQuote"
+  | "mdQuoteBorder"
+  | "mdHr"
+  | "mdListBullet"
+  | "toolDiffAdded"
+  | "toolDiffRemoved"
+  | "toolDiffContext"
+  | "syntaxComment"
+  | "syntaxKeyword"
+  | "syntaxFunction"
+  | "syntaxVariable"
+  | "syntaxString"
+  | "syntaxNumber"
+  | "syntaxType"
+  | "syntaxOperator"
+  | "syntaxPunctuation"
+  | "thinkingOff"
+  | "thinkingMinimal"
+  | "thinkingLow"
+  | "thinkingMedium"
+  | "thinkingHigh"
+  | "thinkingXhigh"
+  | "bashMode";
+
+/** The background tokens of a theme. */
+export type ThemeBg =
+  | "selectedBg"
+  | "userMessageBg"
+  | "customMessageBg"
+  | "toolPendingBg"
+  | "toolSuccessBg"
+  | "toolErrorBg";
+
+/**
+ * How extensions style text. Every method returns a string: wrapped in ANSI SGR codes by a colour theme, unchanged
+ * when colour is off (`NO_COLOR`). `Theme` in `@knightcodeai/cli/tui` implements it.
+ */
+export interface UITheme {
+  readonly name?: string;
+  fg(color: ThemeColor, text: string): string;
+  bg(color: ThemeBg, text: string): string;
+  bold(text: string): string;
+  italic(text: string): string;
+  underline(text: string): string;
+  inverse(text: string): string;
+  strikethrough(text: string): string;
+}
+
+/** A piece of terminal UI: the lines it shows at a width, and the keys it handles (`@knightcodeai/cli/tui`). */
+export interface UIComponent {
+  render(width: number): string[];
+  handleInput?(data: string): void;
+  invalidate(): void;
+  dispose?(): void;
+}
+
+/**
+ * The first argument of a component factory: the terminal UI that shows the component. Where nothing is drawn
+ * live (RPC, the line-based terminal, tests) it is a stand-in whose `requestRender` does nothing.
+ */
+export interface UIHost {
+  requestRender(force?: boolean): void;
+}
+
+export type UIComponentFactory = (tui: UIHost, theme: UITheme) => UIComponent;
+
+/** What a custom footer may read besides `ctx`: the git branch and the texts set with `setStatus`. */
+export interface FooterData {
+  getGitBranch(): string | null;
+  getExtensionStatuses(): ReadonlyMap<string, string>;
+  getAvailableProviderCount(): number;
+  onBranchChange(callback: () => void): () => void;
+}
+
+export type FooterFactory = (tui: UIHost, theme: UITheme, footerData: FooterData) => UIComponent;
+
+/** An editor component: a component with text (`CustomEditor` in `@knightcodeai/cli/tui` is one). */
+export interface UIEditorComponent extends UIComponent {
+  getText(): string;
+  setText(text: string): void;
+  handleInput(data: string): void;
+  onSubmit?: (text: string) => void;
+  onChange?: (text: string) => void;
+}
+
+/** The styles of the input editor: its border, and the list its autocomplete shows. */
+export interface UIEditorTheme {
+  borderColor: (text: string) => string;
+  selectList: Record<
+    "selectedPrefix" | "selectedText" | "description" | "scrollInfo" | "noMatch",
+    (text: string) => string
+  >;
+}
+
+/** Builds the input editor; `keybindings` are the app's key bindings where the mode has any. */
+export type EditorFactory = (tui: UIHost, theme: UIEditorTheme, keybindings: unknown) => UIEditorComponent;
+
+/** A raw terminal input listener: `consume` swallows the data, `data` replaces it for the next listener. */
+export type TerminalInputHandler = (data: string) => { consume?: boolean; data?: string } | undefined;
+
+export interface WorkingIndicatorOptions {
+  /** Frames shown in turn; `[]` hides the indicator, one frame is static. Rendered as given. */
+  frames?: string[];
+  intervalMs?: number;
+}
+
+/**
+ * `ctx.ui`: dialogs and status surfaces. Modes without a UI answer dialogs with `undefined`/`false`; what a mode
+ * cannot draw is a no-op there (docs/extensions.md lists what each mode does), and `theme` always returns strings.
+ */
 export interface ExtensionUIContext {
   select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined>;
   confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean>;
@@ -35,11 +168,39 @@ export interface ExtensionUIContext {
   editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined>;
   notify(message: string, level?: NotifyLevel): void;
   setStatus(key: string, text: string | undefined): void;
-  setWidget(key: string, lines: string[] | undefined, options?: WidgetOptions): void;
+  /** Lines, or a factory for a component the mode renders; `undefined` removes the widget. */
+  setWidget(key: string, content: string[] | UIComponentFactory | undefined, options?: WidgetOptions): void;
   setTitle(title: string): void;
   setWorkingMessage(message?: string): void;
+  /** Shows or hides the working row while the agent runs. */
+  setWorkingVisible(visible: boolean): void;
+  /** The working row's spinner; no argument restores the default. */
+  setWorkingIndicator(options?: WorkingIndicatorOptions): void;
+  /** The label shown for a hidden thinking block; no argument restores the default. */
+  setHiddenThinkingLabel(label?: string): void;
+  /** A custom footer, or `undefined` for the mode's own. */
+  setFooter(factory: FooterFactory | undefined): void;
+  /** A custom header, or `undefined` for the mode's own. */
+  setHeader(factory: UIComponentFactory | undefined): void;
   setEditorText(text: string): void;
   getEditorText(): string;
+  /** Inserts text into the input editor as a paste (where there is no editor, as `setEditorText`). */
+  pasteToEditor(text: string): void;
+  /** Replaces the input editor, or restores the mode's own with `undefined`. */
+  setEditorComponent(factory: EditorFactory | undefined): void;
+  getEditorComponent(): EditorFactory | undefined;
+  /** Listens to raw terminal input before the editor sees it; returns the unsubscribe function. */
+  onTerminalInput(handler: TerminalInputHandler): () => void;
+  /** The current theme. */
+  readonly theme: UITheme;
+  getAllThemes(): { name: string; path: string | undefined }[];
+  /** A theme by name, without switching to it. */
+  getTheme(name: string): UITheme | undefined;
+  /** Switches the theme by name or object; `success: false` with an `error` when the mode cannot. */
+  setTheme(theme: string | UITheme): { success: boolean; error?: string };
+  /** Whether tool output is shown expanded. */
+  getToolsExpanded(): boolean;
+  setToolsExpanded(expanded: boolean): void;
   /** A custom component; hosts that cannot render one resolve `undefined` at once and say so. */
   custom<T>(factory: unknown, options?: Record<string, unknown>): Promise<T | undefined>;
 }

@@ -473,9 +473,12 @@ export interface ExtensionEvents {
   context: { event: ContextEvent; result: ContextResult };
   /** Transform the complete transcript of one request, system messages included. */
   context_with_system: { event: ContextWithSystemEvent; result: ContextWithSystemResult };
-  /** A dialog opened. */
+  /**
+   * A dialog (`select`, `confirm`, `input`, `editor`) opened in a mode with a UI. It stays in-process: JSON and
+   * RPC output do not carry it (an RPC client sees the dialog itself as an `extension_ui_request`).
+   */
   ui_prompt_start: { event: UiPromptEvent; result: undefined };
-  /** A dialog closed. */
+  /** The dialog of the matching `ui_prompt_start` closed: answered, dismissed, timed out or aborted. */
   ui_prompt_end: { event: UiPromptEvent; result: undefined };
   /** The steering or follow-up queue changed. */
   queue_update: { event: QueueUpdateEvent; result: undefined };

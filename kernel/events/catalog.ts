@@ -117,8 +117,8 @@ export const eventCatalog = Object.freeze({
   summarization_retry_attempt_start: ev("retry", "notify", "report", { reserved: "compaction" }),
   summarization_retry_finished: ev("retry", "notify", "report", { reserved: "compaction" }),
   // ui
-  ui_prompt_start: ev("ui", "notify", "report", { reserved: "the terminal UI" }),
-  ui_prompt_end: ev("ui", "notify", "report", { reserved: "the terminal UI" }),
+  ui_prompt_start: ev("ui", "notify", "report"),
+  ui_prompt_end: ev("ui", "notify", "report"),
   // host
   bash_execution_update: ev("host", "notify", "report", { hot: true }),
   extension_error: ev("host", "notify", "report"),

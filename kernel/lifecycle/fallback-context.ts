@@ -1,27 +1,11 @@
 /** A minimal `ctx` for sessions whose plugins provide no context factory, and the staleness guard. */
-import type { ExtensionContext, ExtensionUIContext } from "../api/context.js";
+import type { ExtensionContext } from "../api/context.js";
 import { MissingServiceError, StaleContextError } from "../errors.js";
 
 interface RuntimeView {
   readonly cwd: string;
   readonly mode: ExtensionContext["mode"];
 }
-
-/** The UI of a session without one: dialogs answer "no" at once, surfaces are no-ops. */
-export const headlessUI: ExtensionUIContext = Object.freeze({
-  select: async () => undefined,
-  confirm: async () => false,
-  input: async () => undefined,
-  editor: async () => undefined,
-  notify: () => {},
-  setStatus: () => {},
-  setWidget: () => {},
-  setTitle: () => {},
-  setWorkingMessage: () => {},
-  setEditorText: () => {},
-  getEditorText: () => "",
-  custom: async () => undefined,
-});
 
 export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
   const missing = (what: string) => () => {
@@ -33,7 +17,10 @@ export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
     cwd: runtime.cwd,
     mode: runtime.mode,
     hasUI: false,
-    ui: headlessUI,
+    // What a session without a UI does is the host's matter (the SDK's headless UI); a bare kernel has none.
+    get ui(): never {
+      return missing("ui")();
+    },
     get sessionManager(): never {
       return missing("sessionManager")();
     },

@@ -61,7 +61,7 @@ describe("what knightcode loads", () => {
   const tmp = useTempDir("kc-loads-");
   const env = () => ({ KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") });
 
-  it("runs print mode without the RPC mode, the interactive mode or the test kit", async () => {
+  it("runs print mode without the RPC mode, the interactive mode, the test kit or the terminal UI blocks", async () => {
     const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));
     const run = await loadedSources(
       ["-p", "--no-session", "--provider", "scripted", "--script", script, "hello"],
@@ -79,6 +79,8 @@ describe("what knightcode loads", () => {
     ]);
     expect(under(run.sources, "hosts/testing/")).to.deep.equal([]);
     expect(run.sources).not.to.include("testing.ts");
+    expect(under(run.sources, "plugins/kit/tui/")).to.deep.equal([]);
+    expect(run.sources).not.to.include("tui.ts");
   });
 
   it("keeps the test kit out of a print run whose extension does not import it", async () => {
@@ -100,6 +102,18 @@ describe("what knightcode loads", () => {
     expect(under(run.sources, "builtin-extensions/mode-rpc/")).to.deep.equal([
       "builtin-extensions/mode-rpc/index.ts",
     ]);
+    expect(under(run.sources, "plugins/kit/tui/")).to.deep.equal([]);
+  });
+
+  it("loads the terminal UI blocks for an extension that imports them", async () => {
+    const ext = tmp.write(
+      "ext.ts",
+      `import { Key, Text } from "@knightcodeai/cli/tui";
+       export default (kc: any) => { if (new Text("x", 0, 0).render(5)[0] !== "x" || Key.enter !== "enter") throw new Error("no tui"); };`,
+    );
+    const run = await loadedSources(["-e", ext, "--list-extensions"], tmp.path, env());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.sources).to.include.members(["plugins/kit/tui/text.ts", "plugins/kit/tui/keys.ts"]);
   });
 
   it("loads the test kit for an extension that imports it", async () => {

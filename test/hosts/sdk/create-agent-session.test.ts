@@ -11,13 +11,13 @@ import {
   createStandardKernel,
   sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
-import {
-  type ExtensionAPI,
-  type ExtensionCommandContext,
-  type ExtensionContext,
-  headlessUI,
-  type Kernel,
+import type {
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  Kernel,
 } from "../../../kernel/index.js";
+import { headlessUI } from "../../../plugins/kit/headless-ui.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 /** An extension file that records its origin order through a global list. */

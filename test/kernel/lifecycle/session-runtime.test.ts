@@ -321,6 +321,6 @@ describe("session runtime", () => {
     expect(ctx!.cwd).to.equal(tmp.path);
     expect(ctx!.mode).to.equal("sdk");
     expect(ctx!.hasUI).to.equal(false);
-    expect(await ctx!.ui.confirm("really?")).to.equal(false);
+    expect(() => ctx!.ui).to.throw(/ctx\.ui needs a context plugin \(core\.context\)/);
   });
 });
