@@ -176,6 +176,47 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
   };
 }
 
+/** pi-tui exports that `@knightcodeai/cli/tui` does not offer: its terminal driver, image protocols and keybinding
+ * manager, which belong to the full terminal UI. */
+const TUI_ONLY_NAMES = [
+  "TUI",
+  "ProcessTerminal",
+  "StdinBuffer",
+  "CombinedAutocompleteProvider",
+  "Image",
+  "KeybindingsManager",
+  "getKeybindings",
+  "setKeybindings",
+  "setKittyProtocolActive",
+  "allocateImageId",
+  "calculateImageRows",
+  "deleteAllKittyImages",
+  "deleteKittyImage",
+  "detectCapabilities",
+  "encodeITerm2",
+  "encodeKitty",
+  "getCapabilities",
+  "getCellDimensions",
+  "getImageDimensions",
+  "imageFallback",
+  "renderImage",
+  "setCapabilities",
+  "setCellDimensions",
+] as const;
+
+/** `@…/pi-tui`: KnightCode's terminal-UI module, with stubs for what it does not offer. */
+export function tuiModule(scope: string, tui: Module): Module {
+  const name = `${scope}/pi-tui`;
+  return {
+    ...pick(name, {}, TUI_ONLY_NAMES),
+    // Outside a terminal no keyboard protocol is active, and a link is its text with the OSC 8 target.
+    isKittyProtocolActive: () => false,
+    hyperlink: (text: string, url: string) => `\x1b]8;;${url}\x07${text}\x1b]8;;\x07`,
+    TUI_KEYBINDINGS: {},
+    ...tui,
+  };
+}
+
 /** `@…/pi-agent-core`: types only in practice; its `Agent` runtime is pi's own. */
 export function agentCoreModule(scope: string): Module {
   const name = `${scope}/pi-agent-core`;
@@ -202,7 +243,10 @@ export function piModules(published: {
       "getOAuthProviders",
     ]);
     modules[`${scope}/pi-agent-core`] = agentCoreModule(scope);
-    Object.defineProperty(modules, `${scope}/pi-tui`, { enumerable: true, get: () => published.tui() });
+    Object.defineProperty(modules, `${scope}/pi-tui`, {
+      enumerable: true,
+      get: async () => tuiModule(scope, await published.tui()),
+    });
     Object.defineProperty(modules, `${scope}/pi-coding-agent`, {
       enumerable: true,
       get: async () => codingAgentModule(scope, published.root, await published.tui()),
