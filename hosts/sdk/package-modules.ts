@@ -77,6 +77,7 @@ export async function packageModules(moduleSet = "default"): Promise<Record<stri
           root: modules[PACKAGE_NAME] as Record<string, unknown>,
           kit: modules[`${PACKAGE_NAME}/kit`] as Record<string, unknown>,
           typebox: modules["@sinclair/typebox"] as Record<string, unknown>,
+          typeboxValue: modules["@sinclair/typebox/value"] as Record<string, unknown>,
           tui: () => (loadedTui ??= tui ? (tui() as Promise<Record<string, unknown>>) : Promise.resolve({})),
         }),
       ),

@@ -231,10 +231,13 @@ export function piModules(published: {
   root: Module;
   kit: Module;
   typebox: Module;
+  typeboxValue: Module;
   tui: () => Promise<Module>;
 }): Record<string, unknown> {
   const modules: Record<string, unknown> = {
     typebox: published.typebox,
+    // TypeBox 1.x's value module keeps 0.34's functions (Check, Errors, Default, ...) under the same names.
+    "typebox/value": published.typeboxValue,
   };
   for (const scope of PI_SCOPES) {
     modules[`${scope}/pi-ai`] = aiModule(scope, published.kit, published.typebox);

@@ -29,6 +29,7 @@ import { getAgentDir, isToolCallEventType, AuthStorage } from "@mariozechner/pi-
 import { StringEnum, Type as AiType, modelsAreEqual } from "@earendil-works/pi-ai";
 import { Type } from "typebox";
 import { Type as SinclairType } from "@sinclair/typebox";
+import { Check } from "typebox/value";
 import * as agentCore from "@mariozechner/pi-agent-core";
 
 export default function (pi: ExtensionAPI) {
@@ -39,6 +40,7 @@ export default function (pi: ExtensionAPI) {
     guard: isToolCallEventType("bash", { toolName: "bash" }),
     sameType: Type === SinclairType && AiType === Type,
     enumSchema: JSON.parse(JSON.stringify(StringEnum(["a", "b"]))),
+    checks: Check(Type.String(), "x") && !Check(Type.String(), 1),
     equal: modelsAreEqual({ id: "m", provider: "p" }, { id: "m", provider: "p" }),
     authError,
     agentCoreHasAgent: typeof (agentCore as any).Agent,
@@ -55,7 +57,13 @@ export default function (pi: ExtensionAPI) {
     expect(t.session.extensions().failed).to.deep.equal([]);
     const seen = g.__piSeen!;
     expect(seen.agentDir).to.equal(knightcode.getAgentDir());
-    expect(seen).to.include({ guard: true, sameType: true, equal: true, agentCoreHasAgent: "function" });
+    expect(seen).to.include({
+      checks: true,
+      guard: true,
+      sameType: true,
+      equal: true,
+      agentCoreHasAgent: "function",
+    });
     expect(seen.enumSchema).to.deep.equal({ type: "string", enum: ["a", "b"] });
     expect(seen.authError).to.match(
       /^AuthStorage from @mariozechner\/pi-coding-agent is not supported by KnightCode \(see docs\/extensions\.md/,
