@@ -154,6 +154,13 @@ export const commands: Record<string, Command> = {
         : null;
     return { text };
   }),
+  // The /export command of builtin:html-export (or of an extension that replaces it) does the work.
+  export_html: command({ path: Type.Optional(Type.String()) }, async (m, { ctx }) => {
+    const result = (await ctx.session.runCommand("export", m.path ?? "")) as { path?: unknown } | undefined;
+    if (typeof result?.path !== "string")
+      throw new Error("The /export command did not report the file it wrote");
+    return { path: result.path };
+  }),
   reload: command({}, async (_m, { ctx }) => {
     await ctx.session.waitForIdle();
     await ctx.session.reload();

@@ -14,6 +14,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   anthropic: () => import("../../builtin-extensions/providers/anthropic/index.js"),
   openai: () => import("../../builtin-extensions/providers/openai/index.js"),
   "openai-compatible": () => import("../../builtin-extensions/providers/openai-compatible/index.js"),
+  "html-export": () => import("../../builtin-extensions/html-export/index.js"),
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),

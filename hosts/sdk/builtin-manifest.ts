@@ -35,6 +35,7 @@ const MANIFEST = [
     flags: [],
     providers: [{ name: "openai-completions", api: "openai-completions" }],
   },
+  { name: "html-export", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",
     modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],

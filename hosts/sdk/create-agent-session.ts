@@ -16,6 +16,7 @@ import {
   type ExtensionUIContext,
   type HostMode,
   type Kernel,
+  KernelError,
   type ModelInfo,
   type NewSessionOptions,
   type ReadonlySessionManager,
@@ -47,7 +48,7 @@ import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js"
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
 import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
-import { type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
+import { runCommand, type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
 import { withPromptEvents } from "./ui-prompt-events.js";
 
 export interface SessionChoice {
@@ -288,6 +289,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return this.runtime.scope.resolve(serviceTokens.commandRegistry).getCommands();
   }
 
+  async runCommand(name: string, args = ""): Promise<unknown> {
+    const ran = await runCommand(
+      this.runtime,
+      this.runtime.scope.resolve(serviceTokens.commandRegistry),
+      name,
+      args,
+    );
+    if (!ran) {
+      throw new KernelError(
+        "KC_ERR_NOT_AVAILABLE",
+        `No /${name} command is registered in this session (is the extension that adds it disabled?)`,
+      );
+    }
+    return ran.result;
+  }
+
   /** A host mode registered by an extension (`registerMode`), by name. */
   getMode(name: string): RegisteredMode | undefined {
     return this.runtime.scope.resolve(serviceTokens.modeRegistry).get(name);
@@ -438,7 +455,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   getToolRenderers(toolName: string): ToolRenderers | undefined {
-    return this.tools.renderersFor(toolName);
+    return this.tools.getToolRenderers(toolName);
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */

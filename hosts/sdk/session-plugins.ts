@@ -171,7 +171,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
               ...(original ? { original } : {}),
               tools: tools.getAllTools().map((t) => promptTool(tools, t.name)),
             }),
-          runCommand: (name, args) => runCommand(runtime, commands, name, args),
+          runCommand: async (name, args) => (await runCommand(runtime, commands, name, args)) !== undefined,
         };
         return new AgentSession(deps);
       },
@@ -277,21 +277,23 @@ function promptTool(registry: ToolRegistry, name: string): PromptTool {
   };
 }
 
-/** `/name args`: runs the command with a command context. Failures are reported and rethrown. */
-async function runCommand(
+/**
+ * `/name args`: runs the command with a command context; `undefined` when no such command is registered, else its
+ * handler's result. Failures are reported and rethrown.
+ */
+export async function runCommand(
   runtime: SessionRuntime,
   commands: CommandRegistry,
   name: string,
   args: string,
-): Promise<boolean> {
+): Promise<{ result: unknown } | undefined> {
   const command = commands.get(name);
-  if (!command) return false;
+  if (!command) return undefined;
   runtime.assertCanPrompt(`run /${name}`);
   try {
-    await command.handler(args, runtime.commandContext());
+    return { result: await command.handler(args, runtime.commandContext()) };
   } catch (error) {
     runtime.handleError({ owner: { id: command.owner, order: 0 }, event: `command /${name}`, error });
     throw error;
   }
-  return true;
 }

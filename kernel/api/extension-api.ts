@@ -12,7 +12,7 @@ import type {
 } from "./messages.js";
 import type { ModeDefinition } from "./modes.js";
 import type { CustomEntry } from "./session.js";
-import type { ToolDefinition, ToolInfo, ToolRendererResolver } from "./tools.js";
+import type { RenderTarget, ToolDefinition, ToolInfo, ToolRendererResolver, ToolRenderers } from "./tools.js";
 
 /** Where an extension came from. Owner ids are `<origin>:<name or path>`, e.g. `builtin:core-tools`. */
 export type ExtensionOrigin = "builtin" | "user" | "project" | "package" | "cli" | "sdk";
@@ -32,7 +32,11 @@ export type Unsubscribe = () => void;
 export interface CommandDefinition {
   description?: string;
   getArgumentCompletions?(prefix: string): { value: string; label?: string }[] | undefined;
-  handler(args: string, ctx: ExtensionCommandContext): void | Promise<void>;
+  /**
+   * What it returns is the command's result: typed input ignores it, a program that runs the command through
+   * `SessionController.runCommand()` (RPC `export_html` runs `/export`) receives it.
+   */
+  handler(args: string, ctx: ExtensionCommandContext): unknown;
 }
 
 export interface CommandInfo {
@@ -69,12 +73,18 @@ export interface FlagDefinition {
   default?: boolean | string;
 }
 
+/** `target` as for tool renderers: for `"html"` a renderer may return an `HtmlRendering` (`{ html }`). */
+export interface MessageRenderOptions {
+  expanded: boolean;
+  target?: RenderTarget;
+}
+
 export type MessageRenderer = (
   message: { customType: string; content: unknown; details?: unknown },
-  options: { expanded: boolean },
+  options: MessageRenderOptions,
 ) => unknown;
 
-export type EntryRenderer = (entry: CustomEntry, options: { expanded: boolean }) => unknown;
+export type EntryRenderer = (entry: CustomEntry, options: MessageRenderOptions) => unknown;
 
 export interface ProviderModelConfig {
   id: string;
@@ -244,6 +254,10 @@ export interface ExtensionAPI {
   getFlag(name: string): boolean | string | undefined;
   registerMessageRenderer(customType: string, renderer: MessageRenderer): Unsubscribe;
   registerEntryRenderer(customType: string, renderer: EntryRenderer): Unsubscribe;
+  /** What a host draws a tool's calls with: the resolvers in load order, then the tool's own renderers. */
+  getToolRenderers(toolName: string): ToolRenderers | undefined;
+  getMessageRenderer(customType: string): MessageRenderer | undefined;
+  getEntryRenderer(customType: string): EntryRenderer | undefined;
 
   /** Process-wide: every session of this process sees it. */
   registerProvider(name: string, config: ProviderConfig): Unsubscribe;

@@ -76,6 +76,12 @@ export interface SessionController {
   listSessions(): SessionSummary[];
   /** Renderers for a tool's calls and results, through the registered resolvers. */
   getToolRenderers(toolName: string): ToolRenderers | undefined;
+  /**
+   * Runs the `/name` command an extension registered, with a command context, as typing `/name args` would, and
+   * resolves with what its handler returned. Rejects with `KC_ERR_NOT_AVAILABLE` when no such command is
+   * registered (its extension is disabled, say), and with the handler's error when it fails.
+   */
+  runCommand(name: string, args?: string): Promise<unknown>;
 }
 
 export interface SessionSummary {

@@ -24,7 +24,7 @@ import type {
 } from "./extension-api.js";
 import type { ImageContent, TextContent, ThinkingLevel } from "./messages.js";
 import type { ModeDefinition } from "./modes.js";
-import type { ToolDefinition, ToolInfo, ToolRendererResolver } from "./tools.js";
+import type { ToolDefinition, ToolInfo, ToolRendererResolver, ToolRenderers } from "./tools.js";
 
 /** Undoes one registration. Idempotent. */
 export interface Disposable {
@@ -35,6 +35,7 @@ export interface Disposable {
 export interface ToolService {
   registerTool(owner: ExtensionInfo, tool: ToolDefinition<TSchema, unknown>): Disposable;
   registerToolRenderer(owner: ExtensionInfo, resolver: ToolRendererResolver): Disposable;
+  getToolRenderers(toolName: string): ToolRenderers | undefined;
   getActiveTools(): string[];
   getAllTools(): ToolInfo[];
   setActiveTools(names: string[]): void;
@@ -58,6 +59,8 @@ export interface FlagService {
 export interface RendererService {
   registerMessageRenderer(owner: ExtensionInfo, customType: string, renderer: MessageRenderer): Disposable;
   registerEntryRenderer(owner: ExtensionInfo, customType: string, renderer: EntryRenderer): Disposable;
+  getMessageRenderer(customType: string): MessageRenderer | undefined;
+  getEntryRenderer(customType: string): EntryRenderer | undefined;
 }
 
 /** `core.models`: providers (process-wide) and virtual models (per session). */

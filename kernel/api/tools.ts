@@ -112,6 +112,23 @@ export interface ToolRenderOptions {
   isPartial: boolean;
   isError?: boolean;
   cwd: string;
+  /**
+   * What the host draws to: the terminal (absent or `"terminal"`), or an HTML export (`"html"`). For `"html"` a
+   * renderer may return an {@link HtmlRendering}; a string is shown as escaped text, anything else falls back to
+   * the exporter's own rendering.
+   */
+  target?: RenderTarget;
+}
+
+export type RenderTarget = "terminal" | "html";
+
+/**
+ * What a renderer returns for the `"html"` target: a fragment inserted into the export as it is. The renderer
+ * escapes what it takes from the session itself (arguments, output), and the fragment must stay self-contained:
+ * no scripts, no network references (the export is opened offline).
+ */
+export interface HtmlRendering {
+  html: string;
 }
 
 export interface ToolRenderers {

@@ -110,6 +110,9 @@ export function createExtensionAPI({
       own(use(t.renderers, "registerMessageRenderer").registerMessageRenderer(info, type, r)),
     registerEntryRenderer: (type, r) =>
       own(use(t.renderers, "registerEntryRenderer").registerEntryRenderer(info, type, r)),
+    getToolRenderers: (name) => use(t.tools, "getToolRenderers").getToolRenderers(name),
+    getMessageRenderer: (type) => use(t.renderers, "getMessageRenderer").getMessageRenderer(type),
+    getEntryRenderer: (type) => use(t.renderers, "getEntryRenderer").getEntryRenderer(type),
     registerProvider: (name, c) => own(use(t.models, "registerProvider").registerProvider(info, name, c)),
     unregisterProvider: (name) => use(t.models, "unregisterProvider").unregisterProvider(name),
     registerVirtualModel: (name, c) =>

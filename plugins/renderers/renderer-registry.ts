@@ -26,11 +26,11 @@ export class RendererRegistry implements RendererService {
     }, `${owner.id} entry renderer ${customType}`);
   }
 
-  messageRenderer(customType: string): MessageRenderer | undefined {
+  getMessageRenderer(customType: string): MessageRenderer | undefined {
     return this.messages.get(customType);
   }
 
-  entryRenderer(customType: string): EntryRenderer | undefined {
+  getEntryRenderer(customType: string): EntryRenderer | undefined {
     return this.entries.get(customType);
   }
 }

@@ -259,7 +259,7 @@ export class ToolRegistry implements ToolService {
   }
 
   /** Renderers for a tool through the resolver chain (load order), then the tool's own. */
-  renderersFor(toolName: string): ToolRenderers | undefined {
+  getToolRenderers(toolName: string): ToolRenderers | undefined {
     const own = (): ToolRenderers | undefined => {
       const definition = this.tools.get(toolName)?.definition;
       if (!definition?.renderCall && !definition?.renderResult) return undefined;

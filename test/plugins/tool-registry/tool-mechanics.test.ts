@@ -193,8 +193,8 @@ describe("tool registry", () => {
       (_name, next) => next() ?? { renderCall: () => "filler" },
     );
     const options = { expanded: false, isPartial: false, cwd: "/" };
-    expect(registry.renderersFor("read")?.renderCall?.({}, options)).to.equal("late(own)");
-    expect(registry.renderersFor("not-registered-yet")?.renderCall?.({}, options)).to.equal("filler");
+    expect(registry.getToolRenderers("read")?.renderCall?.({}, options)).to.equal("late(own)");
+    expect(registry.getToolRenderers("not-registered-yet")?.renderCall?.({}, options)).to.equal("filler");
   });
 });
 
