@@ -220,6 +220,9 @@ export class RpcClient {
   clearQueue() {
     return this.send<{ steering: string[]; followUp: string[] }>("clear_queue");
   }
+  exportHtml(path?: string) {
+    return this.send<{ path: string }>("export_html", path !== undefined ? { path } : {});
+  }
   setSessionName(name: string) {
     return this.send<void>("set_session_name", { name });
   }

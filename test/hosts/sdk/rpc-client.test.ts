@@ -1,6 +1,6 @@
 /** The typed RPC client against a real `knightcode --mode rpc` child process. */
 
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { RpcClient } from "../../../hosts/sdk/rpc-client.js";
@@ -37,6 +37,16 @@ describe("RpcClient", () => {
     expect((await c.getLastAssistantText()).text).to.equal("Hello from the child");
     expect((await c.getState()).model?.provider).to.equal("scripted");
     expect((await c.getMessages()).messages.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+    expect(await c.close()).to.equal(0);
+    client = undefined;
+  });
+
+  it("exports the session to HTML and answers the path", async () => {
+    const c = start([{ text: "Exported <answer>" }]);
+    await c.promptAndWait("Hi");
+    const { path } = await c.exportHtml("page.html");
+    expect(path).to.equal(join(tmp.path, "page.html"));
+    expect(readFileSync(path, "utf8")).to.contain("Exported &lt;answer&gt;");
     expect(await c.close()).to.equal(0);
     client = undefined;
   });
