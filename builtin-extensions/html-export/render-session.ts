@@ -87,6 +87,7 @@ class BranchRenderer {
   private readonly drawn = new Set<string>();
   private readonly onBranch: Set<string>;
   private readonly failed = new Set<string>();
+  private readonly resolved = new Map<string, ToolRenderers | undefined>();
 
   constructor(
     private readonly session: SessionSnapshot,
@@ -119,16 +120,20 @@ class BranchRenderer {
             "</section>",
         );
       }
-      out.push(this.branchPoint(entry.id));
+      // A label entry is not a step of the conversation: its parent reports what continues through it.
+      if (entry.type !== "label") out.push(this.branchPoint(entry.id));
     }
     return out.filter((html) => html !== "").join("\n");
   }
 
   /** Where more than one entry continues from `parentId`: how many, and which one this page follows. */
   private branchPoint(parentId: string | null): string {
-    const next = this.children.get(parentId) ?? [];
+    const next = this.continuations(parentId);
     if (next.length < 2) return "";
     const where = parentId === null ? "at the start of the session" : `after entry ${parentId}`;
+    const others = next.length - 1;
+    // Moving back to an earlier entry makes it the leaf: then the page ends before every continuation.
+    const followedOne = next.some((child) => this.onBranch.has(child.id));
     const items = next.map((child) => {
       const followed = this.onBranch.has(child.id);
       const label = this.session.label(child.id);
@@ -142,9 +147,18 @@ class BranchRenderer {
     });
     return (
       `<aside class="branch-point"><p>The session branches ${escapeHtml(where)}: ` +
-      `${next.length} continuations; this page follows one of them, ${next.length - 1} other${
-        next.length === 2 ? " is" : "s are"
-      } in the session file.</p><ul>${items.join("")}</ul></aside>`
+      `${next.length} continuations; ${
+        followedOne
+          ? `this page follows one of them, ${others} other${others === 1 ? " is" : "s are"} in the session file`
+          : "this page ends here, the continuations are in the session file"
+      }.</p><ul>${items.join("")}</ul></aside>`
+    );
+  }
+
+  /** The entries that continue from `parentId`, looking through label entries (`navigateTree` may add one). */
+  private continuations(parentId: string | null): SessionEntry[] {
+    return (this.children.get(parentId) ?? []).flatMap((child) =>
+      child.type === "label" ? this.continuations(child.id) : [child],
     );
   }
 
@@ -286,8 +300,7 @@ class BranchRenderer {
         )
       : undefined;
     return `<h2 class="custom">${escapeHtml(customType)}</h2>${
-      drawn ??
-      (typeof body === "string" || Array.isArray(body) ? content(body as never) : textBlock(json(body)))
+      drawn ?? (isContent(body) ? content(body) : textBlock(json(body)))
     }`;
   }
 
@@ -319,7 +332,6 @@ class BranchRenderer {
   }
 
   /** Resolvers run once per tool name; one that throws is reported once and the default drawing is used. */
-  private readonly resolved = new Map<string, ToolRenderers | undefined>();
   private renderers(name: string): ToolRenderers | undefined {
     if (!this.resolved.has(name)) {
       let found: ToolRenderers | undefined;
@@ -362,9 +374,17 @@ class BranchRenderer {
   }
 }
 
-function content(
-  body: string | readonly { type: string; text?: string; data?: string; mimeType?: string }[],
-): string {
+type Content = string | readonly { type: string; text?: string; data?: string; mimeType?: string }[];
+
+/** Message content as the session stores it: a string or an array of parts (an extension may store anything). */
+function isContent(body: unknown): body is Content {
+  return (
+    typeof body === "string" ||
+    (Array.isArray(body) && body.every((part) => typeof part === "object" && part !== null && "type" in part))
+  );
+}
+
+function content(body: Content): string {
   if (typeof body === "string") return textBlock(body);
   return body
     .map((c) =>

@@ -121,6 +121,9 @@ describe("builtin:html-export", () => {
     const forkAt = branch.find((e) => e.type === "message" && e.message.role === "assistant")!;
     expect(html).to.contain(`The session branches after entry ${forkAt.id}: 2 continuations`);
     expect(html).to.contain("user: abandoned path");
+    expect(html).to.match(
+      /user: &lt;script&gt;alert\(&#39;user&#39;\)&lt;\/script&gt; second <em>\(shown here\)<\/em>/,
+    );
     expect(html).to.not.contain("abandoned answer");
     expect(html).to.contain("checkpoint &lt;one&gt;");
     // Said where it went.
@@ -128,6 +131,14 @@ describe("builtin:html-export", () => {
       message: `Exported the session to ${path}`,
       level: "info",
     });
+    // Back at the fork, the page ends there.
+    await t.prompt("/rewind");
+    await t.prompt("/export out/report.html");
+    const atFork = readFileSync(path, "utf8");
+    expect(atFork).to.contain(
+      `The session branches after entry ${forkAt.id}: 2 continuations; this page ends here, the continuations are in the session file.`,
+    );
+    expect(atFork).to.not.contain("done &lt;script&gt;");
   });
 
   it("answers the file it wrote as the command result, with the session name as the default file name", async () => {
