@@ -350,6 +350,31 @@ describe("compaction in a session", () => {
     expect(order).to.deep.equal(["custom"]);
   });
 
+  it("a turn_end handler can propose a compaction entry; the next request sends its summary", async () => {
+    const requests: ProviderStreamRequest[] = [];
+    let proposed = false;
+    const ext = (kc: ExtensionAPI) =>
+      kc.on("turn_end", (event, ctx) => {
+        const branch = ctx.sessionManager.getBranch();
+        if (proposed || branch.length < 4) return undefined;
+        proposed = true;
+        const keep = branch.at(-2)!;
+        return {
+          entries: [
+            ...event.entries,
+            { type: "compaction", summary: "DRAFTED SUMMARY", firstKeptEntryId: keep.id, tokensBefore: 99 },
+          ],
+        };
+      });
+    await conversation(requests, [recording(requests, "after")], [ext]);
+    await t!.prompt("four");
+    const texts = requestTexts(requests.at(-1)!);
+    expect(texts[0]).to.contain("DRAFTED SUMMARY");
+    expect(texts.join("\n")).not.to.contain("one one one");
+    // A drafted entry is not a compaction run: no compaction events.
+    expect(t!.eventsOfType("compaction_start")).to.have.length(0);
+  });
+
   it("an extension can cancel: compaction_end says aborted and the call rejects", async () => {
     const requests: ProviderStreamRequest[] = [];
     const ext = (kc: ExtensionAPI) => kc.on("session_before_compact", () => ({ cancel: true }));
