@@ -10,6 +10,7 @@ import type {
   AgentMessage,
   BashResult,
   CommandInfo,
+  CompactionResult,
   ImageContent,
   ModelInfo,
   SessionEntry,
@@ -219,6 +220,9 @@ export class RpcClient {
   }
   clearQueue() {
     return this.send<{ steering: string[]; followUp: string[] }>("clear_queue");
+  }
+  compact(customInstructions?: string) {
+    return this.send<CompactionResult>("compact", customInstructions ? { customInstructions } : {});
   }
   setSessionName(name: string) {
     return this.send<void>("set_session_name", { name });
