@@ -470,6 +470,7 @@ export class AgentSession {
       const deferred: AgentMessage[] = this.queues.takeNextTurn();
       // A manual compaction that began before this run finishes first: the run reads the compacted context.
       await this.compactor.settled();
+      this.compactor.runStarted();
       const prepared = await beforeAgentStart(start, this.startConfig);
       this.lastSystemPrompt = prepared.systemPrompt;
       await this.admissions.drained();

@@ -172,6 +172,9 @@ export class CompactionError extends KernelError {
 
 export class Compactor {
   private running: Promise<unknown> | undefined;
+  /** Set when a threshold compaction failed: the run goes on without more attempts, each of which would wait out
+   * the summary's retries before its request. */
+  private thresholdFailed = false;
 
   constructor(private readonly config: CompactionConfig) {}
 
@@ -193,11 +196,21 @@ export class Compactor {
     return tokens > model.contextWindow - settings.reserveTokens;
   }
 
-  /** The check before a request: compacts when over the threshold. A failure is reported and the request goes out. */
+  /** A new run may try the threshold again after a failure in an earlier one. */
+  runStarted(): void {
+    this.thresholdFailed = false;
+  }
+
+  /**
+   * The check before a request: compacts when over the threshold. A failure is reported (`compaction_end`) and the
+   * request goes out; the rest of the run makes no further threshold attempt.
+   */
   async beforeRequest(signal: AbortSignal): Promise<void> {
-    if (!this.overThreshold()) return;
+    if (this.thresholdFailed || !this.overThreshold()) return;
     if (!prepareCompaction(this.config.log.getBranch(), this.config.settings().keepRecentTokens)) return;
-    await this.compact({ reason: "threshold", signal }).catch(() => {});
+    await this.compact({ reason: "threshold", signal }).catch(() => {
+      this.thresholdFailed = true;
+    });
   }
 
   /** After a `context_overflow` answer: compacts so the request can be retried once. */

@@ -189,16 +189,22 @@ describe("compaction in a session", () => {
 
   it("compacts on request: the summary replaces older turns in the next request, originals stay in the tree", async () => {
     const requests: ProviderStreamRequest[] = [];
-    await conversation(requests, [
-      (request) => {
-        requests.push(request);
-        return {
-          text: "SUMMARY-OF-EARLIER-TURNS",
-          expect: { lastUserTextContains: "Focus of this summary: tests" },
-        };
-      },
-      recording(requests, "after"),
-    ]);
+    const compacted: unknown[] = [];
+    const listen = (kc: ExtensionAPI) => kc.on("session_compact", (event) => void compacted.push(event));
+    await conversation(
+      requests,
+      [
+        (request) => {
+          requests.push(request);
+          return {
+            text: "SUMMARY-OF-EARLIER-TURNS",
+            expect: { lastUserTextContains: "Focus of this summary: tests" },
+          };
+        },
+        recording(requests, "after"),
+      ],
+      [listen],
+    );
     const result = await t!.session.compact("tests");
     expect(result.summary).to.match(/^SUMMARY-OF-EARLIER-TURNS/);
     expect(result.estimatedTokensAfter).to.be.lessThan(result.tokensBefore);
@@ -226,6 +232,7 @@ describe("compaction in a session", () => {
     expect(types).to.deep.equal(["compaction_start", "compaction_end"]);
     const end = t!.eventsOfType("compaction_end")[0]!;
     expect(end).to.deep.include({ reason: "manual", aborted: false, willRetry: false });
+    expect(compacted[0]).to.deep.include({ reason: "manual", fromExtension: false });
   });
 
   it("ctx.compact() reports through onComplete and onError; /compact notifies", async () => {
@@ -283,6 +290,39 @@ describe("compaction in a session", () => {
     expect(isSummaryRequest(requests[3]!)).to.equal(true);
     expect(requestTexts(requests[4]!)[0]).to.contain("THRESHOLD SUMMARY");
     expect(requestTexts(requests[4]!).at(-1)).to.equal("four");
+  });
+
+  it("after a failed threshold compaction, the run goes on without another attempt", async () => {
+    const requests: ProviderStreamRequest[] = [];
+    const settings = { compaction: { enabled: true, reserveTokens: 199_895, keepRecentTokens: 150 } };
+    const usage = (input: number) => ({ input, output: 10 });
+    const noop = (kc: ExtensionAPI) =>
+      kc.registerTool({
+        name: "noop",
+        label: "noop",
+        description: "Does nothing",
+        parameters: { type: "object", properties: {} } as never,
+        execute: async () => ({ content: [{ type: "text", text: "ok" }], details: undefined }),
+      });
+    t = await createTestSession({
+      settings,
+      extensions: [noop],
+      script: [
+        recording(requests, long("first"), usage(10)),
+        recording(requests, long("second"), usage(20)),
+        recording(requests, long("third"), usage(150)),
+        { error: { kind: "bad_request", message: "summaries are off today" } },
+        { toolCalls: [{ name: "noop" }], usage: usage(170) },
+        { text: "done", usage: usage(180) },
+      ],
+    });
+    await t.prompt(long("one"));
+    await t.prompt(long("two"));
+    await t.prompt(long("three"));
+    await t.prompt("four");
+    expect(t.eventsOfType("compaction_start")).to.have.length(1);
+    expect(t.eventsOfType("compaction_end")[0]!.errorMessage).to.contain("summaries are off today");
+    expect(t.lastAssistantText()).to.equal("done");
   });
 
   it("does not compact on its own when compaction.enabled is false", async () => {
