@@ -89,6 +89,7 @@ export class AgentSession {
   private readonly startConfig: BeforeAgentStartConfig;
   private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
+  private compactionController: AbortController | undefined;
   private busy = false;
   private starting: StartingRun | undefined;
   /** Watches the run in progress for a repeating failure and the turn limit. */
@@ -197,12 +198,16 @@ export class AgentSession {
    * Compacts the session now (`ctx.compact()`, RPC `compact`, `/compact`): after the run in progress settles, and
    * before a run that starts meanwhile. Rejects with a CompactionError when no entry was written.
    */
-  async compact(request: Omit<CompactRequest, "reason"> & { reason?: CompactRequest["reason"] } = {}) {
+  async compact(request: Omit<CompactRequest, "reason" | "signal"> = {}) {
     this.deps.runtime.assertCanPrompt("compact");
     await this.waitForIdle();
+    // abort() stops a manual compaction as it stops a run.
+    const controller = new AbortController();
+    this.compactionController = controller;
     try {
-      return await this.compactor.compact({ reason: "manual", ...request });
+      return await this.compactor.compact({ reason: "manual", ...request, signal: controller.signal });
     } finally {
+      if (this.compactionController === controller) this.compactionController = undefined;
       this.releaseIfIdle();
     }
   }
@@ -325,6 +330,7 @@ export class AgentSession {
   abort(): QueueSnapshot {
     const returned = this.queues.clear();
     this.controller?.abort();
+    this.compactionController?.abort();
     return returned;
   }
 

@@ -433,6 +433,34 @@ describe("compaction in a session", () => {
     expect(t!.session.sessionManager.getBranch().some((e) => e.type === "compaction")).to.equal(false);
   });
 
+  it("abort() stops a manual compaction: compaction_end says aborted", async () => {
+    const requests: ProviderStreamRequest[] = [];
+    let started: () => void = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const ext = (kc: ExtensionAPI) =>
+      kc.on(
+        "session_before_compact",
+        (event) =>
+          new Promise((resolve) => {
+            started();
+            event.signal.addEventListener("abort", () => resolve(undefined), { once: true });
+          }),
+      );
+    await conversation(requests, [], [ext]);
+    const compaction = t!.session.compact().then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    await waiting;
+    expect(t!.session.isIdle()).to.equal(false);
+    t!.session.abort();
+    expect((await compaction)?.code).to.equal("KC_ERR_COMPACTION_ABORTED");
+    expect(t!.eventsOfType("compaction_end")[0]).to.deep.include({ aborted: true, willRetry: false });
+    expect(t!.session.isIdle()).to.equal(true);
+  });
+
   it("fails with a clear message when builtin:compaction is disabled and nobody summarises", async () => {
     const failed: unknown[] = [];
     t = await createTestSession({
