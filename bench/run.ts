@@ -4,6 +4,7 @@
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
+import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { rpcFrameBench } from "./rpc-frame.bench.js";
 import { searchBench } from "./search.bench.js";
@@ -14,6 +15,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["dispatch", dispatchBench],
   ["session-resume", sessionResumeBench],
   ["agent-loop", agentLoopBench],
+  ["compaction", compactionBench],
   ["tool-pipeline", toolPipelineBench],
   ["search", searchBench],
   ["cli", cliBench],

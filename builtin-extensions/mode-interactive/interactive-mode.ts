@@ -282,6 +282,22 @@ class InteractiveController {
           ),
         );
         break;
+      case "compaction_start":
+        this.write(dim(`(compacting the conversation: ${String(event.reason)})\n`));
+        break;
+      case "compaction_end": {
+        const result = event.result as { tokensBefore: number; estimatedTokensAfter?: number } | undefined;
+        if (result) {
+          const after =
+            result.estimatedTokensAfter !== undefined ? ` → about ${result.estimatedTokensAfter}` : "";
+          this.write(dim(`(compacted: ${result.tokensBefore}${after} tokens)\n`));
+        } else if (event.errorMessage) {
+          this.write(`${errorLine(`compaction failed: ${String(event.errorMessage)}`)}\n`);
+        } else {
+          this.write(dim("(compaction cancelled)\n"));
+        }
+        break;
+      }
       case "extension_error":
         this.write(
           `${errorLine(`${String(event.extensionPath)} (${String(event.event)}): ${String(event.error)}`)}\n`,

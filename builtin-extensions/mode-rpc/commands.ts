@@ -138,6 +138,9 @@ export const commands: Record<string, Command> = {
   })),
   get_commands: command({}, async (_m, { ctx }) => ({ commands: ctx.session.getCommands() })),
   clear_queue: command({}, async (_m, { ctx }) => ctx.session.clearQueue()),
+  compact: command({ customInstructions: Type.Optional(Type.String()) }, async (m, { ctx }) =>
+    ctx.session.compact(m.customInstructions),
+  ),
   set_session_name: command({ name: Type.String() }, async (m, { ctx }) => {
     ctx.session.setSessionName(m.name.trim() === "" ? undefined : m.name);
   }),

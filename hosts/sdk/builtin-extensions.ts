@@ -9,6 +9,7 @@ import { BUILTIN_MANIFEST, type BuiltinName } from "./builtin-manifest.js";
 
 const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>> = {
   "core-tools": () => import("../../builtin-extensions/core-tools/index.js"),
+  compaction: () => import("../../builtin-extensions/compaction/index.js"),
   "pi-compat": () => import("../../builtin-extensions/pi-compat/index.js"),
   scripted: () => import("../../builtin-extensions/scripted-provider/index.js"),
   anthropic: () => import("../../builtin-extensions/providers/anthropic/index.js"),

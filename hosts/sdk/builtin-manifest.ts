@@ -19,6 +19,8 @@ export interface BuiltinManifest {
 
 const MANIFEST = [
   { name: "core-tools", modes: [], flags: [], providers: [] },
+  // The default summariser and /compact; its handler runs after other extensions' (`fallback`).
+  { name: "compaction", modes: [], flags: [], providers: [] },
   // Registers nothing: while it is enabled, extension files may import pi's package names (pi-compat/modules.ts).
   { name: "pi-compat", modes: [], flags: [], providers: [] },
   {

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import {
   type BashResult,
   type CommandInfo,
+  type CompactionResult,
   createKernel,
   type ExtensionEventName,
   type ExtensionFactory,
@@ -353,6 +354,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const next = models[(index + 1) % models.length]!;
     await this.agent.setModel(undefined, next, "cycle");
     return next;
+  }
+
+  compact(customInstructions?: string): Promise<CompactionResult> {
+    return this.agent.compact(customInstructions ? { customInstructions } : {});
   }
 
   clearQueue(): { steering: string[]; followUp: string[] } {

@@ -10,6 +10,7 @@ import type {
   AgentMessage,
   BashResult,
   CommandInfo,
+  CompactionResult,
   ImageContent,
   ModelInfo,
   SessionEntry,
@@ -223,6 +224,11 @@ export class RpcClient {
   exportHtml(path?: string) {
     return this.send<{ path: string }>("export_html", path !== undefined ? { path } : {});
   }
+
+  compact(customInstructions?: string) {
+    return this.send<CompactionResult>("compact", customInstructions ? { customInstructions } : {});
+  }
+
   setSessionName(name: string) {
     return this.send<void>("set_session_name", { name });
   }

@@ -129,6 +129,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           agentDir: config.agentDir,
           sessionId: () => log.getSessionId(),
           currentModel: () => runtime.scope.resolve(s.agent).model,
+          retry: () => config.settings.get("retry"),
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
         });
@@ -156,6 +157,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           models,
           session: log,
           retry: () => config.settings.get("retry"),
+          compaction: () => config.settings.get("compaction"),
           cacheWarming: () => config.settings.get("cacheWarming"),
           doomLoop: () => config.settings.get("doomLoop"),
           ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),

@@ -1,5 +1,6 @@
 /** What event handlers, commands and tools receive as `ctx`. */
 
+import type { CompactionReason, CompactionResult } from "./events.js";
 import type { ToolDeclaration } from "./extension-api.js";
 import type {
   AgentMessage,
@@ -279,11 +280,28 @@ export interface ModelRuntime {
     question: ClassifierQuestion,
     options?: { classifier?: ClassifierInfo; signal?: AbortSignal },
   ): Promise<ClassifierAnswer>;
+  /**
+   * A summary request (compaction, branch summary): one request, retried with back-off under the `retry` settings
+   * after errors a later attempt can get past, reported as `summarization_retry_*` events. Resolves the final
+   * answer; rejects with its error message once retries run out, or when `signal` aborts.
+   */
+  summarize(request: SummarizeRequest): Promise<AssistantMessage>;
+}
+
+/** `ctx.modelRegistry.summarize()`: the request, and what its retry events report. */
+export interface SummarizeRequest extends StreamSimpleOptions {
+  model: ModelInfo;
+  messages: AgentMessage[];
+  source: "compaction" | "branchSummary";
+  /** For `source: "compaction"`: why it compacts. */
+  reason?: CompactionReason;
 }
 
 export interface CompactOptions {
+  /** Passed to the summariser (`session_before_compact`'s `customInstructions`). */
   customInstructions?: string;
-  onComplete?(): void;
+  onComplete?(result: CompactionResult): void;
+  /** A failure, a cancel by a handler (`KC_ERR_COMPACTION_ABORTED`) or nothing to compact. */
   onError?(error: Error): void;
 }
 

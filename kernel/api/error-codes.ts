@@ -10,6 +10,10 @@ export const errorCodes = Object.freeze({
     "The session is already working on a prompt; steer it, queue a follow-up or wait for it to settle.",
   KC_ERR_CLASSIFY:
     "A `classify()` call failed: the model did not call the label tool or answered an unknown label.",
+  KC_ERR_COMPACTION_ABORTED:
+    "A compaction wrote no entry because a `session_before_compact` handler cancelled it or it was aborted.",
+  KC_ERR_COMPACTION_FAILED:
+    "A compaction wrote no entry: nothing to summarise, no summariser answered, or the summary request failed.",
   KC_ERR_DISPOSE: "A service failed while it was being disposed; the others were still disposed.",
   KC_ERR_DISPOSED: "The container or session scope was already disposed.",
   KC_ERR_EXTENSION_HANDLER:

@@ -70,9 +70,17 @@ export interface SessionBeforeForkResult extends CancelResult {
 }
 export type CompactionReason = "manual" | "threshold" | "overflow";
 export interface CompactionPreparation {
+  /** Where the kept part starts: never a tool result, so a call and its result stay together. */
   firstKeptEntryId: string;
+  /** The older part of the context, an earlier compaction's summary first when there is one. */
   messagesToSummarize: AgentMessage[];
+  /** The newer part the compaction keeps as it is. */
+  keptMessages: AgentMessage[];
   tokensBefore: number;
+  /** Files the summarised part read but did not change, with those of earlier compactions (nested calls too). */
+  readFiles: string[];
+  /** Files the summarised part wrote or edited, with those of earlier compactions. */
+  modifiedFiles: string[];
 }
 export interface SessionBeforeCompactEvent {
   reason: CompactionReason;

@@ -296,9 +296,20 @@ type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) ext
   ? I
   : never;
 
+/** Options of `knightcode.on()`. */
+export interface OnOptions {
+  /**
+   * Run after every handler registered without it, whatever the load order: for a default that should act only
+   * when no other handler decided (a gate stops at the first decision), as `builtin:compaction` does.
+   */
+  fallback?: boolean;
+}
+
 /** `knightcode.on`: an overload per event, generated from the event map. */
 export type OnEvent = UnionToIntersection<
-  { [K in ExtensionEventName]: (event: K, handler: ExtensionHandler<K>) => Unsubscribe }[ExtensionEventName]
+  {
+    [K in ExtensionEventName]: (event: K, handler: ExtensionHandler<K>, options?: OnOptions) => Unsubscribe;
+  }[ExtensionEventName]
 >;
 
 /**

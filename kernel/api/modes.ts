@@ -3,7 +3,7 @@
  * and the `knightcode` command runs the one `--mode` names. A mode drives the session through this controller.
  */
 import type { ExtensionUIContext, ModelInfo } from "./context.js";
-import type { BashResult } from "./events.js";
+import type { BashResult, CompactionResult } from "./events.js";
 import type { CommandInfo } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { ReadonlySessionManager } from "./session.js";
@@ -56,6 +56,11 @@ export interface SessionController {
   clone(): Promise<{ cancelled: boolean }>;
   getCommands(): CommandInfo[];
   clearQueue(): { steering: string[]; followUp: string[] };
+  /**
+   * Compacts the session now (after the run in progress settles); rejects when no compaction entry was written
+   * (nothing to compact, cancelled by a handler, or the summary failed).
+   */
+  compact(customInstructions?: string): Promise<CompactionResult>;
   setSessionName(name: string | undefined): void;
   getSessionStats(): SessionStats;
   /**

@@ -66,9 +66,9 @@ export const eventCatalog = Object.freeze({
   session_info_changed: ev("session", "notify", "report"),
   session_before_switch: ev("session", "gate", "fail-closed"),
   session_before_fork: ev("session", "gate", "fail-closed"),
-  session_before_compact: ev("session", "gate", "fail-closed", { reserved: "compaction" }),
-  session_compact: ev("session", "notify", "report", { reserved: "compaction" }),
-  session_compact_failed: ev("session", "notify", "report", { reserved: "compaction" }),
+  session_before_compact: ev("session", "gate", "fail-closed"),
+  session_compact: ev("session", "notify", "report"),
+  session_compact_failed: ev("session", "notify", "report"),
   session_before_tree: ev("session", "gate", "fail-closed"),
   session_tree: ev("session", "notify", "report"),
   // input
@@ -108,14 +108,14 @@ export const eventCatalog = Object.freeze({
   tool_execution_update: ev("tool", "notify", "report", { hot: true }),
   tool_execution_end: ev("tool", "notify", "report"),
   // compaction
-  compaction_start: ev("compaction", "notify", "report", { reserved: "compaction" }),
-  compaction_end: ev("compaction", "notify", "report", { reserved: "compaction" }),
+  compaction_start: ev("compaction", "notify", "report"),
+  compaction_end: ev("compaction", "notify", "report"),
   // retry
   auto_retry_start: ev("retry", "notify", "report"),
   auto_retry_end: ev("retry", "notify", "report"),
-  summarization_retry_scheduled: ev("retry", "notify", "report", { reserved: "compaction" }),
-  summarization_retry_attempt_start: ev("retry", "notify", "report", { reserved: "compaction" }),
-  summarization_retry_finished: ev("retry", "notify", "report", { reserved: "compaction" }),
+  summarization_retry_scheduled: ev("retry", "notify", "report"),
+  summarization_retry_attempt_start: ev("retry", "notify", "report"),
+  summarization_retry_finished: ev("retry", "notify", "report"),
   // ui
   ui_prompt_start: ev("ui", "notify", "report"),
   ui_prompt_end: ev("ui", "notify", "report"),

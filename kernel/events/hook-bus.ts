@@ -25,7 +25,10 @@ export type ResultOf<E extends ExtensionEventName> = ExtensionEvents[E]["result"
 /** A boundary event's own fields; the bus adds the accumulated `{entries, continue, end}`. */
 export type BoundaryPayload<E extends EventsOfKind<"boundary">> = Omit<PayloadOf<E>, keyof BoundaryState>;
 
-/** Who registered a handler. Handlers run by `order` (extension load order), then registration order. */
+/**
+ * Who registered a handler. Handlers run by `order` (extension load order), then registration order; handlers
+ * subscribed with `{ fallback: true }` run after all others, so a built-in default can answer only what nobody else did.
+ */
 export interface HandlerOwner {
   readonly id: string;
   readonly order: number;
@@ -65,14 +68,15 @@ export interface TransformOptions<V, E extends ExtensionEventName> {
 export interface GateOptions<R> {
   /** The decision a throwing handler stands for (block, cancel, untrusted). */
   failClosed(error: unknown, owner: HandlerOwner): R;
-  /** Whether a result is a decision; defaults to any non-undefined value. */
-  isDecision?(result: R): boolean;
+  /** Whether a result is a decision; defaults to any non-undefined value. Learns whose result it is. */
+  isDecision?(result: R, owner: HandlerOwner): boolean;
 }
 
 interface Registration {
   readonly owner: HandlerOwner;
   readonly handler: AnyHandler;
   readonly seq: number;
+  readonly last: number;
 }
 
 interface Dispatch {
@@ -109,7 +113,7 @@ export class HookBus {
   constructor(private readonly options: HookBusOptions) {}
 
   /** Subscribes a handler; the returned function unsubscribes it (idempotent). */
-  on(event: string, handler: AnyHandler, owner: HandlerOwner): () => void {
+  on(event: string, handler: AnyHandler, owner: HandlerOwner, options?: { fallback?: boolean }): () => void {
     const spec = this.specOf(event);
     if (typeof handler !== "function") {
       throw new KernelError(
@@ -123,9 +127,9 @@ export class HookBus {
         `${owner.id} may not handle "${event}": only ${spec.participants.join(", ")} extensions take part`,
       );
     }
-    const registration: Registration = { owner, handler, seq: this.seq++ };
+    const registration: Registration = { owner, handler, seq: this.seq++, last: options?.fallback ? 1 : 0 };
     const next = [...(this.registrations.get(event) ?? []), registration].sort(
-      (a, b) => a.owner.order - b.owner.order || a.seq - b.seq,
+      (a, b) => a.last - b.last || a.owner.order - b.owner.order || a.seq - b.seq,
     );
     this.replace(event, next);
     let subscribed = true;
@@ -282,7 +286,7 @@ export class HookBus {
             try {
               const result = await handler(d.payload, d.ctx);
               const decided = gate.isDecision
-                ? result !== undefined && gate.isDecision(result)
+                ? result !== undefined && gate.isDecision(result, owner)
                 : result != null;
               return decided ? result : undefined;
             } catch (error) {

@@ -10,6 +10,7 @@ import type {
   ExtensionEventBus,
   ExtensionInfo,
   LogLevel,
+  OnOptions,
   Unsubscribe,
 } from "../api/extension-api.js";
 import type { SessionScope } from "../container/container.js";
@@ -89,9 +90,9 @@ export function createExtensionAPI({
       warn: (message) => log(info, "warn", String(message)),
       error: (message) => log(info, "error", String(message)),
     },
-    on: (event, handler) => {
+    on: (event, handler, options?: OnOptions) => {
       assertLive("on");
-      return own(toDisposable(bus.on(event, handler, info), `${info.id} on(${event})`));
+      return own(toDisposable(bus.on(event, handler, info, options), `${info.id} on(${event})`));
     },
     registerTool: (tool) => own(use(t.tools, "registerTool").registerTool(info, tool)),
     registerToolRenderer: (r) => own(use(t.tools, "registerToolRenderer").registerToolRenderer(info, r)),

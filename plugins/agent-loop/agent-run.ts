@@ -3,7 +3,8 @@
  * policy allows is repeated after its delay (`willRetry: true`, `auto_retry_start`, and `auto_retry_end` once a
  * run succeeds, fails for good or is aborted). `auto_retry_start` numbers the retry (1 for the first);
  * `auto_retry_end` counts the attempts that ran, the first request included, so one retry that succeeds reports
- * `attempt: 2` as json.md's example does. A finished run meets the `agent_before_settle` boundary, which may
+ * `attempt: 2` as json.md's example does. A request the provider refused as too long (`context_overflow`) is compacted
+ * and retried once per run (`agent_end.willRetry` says a recovery is attempted). A finished run meets the `agent_before_settle` boundary, which may
  * commit entries and ask for one more run. `agent_settled` is the caller's, since only it knows when the session
  * is idle again.
  */
@@ -24,6 +25,8 @@ export interface AgentRunConfig {
   turns(input: readonly AgentMessage[], signal: AbortSignal): Promise<TurnsOutcome>;
   /** Commits the entries an `agent_before_settle` boundary proposed. */
   commit(state: BoundaryState): Promise<void>;
+  /** Compacts after a `context_overflow` answer; false when it could not (then the run ends with the error). */
+  recoverOverflow?(signal: AbortSignal): Promise<boolean>;
 }
 
 /** Runs until nothing asks for another low-level run; resolves whether the run was aborted. */
@@ -35,6 +38,7 @@ export async function runAgent(
   const { bus, context } = config;
   let continuations = 0;
   let retries = 0;
+  let overflowRecovered = false;
   const retryEnd = (success: boolean, attempts: number, finalError?: string) =>
     bus.emit(
       "auto_retry_end",
@@ -47,7 +51,16 @@ export async function runAgent(
     next = [];
     const failure = outcome.kind === "error" ? outcome.error : undefined;
     const retry = failure && !signal.aborted ? planRetry(config.retry(), failure, retries) : undefined;
-    await bus.emit("agent_end", { messages: outcome.messages, willRetry: retry !== undefined }, context());
+    const overflow =
+      failure?.errorKind === "context_overflow" &&
+      !signal.aborted &&
+      !overflowRecovered &&
+      config.recoverOverflow !== undefined;
+    await bus.emit(
+      "agent_end",
+      { messages: outcome.messages, willRetry: retry !== undefined || overflow },
+      context(),
+    );
     if (outcome.kind === "aborted" || signal.aborted) {
       if (retries > 0) await retryEnd(false, retries + 1, "aborted");
       return { aborted: true };
@@ -61,6 +74,10 @@ export async function runAgent(
         return { aborted: true };
       }
       continue;
+    }
+    if (overflow) {
+      overflowRecovered = true;
+      if (await config.recoverOverflow!(signal)) continue;
     }
     if (retries > 0) {
       await retryEnd(!failure, retries + 1, failure?.errorMessage);

@@ -21,13 +21,19 @@ import {
   type ThinkingLevel,
 } from "../../kernel/index.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
-import type { CacheWarmingSettings, DoomLoopSettings, RetrySettings } from "../settings/settings.js";
+import type {
+  CacheWarmingSettings,
+  CompactionSettings,
+  DoomLoopSettings,
+  RetrySettings,
+} from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { Admissions } from "./admissions.js";
 import { type AgentRunConfig, runAgent } from "./agent-run.js";
 import { type BeforeAgentStartConfig, beforeAgentStart, type RunStart } from "./before-agent-start.js";
 import { commitDrafts, type DraftTarget } from "./boundary-drafts.js";
 import { CacheWarmer } from "./cache-warming.js";
+import { Compactor, type CompactRequest } from "./compaction.js";
 import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
 import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
@@ -43,6 +49,8 @@ export interface AgentSessionDeps {
   models: ModelService;
   session: SessionLog;
   retry: () => RetrySettings;
+  /** Read before each request; without it the session never compacts on its own. */
+  compaction?: () => CompactionSettings;
   cacheWarming?: () => CacheWarmingSettings;
   /** Read at the start of each run; without it the guard is off. */
   doomLoop?: () => DoomLoopSettings;
@@ -77,9 +85,11 @@ export class AgentSession {
   private readonly queues: MessageQueues;
   private readonly transcript: Transcript;
   private readonly warmer: CacheWarmer;
+  private readonly compactor: Compactor;
   private readonly startConfig: BeforeAgentStartConfig;
   private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
+  private compactionController: AbortController | undefined;
   private busy = false;
   private starting: StartingRun | undefined;
   /** Watches the run in progress for a repeating failure and the turn limit. */
@@ -102,6 +112,14 @@ export class AgentSession {
       report: (error) => this.report("boundary entry", error),
     };
     const commit = (state: BoundaryState) => commitDrafts(state.entries, drafts);
+    const compaction = deps.compaction;
+    this.compactor = new Compactor({
+      bus,
+      context,
+      log: deps.session,
+      settings: () => compaction?.() ?? { enabled: false, reserveTokens: 0, keepRecentTokens: 0 },
+      model: () => this.model,
+    });
     this.startConfig = {
       bus,
       context,
@@ -118,6 +136,7 @@ export class AgentSession {
       thinkingLevel: () => this.thinkingLevel,
       tools: () => deps.tools.declarations(),
       stream: (request) => deps.models.stream(request),
+      prepareRequest: (signal) => this.compactor.beforeRequest(signal),
       beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
       runTools: (calls, signal) => tools.runBatch(calls, signal),
       hasSteering: () => this.queues.hasSteering(),
@@ -134,6 +153,7 @@ export class AgentSession {
       retry: deps.retry,
       turns: (input, signal) => runTurns(input, turnLoop, signal),
       commit,
+      recoverOverflow: (signal) => this.compactor.recoverOverflow(signal),
     };
     this.warmer = new CacheWarmer({
       bus,
@@ -167,7 +187,29 @@ export class AgentSession {
 
   /** False from the moment a prompt arrives until its run settles (a run that is starting counts as busy). */
   isIdle(): boolean {
-    return !this.busy && !this.admissions.busy;
+    return !this.busy && !this.admissions.busy && !this.compactor.isCompacting;
+  }
+
+  get isCompacting(): boolean {
+    return this.compactor.isCompacting;
+  }
+
+  /**
+   * Compacts the session now (`ctx.compact()`, RPC `compact`, `/compact`): after the run in progress settles, and
+   * before a run that starts meanwhile. Rejects with a CompactionError when no entry was written.
+   */
+  async compact(request: Omit<CompactRequest, "reason" | "signal"> = {}) {
+    this.deps.runtime.assertCanPrompt("compact");
+    await this.waitForIdle();
+    // abort() stops a manual compaction as it stops a run.
+    const controller = new AbortController();
+    this.compactionController = controller;
+    try {
+      return await this.compactor.compact({ reason: "manual", ...request, signal: controller.signal });
+    } finally {
+      if (this.compactionController === controller) this.compactionController = undefined;
+      this.releaseIfIdle();
+    }
   }
 
   hasPendingMessages(): boolean {
@@ -288,6 +330,7 @@ export class AgentSession {
   abort(): QueueSnapshot {
     const returned = this.queues.clear();
     this.controller?.abort();
+    this.compactionController?.abort();
     return returned;
   }
 
@@ -431,6 +474,9 @@ export class AgentSession {
     try {
       // Taken before the handlers run: a message they defer is for the run after this one.
       const deferred: AgentMessage[] = this.queues.takeNextTurn();
+      // A manual compaction that began before this run finishes first: the run reads the compacted context.
+      await this.compactor.settled();
+      this.compactor.runStarted();
       const prepared = await beforeAgentStart(start, this.startConfig);
       this.lastSystemPrompt = prepared.systemPrompt;
       await this.admissions.drained();

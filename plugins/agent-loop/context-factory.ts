@@ -78,11 +78,14 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
       },
       shutdown: () => deps.shutdown(),
       getContextUsage: () => contextUsage(agent, deps.session),
-      compact: () => {
-        throw new KernelError(
-          "KC_ERR_NOT_AVAILABLE",
-          "Compaction is not available yet in this version of KnightCode",
-        );
+      // Fire and forget, as the API says: the outcome reaches the callbacks (a run in progress settles first).
+      compact: (options = {}) => {
+        agent
+          .compact(options.customInstructions ? { customInstructions: options.customInstructions } : {})
+          .then(
+            (result) => options.onComplete?.(result),
+            (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))),
+          );
       },
       getSystemPrompt: () => agent.systemPrompt,
     };

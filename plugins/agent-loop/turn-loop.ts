@@ -40,6 +40,8 @@ export interface TurnLoopConfig {
   thinkingLevel(): ThinkingLevel;
   tools(): ToolDeclaration[];
   stream(request: ModelRequest): AssistantMessageStream;
+  /** Runs before each request is built, e.g. to compact a context that passed its threshold. */
+  prepareRequest?(signal: AbortSignal): Promise<void>;
   /** Sees the system prompt and tool set of each request before it goes out (the transcript records them). */
   beforeRequest?(systemPrompt: string, tools: ToolDeclaration[]): void;
   runTools(calls: readonly ToolCall[], signal: AbortSignal): Promise<ToolOutcome[]>;
@@ -81,6 +83,7 @@ export async function runTurns(
     await bus.emit("turn_start", { turnIndex, timestamp: Date.now() }, context());
     for (const message of pending) messages.push(await transcript.add(message));
 
+    await config.prepareRequest?.(signal);
     const assistant = await requestAssistant(config, signal);
     messages.push(assistant);
     const calls = assistant.content.filter((c): c is ToolCall => c.type === "toolCall");

@@ -39,9 +39,14 @@ function textOf(content: string | readonly { type: string; text?: string }[]): s
 /**
  * A conversation as labelled plain text (`[User]: …`, `[Assistant]: …`, `[Assistant thinking]: …`,
  * `[Assistant tool calls]: name(arg=value)`, `[Tool result]: …`), one paragraph per part, for a prompt that asks a
- * model to summarise or hand off a conversation without replaying it as turns.
+ * model to summarise or hand off a conversation without replaying it as turns. `maxToolResultChars` shortens each tool
+ * result (the part a summary needs least of and a conversation has most of), marking what it left out.
  */
-export function serializeConversation(messages: readonly AgentMessage[]): string {
+export function serializeConversation(
+  messages: readonly AgentMessage[],
+  options: { maxToolResultChars?: number } = {},
+): string {
+  const limit = options.maxToolResultChars ?? Number.POSITIVE_INFINITY;
   const parts: string[] = [];
   for (const message of convertToLlm(messages)) {
     if (message.role === "user") {
@@ -64,7 +69,11 @@ export function serializeConversation(messages: readonly AgentMessage[]): string
       if (calls.length) parts.push(`[Assistant tool calls]: ${calls.join("; ")}`);
     } else {
       const text = textOf(message.content);
-      if (text) parts.push(`[Tool result]: ${text}`);
+      if (text.length > limit) {
+        parts.push(
+          `[Tool result]: ${text.slice(0, limit)}\n[… ${text.length - limit} more characters left out]`,
+        );
+      } else if (text) parts.push(`[Tool result]: ${text}`);
     }
   }
   return parts.join("\n\n");

@@ -27,12 +27,15 @@ import {
   type ProviderStreamRequest,
   type ResolvedRequestAuth,
   type StreamSimpleOptions,
+  type SummarizeRequest,
   type ToolDeclaration,
   toDisposable,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
+import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
 import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
 import { writeFileAtomic } from "../settings/atomic-write.js";
+import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
 import { loadModelsJson } from "./models-json.js";
@@ -64,6 +67,8 @@ export interface ModelServiceDeps {
   /** Models to offer for classify(), besides the session's own. */
   classifiers?: () => ClassifierInfo[];
   currentModel?: () => ModelInfo | undefined;
+  /** The back-off of summary requests; without it they are not retried. */
+  retry?: () => RetrySettings;
   warn?(message: string): void;
   /** The session's reload in progress, if any (registrations it drops are kept until it ends). */
   pendingReload?(): Promise<void> | undefined;
@@ -310,22 +315,60 @@ export class ModelService implements ModelApiService {
       getAvailable: () => this.getAvailable(),
       find: (provider, id) => this.find(provider, id),
       streamSimple: (model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions = {}) =>
-        this.stream({
-          model,
-          systemPrompt: options.systemPrompt ?? "",
-          messages: messages.filter((m): m is LlmMessage => m.role !== "custom"),
-          tools: options.tools ?? [],
-          ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-          ...(options.headers ? { headers: options.headers } : {}),
-          ...(options.thinkingLevel ? { thinkingLevel: options.thinkingLevel } : {}),
-          ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
-          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-        }),
+        this.streamSimple(model, messages, options),
       getApiKeyAndHeaders: (model) => this.getApiKeyAndHeaders(model),
       getAvailableClassifiers: () => this.getAvailableClassifiers(),
       classify: (question, options) => this.classify(question, options),
+      summarize: (request) => this.summarize(request),
     };
+  }
+
+  private streamSimple(model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions) {
+    return this.stream({
+      model,
+      systemPrompt: options.systemPrompt ?? "",
+      messages: messages.filter((m): m is LlmMessage => m.role !== "custom"),
+      tools: options.tools ?? [],
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.thinkingLevel ? { thinkingLevel: options.thinkingLevel } : {}),
+      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Lives here rather than in the summarising extension because only the session's services may dispatch catalogue
+   * events; the back-off is the run's (`retry` settings, retry-policy.ts), so both wait alike.
+   */
+  async summarize(request: SummarizeRequest): Promise<AssistantMessage> {
+    const { model, messages, source, reason, ...options } = request;
+    const { bus, context } = this.deps;
+    const signal = options.signal;
+    let retries = 0;
+    try {
+      for (;;) {
+        const answer = await this.streamSimple(model, messages, options).result();
+        if (answer.stopReason !== "error" && answer.stopReason !== "aborted") return answer;
+        if (answer.stopReason === "aborted" || signal?.aborted)
+          throw new Error(answer.errorMessage ?? "The summary request was aborted");
+        const settings = this.deps.retry?.();
+        const plan = settings ? planRetry(settings, answer, retries) : undefined;
+        if (!plan) throw new Error(answer.errorMessage ?? "The summary request failed");
+        retries = plan.attempt;
+        await bus.emit("summarization_retry_scheduled", { ...plan }, context());
+        if (!(await waitUnlessAborted(plan.delayMs, signal ?? new AbortController().signal)))
+          throw new Error("The summary request was aborted");
+        await bus.emit(
+          "summarization_retry_attempt_start",
+          { source, ...(source === "compaction" && reason ? { reason } : {}) },
+          context(),
+        );
+      }
+    } finally {
+      if (retries > 0) await bus.emit("summarization_retry_finished", {}, context());
+    }
   }
 
   getAvailableClassifiers(): ClassifierInfo[] {

@@ -50,67 +50,69 @@ export function summaryContent(prefix: string, summary: string): string {
 export function buildSessionContext(branch: readonly SessionEntry[]): SessionContext {
   let model: SessionContext["model"];
   let thinkingLevel: ThinkingLevel | undefined;
-  let compactionIndex = -1;
-  const edits = new Map<string, AgentMessage | null>();
-
-  for (let i = 0; i < branch.length; i++) {
-    const entry = branch[i]!;
-    switch (entry.type) {
-      case "model_change":
-        model = { provider: entry.provider, modelId: entry.modelId };
-        break;
-      case "thinking_level_change":
-        thinkingLevel = entry.thinkingLevel;
-        break;
-      case "message":
-        // The model that actually answered counts too (e.g. a session whose model was set by flag, not entry).
-        if (entry.message?.role === "assistant") {
-          model = { provider: entry.message.provider, modelId: entry.message.model };
-        }
-        break;
-      case "compaction":
-        compactionIndex = i;
-        break;
-      case "context_edit":
-        // The later edit of the same target wins.
-        edits.set(entry.targetId, entry.replacement);
-        break;
-    }
+  for (const entry of branch) {
+    if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
+    else if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+    // The model that actually answered counts too (e.g. a session whose model was set by flag, not entry).
+    else if (entry.type === "message" && entry.message?.role === "assistant")
+      model = { provider: entry.message.provider, modelId: entry.message.model };
   }
-
-  const messages: AgentMessage[] = [];
-  const emit = (entry: SessionEntry, message: AgentMessage | undefined) => {
-    if (message === undefined) return;
-    if (edits.has(entry.id)) {
-      const replacement = edits.get(entry.id);
-      if (replacement) messages.push(replacement);
-      return;
-    }
-    messages.push(message);
-  };
-
-  if (compactionIndex < 0) {
-    for (const entry of branch) emit(entry, messageOf(entry));
-  } else {
-    const compaction = branch[compactionIndex] as CompactionEntry;
-    emit(compaction, compactionSummaryMessage(compaction));
-    // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
-    let firstKept = -1;
-    for (let i = 0; i < compactionIndex; i++) {
-      if (branch[i]!.id === compaction.firstKeptEntryId) {
-        firstKept = i;
-        break;
-      }
-    }
-    if (firstKept >= 0)
-      for (let i = firstKept; i < compactionIndex; i++) emit(branch[i]!, messageOf(branch[i]!));
-    for (let i = compactionIndex + 1; i < branch.length; i++) emit(branch[i]!, messageOf(branch[i]!));
-  }
-
-  const context: SessionContext = { messages };
+  const context: SessionContext = { messages: contextEntries(branch).map((item) => item.message) };
   if (model) context.model = model;
   if (thinkingLevel) context.thinkingLevel = thinkingLevel;
   return context;
+}
+
+/** One message of the context with the entry it came from and that entry's position on the branch. */
+export interface ContextItem {
+  entry: SessionEntry;
+  index: number;
+  message: AgentMessage;
+}
+
+/**
+ * The context's messages with their entries, in context order (see buildSessionContext): what compaction measures
+ * and cuts, since a cut must name the entry the kept part starts at.
+ */
+export function contextEntries(branch: readonly SessionEntry[]): ContextItem[] {
+  let compactionIndex = -1;
+  const edits = new Map<string, AgentMessage | null>();
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i]!;
+    if (entry.type === "compaction") compactionIndex = i;
+    // The later edit of the same target wins.
+    else if (entry.type === "context_edit") edits.set(entry.targetId, entry.replacement);
+  }
+
+  const items: ContextItem[] = [];
+  const emit = (index: number, message: AgentMessage | undefined) => {
+    if (message === undefined) return;
+    const entry = branch[index]!;
+    if (edits.has(entry.id)) {
+      const replacement = edits.get(entry.id);
+      if (replacement) items.push({ entry, index, message: replacement });
+      return;
+    }
+    items.push({ entry, index, message });
+  };
+
+  if (compactionIndex < 0) {
+    for (let i = 0; i < branch.length; i++) emit(i, messageOf(branch[i]!));
+    return items;
+  }
+  const compaction = branch[compactionIndex] as CompactionEntry;
+  emit(compactionIndex, compactionSummaryMessage(compaction));
+  // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
+  let firstKept = -1;
+  for (let i = 0; i < compactionIndex; i++) {
+    if (branch[i]!.id === compaction.firstKeptEntryId) {
+      firstKept = i;
+      break;
+    }
+  }
+  if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i, messageOf(branch[i]!));
+  for (let i = compactionIndex + 1; i < branch.length; i++) emit(i, messageOf(branch[i]!));
+  return items;
 }
 
 /** The message an entry contributes outside of compaction handling, if any. */

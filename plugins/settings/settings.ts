@@ -14,6 +14,9 @@
  * | `retry.maxRetries`     | integer >= 0       | `3`     | retries after the first attempt          |
  * | `retry.baseDelayMs`    | integer >= 0       | `2000`  | base of the exponential backoff          |
  * | `retry.maxDelayMs`     | integer >= 0       | `60000` | cap of one backoff delay                 |
+ * | `compaction.enabled`   | boolean            | `true`  | compact before the context window fills  |
+ * | `compaction.reserveTokens` | integer >= 0   | `16384` | tokens kept free for the next answer     |
+ * | `compaction.keepRecentTokens` | integer >= 0 | `20000` | recent tokens a compaction keeps as is  |
  * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call that keeps failing      |
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | failures in a row that count as a loop   |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
@@ -51,6 +54,13 @@ export interface CacheWarmingSettings {
   maxRefreshes: number;
 }
 
+/** When and how much the agent loop compacts (plugins/agent-loop/compaction.ts). */
+export interface CompactionSettings {
+  enabled: boolean;
+  reserveTokens: number;
+  keepRecentTokens: number;
+}
+
 /** The guard against a tool call that fails the same way turn after turn (see the agent loop's loop-guard.ts). */
 export interface DoomLoopSettings {
   enabled: boolean;
@@ -60,6 +70,7 @@ export interface DoomLoopSettings {
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
+  compaction: CompactionSettings;
   doomLoop: DoomLoopSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
@@ -75,6 +86,7 @@ export type SettingsScope = "default" | "global" | "project" | "override";
 export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   retry: { enabled: true, maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60000 },
   cacheWarming: { enabled: false, intervalMs: 240000, maxRefreshes: 3 },
+  compaction: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
   doomLoop: { enabled: true, threshold: 3 },
   defaultProjectTrust: "ask",
   defaultTools: [],
@@ -98,6 +110,13 @@ export const SettingsFileSchema = Type.Object({
       enabled: Type.Optional(Type.Boolean()),
       intervalMs: Type.Optional(Type.Integer({ minimum: 1 })),
       maxRefreshes: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+  ),
+  compaction: Type.Optional(
+    Type.Object({
+      enabled: Type.Optional(Type.Boolean()),
+      reserveTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+      keepRecentTokens: Type.Optional(Type.Integer({ minimum: 0 })),
     }),
   ),
   doomLoop: Type.Optional(

@@ -446,6 +446,32 @@ describe("hook bus rules", () => {
     expect((caught as { code?: string }).code).to.equal("KC_ERR_WRONG_DISPATCH");
   });
 
+  it("runs fallback handlers after all others, in load order among themselves, and names the deciding owner", async () => {
+    const { bus } = makeBus();
+    const ran: string[] = [];
+    const decide = (id: string, answer?: { cancel: boolean }) => () => {
+      ran.push(id);
+      return answer;
+    };
+    bus.on("session_before_compact", decide("builtin-fallback", { cancel: true }), owner(0), {
+      fallback: true,
+    });
+    bus.on("session_before_compact", decide("late-fallback"), owner(5), { fallback: true });
+    bus.on("session_before_compact", decide("user"), owner(3));
+    bus.on("session_before_compact", decide("early"), owner(1));
+    let decidedBy: string | undefined;
+    const result = await bus.gate("session_before_compact", {} as never, undefined, {
+      failClosed: () => ({ cancel: true }),
+      isDecision: (r, by) => {
+        decidedBy = by.id;
+        return r.cancel === true;
+      },
+    });
+    expect(ran).to.deep.equal(["early", "user", "builtin-fallback"]);
+    expect(result).to.deep.equal({ cancel: true });
+    expect(decidedBy).to.equal(owner(0).id);
+  });
+
   it("lets only the declared origins subscribe to project_trust", () => {
     const { bus } = makeBus();
     expect(() => bus.on("project_trust", () => {}, owner(0, "project"))).to.throw(

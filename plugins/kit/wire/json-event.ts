@@ -53,7 +53,11 @@ export const wireEvents: Readonly<Partial<Record<ExtensionEventName, WireSpec>>>
     note: `\`durationMs\` is absent when the tool did not run. ${NESTED}`,
   },
   compaction_start: { stream: "json", fields: ["reason"] },
-  compaction_end: { stream: "json", fields: ["reason", "result", "aborted", "willRetry", "errorMessage"] },
+  compaction_end: {
+    stream: "json",
+    fields: ["reason", "result", "aborted", "willRetry", "errorMessage"],
+    note: "`result` only on success, `errorMessage` only on failure; `willRetry` when an overflowed request follows.",
+  },
   auto_retry_start: {
     stream: "json",
     fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],
@@ -68,7 +72,11 @@ export const wireEvents: Readonly<Partial<Record<ExtensionEventName, WireSpec>>>
     stream: "json",
     fields: ["attempt", "maxAttempts", "delayMs", "errorMessage"],
   },
-  summarization_retry_attempt_start: { stream: "json", fields: ["source", "reason"] },
+  summarization_retry_attempt_start: {
+    stream: "json",
+    fields: ["source", "reason"],
+    note: '`reason` only for `source: "compaction"`.',
+  },
   summarization_retry_finished: { stream: "json", fields: [] },
   bash_execution_update: { stream: "rpc", fields: ["id", "delta"] },
   extension_error: { stream: "rpc", fields: ["extensionPath", "event", "error"] },

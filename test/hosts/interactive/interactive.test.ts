@@ -4,7 +4,7 @@
  */
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
@@ -91,6 +91,49 @@ describe("interactive mode (through tmux)", () => {
     type("2");
     key("Enter");
     await waitFor("you picked green");
+    type("/quit");
+    key("Enter");
+    await waitFor("KC-EXIT-0");
+  });
+
+  it("compacts on /compact and shows what happened", async () => {
+    const agentDir = join(tmp.path, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 10 } }));
+    const long = (word: string) => `${word} `.repeat(40).trim();
+    const script = join(tmp.path, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        steps: [
+          { text: long("first") },
+          { text: long("second") },
+          { text: "TUI SUMMARY", expect: { lastUserTextContains: "Focus of this summary: names" } },
+        ],
+      }),
+    );
+    const command = [
+      `KNIGHTCODE_AGENT_DIR=${agentDir}`,
+      process.execPath,
+      cliBin,
+      "--provider scripted",
+      `--script ${script}`,
+      "--no-session",
+      "; echo KC-EXIT-$?; sleep 60",
+    ].join(" ");
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", tmp.path, command);
+    await waitFor("/help for commands");
+    type("one");
+    key("Enter");
+    await waitFor("first first");
+    type("two");
+    key("Enter");
+    await waitFor("second second");
+    type("/compact names");
+    key("Enter");
+    await waitFor("(compacting the conversation: manual)");
+    const shown = await waitFor(/Compacted: \d+ → about \d+ tokens/);
+    expect(shown).to.match(/\(compacted: \d+ → about \d+ tokens\)/);
     type("/quit");
     key("Enter");
     await waitFor("KC-EXIT-0");
