@@ -17,6 +17,7 @@ import {
   type HostMode,
   type Kernel,
   type ModelInfo,
+  type NavigateTreeOptions,
   type NewSessionOptions,
   type ReadonlySessionManager,
   type SessionController,
@@ -27,9 +28,11 @@ import {
   type SessionSummary,
   type ThinkingLevel,
   type ToolRenderers,
+  type TreeNavigation,
 } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
+import { navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
@@ -516,6 +519,25 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       },
       options,
     );
+  }
+
+  navigateTree(entryId: string, options: NavigateTreeOptions = {}): Promise<TreeNavigation> {
+    const { runtime, log } = this.live();
+    const agent = this.agent;
+    return navigateTree(
+      {
+        bus: runtime.bus,
+        context: () => runtime.context(),
+        session: log,
+        waitForIdle: () => agent.waitForIdle(),
+      },
+      entryId,
+      options,
+    );
+  }
+
+  setLabel(entryId: string, label: string | undefined): void {
+    this.agent.setLabel(undefined, entryId, label);
   }
 
   /** Clones the current branch into a new session file and switches to it. */

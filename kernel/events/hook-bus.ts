@@ -65,8 +65,8 @@ export interface TransformOptions<V, E extends ExtensionEventName> {
 export interface GateOptions<R> {
   /** The decision a throwing handler stands for (block, cancel, untrusted). */
   failClosed(error: unknown, owner: HandlerOwner): R;
-  /** Whether a result is a decision; defaults to any non-undefined value. */
-  isDecision?(result: R): boolean;
+  /** Whether a result is a decision; defaults to any non-undefined value. `owner` returned it. */
+  isDecision?(result: R, owner: HandlerOwner): boolean;
 }
 
 interface Registration {
@@ -282,7 +282,7 @@ export class HookBus {
             try {
               const result = await handler(d.payload, d.ctx);
               const decided = gate.isDecision
-                ? result !== undefined && gate.isDecision(result)
+                ? result !== undefined && gate.isDecision(result, owner)
                 : result != null;
               return decided ? result : undefined;
             } catch (error) {
