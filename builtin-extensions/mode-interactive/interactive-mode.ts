@@ -14,6 +14,7 @@ import type {
 } from "@knightcodeai/cli/kit";
 import { VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
+import { currentEntry, findEntry, treeLines } from "./tree-view.js";
 import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
 
 const controllers = new WeakMap<ExtensionUIContext, InteractiveController>();
@@ -38,6 +39,7 @@ class InteractiveController {
   readonly ui: TerminalUI;
   private readonly rl: Interface;
   private readonly write: (text: string) => void;
+  private readonly columns: () => number;
   private pendingAnswer: ((line: string | undefined) => void) | undefined;
   private streamingText = false;
   private quitting = false;
@@ -51,12 +53,9 @@ class InteractiveController {
   constructor(private readonly ctx: Pick<ModeContext, "session" | "io">) {
     const { io } = ctx;
     this.write = (text) => io.stdout.write(text);
+    this.columns = () => (io.stdout as NodeJS.WriteStream).columns || 80;
     this.rl = createInterface({ input: io.stdin, output: io.stdout, terminal: io.isTTY, prompt: PROMPT });
-    this.ui = new TerminalUI(
-      this.write,
-      (q, o) => this.ask(q, o),
-      () => (io.stdout as NodeJS.WriteStream).columns || 80,
-    );
+    this.ui = new TerminalUI(this.write, (q, o) => this.ask(q, o), this.columns);
     this.rl.on("line", (line) => {
       if (!this.running && !this.pendingAnswer) this.early.push(line);
       else this.onLine(line);
@@ -168,6 +167,12 @@ class InteractiveController {
       case "/resume":
         await this.resume();
         return true;
+      case "/tree":
+        await this.tree(arg);
+        return true;
+      case "/label":
+        this.label(arg);
+        return true;
       case "/model": {
         if (!arg) {
           const current = session.getState().model;
@@ -185,6 +190,63 @@ class InteractiveController {
       default:
         return false;
     }
+  }
+
+  /** `/tree` lists the tree; `/tree <id prefix> [--summarize [instructions]]` continues from that entry. */
+  private async tree(arg: string): Promise<void> {
+    const manager = this.ctx.session.sessionManager;
+    if (!arg) {
+      const lines = treeLines(manager, this.columns());
+      this.write(lines.length ? `${lines.join("\n")}\n` : dim("(the session is empty)\n"));
+      return;
+    }
+    const [prefix = "", flag, ...rest] = arg.split(/\s+/);
+    if (flag !== undefined && flag !== "--summarize") {
+      this.write(
+        `${errorLine(`/tree takes an entry id and optionally --summarize [instructions], not "${flag}"`)}\n`,
+      );
+      return;
+    }
+    const target = findEntry(manager, prefix);
+    if (typeof target === "string") {
+      this.write(`${errorLine(target)}\n`);
+      return;
+    }
+    const instructions = rest.join(" ");
+    const result = await this.ctx.session.navigateTree(target.id, {
+      ...(flag ? { summarize: true } : {}),
+      ...(instructions ? { customInstructions: instructions } : {}),
+    });
+    if (result.cancelled) {
+      this.write(dim("(an extension kept the session where it was)\n"));
+      return;
+    }
+    const summary = result.summaryEntry ? "; a summary of the branch you left was added" : "";
+    const note = flag && !result.summaryEntry ? "; no extension supplied a summary" : "";
+    this.write(dim(`(continuing from ${target.id}${summary}${note})\n`));
+  }
+
+  /** `/label [text]` labels the current entry; `/label @<id prefix> [text]` another one; no text clears it. */
+  private label(arg: string): void {
+    const manager = this.ctx.session.sessionManager;
+    let text = arg;
+    let target = currentEntry(manager);
+    if (arg.startsWith("@")) {
+      const [ref = "", ...words] = arg.slice(1).split(/\s+/);
+      const found = findEntry(manager, ref);
+      if (typeof found === "string") {
+        this.write(`${errorLine(found)}\n`);
+        return;
+      }
+      target = found;
+      text = words.join(" ");
+    }
+    if (!target) {
+      this.write(`${errorLine("Nothing to label yet: the session has no messages")}\n`);
+      return;
+    }
+    this.ctx.session.setLabel(target.id, text || undefined);
+    this.write(dim(text ? `(labelled ${target.id} "${text}")\n` : `(label of ${target.id} cleared)\n`));
   }
 
   private async resume(): Promise<void> {
