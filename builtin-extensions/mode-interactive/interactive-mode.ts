@@ -15,7 +15,7 @@ import type {
 import { VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
 import { currentEntry, findEntry, treeLines } from "./tree-view.js";
-import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
+import { banner, cyan, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
 
 const controllers = new WeakMap<ExtensionUIContext, InteractiveController>();
 
@@ -250,7 +250,12 @@ class InteractiveController {
   }
 
   private async resume(): Promise<void> {
-    const sessions = this.ctx.session.listSessions().slice(0, 20);
+    // The session in use is no choice: at start (`-r`) it is the empty one just opened.
+    const current = this.ctx.session.getState().sessionFile;
+    const sessions = this.ctx.session
+      .listSessions()
+      .filter((s) => s.path !== current)
+      .slice(0, 20);
     if (sessions.length === 0) {
       this.write(dim("(no earlier sessions in this folder)\n"));
       return;
@@ -258,7 +263,7 @@ class InteractiveController {
     const list = sessions
       .map(
         (s, i) =>
-          `  ${i + 1}. ${s.name ?? s.firstMessage.slice(0, 60)} ${dim(`${s.messageCount} messages, ${s.modified.toLocaleString()}`)}`,
+          `  ${i + 1}. ${s.name ?? s.firstMessage.slice(0, 60)}${s.labels ? ` ${cyan(s.labels.map((l) => `[${l}]`).join(" "))}` : ""} ${dim(`${s.messageCount} messages, ${s.modified.toLocaleString()}`)}`,
       )
       .join("\n");
     const answer = await this.ask(`${list}\nResume which session (1-${sessions.length})? `);

@@ -434,6 +434,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       path: info.path,
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
+      ...(info.labels ? { labels: info.labels } : {}),
       modified: info.modified,
       messageCount: info.messageCount,
       firstMessage: info.firstMessage,

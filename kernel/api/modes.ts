@@ -99,6 +99,8 @@ export interface SessionSummary {
   modified: Date;
   messageCount: number;
   firstMessage: string;
+  /** Labels set on the session's entries (the latest ten). */
+  labels?: string[];
 }
 
 export interface SessionState {

@@ -193,6 +193,48 @@ describe("tree navigation from a command", () => {
   });
 });
 
+describe("labels from an extension", () => {
+  it("sets, reads and clears labels through knightcode.setLabel and ctx.sessionManager.getLabel, persisted", async () => {
+    let api: ExtensionAPI | undefined;
+    const seen: (string | undefined)[] = [];
+    const t = await createTestSession({
+      persist: true,
+      script: [{ text: "a" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          api = kc;
+          kc.registerCommand("show", {
+            handler: async (id, ctx) => void seen.push(ctx.sessionManager.getLabel(id)),
+          });
+        },
+      ],
+    });
+    try {
+      await t.prompt("one");
+      const answer = t.session.sessionManager.getLeafId()!;
+      api!.setLabel(answer, "good answer");
+      await t.prompt(`/show ${answer}`);
+      api!.setLabel(answer, undefined);
+      await t.prompt(`/show ${answer}`);
+      api!.setLabel(answer, "final");
+      expect(seen).to.deep.equal(["good answer", undefined]);
+      expect(() => api!.setLabel("nope", "x")).to.throw(/no such entry/);
+      const labels = t.session.sessionManager
+        .getEntries()
+        .flatMap((e) => (e.type === "label" ? [[e.targetId, e.label ?? null]] : []));
+      expect(labels).to.deep.equal([
+        [answer, "good answer"],
+        [answer, null],
+        [answer, "final"],
+      ]);
+      // The picker's list reads the labels from the file.
+      expect(t.session.listSessions()[0]!.labels).to.deep.equal(["final"]);
+    } finally {
+      await t.dispose();
+    }
+  });
+});
+
 function text(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
