@@ -1,13 +1,14 @@
 /**
  * The session tree over RPC, against the built `knightcode --mode rpc` as a child process with a session file:
- * `navigate_tree` with a summary an extension supplies, `set_label`, and what the model receives afterwards.
+ * `navigate_tree` with a summary an extension supplies, `set_label`, and what the model receives afterwards, also
+ * after the session is continued with `-c` or opened with `--session <id prefix>`.
  */
 
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { cliBin } from "../../helpers/cli.js";
+import { cliBin, runCli } from "../../helpers/cli.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -96,6 +97,72 @@ describe("RPC navigate_tree and set_label", () => {
     expect(last.join("\n")).to.contain("left after 2 entries").and.not.contain("user: two");
     expect(last.at(-1)).to.equal("user: three");
     expect(await p.end()).to.equal(0);
+  });
+
+  it("keeps a labelled move when the session is continued with -c or opened with --session <id prefix>", async () => {
+    const script = tmp.write(
+      "script.json",
+      JSON.stringify({ steps: [{ text: "a" }, { text: "b" }, { text: "d" }, { text: "e" }] }),
+    );
+    const ext = tmp.write("summariser.ts", SUMMARISER);
+    writeFileSync(join(tmp.path, "requests.jsonl"), "");
+    const env = { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") };
+    const child = spawn(
+      process.execPath,
+      [cliBin, "--mode", "rpc", "--provider", "scripted", "--script", script, "-e", ext],
+      { cwd: tmp.path, env },
+    );
+    p = new RpcProcess(child);
+    for (const [id, message] of [
+      ["1", "one"],
+      ["2", "two"],
+    ]) {
+      const seen = p.records.filter((r) => r.type === "agent_settled").length;
+      await p.request(id!, "prompt", { message });
+      await p.waitFor(() => p!.records.filter((r) => r.type === "agent_settled").length > seen);
+    }
+    const tree = (await p.request("t", "get_tree")).data as { tree: TreeNode[] };
+    const firstAnswer = pathOf(tree.tree).find((n) => n.entry.message?.role === "assistant")!.entry.id;
+    const sessionId = ((await p.request("s", "get_state")).data as { sessionId: string }).sessionId;
+    const moved = await p.request("n", "navigate_tree", { entryId: firstAnswer, label: "back here" });
+    expect(moved.success, String(moved.error)).to.equal(true);
+    expect(await p.end()).to.equal(0);
+
+    // Each later run is its own process, answering with the steps after the ones already used.
+    const later = (text: string) => tmp.write(`${text}.json`, JSON.stringify({ steps: [{ text }] }));
+    const continued = await runCli(
+      ["-c", "-p", "--provider", "scripted", "--script", later("d"), "-e", ext, "four"],
+      {
+        cwd: tmp.path,
+        env,
+      },
+    );
+    expect(continued.code, continued.stderr).to.equal(0);
+    expect(continued.stdout).to.equal("d\n");
+    const opened = await runCli(
+      [
+        "--session",
+        sessionId.slice(0, 8),
+        "-p",
+        "--provider",
+        "scripted",
+        "--script",
+        later("e"),
+        "-e",
+        ext,
+        "five",
+      ],
+      { cwd: tmp.path, env },
+    );
+    expect(opened.code, opened.stderr).to.equal(0);
+    const requests = readFileSync(join(tmp.path, "requests.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as string[]);
+    expect(requests.slice(-2)).to.deep.equal([
+      ["user: one", "assistant: a", "user: four"],
+      ["user: one", "assistant: a", "user: four", "assistant: d", "user: five"],
+    ]);
   });
 });
 
