@@ -49,6 +49,8 @@ class InteractiveController {
   /** Lines typed before the mode ran; a question asked meanwhile (the resume picker) takes them first. */
   private early: string[] = [];
   private running = false;
+  /** A `/tree` move is waiting for `session_before_tree` handlers (a summariser): Ctrl+C or Escape stops it. */
+  private navigating = false;
 
   constructor(private readonly ctx: Pick<ModeContext, "session" | "io">) {
     const { io } = ctx;
@@ -63,7 +65,7 @@ class InteractiveController {
     // Ctrl+C: dismisses a question, stops a run, or leaves (also while the session starts).
     this.rl.on("SIGINT", () => {
       if (this.pendingAnswer) return this.answer(undefined);
-      if (!ctx.session.isIdle()) return this.stop();
+      if (!ctx.session.isIdle() || this.navigating) return this.stop();
       this.quit();
     });
     this.done = new Promise<void>((resolve) => {
@@ -86,7 +88,7 @@ class InteractiveController {
         "keypress",
         (_s: string, key: { name?: string; sequence?: string }) => {
           if (key?.sequence) this.ui.terminalInput(key.sequence);
-          if (key?.name === "escape" && !session.isIdle()) this.stop();
+          if (key?.name === "escape" && (!session.isIdle() || this.navigating)) this.stop();
         },
       );
     }
@@ -213,12 +215,17 @@ class InteractiveController {
       return;
     }
     const instructions = rest.join(" ");
-    const result = await this.ctx.session.navigateTree(target.id, {
-      ...(flag ? { summarize: true } : {}),
-      ...(instructions ? { customInstructions: instructions } : {}),
-    });
+    this.navigating = true;
+    const result = await this.ctx.session
+      .navigateTree(target.id, {
+        ...(flag ? { summarize: true } : {}),
+        ...(instructions ? { customInstructions: instructions } : {}),
+      })
+      .finally(() => {
+        this.navigating = false;
+      });
     if (result.cancelled) {
-      this.write(dim("(an extension kept the session where it was)\n"));
+      this.write(dim("(not moved: stopped, or an extension kept the session where it was)\n"));
       return;
     }
     const summary = result.summaryEntry ? "; a summary of the branch you left was added" : "";

@@ -32,7 +32,7 @@ import {
 } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
-import { navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
+import { abortTreeNavigation, navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
@@ -261,7 +261,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agent.followUp(text);
   }
 
+  /** Stops the run (handing back the queued messages) and a tree navigation waiting for its summary. */
   abort(): { steering: string[]; followUp: string[] } {
+    abortTreeNavigation(this.live().log);
     return this.agent.abort();
   }
 

@@ -34,6 +34,16 @@ export interface TreeNavigationResult {
   summaryEntry?: BranchSummaryEntry;
 }
 
+/** The navigation in progress per session, so the host's abort (Ctrl+C, RPC `abort`) can stop a slow summary. */
+const inProgress = new WeakMap<SessionLog, AbortController>();
+
+/** Aborts the navigation in progress on `session` (its `session_before_tree` signal); false when there is none. */
+export function abortTreeNavigation(session: SessionLog): boolean {
+  const controller = inProgress.get(session);
+  controller?.abort();
+  return controller !== undefined;
+}
+
 export async function navigateTree(
   deps: TreeNavigationDeps,
   targetId: string,
@@ -63,11 +73,10 @@ export async function navigateTree(
     ...(options.label !== undefined ? { label: options.label } : {}),
   };
   let summaryOwner: HandlerOwner | undefined;
-  const decision = await deps.bus.gate(
-    "session_before_tree",
-    { preparation, signal: new AbortController().signal },
-    deps.context(),
-    {
+  const controller = new AbortController();
+  inProgress.set(session, controller);
+  const decision = await deps.bus
+    .gate("session_before_tree", { preparation, signal: controller.signal }, deps.context(), {
       failClosed: () => ({ cancel: true }),
       // Every result is looked at here, deciding or not, so that instructions and a label a handler returns reach
       // the handlers after it (the default summariser among them) through `preparation`. A malformed summary
@@ -79,9 +88,12 @@ export async function navigateTree(
         summaryOwner = owner;
         return true;
       },
-    },
-  );
-  if (decision?.cancel) return { cancelled: true, leafId: oldLeafId };
+    })
+    .finally(() => {
+      if (inProgress.get(session) === controller) inProgress.delete(session);
+    });
+  // An aborted navigation stays put even if a handler still answered with a summary.
+  if (decision?.cancel || controller.signal.aborted) return { cancelled: true, leafId: oldLeafId };
 
   session.branch(targetId);
   let summaryEntry: BranchSummaryEntry | undefined;

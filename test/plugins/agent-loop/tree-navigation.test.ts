@@ -186,6 +186,29 @@ describe("tree navigation from a command", () => {
     expect(session.warnings.join("\n")).to.match(/session_before_tree returned a summary without a string/);
   });
 
+  it("stops a navigation waiting for its summary when the host aborts, and stays put", async () => {
+    let aborted: Promise<void> | undefined;
+    const { session, firstAnswer, oldLeaf } = await start(
+      [
+        (event) => {
+          // A summariser that is still working when the person gives up; it answers anyway once aborted.
+          aborted = new Promise((resolve) => event.signal.addEventListener("abort", () => resolve()));
+          return aborted.then(() => ({ summary: { summary: "too late" } })) as never;
+        },
+      ],
+      { summarize: true },
+    );
+    const moving = session.session.navigateTree(firstAnswer, { summarize: true });
+    while (!aborted) await new Promise((r) => setTimeout(r, 5));
+    session.session.abort();
+    expect(await moving).to.deep.equal({ cancelled: true, leafId: oldLeaf });
+    expect(session.session.sessionManager.getLeafId()).to.equal(oldLeaf);
+    expect(session.session.sessionManager.getEntries().some((e) => e.type === "branch_summary")).to.equal(
+      false,
+    );
+    expect(after).to.deep.equal([]);
+  });
+
   it("refuses an id that is not in the session", async () => {
     const { session } = await start();
     const failure = await session.session.navigateTree("nope").catch((error: unknown) => error);
