@@ -164,6 +164,41 @@ describe("RPC navigate_tree and set_label", () => {
       ["user: one", "assistant: a", "user: four", "assistant: d", "user: five"],
     ]);
   });
+
+  it("stops a navigate_tree waiting for its summary when abort arrives", async () => {
+    const script = tmp.write("script.json", JSON.stringify({ steps: [{ text: "a" }, { text: "b" }] }));
+    // A summariser that only answers once it is aborted.
+    const ext = tmp.write(
+      "slow.ts",
+      `export default (kc: any) => kc.on("session_before_tree", (event: any, ctx: any) => {
+        ctx.ui.notify("summarising");
+        return new Promise((resolve) => event.signal.addEventListener("abort", () => resolve({ summary: { summary: "late" } })));
+      });`,
+    );
+    const child = spawn(
+      process.execPath,
+      [cliBin, "--mode", "rpc", "--no-session", "--provider", "scripted", "--script", script, "-e", ext],
+      { cwd: tmp.path, env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+    );
+    p = new RpcProcess(child);
+    for (const [id, message] of [
+      ["1", "one"],
+      ["2", "two"],
+    ]) {
+      const seen = p.records.filter((r) => r.type === "agent_settled").length;
+      await p.request(id!, "prompt", { message });
+      await p.waitFor(() => p!.records.filter((r) => r.type === "agent_settled").length > seen);
+    }
+    const tree = (await p.request("t", "get_tree")).data as { tree: TreeNode[]; leafId: string };
+    const firstAnswer = pathOf(tree.tree).find((n) => n.entry.message?.role === "assistant")!.entry.id;
+    p.send({ id: "n", type: "navigate_tree", entryId: firstAnswer, summarize: true });
+    await p.waitFor((r) => r.type === "extension_ui_request" && r.message === "summarising");
+    expect((await p.request("a", "abort")).success).to.equal(true);
+    const moved = await p.response("n");
+    expect(moved.data).to.deep.equal({ cancelled: true, leafId: tree.leafId });
+    expect(((await p.request("t2", "get_tree")).data as { leafId: string }).leafId).to.equal(tree.leafId);
+    expect(await p.end()).to.equal(0);
+  });
 });
 
 /** The first path root → leaf, following first children. */
