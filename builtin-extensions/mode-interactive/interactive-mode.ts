@@ -14,7 +14,8 @@ import type {
 } from "@knightcodeai/cli/kit";
 import { VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
-import { banner, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
+import { currentEntry, findEntry, treeLines } from "./tree-view.js";
+import { banner, cyan, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
 
 const controllers = new WeakMap<ExtensionUIContext, InteractiveController>();
 
@@ -38,6 +39,7 @@ class InteractiveController {
   readonly ui: TerminalUI;
   private readonly rl: Interface;
   private readonly write: (text: string) => void;
+  private readonly columns: () => number;
   private pendingAnswer: ((line: string | undefined) => void) | undefined;
   private streamingText = false;
   private quitting = false;
@@ -47,16 +49,15 @@ class InteractiveController {
   /** Lines typed before the mode ran; a question asked meanwhile (the resume picker) takes them first. */
   private early: string[] = [];
   private running = false;
+  /** A `/tree` move is waiting for `session_before_tree` handlers (a summariser): Ctrl+C or Escape stops it. */
+  private navigating = false;
 
   constructor(private readonly ctx: Pick<ModeContext, "session" | "io">) {
     const { io } = ctx;
     this.write = (text) => io.stdout.write(text);
+    this.columns = () => (io.stdout as NodeJS.WriteStream).columns || 80;
     this.rl = createInterface({ input: io.stdin, output: io.stdout, terminal: io.isTTY, prompt: PROMPT });
-    this.ui = new TerminalUI(
-      this.write,
-      (q, o) => this.ask(q, o),
-      () => (io.stdout as NodeJS.WriteStream).columns || 80,
-    );
+    this.ui = new TerminalUI(this.write, (q, o) => this.ask(q, o), this.columns);
     this.rl.on("line", (line) => {
       if (!this.running && !this.pendingAnswer) this.early.push(line);
       else this.onLine(line);
@@ -64,7 +65,7 @@ class InteractiveController {
     // Ctrl+C: dismisses a question, stops a run, or leaves (also while the session starts).
     this.rl.on("SIGINT", () => {
       if (this.pendingAnswer) return this.answer(undefined);
-      if (!ctx.session.isIdle()) return this.stop();
+      if (!ctx.session.isIdle() || this.navigating) return this.stop();
       this.quit();
     });
     this.done = new Promise<void>((resolve) => {
@@ -87,7 +88,7 @@ class InteractiveController {
         "keypress",
         (_s: string, key: { name?: string; sequence?: string }) => {
           if (key?.sequence) this.ui.terminalInput(key.sequence);
-          if (key?.name === "escape" && !session.isIdle()) this.stop();
+          if (key?.name === "escape" && (!session.isIdle() || this.navigating)) this.stop();
         },
       );
     }
@@ -168,6 +169,12 @@ class InteractiveController {
       case "/resume":
         await this.resume();
         return true;
+      case "/tree":
+        await this.tree(arg);
+        return true;
+      case "/label":
+        this.label(arg);
+        return true;
       case "/model": {
         if (!arg) {
           const current = session.getState().model;
@@ -187,8 +194,75 @@ class InteractiveController {
     }
   }
 
+  /** `/tree` lists the tree; `/tree <id prefix> [--summarize [instructions]]` continues from that entry. */
+  private async tree(arg: string): Promise<void> {
+    const manager = this.ctx.session.sessionManager;
+    if (!arg) {
+      const lines = treeLines(manager, this.columns());
+      this.write(lines.length ? `${lines.join("\n")}\n` : dim("(the session is empty)\n"));
+      return;
+    }
+    const [prefix = "", flag, ...rest] = arg.split(/\s+/);
+    if (flag !== undefined && flag !== "--summarize") {
+      this.write(
+        `${errorLine(`/tree takes an entry id and optionally --summarize [instructions], not "${flag}"`)}\n`,
+      );
+      return;
+    }
+    const target = findEntry(manager, prefix);
+    if (typeof target === "string") {
+      this.write(`${errorLine(target)}\n`);
+      return;
+    }
+    const instructions = rest.join(" ");
+    this.navigating = true;
+    const result = await this.ctx.session
+      .navigateTree(target.id, {
+        ...(flag ? { summarize: true } : {}),
+        ...(instructions ? { customInstructions: instructions } : {}),
+      })
+      .finally(() => {
+        this.navigating = false;
+      });
+    if (result.cancelled) {
+      this.write(dim("(not moved: stopped, or an extension kept the session where it was)\n"));
+      return;
+    }
+    const summary = result.summaryEntry ? "; a summary of the branch you left was added" : "";
+    const note = flag && !result.summaryEntry ? "; no extension supplied a summary" : "";
+    this.write(dim(`(continuing from ${target.id}${summary}${note})\n`));
+  }
+
+  /** `/label [text]` labels the current entry; `/label @<id prefix> [text]` another one; no text clears it. */
+  private label(arg: string): void {
+    const manager = this.ctx.session.sessionManager;
+    let text = arg;
+    let target = currentEntry(manager);
+    if (arg.startsWith("@")) {
+      const [ref = "", ...words] = arg.slice(1).split(/\s+/);
+      const found = findEntry(manager, ref);
+      if (typeof found === "string") {
+        this.write(`${errorLine(found)}\n`);
+        return;
+      }
+      target = found;
+      text = words.join(" ");
+    }
+    if (!target) {
+      this.write(`${errorLine("Nothing to label yet: the session has no messages")}\n`);
+      return;
+    }
+    this.ctx.session.setLabel(target.id, text || undefined);
+    this.write(dim(text ? `(labelled ${target.id} "${text}")\n` : `(label of ${target.id} cleared)\n`));
+  }
+
   private async resume(): Promise<void> {
-    const sessions = this.ctx.session.listSessions().slice(0, 20);
+    // The session in use is no choice: at start (`-r`) it is the empty one just opened.
+    const current = this.ctx.session.getState().sessionFile;
+    const sessions = this.ctx.session
+      .listSessions()
+      .filter((s) => s.path !== current)
+      .slice(0, 20);
     if (sessions.length === 0) {
       this.write(dim("(no earlier sessions in this folder)\n"));
       return;
@@ -196,7 +270,7 @@ class InteractiveController {
     const list = sessions
       .map(
         (s, i) =>
-          `  ${i + 1}. ${s.name ?? s.firstMessage.slice(0, 60)} ${dim(`${s.messageCount} messages, ${s.modified.toLocaleString()}`)}`,
+          `  ${i + 1}. ${s.name ?? s.firstMessage.slice(0, 60)}${s.labels ? ` ${cyan(s.labels.map((l) => `[${l}]`).join(" "))}` : ""} ${dim(`${s.messageCount} messages, ${s.modified.toLocaleString()}`)}`,
       )
       .join("\n");
     const answer = await this.ask(`${list}\nResume which session (1-${sessions.length})? `);

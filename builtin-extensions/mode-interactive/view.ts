@@ -50,6 +50,8 @@ export function helpText(commands: CommandInfo[]): string {
     ["/model [provider/model]", "Show the models, or switch to one"],
     ["/new", "Start a new session"],
     ["/resume", "Pick an earlier session of this folder"],
+    ["/tree [id [--summarize]]", "Show the session tree, or continue from an entry"],
+    ["/label [@id] [text]", "Label the current entry (or another); no text clears"],
     ["/reload", "Reload extensions"],
     ["/quit", "Leave KnightCode"],
   ];

@@ -136,6 +136,27 @@ export const commands: Record<string, Command> = {
     tree: ctx.session.sessionManager.getTree(),
     leafId: ctx.session.sessionManager.getLeafId(),
   })),
+  navigate_tree: command(
+    {
+      entryId: Type.String(),
+      summarize: Type.Optional(Type.Boolean()),
+      customInstructions: Type.Optional(Type.String()),
+      replaceInstructions: Type.Optional(Type.Boolean()),
+      label: Type.Optional(Type.String()),
+    },
+    async (m, { ctx }) =>
+      ctx.session.navigateTree(m.entryId, {
+        ...(m.summarize !== undefined ? { summarize: m.summarize } : {}),
+        ...(m.customInstructions !== undefined ? { customInstructions: m.customInstructions } : {}),
+        ...(m.replaceInstructions !== undefined ? { replaceInstructions: m.replaceInstructions } : {}),
+        ...(m.label !== undefined ? { label: m.label } : {}),
+      }),
+  ),
+  set_label: command({ entryId: Type.String(), label: Type.Optional(Type.String()) }, async (m, { ctx }) => {
+    if (!ctx.session.sessionManager.getEntry(m.entryId))
+      throw new Error(`No entry ${m.entryId} in this session`);
+    ctx.session.setLabel(m.entryId, m.label?.trim() ? m.label : undefined);
+  }),
   get_commands: command({}, async (_m, { ctx }) => ({ commands: ctx.session.getCommands() })),
   clear_queue: command({}, async (_m, { ctx }) => ctx.session.clearQueue()),
   compact: command({ customInstructions: Type.Optional(Type.String()) }, async (m, { ctx }) =>

@@ -19,6 +19,7 @@ import {
   type Kernel,
   KernelError,
   type ModelInfo,
+  type NavigateTreeOptions,
   type NewSessionOptions,
   type ReadonlySessionManager,
   type SessionController,
@@ -29,9 +30,11 @@ import {
   type SessionSummary,
   type ThinkingLevel,
   type ToolRenderers,
+  type TreeNavigation,
 } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
+import { abortTreeNavigation, navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
@@ -260,7 +263,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agent.followUp(text);
   }
 
+  /** Stops the run (handing back the queued messages) and a tree navigation waiting for its summary. */
   abort(): { steering: string[]; followUp: string[] } {
+    abortTreeNavigation(this.live().log);
     return this.agent.abort();
   }
 
@@ -453,6 +458,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       path: info.path,
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
+      ...(info.labels ? { labels: info.labels } : {}),
       modified: info.modified,
       messageCount: info.messageCount,
       firstMessage: info.firstMessage,
@@ -538,6 +544,25 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       },
       options,
     );
+  }
+
+  navigateTree(entryId: string, options: NavigateTreeOptions = {}): Promise<TreeNavigation> {
+    const { runtime, log } = this.live();
+    const agent = this.agent;
+    return navigateTree(
+      {
+        bus: runtime.bus,
+        context: () => runtime.context(),
+        session: log,
+        waitForIdle: () => agent.waitForIdle(),
+      },
+      entryId,
+      options,
+    );
+  }
+
+  setLabel(entryId: string, label: string | undefined): void {
+    this.agent.setLabel(undefined, entryId, label);
   }
 
   /** Clones the current branch into a new session file and switches to it. */

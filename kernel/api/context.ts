@@ -364,8 +364,13 @@ export interface NewSessionLog extends ReadonlySessionManager {
 export interface ReplacedSessionContext extends ExtensionCommandContext {}
 
 export interface NavigateTreeOptions {
+  /** Ask `session_before_tree` handlers for a summary of the branch being left (`preparation.userWantsSummary`). */
   summarize?: boolean;
+  /** Instructions for the summariser. */
   customInstructions?: string;
+  /** `customInstructions` replace the summariser's prompt instead of adding to it. */
+  replaceInstructions?: boolean;
+  /** Label for the branch summary entry, or for the target when no summary is written. */
   label?: string;
 }
 

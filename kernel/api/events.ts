@@ -14,7 +14,7 @@ import type {
   TranscriptMessage,
   Usage,
 } from "./messages.js";
-import type { CompactionEntry, EntryDraft, SessionEntry } from "./session.js";
+import type { BranchSummaryEntry, CompactionEntry, EntryDraft, SessionEntry } from "./session.js";
 import type { ToolResult } from "./tools.js";
 
 // ---- resources and trust ------------------------------------------------------------------------
@@ -110,10 +110,24 @@ export interface SessionCompactFailedEvent {
   reason: CompactionReason;
   error: string;
 }
+/**
+ * What `session_before_tree` handlers see. The instructions and label start as the caller's options; a handler
+ * that returns other ones changes them here for the handlers after it and for the entry that is written.
+ */
 export interface TreePreparation {
   targetId: string;
   oldLeafId: string | null;
+  /** The deepest entry on both the old branch and the target's path (`null`: they share nothing). */
+  commonAncestorId: string | null;
+  /** The branch being left: the entries after the common ancestor up to the old leaf, oldest first. */
   entriesToSummarize: SessionEntry[];
+  /** The caller asked for a branch summary (`summarize: true`). */
+  userWantsSummary: boolean;
+  customInstructions?: string;
+  /** `customInstructions` replace the summariser's own prompt instead of adding to it. */
+  replaceInstructions?: boolean;
+  /** Set on the branch summary entry, or on the target when there is no summary. */
+  label?: string;
 }
 export interface SessionBeforeTreeEvent {
   preparation: TreePreparation;
@@ -126,9 +140,11 @@ export interface SessionBeforeTreeResult extends CancelResult {
   label?: string;
 }
 export interface SessionTreeEvent {
+  /** The active leaf now: the target, or the summary or label entry written after it. */
   newLeafId: string | null;
   oldLeafId: string | null;
-  summaryEntry?: SessionEntry;
+  summaryEntry?: BranchSummaryEntry;
+  /** Set with `summaryEntry`: false when a built-in extension (the default summariser) wrote the summary. */
   fromExtension?: boolean;
 }
 

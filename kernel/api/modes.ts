@@ -2,11 +2,11 @@
  * Host modes (print, JSON, RPC, interactive, ...) are extensions too: they register with `knightcode.registerMode()`
  * and the `knightcode` command runs the one `--mode` names. A mode drives the session through this controller.
  */
-import type { ExtensionUIContext, ModelInfo } from "./context.js";
+import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
 import type { CommandInfo } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
-import type { ReadonlySessionManager } from "./session.js";
+import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
 import type { ToolRenderers } from "./tools.js";
 
 /** One event of the session stream (the events of json.md), as `{type, ...payload}`. */
@@ -54,6 +54,13 @@ export interface SessionController {
   switchSession(path: string): Promise<{ cancelled: boolean }>;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
   clone(): Promise<{ cancelled: boolean }>;
+  /**
+   * Makes an earlier entry of this session the active leaf, as `ctx.navigateTree()` does; the answer carries the
+   * leaf afterwards and the branch summary entry when one was written.
+   */
+  navigateTree(entryId: string, options?: NavigateTreeOptions): Promise<TreeNavigation>;
+  /** Labels an entry of the session; without a label, clears it. */
+  setLabel(entryId: string, label: string | undefined): void;
   getCommands(): CommandInfo[];
   clearQueue(): { steering: string[]; followUp: string[] };
   /**
@@ -89,6 +96,13 @@ export interface SessionController {
   runCommand(name: string, args?: string): Promise<unknown>;
 }
 
+export interface TreeNavigation {
+  cancelled: boolean;
+  /** The active leaf afterwards (unchanged when cancelled). */
+  leafId: string | null;
+  summaryEntry?: BranchSummaryEntry;
+}
+
 export interface SessionSummary {
   path: string;
   id: string;
@@ -96,6 +110,8 @@ export interface SessionSummary {
   modified: Date;
   messageCount: number;
   firstMessage: string;
+  /** Labels set on the session's entries (the latest ten). */
+  labels?: string[];
 }
 
 export interface SessionState {

@@ -19,6 +19,7 @@ import { KernelError } from "../../kernel/index.js";
 import type { ModelService } from "../model-registry/model-service.js";
 import type { AgentSession } from "./agent-session.js";
 import type { SessionLog } from "./session-log.js";
+import { navigateTree, type TreeNavigationDeps } from "./tree-navigation.js";
 
 /** Session replacement is the host's business: the SDK handle implements it. */
 export interface SessionReplacer {
@@ -106,8 +107,10 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
           deps.replacer ? deps.replacer.fork(entryId, options) : noReplacer(),
         switchSession: (path: string, options?: Parameters<SessionReplacer["switchSession"]>[1]) =>
           deps.replacer ? deps.replacer.switchSession(path, options) : noReplacer(),
-        navigateTree: (targetId: string, options?: NavigateTreeOptions) =>
-          navigateTree(deps, targetId, options),
+        navigateTree: async (targetId: string, options?: NavigateTreeOptions) => {
+          const { cancelled } = await navigateTree(treeDeps(deps), targetId, options);
+          return { cancelled };
+        },
         sendUserMessage: async (content: string, options?: { deliverAs?: "steer" | "followUp" }) => {
           const agent = deps.agent();
           if (!agent.isIdle()) {
@@ -121,32 +124,13 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
   };
 }
 
-/** Moves the active leaf within the same file; `session_before_tree` may cancel it. */
-async function navigateTree(
-  deps: ContextDeps,
-  targetId: string,
-  options: NavigateTreeOptions = {},
-): Promise<{ cancelled: boolean }> {
-  const session = deps.session;
-  if (!session.getEntry(targetId))
-    throw new KernelError("KC_ERR_UNKNOWN_ENTRY", `No entry ${targetId} in this session`);
-  await deps.agent().waitForIdle();
-  const oldLeafId = session.getLeafId();
-  const controller = new AbortController();
-  const decision = await deps.runtime.bus.gate(
-    "session_before_tree",
-    {
-      preparation: { targetId, oldLeafId, entriesToSummarize: [] },
-      signal: controller.signal,
-    },
-    deps.runtime.context(),
-    { failClosed: () => ({ cancel: true }), isDecision: (r) => r?.cancel === true },
-  );
-  if (decision?.cancel) return { cancelled: true };
-  session.branch(targetId);
-  if (options.label) session.appendLabel(targetId, options.label);
-  await deps.runtime.bus.emit("session_tree", { newLeafId: targetId, oldLeafId }, deps.runtime.context());
-  return { cancelled: false };
+function treeDeps(deps: ContextDeps): TreeNavigationDeps {
+  return {
+    bus: deps.runtime.bus,
+    context: () => deps.runtime.context(),
+    session: deps.session,
+    waitForIdle: () => deps.agent().waitForIdle(),
+  };
 }
 
 /** Tokens of the last assistant response's usage (input + cache + output), against the model's window. */

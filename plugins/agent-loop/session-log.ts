@@ -36,6 +36,7 @@ export interface SessionLog extends ReadonlySessionManager {
     details?: unknown,
     usage?: Usage,
   ): SessionEntry;
+  appendBranchSummary(fromId: string, summary: string, details?: unknown, fromHook?: boolean): SessionEntry;
   branch(entryId: string): void;
   buildContext(): SessionContext;
 }

@@ -42,6 +42,8 @@ export interface SessionInfo {
   messageCount: number;
   /** Text of the first user message, or "(no messages)". */
   firstMessage: string;
+  /** The labels set on entries of the session (on any branch) and not cleared, oldest first; at most 10. */
+  labels?: string[];
   parentSession?: string;
 }
 
@@ -54,7 +56,9 @@ const TAIL_BYTES = 64 * 1024;
 const FIRST_MESSAGE_MAX_CHARS = 2_000;
 const NO_MESSAGES = "(no messages)";
 /** Bump when `Summary` changes shape, so old caches are rebuilt rather than misread. */
-const INDEX_VERSION = 1;
+const INDEX_VERSION = 2;
+/** Labels are for telling sessions apart in a picker; a session labelling every step should not bloat the cache. */
+const MAX_LABELS = 10;
 
 interface Summary {
   id: string;
@@ -65,6 +69,7 @@ interface Summary {
   messageCount: number;
   firstMessage: string;
   name?: string;
+  labels?: string[];
   parentSession?: string;
 }
 
@@ -185,6 +190,7 @@ function toInfo(path: string, summary: Summary): SessionInfo {
     firstMessage: summary.firstMessage,
   };
   if (summary.name !== undefined) info.name = summary.name;
+  if (summary.labels !== undefined) info.labels = summary.labels;
   if (summary.parentSession !== undefined) info.parentSession = summary.parentSession;
   return info;
 }
@@ -273,6 +279,7 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
     let name: string | undefined;
     let nameFound = false;
     let messageCount = 0;
+    const labels = new Labels();
 
     if (wholeFile) {
       // Small file (the common case): one read gives everything.
@@ -287,6 +294,8 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
         } else if (value.type === "session_info") {
           nameFound = true;
           name = typeof value.name === "string" ? value.name : undefined;
+        } else if (value.type === "label") {
+          labels.add(value);
         }
       });
     } else {
@@ -329,6 +338,10 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
           } else if (type === "session_info" && !nameFound) {
             const value = parseLine(bytes);
             if (isObject(value)) name = typeof value.name === "string" ? value.name : undefined;
+          } else if (type === "label") {
+            // Label lines are few and short: parsing them costs nothing next to the scan.
+            const value = parseLine(bytes);
+            if (isObject(value)) labels.add(value);
           }
         },
         bodyOffset,
@@ -347,10 +360,29 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
       firstMessage: firstMessage ?? NO_MESSAGES,
     };
     if (name !== undefined) summary.name = name;
+    const labelled = labels.list();
+    if (labelled.length > 0) summary.labels = labelled;
     if (header.parentSession !== undefined) summary.parentSession = header.parentSession;
     return summary;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The labels of a file's `label` entries as they stand after the last one: a later entry replaces or clears. */
+class Labels {
+  private readonly byTarget = new Map<string, string>();
+
+  add(entry: Record<string, unknown>): void {
+    if (typeof entry.targetId !== "string") return;
+    // Set again, a label moves to the end: the list is in the order labels were last set.
+    this.byTarget.delete(entry.targetId);
+    if (typeof entry.label === "string" && entry.label.trim() !== "")
+      this.byTarget.set(entry.targetId, entry.label);
+  }
+
+  list(): string[] {
+    return [...new Set(this.byTarget.values())].slice(-MAX_LABELS);
   }
 }
 

@@ -404,11 +404,25 @@ export class SessionManager implements ReadonlySessionManager {
     });
   }
 
-  /** `fromId` is the entry the summarised branch started from (or "root"); call `branch()` first to move there. */
-  appendBranchSummary(fromId: string, summary: string, details?: unknown): BranchSummaryEntry {
+  /**
+   * `fromId` is the entry the summarised branch started from (or "root"); call `branch()` first to move there.
+   * `fromHook` marks a summary an extension wrote rather than the default summariser.
+   */
+  appendBranchSummary(
+    fromId: string,
+    summary: string,
+    details?: unknown,
+    fromHook?: boolean,
+  ): BranchSummaryEntry {
     if (fromId !== "root" && !this.byId.has(fromId))
       throw this.unknownEntry(fromId, "summarise a branch from");
-    return this.append<BranchSummaryEntry>({ type: "branch_summary", fromId, summary, details });
+    return this.append<BranchSummaryEntry>({
+      type: "branch_summary",
+      fromId,
+      summary,
+      details,
+      ...(fromHook ? { fromHook } : {}),
+    });
   }
 
   /** Extension state that is not sent to the model. */

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "chai";
 import { KNOWN_OPTIONS } from "../../../hosts/cli/args.js";
+import { SessionManager } from "../../../plugins/session-store/session-manager.js";
 import { cliBin, runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -175,9 +176,19 @@ describe("knightcode's ends and options", function () {
       const scripted = ["--provider", "scripted", "--script", steps];
       const earlier = await runCli(["-p", ...scripted, "remember the walrus"], { cwd: tmp.path, env: env() });
       expect(earlier.code, earlier.stderr).to.equal(0);
+      const unnamed = await runCli(["-p", ...scripted, "an unnamed one"], { cwd: tmp.path, env: env() });
+      expect(unnamed.code, unnamed.stderr).to.equal(0);
+      // Name the first session and label one of its entries, as /name and /label would.
+      const walrus = SessionManager.list({ cwd: tmp.path, agentDir: join(tmp.path, "agent") }).find(
+        (s) => s.firstMessage === "remember the walrus",
+      )!;
+      const log = SessionManager.open(walrus.path);
+      log.appendLabel(log.getEntries().find((e) => e.type === "message")!.id, "walrus facts");
+      log.appendSessionInfo("Walrus research");
+      log.close();
       const child = spawn(process.execPath, [cliBin, "-r", ...scripted], {
         cwd: tmp.path,
-        env: { ...process.env, ...env() },
+        env: { ...process.env, ...env(), NO_COLOR: "1" },
       });
       let stdout = "";
       child.stdout.on("data", (d) => {
@@ -193,9 +204,11 @@ describe("knightcode's ends and options", function () {
         }
       };
       await waitFor("Resume which session");
-      expect(stdout).to.contain("remember the walrus");
-      child.stdin.write("1\n");
-      await waitFor("(resumed ");
+      // Newest first: the unnamed session ran last. A named session shows its name, then its labels.
+      expect(stdout, stdout).to.match(/ {2}1\. an unnamed one 2 messages/);
+      expect(stdout).to.match(/ {2}2\. Walrus research \[walrus facts\] 2 messages/);
+      child.stdin.write("2\n");
+      await waitFor(`(resumed ${walrus.id})`);
       child.stdin.write("/quit\n");
       const code = await exited;
       clearTimeout(timer);

@@ -26,6 +26,12 @@ describe("session-store: listing", () => {
     named.appendMessage(assistant("reply"));
     named.appendSessionInfo("Refactor the parser");
     const fork = named.getLeafId()!;
+    // Labels: one that stays, one cleared later, one replaced (the replacement counts, at its later position).
+    named.appendLabel(fork, "first try");
+    named.appendLabel(named.getEntries()[1]!.id, "scratch");
+    named.appendLabel(named.getEntries()[1]!.id, undefined);
+    named.appendLabel(named.getEntries()[0]!.id, "setup done");
+    named.appendLabel(fork, "parser start");
     named.appendMessage(user("second question"));
     named.branch(fork);
     named.appendMessage(user("other branch"));
@@ -54,6 +60,7 @@ describe("session-store: listing", () => {
       name: "Refactor the parser",
       messageCount: 4,
       firstMessage: "part 1 part 2",
+      labels: ["setup done", "parser start"],
     });
     expect(first!.created.toISOString()).to.equal(named.getHeader().timestamp);
     const lastMessage = named
@@ -64,6 +71,7 @@ describe("session-store: listing", () => {
 
     expect(empty).to.deep.include({ messageCount: 0, firstMessage: "(no messages)" });
     expect(empty).to.not.have.property("name");
+    expect(empty).to.not.have.property("labels");
     expect(empty!.modified.toISOString()).to.equal(noMessages.getHeader().timestamp);
   });
 
@@ -101,7 +109,8 @@ describe("session-store: listing", () => {
   it("reads only the ends of a large file plus a prefix scan, and still counts exactly", () => {
     const session = SessionManager.create({ cwd: projectA(), agentDir: agentDir() });
     session.appendSessionInfo("named long ago");
-    session.appendMessage(user("the very first question"));
+    const question = session.appendMessage(user("the very first question"));
+    session.appendLabel(question.id, "origin");
     const big = "x".repeat(10_000);
     for (let i = 0; i < 60; i++) session.appendMessage(i % 2 ? assistant(big) : user(big));
     session.appendCustomEntry("tail-noise", { big });
@@ -114,6 +123,7 @@ describe("session-store: listing", () => {
       messageCount: 61,
       firstMessage: "the very first question",
       name: "named long ago",
+      labels: ["origin"],
     });
 
     // A torn last line is not counted; a name in the tail wins.
