@@ -387,8 +387,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       cost: 0,
       contextUsage: contextUsage(this.agent, log),
     };
-    for (const entry of log.getEntries()) {
-      if (entry.type !== "message") continue;
+    // One entry at a time: a long session's messages are read back from its file, never all held at once.
+    log.forEachEntry((entry) => {
+      if (entry.type !== "message") return;
       const message = entry.message;
       stats.totalMessages++;
       if (message.role === "user") stats.userMessages++;
@@ -401,7 +402,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
         }
         stats.cost += message.usage.cost.total;
       }
-    }
+    });
     return stats;
   }
 

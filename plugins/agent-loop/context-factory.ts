@@ -137,14 +137,8 @@ function treeDeps(deps: ContextDeps): TreeNavigationDeps {
 export function contextUsage(agent: AgentSession, session: SessionLog): ContextUsage | undefined {
   const model = agent.model;
   if (!model) return undefined;
-  const branch = session.getBranch();
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i]!;
-    if (
-      entry.type === "message" &&
-      entry.message.role === "assistant" &&
-      entry.message.stopReason !== "error"
-    ) {
+  for (const entry of session.branchBackwards(["message"])) {
+    if (entry.message.role === "assistant" && entry.message.stopReason !== "error") {
       const u = entry.message.usage;
       const tokens = u.input + u.cacheRead + u.cacheWrite + u.output;
       return {

@@ -38,5 +38,9 @@ export interface SessionLog extends ReadonlySessionManager {
   ): SessionEntry;
   appendBranchSummary(fromId: string, summary: string, details?: unknown, fromHook?: boolean): SessionEntry;
   branch(entryId: string): void;
+  /** The active branch from the leaf back, only entries of `types`, each read as reached (stop early). */
+  branchBackwards<T extends SessionEntry["type"]>(
+    types: readonly T[],
+  ): Iterable<Extract<SessionEntry, { type: T }>>;
   buildContext(): SessionContext;
 }

@@ -20,7 +20,7 @@ export interface SystemState {
  * older branch records the state again where it differs). Returns the appended entry.
  */
 export function recordSystemState(
-  log: Pick<SessionLog, "getBranch" | "appendCustomEntry">,
+  log: Pick<SessionLog, "branchBackwards" | "appendCustomEntry">,
   systemPrompt: string,
   tools: readonly { name: string; description: string }[],
 ): SessionEntry | undefined {
@@ -28,10 +28,8 @@ export function recordSystemState(
     systemPrompt,
     tools: tools.map((t) => ({ name: t.name, description: t.description })),
   };
-  const branch = log.getBranch();
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i]!;
-    if (entry.type === "custom" && entry.customType === SYSTEM_ENTRY) {
+  for (const entry of log.branchBackwards(["custom"])) {
+    if (entry.customType === SYSTEM_ENTRY) {
       if (JSON.stringify(entry.data) === JSON.stringify(state)) return undefined;
       break;
     }

@@ -11,9 +11,13 @@ import type {
   AgentMessage,
   BranchSummaryEntry,
   CompactionEntry,
+  ContextEditEntry,
   CustomMessage,
+  MessageEntry,
+  ModelChangeEntry,
   SessionEntry,
   ThinkingLevel,
+  ThinkingLevelChangeEntry,
 } from "../../kernel/index.js";
 
 export interface SessionContext {
@@ -39,25 +43,98 @@ export function summaryContent(prefix: string, summary: string): string {
 }
 
 /**
+ * A branch (root first) whose entries are read only when asked for: the store keeps a long session's messages on
+ * disk, and a context needs only those after the last compaction.
+ */
+export interface BranchView {
+  readonly length: number;
+  type(index: number): string;
+  id(index: number): string;
+  entry(index: number): SessionEntry;
+}
+
+/**
  * Builds the context from `branch` (root first, e.g. `SessionManager.getBranch()`):
  * - with a compaction on the branch (the last one counts): its summary first, then the entries from its
  *   `firstKeptEntryId` up to the compaction, then everything after it;
  * - `message` entries give their message, `custom_message` a CustomMessage, `branch_summary` a summary;
  * - a `context_edit` on the branch replaces (or with `null` drops) its target's message, for context only;
  * - every other entry type (including ones this version does not know) gives no message.
- * Returned messages are the entries' own objects: treat them as read-only.
+ * Returned messages are the entries' own objects: treat them as read-only. Of a `BranchView`, only the entries
+ * that give a message, the edits, the last compaction, thinking level and model are read.
  */
-export function buildSessionContext(branch: readonly SessionEntry[]): SessionContext {
-  let model: SessionContext["model"];
+export function buildSessionContext(branch: readonly SessionEntry[] | BranchView): SessionContext {
+  const view: BranchView = isView(branch)
+    ? branch
+    : {
+        length: branch.length,
+        type: (i) => branch[i]!.type,
+        id: (i) => branch[i]!.id,
+        entry: (i) => branch[i]!,
+      };
+  let compactionIndex = -1;
   let thinkingLevel: ThinkingLevel | undefined;
-  for (const entry of branch) {
-    if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
-    else if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
-    // The model that actually answered counts too (e.g. a session whose model was set by flag, not entry).
-    else if (entry.type === "message" && entry.message?.role === "assistant")
-      model = { provider: entry.message.provider, modelId: entry.message.model };
+  const edits = new Map<string, AgentMessage | null>();
+  for (let i = 0; i < view.length; i++) {
+    const type = view.type(i);
+    if (type === "compaction") compactionIndex = i;
+    else if (type === "thinking_level_change") {
+      thinkingLevel = (view.entry(i) as ThinkingLevelChangeEntry).thinkingLevel;
+    } else if (type === "context_edit") {
+      // The later edit of the same target wins.
+      const edit = view.entry(i) as ContextEditEntry;
+      edits.set(edit.targetId, edit.replacement);
+    }
   }
-  const context: SessionContext = { messages: contextEntries(branch).map((item) => item.message) };
+
+  // The last model_change or answering assistant, whichever came later: the model that actually answered counts
+  // too (e.g. a session whose model was set by flag, not entry). Searched from the end, so few entries are read.
+  let model: SessionContext["model"];
+  for (let i = view.length - 1; i >= 0 && !model; i--) {
+    const type = view.type(i);
+    if (type === "model_change") {
+      const change = view.entry(i) as ModelChangeEntry;
+      model = { provider: change.provider, modelId: change.modelId };
+    } else if (type === "message") {
+      const message = (view.entry(i) as MessageEntry).message;
+      if (message?.role === "assistant") model = { provider: message.provider, modelId: message.model };
+    }
+  }
+
+  const messages: AgentMessage[] = [];
+  const emit = (i: number) => {
+    if (!GIVES_MESSAGE.has(view.type(i))) return;
+    const entry = view.entry(i);
+    const message = messageOf(entry);
+    if (message === undefined) return;
+    if (edits.has(entry.id)) {
+      const replacement = edits.get(entry.id);
+      if (replacement) messages.push(replacement);
+      return;
+    }
+    messages.push(message);
+  };
+
+  if (compactionIndex < 0) {
+    for (let i = 0; i < view.length; i++) emit(i);
+  } else {
+    const compaction = view.entry(compactionIndex) as CompactionEntry;
+    const summary = compactionSummaryMessage(compaction);
+    if (!edits.has(compaction.id)) messages.push(summary);
+    else if (edits.get(compaction.id)) messages.push(edits.get(compaction.id)!);
+    // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
+    let firstKept = -1;
+    for (let i = 0; i < compactionIndex; i++) {
+      if (view.id(i) === compaction.firstKeptEntryId) {
+        firstKept = i;
+        break;
+      }
+    }
+    if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i);
+    for (let i = compactionIndex + 1; i < view.length; i++) emit(i);
+  }
+
+  const context: SessionContext = { messages };
   if (model) context.model = model;
   if (thinkingLevel) context.thinkingLevel = thinkingLevel;
   return context;
@@ -113,6 +190,13 @@ export function contextEntries(branch: readonly SessionEntry[]): ContextItem[] {
   if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i, messageOf(branch[i]!));
   for (let i = compactionIndex + 1; i < branch.length; i++) emit(i, messageOf(branch[i]!));
   return items;
+}
+
+/** The entry types `messageOf` gives a message for; the others are not read to find out. */
+const GIVES_MESSAGE: ReadonlySet<string> = new Set(["message", "custom_message", "branch_summary"]);
+
+function isView(branch: readonly SessionEntry[] | BranchView): branch is BranchView {
+  return !Array.isArray(branch);
 }
 
 /** The message an entry contributes outside of compaction handling, if any. */

@@ -17,10 +17,21 @@ import { errnoCode, reason, SessionStoreError } from "./errors.js";
 import { isBlank, scanLines } from "./lines.js";
 import { SESSION_VERSION } from "./paths.js";
 
+/**
+ * Receives the valid entries in file order (unknown entry types included, for forward compatibility), each with
+ * the byte range of its line, so the caller decides what to keep: the file is never held in memory whole.
+ */
+export interface EntrySink {
+  /** Called with the header before any entry. */
+  header(header: SessionHeader): void;
+  /** Whether an earlier entry had this id. */
+  has(id: string): boolean;
+  /** `parentId` is already re-attached when the line's parent was missing. */
+  add(entry: SessionEntry, start: number, length: number): void;
+}
+
 export interface ParsedSessionFile {
   header: SessionHeader;
-  /** Valid entries in file order; unknown entry types are kept (forward compatibility). */
-  entries: SessionEntry[];
   warnings: string[];
   /** File size in bytes when it was read. */
   size: number;
@@ -54,8 +65,11 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Reads and validates a whole session file. Throws SessionStoreError naming the file when it is not a session. */
-export function readSessionFile(path: string): ParsedSessionFile {
+/**
+ * Reads and validates a session file line by line, in bounded chunks, handing each entry to `sink`. Throws
+ * SessionStoreError naming the file when it is not a session.
+ */
+export function readSessionFile(path: string, sink: EntrySink): ParsedSessionFile {
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -72,7 +86,7 @@ export function readSessionFile(path: string): ParsedSessionFile {
     });
   }
   try {
-    return parse(fd, path);
+    return parse(fd, path, sink);
   } catch (error) {
     if (error instanceof SessionStoreError) throw error;
     throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot read session file ${path}: ${reason(error)}`, {
@@ -86,12 +100,11 @@ export function readSessionFile(path: string): ParsedSessionFile {
 
 const NOT_JSON = Symbol("not JSON");
 
-function parse(fd: number, path: string): ParsedSessionFile {
+function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
   const size = fstatSync(fd).size;
   let header: SessionHeader | undefined;
-  const entries: SessionEntry[] = [];
   const warnings: string[] = [];
-  const byId = new Set<string>();
+  let previousId: string | undefined;
   let lineNumber = 0;
   // An unparseable line is only known to be the torn tail once nothing but blank lines follows it.
   let pendingBad: { line: number; terminated: boolean } | undefined;
@@ -103,7 +116,7 @@ function parse(fd: number, path: string): ParsedSessionFile {
     pendingBad = undefined;
   };
 
-  scanLines(fd, (bytes, _start, terminated) => {
+  scanLines(fd, (bytes, start, terminated) => {
     lineNumber++;
     lastTerminated = terminated;
     if (isBlank(bytes)) return;
@@ -125,6 +138,7 @@ function parse(fd: number, path: string): ParsedSessionFile {
         );
       }
       header = value as SessionHeader;
+      sink.header(header);
       return;
     }
 
@@ -140,22 +154,21 @@ function parse(fd: number, path: string): ParsedSessionFile {
       return;
     }
     const entry = value as SessionEntry;
-    if (byId.has(entry.id)) {
+    if (sink.has(entry.id)) {
       warnings.push(`${path}: line ${lineNumber} repeats entry id ${entry.id} and was skipped`);
       return;
     }
     // Parents always precede children in an append-only file; a parent that is not among the earlier entries
     // was lost (malformed line) or never existed. Re-attaching keeps the branch connected and rules out cycles.
-    if (entry.parentId !== null && !byId.has(entry.parentId)) {
-      const previous = entries.at(-1);
+    if (entry.parentId !== null && !sink.has(entry.parentId)) {
       warnings.push(
         `${path}: line ${lineNumber} (entry ${entry.id}) refers to a missing parent ${entry.parentId}; ` +
-          (previous ? `attached it to the previous entry ${previous.id}` : "made it a root"),
+          (previousId ? `attached it to the previous entry ${previousId}` : "made it a root"),
       );
-      entry.parentId = previous ? previous.id : null;
+      entry.parentId = previousId ?? null;
     }
-    byId.add(entry.id);
-    entries.push(entry);
+    previousId = entry.id;
+    sink.add(entry, start, bytes.length);
   });
 
   if (!header) {
@@ -177,5 +190,5 @@ function parse(fd: number, path: string): ParsedSessionFile {
       );
     }
   }
-  return { header, entries, warnings, size, needsNewline: !lastTerminated };
+  return { header, warnings, size, needsNewline: !lastTerminated };
 }

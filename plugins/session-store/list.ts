@@ -5,7 +5,8 @@
  * (`<sessionDir>/.session-index.json`) is not read at all. Any other file is summarised with bounded reads:
  * the header and the first user message from the first 64 KiB, the last activity (and usually the name) from
  * the last 64 KiB, and the message count from one chunked pass that looks only at each line's `{"type":"..."`
- * prefix instead of parsing it. The cache is then rewritten atomically (temp file + rename), so a crash or a
+ * prefix instead of parsing it. A file that only grew since it was counted (session files are append-only) is
+ * counted from where the last count stopped, so resuming a large session does not re-read all of it. The cache is then rewritten atomically (temp file + rename), so a crash or a
  * concurrent lister never leaves a half-written cache; a cache that does not parse is ignored and rebuilt.
  */
 import { randomBytes } from "node:crypto";
@@ -56,7 +57,7 @@ const TAIL_BYTES = 64 * 1024;
 const FIRST_MESSAGE_MAX_CHARS = 2_000;
 const NO_MESSAGES = "(no messages)";
 /** Bump when `Summary` changes shape, so old caches are rebuilt rather than misread. */
-const INDEX_VERSION = 2;
+const INDEX_VERSION = 3;
 /** Labels are for telling sessions apart in a picker; a session labelling every step should not bloat the cache. */
 const MAX_LABELS = 10;
 
@@ -71,6 +72,8 @@ interface Summary {
   name?: string;
   labels?: string[];
   parentSession?: string;
+  /** The file ended with `\n` when counted, so a later count can start at that size on a line boundary. */
+  endsWithNewline: boolean;
 }
 
 interface IndexRecord {
@@ -139,9 +142,10 @@ function listSessions(sessionRoot: string, dirs: string[], everything = false): 
       seen.add(path);
       let record = index.files[path];
       if (!isFreshRecord(record, size, mtimeMs)) {
+        const previous = record;
         record = { size, mtimeMs };
         try {
-          record.summary = summarize(path, size, mtimeMs);
+          record.summary = summarize(path, size, mtimeMs, grownFrom(previous, size));
         } catch {
           // Not a readable session (bad header, unreadable): skipped, and remembered so it is not re-read.
         }
@@ -177,6 +181,16 @@ function isFreshRecord(
     record.mtimeMs === mtimeMs &&
     (record.summary === undefined || isObject(record.summary))
   );
+}
+
+/** The previous count of a file that has only grown since (on a line boundary), to continue from. */
+function grownFrom(
+  record: IndexRecord | undefined,
+  size: number,
+): { size: number; summary: Summary } | undefined {
+  if (!isObject(record) || !isObject(record.summary) || typeof record.size !== "number") return undefined;
+  if (record.size >= size || record.summary.endsWithNewline !== true) return undefined;
+  return { size: record.size, summary: record.summary };
 }
 
 function toInfo(path: string, summary: Summary): SessionInfo {
@@ -257,8 +271,16 @@ function readAt(fd: number, position: number, length: number): Buffer {
   return buffer.subarray(0, filled);
 }
 
-/** Throws when the file is not a session (the caller skips it). */
-function summarize(path: string, size: number, mtimeMs: number): Summary {
+/**
+ * Throws when the file is not a session (the caller skips it). With `previous` (the same session, counted when
+ * it was `previous.size` bytes), only the bytes appended since are counted.
+ */
+function summarize(
+  path: string,
+  size: number,
+  mtimeMs: number,
+  previous?: { size: number; summary: Summary },
+): Summary {
   const fd = openSync(path, "r");
   try {
     const head = readAt(fd, 0, Math.min(size, HEAD_BYTES));
@@ -280,6 +302,12 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
     let nameFound = false;
     let messageCount = 0;
     const labels = new Labels();
+    let endsWithNewline = head.at(-1) === 0x0a;
+    // Same header, only grown: what was counted stays counted (the file is append-only).
+    const resume = previous?.summary.id === header.id && !wholeFile ? previous : undefined;
+    // A resumed count keeps the labels counted before; one of them cleared in the new part stays listed until the
+    // file is counted whole again (it shrank or its header changed).
+    if (resume) labels.seed(resume.summary.labels ?? []);
 
     if (wholeFile) {
       // Small file (the common case): one read gives everything.
@@ -300,16 +328,20 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
       });
     } else {
       // The first user message is expected near the start; only complete lines of the head are looked at.
-      splitLines(body, (bytes, _start, terminated) => {
-        if (!terminated) return false;
-        if (lineType(bytes) !== "message") return;
-        firstMessage = userText(parseLine(bytes));
-        return firstMessage === undefined;
-      });
+      if (resume && resume.summary.firstMessage !== NO_MESSAGES) firstMessage = resume.summary.firstMessage;
+      else {
+        splitLines(body, (bytes, _start, terminated) => {
+          if (!terminated) return false;
+          if (lineType(bytes) !== "message") return;
+          firstMessage = userText(parseLine(bytes));
+          return firstMessage === undefined;
+        });
+      }
 
       // Last activity and the latest name from the tail, newest line first. The tail's first line is cut off.
       const tailStart = Math.max(bodyOffset, size - TAIL_BYTES);
       const tail = readAt(fd, tailStart, size - tailStart);
+      endsWithNewline = tail.at(-1) === 0x0a;
       const lines: Buffer[] = [];
       splitLines(tail, (bytes, start) => {
         if (start > 0 || tailStart === bodyOffset) lines.push(bytes);
@@ -327,7 +359,11 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
       }
 
       // The exact count needs every line, but only its type prefix; session_info lines are parsed only if the
-      // tail had none (a name set long ago).
+      // tail had none (a name set long ago). A resumed count starts where the last one stopped.
+      if (resume) {
+        messageCount = resume.summary.messageCount;
+        if (!nameFound && resume.summary.name !== undefined) name = resume.summary.name;
+      }
       scanLines(
         fd,
         (bytes, _start, terminated) => {
@@ -344,7 +380,7 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
             if (isObject(value)) labels.add(value);
           }
         },
-        bodyOffset,
+        resume ? resume.size : bodyOffset,
         size,
       );
     }
@@ -358,6 +394,7 @@ function summarize(path: string, size: number, mtimeMs: number): Summary {
       modified: lastActivity ?? (messageCount === 0 && !Number.isNaN(created) ? created : mtimeMs),
       messageCount,
       firstMessage: firstMessage ?? NO_MESSAGES,
+      endsWithNewline,
     };
     if (name !== undefined) summary.name = name;
     const labelled = labels.list();
@@ -379,6 +416,11 @@ class Labels {
     this.byTarget.delete(entry.targetId);
     if (typeof entry.label === "string" && entry.label.trim() !== "")
       this.byTarget.set(entry.targetId, entry.label);
+  }
+
+  /** Labels listed by an earlier count, whose targets it did not keep. */
+  seed(labels: readonly string[]): void {
+    for (const [i, label] of labels.entries()) this.byTarget.set(`\0earlier:${i}`, label);
   }
 
   list(): string[] {

@@ -30,7 +30,8 @@ import type {
   ThinkingLevelChangeEntry,
   Usage,
 } from "../../kernel/index.js";
-import { buildSessionContext, type SessionContext } from "./context.js";
+import { type BranchView, buildSessionContext, type SessionContext } from "./context.js";
+import { EntryReader } from "./entry-reader.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
 import { readSessionFile } from "./file-format.js";
 import {
@@ -88,6 +89,27 @@ type EntryFields<T extends SessionEntry> = T extends SessionEntry
   ? Omit<T, "id" | "parentId" | "timestamp">
   : never;
 
+/**
+ * What the session keeps of every entry: enough for the tree. The entry itself is held in memory unless it is a
+ * message read from the file and not (or no longer) part of the context: those are read back from their line.
+ */
+interface Slot {
+  readonly id: string;
+  /** The parent as the tree has it (a line whose parent was lost is re-attached to the entry before it). */
+  readonly parent: Slot | undefined;
+  readonly type: string;
+  /** Byte range of the entry's line in the file; `offset` is -1 for an entry that is only in memory. */
+  readonly offset: number;
+  readonly length: number;
+  entry: SessionEntry | undefined;
+}
+
+/** Entries per write when a fork copies a branch. */
+const FORK_BATCH = 1_000;
+
+/** Entry types whose entries can be large and matter only as context: not held once they are in the file. */
+const READ_BACK_TYPES: ReadonlySet<string> = new Set(["message", "custom_message"]);
+
 /** Where the file stands: not yet created (new session), or existing with what the next append must repair. */
 interface FileState {
   path: string;
@@ -109,10 +131,13 @@ export class SessionManager implements ReadonlySessionManager {
   private readonly header: SessionHeader;
   /** Undefined for an in-memory session. */
   private readonly file: FileState | undefined;
-  private readonly entries: SessionEntry[] = [];
-  private readonly byId = new Map<string, SessionEntry>();
-  /** Built on first use (getChildren/getTree), then kept up to date; large sessions that never ask pay nothing. */
-  private childrenIndex: Map<string | null, SessionEntry[]> | undefined;
+  /** Every entry in file order. */
+  private readonly slots: Slot[] = [];
+  private readonly byId = new Map<string, Slot>();
+  /** Built on first use (getChildren), then kept up to date; large sessions that never ask pay nothing. */
+  private childrenIndex: Map<string | null, Slot[]> | undefined;
+  /** Reads entries that are not held back from the file (undefined for an in-memory session). */
+  private readonly reader: EntryReader | undefined;
   private readonly labels = new Map<string, string>();
   private sessionName: string | undefined;
   private leafId: string | null = null;
@@ -121,6 +146,7 @@ export class SessionManager implements ReadonlySessionManager {
   private constructor(header: SessionHeader, file: FileState | undefined) {
     this.header = header;
     this.file = file;
+    this.reader = file ? new EntryReader(file.path) : undefined;
   }
 
   // ---- constructors ----
@@ -161,7 +187,6 @@ export class SessionManager implements ReadonlySessionManager {
     // Lock before reading, so nobody appends between our read and our first write.
     const lock = SessionLock.acquire(file, owner);
     try {
-      const parsed = readSessionFile(file);
       // Forks to another cwd go under the explicit session dir, else the root this file sits in, else the
       // agent dir's; with none of those (a file kept elsewhere) they are written next to this file.
       const sessionRoot =
@@ -171,20 +196,44 @@ export class SessionManager implements ReadonlySessionManager {
             (options.agentDir !== undefined
               ? resolveSessionRoot({ agentDir: options.agentDir })
               : undefined));
-      const manager = new SessionManager(parsed.header, {
+      const state: FileState = {
         path: file,
         sessionRoot,
         exists: true,
         fd: undefined,
-        size: parsed.size,
-        needsNewline: parsed.needsNewline,
+        size: 0,
+        needsNewline: false,
         durability: options.durability ?? "write",
         lock,
+      };
+      let manager: SessionManager | undefined;
+      // Entries are held as they are read, and a compaction lets go of what it cut off: what stays is about what
+      // the context will need, so a file whose context is all of it is parsed once, a long one never held whole.
+      const held: Slot[] = [];
+      let released = 0;
+      const parsed = readSessionFile(file, {
+        header: (header) => {
+          manager = new SessionManager(header, state);
+        },
+        has: (id) => manager!.byId.has(id),
+        add: (entry, start, length) => {
+          const slot = manager!.index(entry, start, length, true);
+          if (READ_BACK_TYPES.has(slot.type)) held.push(slot);
+          else if (entry.type === "compaction") {
+            const cut = manager!.byId.get(entry.firstKeptEntryId)?.offset ?? start;
+            while (released < held.length && held[released]!.offset < cut)
+              manager!.release(held[released++]!);
+          }
+        },
       });
-      manager.warnings.push(...parsed.warnings);
-      for (const entry of parsed.entries) manager.index(entry);
-      manager.leafId = parsed.entries.at(-1)?.id ?? null;
-      return manager;
+      state.size = parsed.size;
+      state.needsNewline = parsed.needsNewline;
+      // readSessionFile throws for a file without a header, so the manager exists here.
+      const opened = manager!;
+      opened.warnings.push(...parsed.warnings);
+      opened.leafId = opened.slots.at(-1)?.id ?? null;
+      opened.keepOnlyContext();
+      return opened;
     } catch (error) {
       lock.release();
       throw error;
@@ -289,41 +338,50 @@ export class SessionManager implements ReadonlySessionManager {
     return this.leafId;
   }
 
+  /** A message entry read from the file is read back from its line on each call: treat entries as read-only. */
   getEntry(id: string): SessionEntry | undefined {
-    return this.byId.get(id);
+    const slot = this.byId.get(id);
+    return slot && this.entryOf(slot);
   }
 
-  /** Every entry in file order (all branches). The entries are shared: treat them as read-only. */
+  /** Every entry in file order (all branches). Entries are shared or read back: treat them as read-only. */
   getEntries(): SessionEntry[] {
-    return [...this.entries];
+    return this.slots.map((slot) => this.entryOf(slot));
   }
 
   /** The path root → `fromId` (default: the leaf). Throws for an unknown id. */
   getBranch(fromId?: string): SessionEntry[] {
-    const start = fromId ?? this.leafId;
-    if (start === null) return [];
-    if (!this.byId.has(start)) throw this.unknownEntry(start, "get the branch of");
-    const path: SessionEntry[] = [];
-    for (
-      let entry = this.byId.get(start);
-      entry;
-      entry = entry.parentId === null ? undefined : this.byId.get(entry.parentId)
-    ) {
-      path.push(entry);
+    return this.branchSlots(fromId, "get the branch of").map((slot) => this.entryOf(slot));
+  }
+
+  /**
+   * The active branch from the leaf back to the root, only entries of `types`, each read as it is reached: a
+   * caller looking for the latest entry of some type stops early and reads nothing it does not look at.
+   */
+  *branchBackwards<T extends SessionEntry["type"]>(
+    types: readonly T[],
+  ): Generator<Extract<SessionEntry, { type: T }>, void, undefined> {
+    const wanted: ReadonlySet<string> = new Set(types);
+    for (let slot = this.leafSlot(); slot; slot = slot.parent) {
+      if (wanted.has(slot.type)) yield this.entryOf(slot) as Extract<SessionEntry, { type: T }>;
     }
-    return path.reverse();
+  }
+
+  /** Visits every entry in file order, reading back one at a time: for a pass over a large session. */
+  forEachEntry(visit: (entry: SessionEntry) => void): void {
+    for (const slot of this.slots) visit(this.entryOf(slot));
   }
 
   getTree(): SessionTreeNode[] {
     const nodes = new Map<string, SessionTreeNode>();
     const roots: SessionTreeNode[] = [];
     // Parents precede children in the file, so one pass in file order links every node.
-    for (const entry of this.entries) {
-      const node: SessionTreeNode = { entry, children: [] };
-      const label = this.labels.get(entry.id);
+    for (const slot of this.slots) {
+      const node: SessionTreeNode = { entry: this.entryOf(slot), children: [] };
+      const label = this.labels.get(slot.id);
       if (label !== undefined) node.label = label;
-      nodes.set(entry.id, node);
-      const parent = entry.parentId === null ? undefined : nodes.get(entry.parentId);
+      nodes.set(slot.id, node);
+      const parent = slot.parent && nodes.get(slot.parent.id);
       if (parent) parent.children.push(node);
       else roots.push(node);
     }
@@ -331,7 +389,7 @@ export class SessionManager implements ReadonlySessionManager {
   }
 
   getChildren(id: string): SessionEntry[] {
-    return [...(this.children().get(id) ?? [])];
+    return (this.children().get(id) ?? []).map((slot) => this.entryOf(slot));
   }
 
   getLabel(id: string): string | undefined {
@@ -346,7 +404,16 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Messages, model and thinking level for the next request, from the active branch. */
   buildContext(): SessionContext {
-    return buildSessionContext(this.getBranch());
+    const branch = this.branchSlots(undefined, "build the context of");
+    // The messages read back for the context are held: the next request asks for the same ones again. A
+    // compaction lets them go (`releaseBefore`).
+    const view: BranchView = {
+      length: branch.length,
+      type: (i) => branch[i]!.type,
+      id: (i) => branch[i]!.id,
+      entry: (i) => this.hold(branch[i]!),
+    };
+    return buildSessionContext(view);
   }
 
   // ---- tree navigation ----
@@ -391,9 +458,11 @@ export class SessionManager implements ReadonlySessionManager {
     details?: unknown,
     usage?: Usage,
   ): CompactionEntry {
-    if (!this.getBranch().some((entry) => entry.id === firstKeptEntryId)) {
-      throw this.unknownEntry(firstKeptEntryId, "compact from", "on the active branch");
-    }
+    const branch = this.branchSlots(undefined, "compact");
+    const firstKept = branch.findIndex((slot) => slot.id === firstKeptEntryId);
+    if (firstKept < 0) throw this.unknownEntry(firstKeptEntryId, "compact from", "on the active branch");
+    // What the summary replaces leaves the context, so it need not stay in memory either.
+    for (let i = 0; i < firstKept; i++) this.release(branch[i]!);
     return this.append<CompactionEntry>({
       type: "compaction",
       summary,
@@ -486,10 +555,16 @@ export class SessionManager implements ReadonlySessionManager {
         parentSession: this.file.path,
       });
     }
-    // Copies, so the two sessions never share mutable entry objects.
-    const lines = path.map((entry) => `${JSON.stringify(entry)}\n`);
-    fork.writeLines(lines);
-    for (const line of lines) fork.index(JSON.parse(line) as SessionEntry);
+    // Copies, so the two sessions never share mutable entry objects; written in batches, so a long path is never
+    // one string, and held like entries read from a file.
+    for (let start = 0; start < path.length; start += FORK_BATCH) {
+      const lines = path.slice(start, start + FORK_BATCH).map((entry) => `${JSON.stringify(entry)}\n`);
+      const offsets = fork.writeLines(lines);
+      lines.forEach((line, i) => {
+        const entry = JSON.parse(line) as SessionEntry;
+        fork.index(entry, offsets[i] ?? -1, Buffer.byteLength(line) - 1, !READ_BACK_TYPES.has(entry.type));
+      });
+    }
     fork.leafId = path.at(-1)?.id ?? null;
     return fork;
   }
@@ -500,6 +575,7 @@ export class SessionManager implements ReadonlySessionManager {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.reader?.close();
     const file = this.file;
     if (!file) return;
     try {
@@ -520,17 +596,21 @@ export class SessionManager implements ReadonlySessionManager {
       fields,
     );
     const line = `${JSON.stringify(draft)}\n`;
-    this.writeLines([line]);
+    const [offset] = this.writeLines([line]);
     // The in-memory entry is parsed back from the written line, so it is exactly what a reopen will see
-    // (no `undefined` fields, no shared references to the caller's objects).
+    // (no `undefined` fields, no shared references to the caller's objects). A new entry is held: it is part of
+    // the context until a compaction cuts it off.
     const entry = JSON.parse(line) as T;
-    this.index(entry);
+    this.index(entry, offset ?? -1, Buffer.byteLength(line) - 1, true);
     this.leafId = entry.id;
     return entry;
   }
 
-  /** Appends complete lines to the file (creating it, with its header, on the first write). */
-  private writeLines(lines: string[]): void {
+  /**
+   * Appends complete lines to the file (creating it, with its header, on the first write). Returns each line's
+   * byte offset; none for an in-memory session.
+   */
+  private writeLines(lines: string[]): number[] {
     if (this.closed) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_CLOSED",
@@ -539,7 +619,7 @@ export class SessionManager implements ReadonlySessionManager {
       );
     }
     const file = this.file;
-    if (!file || lines.length === 0) return;
+    if (!file || lines.length === 0) return [];
     if (file.fd === undefined) this.openForAppend(file);
     // A file we created holds nothing until its first write succeeds; the header goes out in that same write,
     // so a new file is never just a header, and a failed first write is retried with its header.
@@ -561,8 +641,15 @@ export class SessionManager implements ReadonlySessionManager {
         { path: file.path, cause: error },
       );
     }
+    const offsets: number[] = [];
+    let offset = file.size + Buffer.byteLength(prefix);
+    for (const line of lines) {
+      offsets.push(offset);
+      offset += Buffer.byteLength(line);
+    }
     file.size += bytes.length;
     file.needsNewline = false;
+    return offsets;
   }
 
   /** Opens the fd on the first write, creating the file when it is new. */
@@ -605,22 +692,81 @@ export class SessionManager implements ReadonlySessionManager {
     }
   }
 
-  private index(entry: SessionEntry): void {
-    this.entries.push(entry);
-    this.byId.set(entry.id, entry);
-    if (this.childrenIndex) pushChild(this.childrenIndex, entry);
+  /** Adds an entry at the end; `held` keeps it in memory, otherwise it is read back from `offset` when asked for. */
+  private index(entry: SessionEntry, offset: number, length: number, held: boolean): Slot {
+    const slot: Slot = {
+      id: entry.id,
+      parent: entry.parentId === null ? undefined : this.byId.get(entry.parentId),
+      type: entry.type,
+      offset,
+      length,
+      entry: held || offset < 0 ? entry : undefined,
+    };
+    this.slots.push(slot);
+    this.byId.set(slot.id, slot);
+    if (this.childrenIndex) pushChild(this.childrenIndex, slot);
     if (entry.type === "label") {
       if (entry.label === undefined) this.labels.delete(entry.targetId);
       else this.labels.set(entry.targetId, entry.label);
     } else if (entry.type === "session_info") {
       this.sessionName = entry.name;
     }
+    return slot;
   }
 
-  private children(): Map<string | null, SessionEntry[]> {
+  /** The slot's entry: held, or read back from its line (the tree's parent wins over the line's own). */
+  private entryOf(slot: Slot): SessionEntry {
+    if (slot.entry) return slot.entry;
+    const entry = this.reader!.read(slot.offset, slot.length, slot.id);
+    entry.parentId = slot.parent?.id ?? null;
+    return entry;
+  }
+
+  private hold(slot: Slot): SessionEntry {
+    slot.entry ??= this.entryOf(slot);
+    return slot.entry;
+  }
+
+  /** Lets a held entry go when it can be read back (it is in the file) and is of a type read back on demand. */
+  private release(slot: Slot): void {
+    if (slot.offset >= 0 && READ_BACK_TYPES.has(slot.type)) slot.entry = undefined;
+  }
+
+  /** Releases every held entry the active branch's context does not use (other branches, compacted parts). */
+  private keepOnlyContext(): void {
+    const branch = this.branchSlots(undefined, "build the context of");
+    let start = 0;
+    for (let i = branch.length - 1; i >= 0; i--) {
+      const slot = branch[i]!;
+      if (slot.type !== "compaction") continue;
+      const firstKept = (slot.entry as CompactionEntry).firstKeptEntryId;
+      const kept = branch.findIndex((s, j) => j < i && s.id === firstKept);
+      start = kept >= 0 ? kept : i;
+      break;
+    }
+    const used = new Set(branch.slice(start));
+    for (const slot of this.slots) if (!used.has(slot)) this.release(slot);
+  }
+
+  private leafSlot(): Slot | undefined {
+    return this.leafId === null ? undefined : this.byId.get(this.leafId);
+  }
+
+  /** Root → `fromId` (default: the leaf), without reading any entry. */
+  private branchSlots(fromId: string | undefined, action: string): Slot[] {
+    const start = fromId ?? this.leafId;
+    if (start === null) return [];
+    const leaf = this.byId.get(start);
+    if (!leaf) throw this.unknownEntry(start, action);
+    const path: Slot[] = [];
+    for (let slot: Slot | undefined = leaf; slot; slot = slot.parent) path.push(slot);
+    return path.reverse();
+  }
+
+  private children(): Map<string | null, Slot[]> {
     if (!this.childrenIndex) {
       this.childrenIndex = new Map();
-      for (const entry of this.entries) pushChild(this.childrenIndex, entry);
+      for (const slot of this.slots) pushChild(this.childrenIndex, slot);
     }
     return this.childrenIndex;
   }
@@ -658,8 +804,9 @@ function newHeader(cwd: string, parentSession?: string): SessionHeader {
   return header;
 }
 
-function pushChild(index: Map<string | null, SessionEntry[]>, entry: SessionEntry): void {
-  const siblings = index.get(entry.parentId);
-  if (siblings) siblings.push(entry);
-  else index.set(entry.parentId, [entry]);
+function pushChild(index: Map<string | null, Slot[]>, slot: Slot): void {
+  const key = slot.parent?.id ?? null;
+  const siblings = index.get(key);
+  if (siblings) siblings.push(slot);
+  else index.set(key, [slot]);
 }

@@ -137,6 +137,39 @@ describe("session-store: listing", () => {
     expect(again).to.deep.include({ messageCount: 61, name: "renamed" });
   });
 
+  it("counts only the appended part of a large file that grew since the last listing", () => {
+    const session = SessionManager.create({ cwd: projectA(), agentDir: agentDir() });
+    const firstEntry = session.appendMessage(user("first"));
+    const big = "y".repeat(10_000);
+    for (let i = 0; i < 30; i++) session.appendMessage(i % 2 ? assistant(big) : user(big));
+    session.appendSessionInfo("early name");
+    session.appendLabel(firstEntry.id, "start here");
+    for (let i = 0; i < 30; i++) session.appendMessage(i % 2 ? assistant(big) : user(big));
+    session.close();
+    const file = session.getSessionFile()!;
+    const list = () => SessionManager.list({ cwd: projectA(), agentDir: agentDir() })[0];
+    expect(list()).to.deep.include({ messageCount: 61, name: "early name", firstMessage: "first" });
+
+    // Make an early message line no longer look like one (same length): a full rescan would count 60 from now
+    // on, a count that continues from the last one still says 61 for that part of the file.
+    const text = readFileSync(file, "utf8");
+    const early = text.indexOf('{"type":"message"', text.indexOf("\n") + 1);
+    writeFileSync(file, `${text.slice(0, early)}{"type":"messagX"${text.slice(early + 17)}`);
+    const reopened = SessionManager.open(file);
+    reopened.appendMessage(user("appended"));
+    const answered = reopened.appendMessage(assistant("answered"));
+    reopened.appendLabel(answered.id, "appended label");
+    reopened.close();
+    // The size changed (the rewrite above kept it), so this listing continues the count: 61 + 2; the label counted
+    // in the earlier part is still listed, beside one set in the appended part.
+    expect(list()).to.deep.include({ messageCount: 63, name: "early name", firstMessage: "first" });
+    expect(list()!.labels).to.deep.equal(["start here", "appended label"]);
+
+    // A file that did not only grow (here: shrank) is counted from the start again.
+    writeFileSync(file, readFileSync(file, "utf8").replace(`${"y".repeat(10_000)}`, "short"));
+    expect(list()).to.deep.include({ messageCount: 62 });
+  });
+
   it("reuses the cache when nothing changed and rescans only a changed file", async () => {
     const { named } = await populate();
     expect(existsSync(indexFile())).to.equal(false);
