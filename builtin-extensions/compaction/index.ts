@@ -1,6 +1,9 @@
 /**
  * builtin:compaction — the default summariser and the `/compact [instructions]` command.
  *
+ * It also writes branch summaries: when `navigateTree(..., { summarize: true })` leaves a branch and no other
+ * extension answered `session_before_tree`, it summarises the entries being left (the same fallback rule).
+ *
  * KnightCode decides when to compact and what to keep (plugins/agent-loop/compaction.ts); this extension writes the
  * summary by answering `session_before_compact` with the session's model. It subscribes with `{ fallback: true }`,
  * so any other extension's handler runs first: one that returns `{compaction}` or `{cancel}` decides, and this one
@@ -8,11 +11,14 @@
  * any, a compaction fails with a message that says so.
  */
 import type {
+  AgentMessage,
   AssistantMessage,
   ExtensionAPI,
   ExtensionContext,
   SessionBeforeCompactEvent,
   SessionBeforeCompactResult,
+  SessionBeforeTreeEvent,
+  SessionBeforeTreeResult,
 } from "@knightcodeai/cli/kit";
 import { serializeConversation } from "@knightcodeai/cli/kit";
 
@@ -39,10 +45,16 @@ What remains, in order.
 
 Be concise; leave out what no longer matters. If the conversation starts with an earlier summary, fold it in.`;
 
+const BRANCH_INSTRUCTIONS = `The conversation above is a branch the user is leaving to continue from an earlier point. Summarise what
+was tried and learned on it, so the work that continues elsewhere keeps it: what was attempted, what worked, what did
+not and why, and file paths, names and values that matter, quoted exactly. Be concise.`;
+
 export default function compaction(knightcode: ExtensionAPI): void {
   knightcode.on("session_before_compact", (event, ctx) => summarise(knightcode, event, ctx), {
     fallback: true,
   });
+
+  knightcode.on("session_before_tree", (event, ctx) => summariseBranch(event, ctx), { fallback: true });
 
   knightcode.registerCommand("compact", {
     description: "Summarise older turns to free context (optional: what the summary should focus on)",
@@ -104,6 +116,41 @@ async function summarise(
       details: { readFiles: preparation.readFiles, modifiedFiles: preparation.modifiedFiles },
     },
   };
+}
+
+async function summariseBranch(
+  event: SessionBeforeTreeEvent,
+  ctx: ExtensionContext,
+): Promise<SessionBeforeTreeResult | undefined> {
+  const { preparation } = event;
+  const messages = preparation.entriesToSummarize.flatMap((entry): AgentMessage[] =>
+    entry.type === "message" ? [entry.message] : [],
+  );
+  if (!preparation.userWantsSummary || messages.length === 0) return undefined;
+  const model = ctx.model;
+  if (!model) throw new Error("no model is selected to write the branch summary");
+  const conversation = serializeConversation(messages, { maxToolResultChars: TOOL_RESULT_CHARS });
+  const custom = preparation.customInstructions;
+  const instructions =
+    custom && preparation.replaceInstructions
+      ? custom
+      : `${BRANCH_INSTRUCTIONS}${custom ? `\n\nFocus of this summary: ${custom}` : ""}`;
+  const answer = await ctx.modelRegistry.summarize({
+    model,
+    source: "branchSummary",
+    systemPrompt: SYSTEM_PROMPT,
+    messages: [
+      {
+        role: "user",
+        content: `<conversation>\n${conversation}\n</conversation>\n\n${instructions}`,
+        timestamp: Date.now(),
+      },
+    ],
+    signal: event.signal,
+  });
+  const text = textOf(answer);
+  if (!text) throw new Error("the model answered the branch summary request without text");
+  return { summary: { summary: text } };
 }
 
 /** The summary must fit in the room compaction keeps free for an answer. */

@@ -36,7 +36,11 @@ describe("tree navigation from a command", () => {
   let navigated: { cancelled: boolean }[];
 
   /** A session with `one`→`a`, `two`→`b` on the branch; `/go <id>` navigates with `options`, `handlers` answer. */
-  async function start(handlers: TreeHandler[] = [], options: NavigateTreeOptions = {}) {
+  async function start(
+    handlers: TreeHandler[] = [],
+    options: NavigateTreeOptions = {},
+    disableBuiltins: string[] = [],
+  ) {
     requests = [];
     before = [];
     after = [];
@@ -59,8 +63,9 @@ describe("tree navigation from a command", () => {
     });
     t = await createTestSession({
       persist: true,
-      script: [{ text: "a" }, { text: "b" }, { text: "c" }],
+      script: [{ text: "a" }, { text: "b" }, { text: "what branch two learned" }],
       extensions: [extension, ...answering],
+      disableBuiltins,
     });
     await t.prompt("one");
     const firstAnswer = t.session.sessionManager.getLeafId()!;
@@ -91,7 +96,7 @@ describe("tree navigation from a command", () => {
         "user: one",
         "assistant: a",
         "user: three",
-        "assistant: c",
+        "assistant: what branch two learned",
       ]);
     } finally {
       reopened.close();
@@ -166,8 +171,26 @@ describe("tree navigation from a command", () => {
     expect(after[0]!.summaryEntry).to.equal(undefined);
   });
 
+  it("has builtin:compaction summarise the branch being left when no other handler answers", async () => {
+    const { session, firstAnswer } = await start([], { summarize: true, customInstructions: "the errors" });
+    await session.prompt(`/go ${firstAnswer}`);
+    expect(navigated).to.deep.equal([{ cancelled: false }]);
+    const summaryRequest = requests.at(-1)!.join("\n");
+    expect(summaryRequest).to.contain("[User]: two").and.to.contain("[Assistant]: b");
+    expect(summaryRequest).to.contain("Focus of this summary: the errors");
+    expect(summaryRequest).to.not.contain("[User]: one");
+    const summary = after[0]!.summaryEntry!;
+    expect(summary).to.include({
+      type: "branch_summary",
+      fromId: firstAnswer,
+      summary: "what branch two learned",
+    });
+    expect(after[0]!.fromExtension).to.equal(false);
+    expect(session.eventsOfType("summarization_retry_scheduled")).to.deep.equal([]);
+  });
+
   it("navigates without a summary when nothing supplies one, even with summarize: true", async () => {
-    const { session, firstAnswer } = await start([], { summarize: true });
+    const { session, firstAnswer } = await start([], { summarize: true }, ["builtin:compaction"]);
     await session.prompt(`/go ${firstAnswer}`);
     expect(navigated).to.deep.equal([{ cancelled: false }]);
     expect(session.session.sessionManager.getLeafId()).to.equal(firstAnswer);
