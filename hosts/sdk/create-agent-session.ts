@@ -52,7 +52,20 @@ import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js"
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
 import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
-import { runCommand, type SessionConfig, sdkTokens, standardPlugins } from "./session-plugins.js";
+import {
+  type DiscoveredResources,
+  runCommand,
+  type SessionConfig,
+  sdkTokens,
+  standardPlugins,
+} from "./session-plugins.js";
+
+const EMPTY_RESOURCES: DiscoveredResources = Object.freeze({
+  skillPaths: [],
+  promptPaths: [],
+  themePaths: [],
+}) as DiscoveredResources;
+
 import { withPromptEvents } from "./ui-prompt-events.js";
 
 export interface SessionChoice {
@@ -493,6 +506,46 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   async reload(): Promise<void> {
     await this.runtime.reload();
     await this.applySelection();
+    await this.discoverResources("reload");
+  }
+
+  /** The paths `resources_discover` handlers contributed (startup or the last reload). */
+  discoveredResources(): DiscoveredResources {
+    return structuredClone(this.current?.config.discoveredResources ?? EMPTY_RESOURCES);
+  }
+
+  /**
+   * `resources_discover` once the session's extensions are in (startup and reload): every handler may contribute
+   * paths, which are concatenated. A path that is not a string is dropped with a warning naming the extension.
+   */
+  private async discoverResources(reason: "startup" | "reload"): Promise<void> {
+    const current = this.current;
+    if (!current || current.runtime.startupFailure) return;
+    const kinds = ["skillPaths", "promptPaths", "themePaths"] as const;
+    current.config.discoveredResources = await current.runtime.bus.transform(
+      "resources_discover",
+      structuredClone(EMPTY_RESOURCES),
+      current.runtime.context(),
+      {
+        toEvent: () => ({ cwd: this.cwd, reason }),
+        fold: (found, result) => {
+          const next = structuredClone(found);
+          for (const kind of kinds) {
+            const paths = (result as Record<string, unknown>)[kind];
+            if (paths === undefined) continue;
+            const list = Array.isArray(paths) ? paths : [paths];
+            for (const path of list) {
+              if (typeof path === "string" && path.trim() !== "") next[kind].push(resolve(this.cwd, path));
+              else
+                this.warn(
+                  `resources_discover: ${kind} entries must be non-empty strings; ignored ${JSON.stringify(path)}`,
+                );
+            }
+          }
+          return next;
+        },
+      },
+    );
   }
 
   // ---- session replacement -------------------------------------------------------------------------
@@ -780,6 +833,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.syncListeners();
     try {
       await this.applySelection(carried);
+      await this.discoverResources("startup");
     } catch (error) {
       // A session that cannot start leaves nothing behind: its extensions and registrations go with it.
       this.current = undefined;

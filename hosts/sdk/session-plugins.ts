@@ -51,12 +51,23 @@ export interface SessionConfig {
   contextFiles: ContextFile[];
   /** SYSTEM.md and APPEND_SYSTEM.md (the project's only when it is trusted). */
   promptFiles: { customPrompt?: string; appendPrompt?: string };
+  /**
+   * What `resources_discover` handlers contributed at startup or the last reload: paths of skills, prompt
+   * templates and themes. Collected only: nothing loads these kinds yet (resources are a later piece of work).
+   */
+  discoveredResources?: DiscoveredResources;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
   maxTurns?: number;
   /** Diagnostics for the host to show (stderr in print mode). */
   warn(message: string): void;
   shutdown(): void;
   replacer?: SessionReplacer;
+}
+
+export interface DiscoveredResources {
+  skillPaths: string[];
+  promptPaths: string[];
+  themePaths: string[];
 }
 
 export const sdkTokens = Object.freeze({
