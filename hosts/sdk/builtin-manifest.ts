@@ -38,6 +38,7 @@ const MANIFEST = [
     providers: [{ name: "openai-completions", api: "openai-completions" }],
   },
   { name: "html-export", modes: [], flags: [], providers: [] },
+  { name: "skills", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",
     modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],

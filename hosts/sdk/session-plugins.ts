@@ -6,6 +6,7 @@ import {
   type AgentApiService,
   coreTokens,
   createToken,
+  type DiscoveredResources,
   definePlugin,
   type ExtensionUIContext,
   type HostMode,
@@ -53,7 +54,7 @@ export interface SessionConfig {
   promptFiles: { customPrompt?: string; appendPrompt?: string };
   /**
    * What `resources_discover` handlers contributed at startup or the last reload: paths of skills, prompt
-   * templates and themes. Collected only: nothing loads these kinds yet (resources are a later piece of work).
+   * templates and themes. Extensions read them with `ctx.getDiscoveredResources()` (builtin:skills does).
    */
   discoveredResources?: DiscoveredResources;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
@@ -64,11 +65,7 @@ export interface SessionConfig {
   replacer?: SessionReplacer;
 }
 
-export interface DiscoveredResources {
-  skillPaths: string[];
-  promptPaths: string[];
-  themePaths: string[];
-}
+export type { DiscoveredResources };
 
 export const sdkTokens = Object.freeze({
   config: createToken<SessionConfig>("sdk.config", {
@@ -209,6 +206,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           hasUI: () => config.hasUI,
           mode: config.mode,
           projectTrusted: config.projectTrusted,
+          agentDir: config.agentDir,
+          discoveredResources: () => config.discoveredResources,
           shutdown: config.shutdown,
           ...(config.replacer ? { replacer: config.replacer } : {}),
         }),

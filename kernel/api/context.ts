@@ -1,6 +1,6 @@
 /** What event handlers, commands and tools receive as `ctx`. */
 
-import type { CompactionReason, CompactionResult } from "./events.js";
+import type { CompactionReason, CompactionResult, DiscoveredResources } from "./events.js";
 import type { ToolDeclaration } from "./extension-api.js";
 import type {
   AgentMessage,
@@ -319,6 +319,13 @@ export interface ExtensionContext {
   readonly signal: AbortSignal | undefined;
   isIdle(): boolean;
   isProjectTrusted(): boolean;
+  /** The user's KnightCode folder: the host's `agentDir`, by default `$KNIGHTCODE_AGENT_DIR` or `~/.knightcode/agent`. */
+  readonly agentDir: string;
+  /**
+   * The paths `resources_discover` handlers contributed at startup or the last reload, resolved against the cwd.
+   * Empty until the first discovery, which runs after `session_start`: read it when a run starts, not at load.
+   */
+  getDiscoveredResources(): DiscoveredResources;
   hasPendingMessages(): boolean;
   abort(): void;
   shutdown(): void;

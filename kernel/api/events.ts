@@ -36,6 +36,12 @@ export interface ResourcesDiscoverResult {
   promptPaths?: string[];
   themePaths?: string[];
 }
+/** What every `resources_discover` handler contributed, concatenated (`ctx.getDiscoveredResources()`). */
+export interface DiscoveredResources {
+  skillPaths: string[];
+  promptPaths: string[];
+  themePaths: string[];
+}
 
 export interface McpServersChangeEvent {
   servers: string[];
@@ -182,11 +188,14 @@ export interface SystemPromptOptions {
   appendSystemPrompt?: string;
   /** The context files (AGENTS.md, CLAUDE.md) the `context` section shows. */
   contextFiles: { path: string; content: string }[];
-  /** Skills the prompt lists: always empty until skills land. */
+  /**
+   * Skills the prompt lists (the `skills` section): builtin:skills fills it from its `before_agent_start`
+   * handler; a handler that edits the list changes that section unless the section's text was edited too.
+   */
   skills: PromptSkill[];
 }
 
-/** A skill as the system prompt lists it (reserved: skills are not available yet). */
+/** A skill as the system prompt lists it; the model reads `filePath` (its SKILL.md) when the skill applies. */
 export interface PromptSkill {
   name: string;
   description: string;

@@ -32,6 +32,10 @@ export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
     signal: undefined,
     isIdle: () => true,
     isProjectTrusted: () => false,
+    get agentDir(): never {
+      return missing("agentDir")();
+    },
+    getDiscoveredResources: () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
     hasPendingMessages: () => false,
     abort: () => {},
     shutdown: missing("shutdown"),

@@ -6,6 +6,7 @@
 import type {
   ContextFactory,
   ContextUsage,
+  DiscoveredResources,
   ExtensionCommandContext,
   ExtensionContext,
   ExtensionUIContext,
@@ -44,9 +45,14 @@ export interface ContextDeps {
   hasUI: () => boolean;
   mode: HostMode;
   projectTrusted: boolean;
+  agentDir: string;
+  /** Read on every use: discovery runs after the session started, and again on reload. */
+  discoveredResources: () => DiscoveredResources | undefined;
   shutdown: () => void;
   replacer?: SessionReplacer;
 }
+
+const NO_RESOURCES: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
 
 export function createContextFactory(deps: ContextDeps): ContextFactory {
   const base = (): ExtensionContext => {
@@ -73,6 +79,8 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
       },
       isIdle: () => agent.isIdle(),
       isProjectTrusted: () => deps.projectTrusted,
+      agentDir: deps.agentDir,
+      getDiscoveredResources: () => structuredClone(deps.discoveredResources() ?? NO_RESOURCES),
       hasPendingMessages: () => agent.hasPendingMessages(),
       abort: () => {
         agent.abort();

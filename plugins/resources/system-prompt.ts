@@ -10,6 +10,7 @@
  * | `tools`       | `- name: snippet` for each active tool that has a prompt snippet (not with SYSTEM.md)   |
  * | `guidelines`  | the active tools' prompt guidelines, de-duplicated, then general ones (not with SYSTEM.md) |
  * | `context`     | each context file (AGENTS.md / CLAUDE.md) under a heading with its path                 |
+ * | `skills`      | each skill's name, description and SKILL.md path (`skills`, filled by builtin:skills)   |
  * | `environment` | the cwd and the current date                                                            |
  * | `append`      | APPEND_SYSTEM.md, only when there is one                                                |
  *
@@ -18,7 +19,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { SystemPromptOptions } from "../../kernel/api/events.js";
+import type { PromptSkill, SystemPromptOptions } from "../../kernel/api/events.js";
 import { PROJECT_CONFIG_DIR } from "../settings/agent-dir.js";
 import type { ContextFile } from "./context-files.js";
 
@@ -71,6 +72,7 @@ export function defaultSystemPromptOptions(input: DefaultSystemPromptInput): Sys
       ];
   sections.push(
     { id: "context", text: renderContextSection(input.contextFiles) },
+    { id: "skills", text: "" },
     { id: "environment", text: renderEnvironmentSection(input.cwd, input.date ?? new Date()) },
   );
   const append = input.appendPrompt?.trim() ? input.appendPrompt : undefined;
@@ -128,7 +130,7 @@ export function buildSystemPrompt(
  * fields come first: `selectedTools` stands for `tools` when only it changed, guidelines added to or removed from
  * `promptGuidelines` are added to or removed from `guidelines`, changed `toolSnippets` re-render the `tools`
  * section, and `appendSystemPrompt` and `customPrompt` set the `append` and `base` sections when their text was
- * not edited. Returns a new object.
+ * not edited; a changed `skills` list re-renders the `skills` section the same way. Returns a new object.
  */
 export function syncSystemPromptSections(
   options: SystemPromptOptions,
@@ -185,6 +187,7 @@ export function syncSystemPromptSections(
   const guidelinesChanged = !sameList(result.guidelines, original.guidelines);
   const appendChanged = (options.appendSystemPrompt ?? "") !== (original.appendSystemPrompt ?? "");
   const customChanged = (options.customPrompt ?? "") !== (original.customPrompt ?? "");
+  const skillsChanged = JSON.stringify(result.skills) !== JSON.stringify(original.skills ?? []);
   for (const section of result.sections) {
     const before = original.sections.find((s) => s.id === section.id);
     if (!before || before.text !== section.text) continue;
@@ -194,6 +197,8 @@ export function syncSystemPromptSections(
       section.text = renderGuidelinesSection(result.guidelines);
     } else if (section.id === "append" && appendChanged) {
       section.text = options.appendSystemPrompt ?? "";
+    } else if (section.id === "skills" && skillsChanged) {
+      section.text = renderSkillsSection(result.skills);
     } else if (section.id === "base" && customChanged) {
       section.text = options.customPrompt?.trim() ? options.customPrompt : BASE_PROMPT;
     }
@@ -266,6 +271,31 @@ export function renderContextSection(files: readonly ContextFile[]): string {
     "Instructions from context files; later files are more specific and take precedence.",
     ...files.map((file) => `## ${file.path}\n\n${file.content.trim()}`),
   ].join("\n\n");
+}
+
+/**
+ * Only what the model needs to decide whether a skill applies; it reads the SKILL.md itself when one does, so the
+ * full instructions cost context only when used.
+ */
+export function renderSkillsSection(skills: readonly PromptSkill[]): string {
+  if (skills.length === 0) return "";
+  return [
+    "# Skills",
+    "Skills are instructions for particular tasks. When a task matches a skill's description, read its SKILL.md " +
+      "with your file tools before you start, and follow it. Paths a skill mentions are relative to the folder of " +
+      "its SKILL.md.",
+    "",
+    "<skills>",
+    ...skills.map(
+      (skill) =>
+        `<skill name="${xml(skill.name)}" path="${xml(skill.filePath)}">${xml(skill.description.trim())}</skill>`,
+    ),
+    "</skills>",
+  ].join("\n");
+}
+
+function xml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
 export function renderEnvironmentSection(cwd: string, date: Date): string {

@@ -21,6 +21,7 @@
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | failures in a row that count as a loop   |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
+ * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
  * | `extensions`           | string[]           | `[]`    | extension paths, `-builtin:<name>`       |
  * | `defaultThinkingLevel` | ThinkingLevel      | unset   | thinking level of new sessions           |
  * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
@@ -74,6 +75,8 @@ export interface KnownSettings {
   doomLoop: DoomLoopSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
+  /** Read by builtin:skills. */
+  enableSkillCommands: boolean;
   extensions: string[];
   defaultThinkingLevel?: ThinkingLevel;
   defaultProvider?: string;
@@ -90,6 +93,7 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   doomLoop: { enabled: true, threshold: 3 },
   defaultProjectTrust: "ask",
   defaultTools: [],
+  enableSkillCommands: true,
   extensions: [],
 });
 
@@ -127,6 +131,7 @@ export const SettingsFileSchema = Type.Object({
   ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),
   defaultTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  enableSkillCommands: Type.Optional(Type.Boolean()),
   extensions: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   defaultThinkingLevel: Type.Optional(
     literals(["off", "minimal", "low", "medium", "high", "xhigh"] as const),

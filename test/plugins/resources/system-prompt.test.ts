@@ -37,6 +37,7 @@ describe("plugins/resources system prompt", () => {
       "tools",
       "guidelines",
       "context",
+      "skills",
       "environment",
     ]);
     expect(options.tools).to.deep.equal(["read", "bash", "secret"]);
@@ -141,6 +142,26 @@ describe("plugins/resources system prompt", () => {
     expect(buildSystemPrompt(plain)).to.not.contain("Ignored without original.");
   });
 
+  it("renders a skills section from an edited skills list, escaped, unless the section text was edited", () => {
+    const original = defaultSystemPromptOptions({ cwd: "/repo", tools, contextFiles, date });
+    expect(renderSystemPrompt(original)).to.not.contain("# Skills");
+    const skill = { name: "pdf", description: "Fill <PDF> forms & more", filePath: "/s/pdf/SKILL.md" };
+    const edited = { ...structuredClone(original), skills: [skill] };
+    const prompt = buildSystemPrompt(edited, { original, tools });
+    expect(prompt).to.contain("# Skills");
+    expect(prompt).to.contain(
+      '<skill name="pdf" path="/s/pdf/SKILL.md">Fill &lt;PDF&gt; forms &amp; more</skill>',
+    );
+    expect(prompt.indexOf("# Skills")).to.be.greaterThan(prompt.indexOf("# Project context"));
+    expect(prompt.indexOf("# Skills")).to.be.lessThan(prompt.indexOf("Current date:"));
+
+    const replaced = structuredClone(edited);
+    replaced.sections.find((s) => s.id === "skills")!.text = "My own skills text.";
+    const own = buildSystemPrompt(replaced, { original, tools });
+    expect(own).to.contain("My own skills text.");
+    expect(own).to.not.contain("<skills>");
+  });
+
   it("uses SYSTEM.md as the base (no tools or guidelines sections) and APPEND_SYSTEM.md as the last section", () => {
     const options: SystemPromptOptions = defaultSystemPromptOptions({
       cwd: "/repo",
@@ -150,7 +171,13 @@ describe("plugins/resources system prompt", () => {
       customPrompt: "Custom base.",
       appendPrompt: "Appended.",
     });
-    expect(options.sections.map((s) => s.id)).to.deep.equal(["base", "context", "environment", "append"]);
+    expect(options.sections.map((s) => s.id)).to.deep.equal([
+      "base",
+      "context",
+      "skills",
+      "environment",
+      "append",
+    ]);
     const prompt = renderSystemPrompt(options);
     expect(prompt.startsWith("Custom base.\n\n# Project context")).to.equal(true);
     expect(prompt.endsWith("Current working directory: /repo\n\nAppended.")).to.equal(true);

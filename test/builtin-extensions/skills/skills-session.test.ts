@@ -1,0 +1,228 @@
+/**
+ * builtin:skills in real sessions against a local OpenAI-compatible server: skills are real folders in temp dirs
+ * (the agent dir, a fake home, a project and its parent), and the system prompt is read from the request body the
+ * server received.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { ExtensionAPI, ExtensionLogEntry } from "@knightcodeai/cli";
+import { expect } from "chai";
+import openaiCompatible from "../../../builtin-extensions/providers/openai-compatible/index.js";
+import {
+  type AgentSessionHandle,
+  createAgentSession,
+  createStandardKernel,
+} from "../../../hosts/sdk/create-agent-session.js";
+import { createTestUI } from "../../../hosts/testing/test-ui.js";
+import type { Kernel } from "../../../kernel/index.js";
+import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
+import { textStream } from "../providers/openai-compatible/fixtures.js";
+
+const skillFile = (name: string, description: string, body = `Steps for ${name}.`) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`;
+
+describe("builtin:skills in a session", () => {
+  let server: TestServer;
+  let dir: string;
+  let agentDir: string;
+  let home: string;
+  let project: string;
+  let kernel: Kernel | undefined;
+  let savedHome: string | undefined;
+  const handles: AgentSessionHandle[] = [];
+  let logs: ExtensionLogEntry[];
+
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  };
+
+  beforeEach(async () => {
+    server = await startTestServer();
+    server.respond((_req, res) => writeSse(res, textStream("ok")));
+    dir = mkdtempSync(join(tmpdir(), "kc-skills-"));
+    agentDir = join(dir, "agent");
+    home = join(dir, "home");
+    // The project sits two levels below `dir`, so `dir/.agents/skills` is an ancestor's.
+    project = join(dir, "work", "project");
+    mkdirSync(project, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    savedHome = process.env.HOME;
+    process.env.HOME = home;
+    write(
+      join(agentDir, "models.json"),
+      JSON.stringify({
+        providers: {
+          local: {
+            baseUrl: `${server.url}/v1`,
+            api: "openai-completions",
+            apiKey: "sk-test",
+            models: [{ id: "m1", contextWindow: 32768, maxTokens: 1024 }],
+          },
+        },
+      }),
+    );
+    logs = [];
+  });
+
+  afterEach(async () => {
+    for (const handle of handles.splice(0)) await handle.dispose();
+    await kernel?.dispose();
+    kernel = undefined;
+    await server.close();
+    if (savedHome === undefined) delete process.env.HOME;
+    else process.env.HOME = savedHome;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(
+    options: { approve?: boolean; settings?: Record<string, unknown>; skillPaths?: string[] } = {},
+  ) {
+    kernel ??= await createStandardKernel({ agentDir, cacheDir: false });
+    const { ui, record } = createTestUI(() => undefined);
+    const discover = (kc: ExtensionAPI) => {
+      kc.on("resources_discover", () => ({ skillPaths: options.skillPaths ?? [] }));
+    };
+    const handle = await createAgentSession({
+      cwd: project,
+      agentDir,
+      kernel,
+      provider: "local",
+      model: "m1",
+      session: { inMemory: true },
+      ...(options.approve === undefined ? {} : { approve: options.approve }),
+      settings: { retry: { enabled: false }, ...options.settings },
+      extensions: [openaiCompatible, discover],
+      ui,
+      hasUI: true,
+      warn: () => {},
+      log: (entry) => logs.push(entry),
+    });
+    handles.push(handle);
+    return { handle, record };
+  }
+
+  const systemPrompt = (i = 0): string => server.requests[i]!.body.messages[0].content as string;
+  const lastUserMessage = (i = 0) => {
+    const messages = server.requests[i]!.body.messages as { role: string; content: unknown }[];
+    return messages.filter((m) => m.role === "user").at(-1)!.content;
+  };
+  const skillWarnings = () => logs.filter((l) => l.extension === "builtin:skills" && l.level === "warn");
+
+  function writeAllPlaces(): Record<string, string> {
+    return {
+      user: write(
+        join(agentDir, "skills", "user-skill", "SKILL.md"),
+        skillFile("user-skill", "From the agent dir"),
+      ),
+      home: write(
+        join(home, ".agents", "skills", "home-skill", "SKILL.md"),
+        skillFile("home-skill", "From home"),
+      ),
+      project: write(
+        join(project, ".knightcode", "skills", "project-skill", "SKILL.md"),
+        skillFile("project-skill", "From the project"),
+      ),
+      cwdAgents: write(
+        join(project, ".agents", "skills", "cwd-skill", "SKILL.md"),
+        skillFile("cwd-skill", "From the cwd .agents folder"),
+      ),
+      ancestor: write(
+        join(dir, ".agents", "skills", "group", "ancestor-skill", "SKILL.md"),
+        skillFile("ancestor-skill", "From an ancestor, grouped in a sub-folder"),
+      ),
+      discovered: write(
+        join(dir, "extra", "found-skill", "SKILL.md"),
+        skillFile("found-skill", "From resources_discover"),
+      ),
+    };
+  }
+
+  it("lists skills from every place in the system prompt of a trusted project's request", async () => {
+    const paths = writeAllPlaces();
+    const { handle } = await open({ approve: true, skillPaths: [join(dir, "extra")] });
+    await handle.prompt("hello");
+    const prompt = systemPrompt();
+    expect(prompt).to.contain("# Skills");
+    for (const [name, description, path] of [
+      ["user-skill", "From the agent dir", paths.user],
+      ["home-skill", "From home", paths.home],
+      ["project-skill", "From the project", paths.project],
+      ["cwd-skill", "From the cwd .agents folder", paths.cwdAgents],
+      ["ancestor-skill", "From an ancestor, grouped in a sub-folder", paths.ancestor],
+      ["found-skill", "From resources_discover", paths.discovered],
+    ] as const) {
+      expect(prompt, name).to.contain(`<skill name="${name}" path="${path}">${description}</skill>`);
+    }
+    // The full instructions are not in the prompt: the model reads them on demand.
+    expect(prompt).to.not.contain("Steps for user-skill.");
+    expect(skillWarnings()).to.deep.equal([]);
+  });
+
+  it("leaves project and ancestor skills out of an untrusted project, and keeps the user's", async () => {
+    writeAllPlaces();
+    const { handle } = await open({ approve: false });
+    await handle.prompt("hello");
+    const prompt = systemPrompt();
+    expect(prompt).to.contain('<skill name="user-skill"');
+    expect(prompt).to.contain('<skill name="home-skill"');
+    for (const name of ["project-skill", "cwd-skill", "ancestor-skill"]) expect(prompt).to.not.contain(name);
+  });
+
+  it("warns about invalid frontmatter and duplicate names, naming the files, and loads the rest", async () => {
+    const good = write(join(agentDir, "skills", "good", "SKILL.md"), skillFile("good", "Works"));
+    const noFrontmatter = write(join(agentDir, "skills", "plain", "SKILL.md"), "Just text.\n");
+    const badName = write(join(agentDir, "skills", "bad", "SKILL.md"), skillFile("Bad_Name", "Nope"));
+    const noDescription = write(
+      join(agentDir, "skills", "nodesc", "SKILL.md"),
+      "---\nname: nodesc\n---\nx\n",
+    );
+    const duplicate = write(join(home, ".agents", "skills", "good", "SKILL.md"), skillFile("good", "Second"));
+    const { handle } = await open();
+    await handle.prompt("hello");
+    expect(systemPrompt()).to.contain(`<skill name="good" path="${good}">Works</skill>`);
+    expect(systemPrompt()).to.not.contain("Second");
+    const messages = skillWarnings().map((l) => l.message);
+    expect(messages).to.have.length(4);
+    expect(messages.find((m) => m.includes(noFrontmatter))).to.contain("does not start with a `---`");
+    expect(messages.find((m) => m.includes(badName))).to.contain('name "Bad_Name"');
+    expect(messages.find((m) => m.includes(noDescription))).to.contain("no `description`");
+    expect(messages.find((m) => m.includes(duplicate))).to.contain(`${good} already defines it`);
+    // Warned once, not on every run.
+    await handle.prompt("again");
+    expect(skillWarnings()).to.have.length(4);
+  });
+
+  it("sends a skill's instructions and the arguments as the user's message for /skill:name args", async () => {
+    const path = write(
+      join(agentDir, "skills", "release", "SKILL.md"),
+      skillFile("release", "Cut a release", "Run scripts/release.sh, then tag."),
+    );
+    const { handle } = await open();
+    await handle.prompt("/skill:release version 2.1");
+    expect(lastUserMessage()).to.equal(
+      `<skill name="release" path="${path}">\nPaths in this skill are relative to ${dirname(path)}.\n\n` +
+        "Run scripts/release.sh, then tag.\n</skill>\n\nversion 2.1",
+    );
+  });
+
+  it("refuses an unknown /skill: name with a notice, sending nothing", async () => {
+    const { handle, record } = await open();
+    await handle.prompt("/skill:missing now");
+    expect(server.requests).to.have.length(0);
+    expect(record.notifications).to.deep.include({
+      message: 'No skill named "missing"; nothing was sent',
+      level: "error",
+    });
+  });
+
+  it("sends /skill: text as typed when enableSkillCommands is false, and still lists the skills", async () => {
+    write(join(agentDir, "skills", "release", "SKILL.md"), skillFile("release", "Cut a release"));
+    const { handle } = await open({ settings: { enableSkillCommands: false } });
+    await handle.prompt("/skill:release now");
+    expect(lastUserMessage()).to.equal("/skill:release now");
+    expect(systemPrompt()).to.contain('<skill name="release"');
+  });
+});
