@@ -1,6 +1,6 @@
 /**
  * Project trust: whether a project's own settings and resources (`.knightcode/settings.json`, extensions, MCP
- * servers, skills, prompts, themes, SYSTEM.md, APPEND_SYSTEM.md) may load. They can run code in the KnightCode
+ * servers, skills, prompts, themes, SYSTEM.md, APPEND_SYSTEM.md, `.agents/skills/` in the cwd and above) may load. They can run code in the KnightCode
  * process, so a project never decides this for itself.
  *
  * Decision order (the peer's, pi 0.79+):
@@ -15,6 +15,7 @@
  * Context files (AGENTS.md / CLAUDE.md) are not protected inputs: they load regardless of trust.
  */
 import { stat } from "node:fs/promises";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ProjectTrustResult } from "../../kernel/api/events.js";
 import type { GateOptions } from "../../kernel/events/hook-bus.js";
@@ -35,21 +36,30 @@ export const PROTECTED_INPUTS: readonly string[] = Object.freeze([
   `${PROJECT_CONFIG_DIR}/APPEND_SYSTEM.md`,
 ]);
 
-/** The protected inputs present in `cwd`, in `PROTECTED_INPUTS` order. */
+/**
+ * The protected inputs present in `cwd`, in `PROTECTED_INPUTS` order, then `.agents/skills/` folders in the cwd and
+ * the folders above it (builtin:skills loads them only in a trusted project), relative to the cwd. The one in the
+ * home folder is the user's own and needs no trust.
+ */
 export async function findProtectedInputs(cwd: string): Promise<string[]> {
   const root = resolve(cwd);
-  const present = await Promise.all(
-    PROTECTED_INPUTS.map(async (input) => {
-      try {
-        await stat(join(root, input));
-        return true;
-      } catch {
-        return false;
-      }
-    }),
-  );
-  return PROTECTED_INPUTS.filter((_, i) => present[i]);
+  const exists = (path: string) =>
+    stat(path).then(
+      () => true,
+      () => false,
+    );
+  const present = await Promise.all(PROTECTED_INPUTS.map((input) => exists(join(root, input))));
+  const found = PROTECTED_INPUTS.filter((_, i) => present[i]);
+  const personal = join(homedir(), ANCESTOR_SKILLS);
+  for (let dir = root, up = ""; ; dir = dirname(dir), up += "../") {
+    const skills = join(dir, ANCESTOR_SKILLS);
+    if (skills !== personal && (await exists(skills))) found.push(`${up}${ANCESTOR_SKILLS}/`);
+    if (dirname(dir) === dir) break;
+  }
+  return found;
 }
+
+const ANCESTOR_SKILLS = join(".agents", "skills");
 
 /** What `project_trust` dispatches use: a throwing handler means "no", `undecided` is not a decision. */
 export const projectTrustGateOptions: GateOptions<ProjectTrustResult> = Object.freeze({

@@ -171,6 +171,16 @@ describe("builtin:skills in a session", () => {
     for (const name of ["project-skill", "cwd-skill", "ancestor-skill"]) expect(prompt).to.not.contain(name);
   });
 
+  it("asks for trust for a project whose only skills are in .agents/skills, and loads them when trusted", async () => {
+    const path = write(
+      join(project, ".agents", "skills", "only", "SKILL.md"),
+      skillFile("only", "Only here"),
+    );
+    const { handle } = await open({ approve: true });
+    await handle.prompt("hello");
+    expect(systemPrompt()).to.contain(`<skill name="only" path="${path}">Only here</skill>`);
+  });
+
   it("warns about invalid frontmatter and duplicate names, naming the files, and loads the rest", async () => {
     const good = write(join(agentDir, "skills", "good", "SKILL.md"), skillFile("good", "Works"));
     const noFrontmatter = write(join(agentDir, "skills", "plain", "SKILL.md"), "Just text.\n");

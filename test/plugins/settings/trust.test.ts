@@ -96,6 +96,23 @@ describe("plugins/settings resolveProjectTrust", () => {
     ]);
   });
 
+  it("counts .agents/skills in the cwd and above it, but not the home folder's", async () => {
+    const savedHome = process.env.HOME;
+    process.env.HOME = tmp.path;
+    const repo = join(tmp.path, "other", "repo");
+    try {
+      mkdirSync(join(tmp.path, ".agents", "skills"), { recursive: true });
+      mkdirSync(repo, { recursive: true });
+      expect(await findProtectedInputs(repo)).to.deep.equal([]);
+      mkdirSync(join(repo, ".agents", "skills"), { recursive: true });
+      mkdirSync(join(tmp.path, "other", ".agents", "skills"), { recursive: true });
+      expect(await findProtectedInputs(repo)).to.deep.equal([".agents/skills/", "../.agents/skills/"]);
+    } finally {
+      if (savedHome === undefined) delete process.env.HOME;
+      else process.env.HOME = savedHome;
+    }
+  });
+
   it("follows the order flag > handler > saved > default", async () => {
     setDefault("never");
     saveTrustDecision({ agentDir: agentDir(), path: cwd(), trusted: true });
