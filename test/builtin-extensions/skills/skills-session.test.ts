@@ -181,6 +181,19 @@ describe("builtin:skills in a session", () => {
     expect(systemPrompt()).to.contain(`<skill name="only" path="${path}">Only here</skill>`);
   });
 
+  it("reads the skills once, at the first run, and again after a reload", async () => {
+    write(join(agentDir, "skills", "first", "SKILL.md"), skillFile("first", "One"));
+    const { handle } = await open();
+    await handle.prompt("hello");
+    const later = write(join(agentDir, "skills", "later", "SKILL.md"), skillFile("later", "Two"));
+    await handle.prompt("again");
+    expect(systemPrompt(1)).to.contain('<skill name="first"');
+    expect(systemPrompt(1)).to.not.contain("later");
+    await handle.reload();
+    await handle.prompt("after reload");
+    expect(systemPrompt(2)).to.contain(`<skill name="later" path="${later}">Two</skill>`);
+  });
+
   it("warns about invalid frontmatter and duplicate names, naming the files, and loads the rest", async () => {
     const good = write(join(agentDir, "skills", "good", "SKILL.md"), skillFile("good", "Works"));
     const noFrontmatter = write(join(agentDir, "skills", "plain", "SKILL.md"), "Just text.\n");
