@@ -53,7 +53,7 @@ export interface SessionConfig {
   promptFiles: { customPrompt?: string; appendPrompt?: string };
   /**
    * What `resources_discover` handlers contributed at startup or the last reload: paths of skills, prompt
-   * templates and themes. Collected only: nothing loads these kinds yet (resources are a later piece of work).
+   * templates and themes. While the event runs it grows handler by handler (`ctx.getDiscoveredResources()`).
    */
   discoveredResources?: DiscoveredResources;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
@@ -209,6 +209,9 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           hasUI: () => config.hasUI,
           mode: config.mode,
           projectTrusted: config.projectTrusted,
+          agentDir: config.agentDir,
+          discoveredResources: () =>
+            config.discoveredResources ?? { skillPaths: [], promptPaths: [], themePaths: [] },
           shutdown: config.shutdown,
           ...(config.replacer ? { replacer: config.replacer } : {}),
         }),

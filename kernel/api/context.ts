@@ -307,6 +307,8 @@ export interface CompactOptions {
 
 export interface ExtensionContext {
   readonly cwd: string;
+  /** The agent folder (`$KNIGHTCODE_AGENT_DIR` or `~/.knightcode/agent`, or the SDK's `agentDir` option). */
+  readonly agentDir: string;
   readonly mode: HostMode;
   /** True when dialogs reach a person (interactive terminal, RPC client). */
   readonly hasUI: boolean;
@@ -325,6 +327,17 @@ export interface ExtensionContext {
   getContextUsage(): ContextUsage | undefined;
   compact(options?: CompactOptions): void;
   getSystemPrompt(): string;
+  /**
+   * The skill, prompt and theme paths `resources_discover` handlers contributed (absolute). While the event runs,
+   * it holds what the handlers that already ran contributed, so a `{ fallback: true }` handler sees them all.
+   */
+  getDiscoveredResources(): DiscoveredResourcePaths;
+}
+
+export interface DiscoveredResourcePaths {
+  skillPaths: string[];
+  promptPaths: string[];
+  themePaths: string[];
 }
 
 export interface SendUserMessageOptions {

@@ -6,6 +6,7 @@
 import type {
   ContextFactory,
   ContextUsage,
+  DiscoveredResourcePaths,
   ExtensionCommandContext,
   ExtensionContext,
   ExtensionUIContext,
@@ -44,6 +45,9 @@ export interface ContextDeps {
   hasUI: () => boolean;
   mode: HostMode;
   projectTrusted: boolean;
+  agentDir: string;
+  /** Read on every use: `resources_discover` fills it after the session started. */
+  discoveredResources: () => DiscoveredResourcePaths;
   shutdown: () => void;
   replacer?: SessionReplacer;
 }
@@ -53,6 +57,7 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
     const agent = deps.agent();
     return {
       cwd: deps.runtime.cwd,
+      agentDir: deps.agentDir,
       mode: deps.mode,
       get hasUI() {
         return deps.hasUI();
@@ -89,6 +94,7 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
           );
       },
       getSystemPrompt: () => agent.systemPrompt,
+      getDiscoveredResources: () => structuredClone(deps.discoveredResources()),
     };
   };
   const noReplacer = () => {
