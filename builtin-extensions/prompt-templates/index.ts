@@ -26,6 +26,7 @@ export default function promptTemplates(knightcode: ExtensionAPI): void {
       registered = [];
       const { templates, warnings } = loadTemplates(folders(event.cwd, ctx));
       for (const warning of warnings) knightcode.log.warn(warning);
+      const names = new Set(templates.map((template) => template.name));
       for (const template of templates) {
         try {
           registered.push(
@@ -34,7 +35,18 @@ export default function promptTemplates(knightcode: ExtensionAPI): void {
               source: "prompt",
               sourceInfo: { path: template.path, source: "local", scope: template.scope },
               handler: async (args, commandCtx) => {
-                await commandCtx.sendUserMessage(expandTemplate(template.body, splitArgs(args)));
+                const text = expandTemplate(template.body, splitArgs(args));
+                // A sent message is dispatched as typed input again, so a template that starts with a template
+                // command would expand forever.
+                const inner = /^\/([^\s/]+)/.exec(text)?.[1];
+                if (inner !== undefined && names.has(inner)) {
+                  commandCtx.ui.notify(
+                    `/${template.name} was not sent: its text starts with the template command /${inner} (${template.path})`,
+                    "error",
+                  );
+                  return;
+                }
+                await commandCtx.sendUserMessage(text);
               },
             }),
           );

@@ -170,6 +170,20 @@ describe("builtin:prompt-templates", () => {
       ).to.equal(true);
     });
 
+    it("refuses a template whose text starts with a template command instead of expanding forever", async () => {
+      const loop = tmp.write("agent/prompts/loop.md", "/loop $@");
+      tmp.write("agent/prompts/chain.md", "/loop again");
+      const sent: string[] = [];
+      t = await createTestSession({ agentDir: join(tmp.path, "agent"), script: [recording(sent)] });
+      await t.prompt("/loop x");
+      await t.prompt("/chain");
+      expect(sent).to.deep.equal([]);
+      expect(t.ui.notifications.map((n) => n.message)).to.deep.equal([
+        `/loop was not sent: its text starts with the template command /loop (${loop})`,
+        `/chain was not sent: its text starts with the template command /loop (${join(tmp.path, "agent", "prompts", "chain.md")})`,
+      ]);
+    });
+
     it("loads resources_discover's prompt paths (files or folders) and reads them again on reload", async () => {
       const extra = join(tmp.path, "extra");
       tmp.write("extra/a.md", "A $1");
