@@ -11,6 +11,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "core-tools": () => import("../../builtin-extensions/core-tools/index.js"),
   compaction: () => import("../../builtin-extensions/compaction/index.js"),
   "pi-compat": () => import("../../builtin-extensions/pi-compat/index.js"),
+  "prompt-templates": () => import("../../builtin-extensions/prompt-templates/index.js"),
   scripted: () => import("../../builtin-extensions/scripted-provider/index.js"),
   anthropic: () => import("../../builtin-extensions/providers/anthropic/index.js"),
   openai: () => import("../../builtin-extensions/providers/openai/index.js"),

@@ -23,6 +23,8 @@ const MANIFEST = [
   { name: "compaction", modes: [], flags: [], providers: [] },
   // Registers nothing: while it is enabled, extension files may import pi's package names (pi-compat/modules.ts).
   { name: "pi-compat", modes: [], flags: [], providers: [] },
+  // Registers its commands later, one per template, when resources_discover has run.
+  { name: "prompt-templates", modes: [], flags: [], providers: [] },
   {
     name: "scripted",
     modes: [],

@@ -522,6 +522,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const current = this.current;
     if (!current || current.runtime.startupFailure) return;
     const kinds = ["skillPaths", "promptPaths", "themePaths"] as const;
+    // Kept up to date handler by handler, so a fallback handler (builtin:prompt-templates) reads the whole list.
+    current.config.discoveredResources = structuredClone(EMPTY_RESOURCES);
     current.config.discoveredResources = await current.runtime.bus.transform(
       "resources_discover",
       structuredClone(EMPTY_RESOURCES),
@@ -542,6 +544,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
                 );
             }
           }
+          current.config.discoveredResources = next;
           return next;
         },
       },

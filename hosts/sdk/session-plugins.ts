@@ -54,7 +54,8 @@ export interface SessionConfig {
   promptFiles: { customPrompt?: string; appendPrompt?: string };
   /**
    * What `resources_discover` handlers contributed at startup or the last reload: paths of skills, prompt
-   * templates and themes. Extensions read them with `ctx.getDiscoveredResources()` (builtin:skills does).
+   * templates and themes. While the event runs it grows handler by handler; extensions read it with
+   * `ctx.getDiscoveredResources()` (builtin:skills and builtin:prompt-templates do).
    */
   discoveredResources?: DiscoveredResources;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
@@ -207,7 +208,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           mode: config.mode,
           projectTrusted: config.projectTrusted,
           agentDir: config.agentDir,
-          discoveredResources: () => config.discoveredResources,
+          discoveredResources: () =>
+            config.discoveredResources ?? { skillPaths: [], promptPaths: [], themePaths: [] },
           shutdown: config.shutdown,
           ...(config.replacer ? { replacer: config.replacer } : {}),
         }),

@@ -34,6 +34,10 @@ export interface TestSessionOptions {
   settings?: Record<string, unknown>;
   /** The working folder; a fresh temp folder by default (removed by dispose). */
   cwd?: string;
+  /** The agent folder (personal settings, prompts, ...); a fresh one in the temp folder by default. */
+  agentDir?: string;
+  /** Trust the project (`--approve`); by default it is not trusted (`--no-approve`). */
+  approve?: boolean;
   /** Keep the session in memory (default) or write it to the temp agent folder. */
   persist?: boolean;
   /** Values of flags the extensions registered. */
@@ -80,7 +84,7 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
   const temp = mkdtempSync(join(tmpdir(), "kc-test-session-"));
   const cwd = options.cwd ?? join(temp, "project");
   if (!options.cwd) (await import("node:fs")).mkdirSync(cwd, { recursive: true });
-  const agentDir = join(temp, "agent");
+  const agentDir = options.agentDir ?? join(temp, "agent");
   let kernel: Kernel | undefined;
   let session: AgentSessionHandle | undefined;
   const logs: ExtensionLogEntry[] = [];
@@ -109,7 +113,7 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
       extensions: [createScriptedProvider(options.script ?? []), ...(options.extensions ?? [])],
       ui: testUI,
       hasUI: true,
-      approve: false,
+      approve: options.approve ?? false,
       ...(options.flags ? { flags: options.flags } : {}),
       warn: (message) => warnings.push(message),
       log: (entry) => logs.push(entry),

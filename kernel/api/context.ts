@@ -307,6 +307,8 @@ export interface CompactOptions {
 
 export interface ExtensionContext {
   readonly cwd: string;
+  /** The agent folder (`$KNIGHTCODE_AGENT_DIR` or `~/.knightcode/agent`, or the SDK's `agentDir` option). */
+  readonly agentDir: string;
   readonly mode: HostMode;
   /** True when dialogs reach a person (interactive terminal, RPC client). */
   readonly hasUI: boolean;
@@ -319,19 +321,18 @@ export interface ExtensionContext {
   readonly signal: AbortSignal | undefined;
   isIdle(): boolean;
   isProjectTrusted(): boolean;
-  /** The user's KnightCode folder: the host's `agentDir`, by default `$KNIGHTCODE_AGENT_DIR` or `~/.knightcode/agent`. */
-  readonly agentDir: string;
-  /**
-   * The paths `resources_discover` handlers contributed at startup or the last reload, resolved against the cwd.
-   * Empty until the first discovery, which runs after `session_start`: read it when a run starts, not at load.
-   */
-  getDiscoveredResources(): DiscoveredResources;
   hasPendingMessages(): boolean;
   abort(): void;
   shutdown(): void;
   getContextUsage(): ContextUsage | undefined;
   compact(options?: CompactOptions): void;
   getSystemPrompt(): string;
+  /**
+   * The skill, prompt and theme paths `resources_discover` handlers contributed at startup or the last reload,
+   * resolved against the cwd. Empty until the first discovery, which runs after `session_start`. While the event
+   * runs it holds what the handlers that already ran contributed, so a `{ fallback: true }` handler sees them all.
+   */
+  getDiscoveredResources(): DiscoveredResources;
 }
 
 export interface SendUserMessageOptions {

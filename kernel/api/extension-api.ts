@@ -37,6 +37,10 @@ export interface CommandDefinition {
    * `SessionController.runCommand()` (RPC `export_html` runs `/export`) receives it.
    */
   handler(args: string, ctx: ExtensionCommandContext): unknown;
+  /** What `getCommands()` reports it as; `"prompt"` for a prompt template's command. Defaults to `"extension"`. */
+  source?: "extension" | "prompt" | "skill";
+  /** Laid over the registering extension's source info, e.g. the `path` and `scope` of a template's file. */
+  sourceInfo?: Partial<SourceInfo>;
 }
 
 export interface CommandInfo {

@@ -18,6 +18,9 @@ export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
     mode: runtime.mode,
     hasUI: false,
     // What a session without a UI does is the host's matter (the SDK's headless UI); a bare kernel has none.
+    get agentDir(): never {
+      return missing("agentDir")();
+    },
     get ui(): never {
       return missing("ui")();
     },
@@ -32,16 +35,13 @@ export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
     signal: undefined,
     isIdle: () => true,
     isProjectTrusted: () => false,
-    get agentDir(): never {
-      return missing("agentDir")();
-    },
-    getDiscoveredResources: () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
     hasPendingMessages: () => false,
     abort: () => {},
     shutdown: missing("shutdown"),
     getContextUsage: () => undefined,
     compact: missing("compact"),
     getSystemPrompt: () => "",
+    getDiscoveredResources: () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
   };
 }
 

@@ -59,6 +59,7 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
     const agent = deps.agent();
     return {
       cwd: deps.runtime.cwd,
+      agentDir: deps.agentDir,
       mode: deps.mode,
       get hasUI() {
         return deps.hasUI();
@@ -79,7 +80,6 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
       },
       isIdle: () => agent.isIdle(),
       isProjectTrusted: () => deps.projectTrusted,
-      agentDir: deps.agentDir,
       getDiscoveredResources: () => structuredClone(deps.discoveredResources() ?? NO_RESOURCES),
       hasPendingMessages: () => agent.hasPendingMessages(),
       abort: () => {

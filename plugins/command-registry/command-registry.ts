@@ -45,7 +45,7 @@ export class CommandRegistry implements CommandService {
       ...command,
       name: key,
       owner: owner.id,
-      sourceInfo: sourceInfoOf(owner),
+      sourceInfo: { ...sourceInfoOf(owner), ...command.sourceInfo },
     };
     this.commands.set(key, entry);
     return toDisposable(() => {
@@ -65,7 +65,7 @@ export class CommandRegistry implements CommandService {
     return [...this.commands.values()].map((c) => ({
       name: c.name,
       ...(c.description ? { description: c.description } : {}),
-      source: "extension" as const,
+      source: c.source ?? "extension",
       owner: c.owner,
       sourceInfo: c.sourceInfo,
     }));

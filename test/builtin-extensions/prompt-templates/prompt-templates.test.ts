@@ -1,0 +1,256 @@
+/** builtin:prompt-templates: Markdown files as `/<name>` commands whose expanded text is the user's message. */
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings hold prompt-template placeholders such as ${@:2}, not JavaScript templates
+
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ExtensionAPI, ProviderStreamRequest } from "@knightcodeai/cli";
+import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
+import { expect } from "chai";
+import {
+  expandTemplate,
+  parseFrontmatter,
+  splitArgs,
+} from "../../../builtin-extensions/prompt-templates/templates.js";
+import { RpcProcess } from "../../helpers/rpc-process.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+const bin = join(root, "dist", "hosts", "cli", "main.js");
+
+describe("builtin:prompt-templates", () => {
+  describe("placeholders and arguments", () => {
+    it("fills $1..$9, $@, $ARGUMENTS and ${@:N} / ${@:N:L}; missing arguments expand to nothing", () => {
+      const args = ["a", "b", "c"];
+      expect(expandTemplate("1=$1 2=$2 3=$3 4=[$4]", args)).to.equal("1=a 2=b 3=c 4=[]");
+      expect(expandTemplate("all=$@ also=$ARGUMENTS", args)).to.equal("all=a b c also=a b c");
+      expect(expandTemplate("rest=${@:2} one=${@:2:1} none=[${@:9}]", args)).to.equal(
+        "rest=b c one=b none=[]",
+      );
+      expect(expandTemplate("$9", ["1", "2", "3", "4", "5", "6", "7", "8", "nine"])).to.equal("nine");
+      expect(expandTemplate("no placeholders", [])).to.equal("no placeholders");
+    });
+
+    it("never expands placeholders that an argument brings in", () => {
+      expect(expandTemplate("$1 then $@", ["$2", "x"])).to.equal("$2 then $2 x");
+      expect(expandTemplate("${@:1}", ["$ARGUMENTS"])).to.equal("$ARGUMENTS");
+    });
+
+    it("splits arguments on whitespace, with single or double quotes grouping", () => {
+      expect(splitArgs(`one "two words" 'three more'  four`)).to.deep.equal([
+        "one",
+        "two words",
+        "three more",
+        "four",
+      ]);
+      expect(splitArgs(`x 'say "hi" there'`)).to.deep.equal(["x", 'say "hi" there']);
+      expect(splitArgs(`a "" b`)).to.deep.equal(["a", "", "b"]);
+      expect(splitArgs(`pre"fix mid"post`)).to.deep.equal(["prefix midpost"]);
+      expect(splitArgs("  ")).to.deep.equal([]);
+    });
+  });
+
+  describe("frontmatter", () => {
+    it("reads key: value lines (quoted or not), skips comments, and keeps the rest as the body", () => {
+      const parsed = parseFrontmatter(
+        '---\ndescription: "Review: the diff"\n# a comment\nargument-hint: <file>\n---\nBody $1\n',
+      );
+      expect(parsed.fields).to.deep.equal({ description: "Review: the diff", "argument-hint": "<file>" });
+      expect(parsed.body).to.equal("Body $1\n");
+      expect(parsed.problems).to.deep.equal([]);
+    });
+
+    it("reports lines that are not key: value, unclosed quotes and an unclosed block, without throwing", () => {
+      const bad = parseFrontmatter("---\ndescription: ok\n- a list item\ntitle: 'open\n---\nText");
+      expect(bad.fields).to.deep.equal({ description: "ok" });
+      expect(bad.body).to.equal("Text");
+      expect(bad.problems).to.have.length(2);
+      expect(bad.problems[0]).to.contain('line 3 is not "key: value"');
+      expect(bad.problems[1]).to.contain('"title" has an unclosed quote');
+      const open = parseFrontmatter("---\ndescription: never closed\nText");
+      expect(open.problems[0]).to.contain("no closing ---");
+      expect(open.body).to.equal("---\ndescription: never closed\nText");
+      expect(parseFrontmatter("No frontmatter").body).to.equal("No frontmatter");
+    });
+  });
+
+  describe("in a session", () => {
+    const tmp = useTempDir("kc-prompts-");
+    let t: TestSession | undefined;
+    afterEach(async () => {
+      await t?.dispose();
+      t = undefined;
+    });
+
+    /** A script step that records each request's last user text and answers "ok". */
+    function recording(sent: string[]) {
+      return (request: ProviderStreamRequest) => {
+        const user = request.messages.findLast((m) => m.role === "user");
+        const content = user?.content;
+        sent.push(
+          typeof content === "string"
+            ? content
+            : (content ?? []).map((c) => (c.type === "text" ? c.text : "")).join(""),
+        );
+        return { text: "ok" };
+      };
+    }
+
+    it("sends the expanded personal template as the user message the model receives", async () => {
+      const agentDir = join(tmp.path, "agent");
+      tmp.write(
+        "agent/prompts/review.md",
+        "---\ndescription: Review a file\n---\nReview $1 for $2. Notes: ${@:3}. All: $@",
+      );
+      const sent: string[] = [];
+      t = await createTestSession({ agentDir, script: [recording(sent)] });
+      await t.prompt(`/review src/a.ts "race conditions" be brief`);
+      expect(sent).to.deep.equal([
+        "Review src/a.ts for race conditions. Notes: be brief. All: src/a.ts race conditions be brief",
+      ]);
+      const review = t.session.getCommands().find((c) => c.name === "review");
+      expect(review).to.deep.include({
+        description: "Review a file",
+        source: "prompt",
+        owner: "builtin:prompt-templates",
+      });
+      expect(review?.sourceInfo).to.deep.include({
+        path: join(agentDir, "prompts", "review.md"),
+        scope: "user",
+      });
+    });
+
+    it("ignores a project's templates until the project is trusted", async () => {
+      const cwd = join(tmp.path, "project");
+      tmp.write("project/.knightcode/prompts/deploy.md", "Deploy $1");
+      t = await createTestSession({ cwd, agentDir: join(tmp.path, "agent") });
+      expect(t.session.getCommands().map((c) => c.name)).not.to.include("deploy");
+      await t.dispose();
+
+      const sent: string[] = [];
+      t = await createTestSession({
+        cwd,
+        agentDir: join(tmp.path, "agent"),
+        script: [recording(sent)],
+        approve: true,
+      });
+      const deploy = t.session.getCommands().find((c) => c.name === "deploy");
+      expect(deploy).to.deep.include({ description: "Deploy $1", source: "prompt" });
+      expect(deploy?.sourceInfo?.scope).to.equal("project");
+      await t.prompt("/deploy staging");
+      expect(sent).to.deep.equal(["Deploy staging"]);
+    });
+
+    it("warns naming the file on malformed frontmatter and still offers the template", async () => {
+      const file = tmp.write("agent/prompts/odd.md", "---\ndescription: Odd one\nnot a pair\n---\nOdd $1");
+      t = await createTestSession({ agentDir: join(tmp.path, "agent") });
+      expect(t.logs.map((l) => `${l.level} ${l.message}`)).to.include(
+        `warn prompt template ${file}: frontmatter line 3 is not "key: value": "not a pair"; ignored`,
+      );
+      expect(t.session.getCommands().find((c) => c.name === "odd")?.description).to.equal("Odd one");
+    });
+
+    it("keeps the first of two templates with one name and reports a file name that is no command name", async () => {
+      const first = tmp.write("agent/prompts/fix.md", "Personal fix");
+      const second = tmp.write("extra/fix.md", "Extra fix");
+      const spaced = tmp.write("agent/prompts/two words.md", "Spaced");
+      t = await createTestSession({
+        agentDir: join(tmp.path, "agent"),
+        extensions: [(kc: ExtensionAPI) => kc.on("resources_discover", () => ({ promptPaths: [second] }))],
+      });
+      const prompts = t.session.getCommands().filter((c) => c.source === "prompt");
+      expect(prompts.map((c) => [c.name, c.sourceInfo?.path])).to.deep.equal([["fix", first]]);
+      const warnings = t.logs.filter((l) => l.level === "warn").map((l) => l.message);
+      expect(warnings).to.include(`prompt template ${second}: /fix is already defined by ${first}; ignored`);
+      expect(
+        warnings.some(
+          (w) => w.startsWith(`prompt template ${spaced}:`) && w.includes("not a valid command name"),
+        ),
+      ).to.equal(true);
+    });
+
+    it("refuses a template whose text starts with a template command instead of expanding forever", async () => {
+      const loop = tmp.write("agent/prompts/loop.md", "/loop $@");
+      tmp.write("agent/prompts/chain.md", "/loop again");
+      const sent: string[] = [];
+      t = await createTestSession({ agentDir: join(tmp.path, "agent"), script: [recording(sent)] });
+      await t.prompt("/loop x");
+      await t.prompt("/chain");
+      expect(sent).to.deep.equal([]);
+      expect(t.ui.notifications.map((n) => n.message)).to.deep.equal([
+        `/loop was not sent: its text starts with the template command /loop (${loop})`,
+        `/chain was not sent: its text starts with the template command /loop (${join(tmp.path, "agent", "prompts", "chain.md")})`,
+      ]);
+    });
+
+    it("loads resources_discover's prompt paths (files or folders) and reads them again on reload", async () => {
+      const extra = join(tmp.path, "extra");
+      tmp.write("extra/a.md", "A $1");
+      tmp.write("extra/notes.txt", "not a template");
+      const single = tmp.write("single/b.md", "B");
+      t = await createTestSession({
+        agentDir: join(tmp.path, "agent"),
+        extensions: [
+          (kc: ExtensionAPI) =>
+            kc.on("resources_discover", () => ({ promptPaths: [extra, single, join(tmp.path, "missing")] })),
+        ],
+      });
+      const names = () =>
+        t!.session
+          .getCommands()
+          .filter((c) => c.source === "prompt")
+          .map((c) => c.name);
+      expect(names()).to.deep.equal(["a", "b"]);
+      expect(
+        t.logs.some((l) => l.level === "warn" && l.message.includes(join(tmp.path, "missing"))),
+      ).to.equal(true);
+      tmp.write("extra/c.md", "C");
+      await t.session.reload();
+      expect(names()).to.deep.equal(["a", "c", "b"]);
+    });
+  });
+
+  describe("RPC", () => {
+    const tmp = useTempDir("kc-prompts-rpc-");
+    const running: RpcProcess[] = [];
+    afterEach(() => {
+      for (const p of running.splice(0)) p.kill();
+    });
+
+    it("get_commands lists a template with its source, and the prompt runs its expansion", async () => {
+      const template = tmp.write(
+        "agent/prompts/explain.md",
+        "---\ndescription: Explain code\n---\nExplain $@ simply.",
+      );
+      const script = join(tmp.path, "script.json");
+      writeFileSync(
+        script,
+        JSON.stringify({
+          steps: [{ text: "explained", expect: { lastUserText: "Explain the parser simply." } }],
+        }),
+      );
+      const child = spawn(
+        process.execPath,
+        [bin, "--mode", "rpc", "--provider", "scripted", "--script", script, "--no-session"],
+        { cwd: tmp.path, env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+      );
+      const p = new RpcProcess(child);
+      running.push(p);
+      const listed = await p.request("1", "get_commands");
+      const commands = (listed.data as { commands: Record<string, unknown>[] }).commands;
+      const explain = commands.find((c) => c.name === "explain");
+      expect(explain).to.deep.include({ description: "Explain code", source: "prompt" });
+      expect(explain?.sourceInfo).to.deep.include({ path: template, scope: "user" });
+      expect((await p.request("2", "prompt", { message: "/explain the parser" })).success).to.equal(true);
+      await p.waitFor((r) => r.type === "agent_settled");
+      const messages = await p.request("3", "get_messages");
+      const users = (messages.data as { messages: { role: string; content: unknown }[] }).messages.filter(
+        (m) => m.role === "user",
+      );
+      expect(JSON.stringify(users)).to.contain("Explain the parser simply.");
+      expect((await p.request("4", "get_last_assistant_text")).data).to.deep.equal({ text: "explained" });
+      expect(await p.end()).to.equal(0);
+    });
+  });
+});
