@@ -192,7 +192,7 @@ export class Compactor {
     const settings = this.config.settings();
     const model = this.config.model();
     if (!settings.enabled || !model || model.contextWindow <= 0) return false;
-    const tokens = estimateContextTokens(contextEntries(this.config.log.getBranch()));
+    const tokens = estimateContextTokens(this.config.log.contextEntries());
     return tokens > model.contextWindow - settings.reserveTokens;
   }
 
@@ -310,7 +310,7 @@ export class Compactor {
         summary: checked.summary,
         firstKeptEntryId: checked.firstKeptEntryId,
         tokensBefore: checked.tokensBefore,
-        estimatedTokensAfter: estimateContextTokens(contextEntries(log.getBranch())),
+        estimatedTokensAfter: estimateContextTokens(log.contextEntries()),
         ...(checked.usage ? { usage: checked.usage } : {}),
         details,
       };

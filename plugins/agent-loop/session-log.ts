@@ -43,4 +43,6 @@ export interface SessionLog extends ReadonlySessionManager {
     types: readonly T[],
   ): Iterable<Extract<SessionEntry, { type: T }>>;
   buildContext(): SessionContext;
+  /** The messages of buildContext() with the entries they came from and their positions on the active branch. */
+  contextEntries(): { entry: SessionEntry; index: number; message: AgentMessage }[];
 }

@@ -64,26 +64,11 @@ export interface BranchView {
  * that give a message, the edits, the last compaction, thinking level and model are read.
  */
 export function buildSessionContext(branch: readonly SessionEntry[] | BranchView): SessionContext {
-  const view: BranchView = isView(branch)
-    ? branch
-    : {
-        length: branch.length,
-        type: (i) => branch[i]!.type,
-        id: (i) => branch[i]!.id,
-        entry: (i) => branch[i]!,
-      };
-  let compactionIndex = -1;
+  const view = asView(branch);
   let thinkingLevel: ThinkingLevel | undefined;
-  const edits = new Map<string, AgentMessage | null>();
   for (let i = 0; i < view.length; i++) {
-    const type = view.type(i);
-    if (type === "compaction") compactionIndex = i;
-    else if (type === "thinking_level_change") {
+    if (view.type(i) === "thinking_level_change") {
       thinkingLevel = (view.entry(i) as ThinkingLevelChangeEntry).thinkingLevel;
-    } else if (type === "context_edit") {
-      // The later edit of the same target wins.
-      const edit = view.entry(i) as ContextEditEntry;
-      edits.set(edit.targetId, edit.replacement);
     }
   }
 
@@ -101,40 +86,7 @@ export function buildSessionContext(branch: readonly SessionEntry[] | BranchView
     }
   }
 
-  const messages: AgentMessage[] = [];
-  const emit = (i: number) => {
-    if (!GIVES_MESSAGE.has(view.type(i))) return;
-    const entry = view.entry(i);
-    const message = messageOf(entry);
-    if (message === undefined) return;
-    if (edits.has(entry.id)) {
-      const replacement = edits.get(entry.id);
-      if (replacement) messages.push(replacement);
-      return;
-    }
-    messages.push(message);
-  };
-
-  if (compactionIndex < 0) {
-    for (let i = 0; i < view.length; i++) emit(i);
-  } else {
-    const compaction = view.entry(compactionIndex) as CompactionEntry;
-    const summary = compactionSummaryMessage(compaction);
-    if (!edits.has(compaction.id)) messages.push(summary);
-    else if (edits.get(compaction.id)) messages.push(edits.get(compaction.id)!);
-    // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
-    let firstKept = -1;
-    for (let i = 0; i < compactionIndex; i++) {
-      if (view.id(i) === compaction.firstKeptEntryId) {
-        firstKept = i;
-        break;
-      }
-    }
-    if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i);
-    for (let i = compactionIndex + 1; i < view.length; i++) emit(i);
-  }
-
-  const context: SessionContext = { messages };
+  const context: SessionContext = { messages: contextEntries(view).map((item) => item.message) };
   if (model) context.model = model;
   if (thinkingLevel) context.thinkingLevel = thinkingLevel;
   return context;
@@ -148,23 +100,26 @@ export interface ContextItem {
 }
 
 /**
- * The context's messages with their entries, in context order (see buildSessionContext): what compaction measures
- * and cuts, since a cut must name the entry the kept part starts at.
+ * The context's messages with their entries, in context order (see buildSessionContext, which takes its messages
+ * from here): what compaction measures and cuts, since a cut must name the entry the kept part starts at.
  */
-export function contextEntries(branch: readonly SessionEntry[]): ContextItem[] {
+export function contextEntries(branch: readonly SessionEntry[] | BranchView): ContextItem[] {
+  const view = asView(branch);
   let compactionIndex = -1;
   const edits = new Map<string, AgentMessage | null>();
-  for (let i = 0; i < branch.length; i++) {
-    const entry = branch[i]!;
-    if (entry.type === "compaction") compactionIndex = i;
-    // The later edit of the same target wins.
-    else if (entry.type === "context_edit") edits.set(entry.targetId, entry.replacement);
+  for (let i = 0; i < view.length; i++) {
+    const type = view.type(i);
+    if (type === "compaction") compactionIndex = i;
+    else if (type === "context_edit") {
+      // The later edit of the same target wins.
+      const edit = view.entry(i) as ContextEditEntry;
+      edits.set(edit.targetId, edit.replacement);
+    }
   }
 
   const items: ContextItem[] = [];
-  const emit = (index: number, message: AgentMessage | undefined) => {
+  const push = (index: number, entry: SessionEntry, message: AgentMessage | undefined) => {
     if (message === undefined) return;
-    const entry = branch[index]!;
     if (edits.has(entry.id)) {
       const replacement = edits.get(entry.id);
       if (replacement) items.push({ entry, index, message: replacement });
@@ -172,31 +127,43 @@ export function contextEntries(branch: readonly SessionEntry[]): ContextItem[] {
     }
     items.push({ entry, index, message });
   };
+  const emit = (index: number) => {
+    if (!GIVES_MESSAGE.has(view.type(index))) return;
+    const entry = view.entry(index);
+    push(index, entry, messageOf(entry));
+  };
 
   if (compactionIndex < 0) {
-    for (let i = 0; i < branch.length; i++) emit(i, messageOf(branch[i]!));
+    for (let i = 0; i < view.length; i++) emit(i);
     return items;
   }
-  const compaction = branch[compactionIndex] as CompactionEntry;
-  emit(compactionIndex, compactionSummaryMessage(compaction));
+  const compaction = view.entry(compactionIndex) as CompactionEntry;
+  push(compactionIndex, compaction, compactionSummaryMessage(compaction));
   // Only a kept entry before the compaction counts; an id elsewhere keeps nothing from before it.
   let firstKept = -1;
   for (let i = 0; i < compactionIndex; i++) {
-    if (branch[i]!.id === compaction.firstKeptEntryId) {
+    if (view.id(i) === compaction.firstKeptEntryId) {
       firstKept = i;
       break;
     }
   }
-  if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i, messageOf(branch[i]!));
-  for (let i = compactionIndex + 1; i < branch.length; i++) emit(i, messageOf(branch[i]!));
+  if (firstKept >= 0) for (let i = firstKept; i < compactionIndex; i++) emit(i);
+  for (let i = compactionIndex + 1; i < view.length; i++) emit(i);
   return items;
 }
 
 /** The entry types `messageOf` gives a message for; the others are not read to find out. */
 const GIVES_MESSAGE: ReadonlySet<string> = new Set(["message", "custom_message", "branch_summary"]);
 
-function isView(branch: readonly SessionEntry[] | BranchView): branch is BranchView {
-  return !Array.isArray(branch);
+function asView(branch: readonly SessionEntry[] | BranchView): BranchView {
+  if (!Array.isArray(branch)) return branch as BranchView;
+  const entries = branch as readonly SessionEntry[];
+  return {
+    length: entries.length,
+    type: (i) => entries[i]!.type,
+    id: (i) => entries[i]!.id,
+    entry: (i) => entries[i]!,
+  };
 }
 
 /** The message an entry contributes outside of compaction handling, if any. */

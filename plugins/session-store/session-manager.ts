@@ -30,7 +30,13 @@ import type {
   ThinkingLevelChangeEntry,
   Usage,
 } from "../../kernel/index.js";
-import { type BranchView, buildSessionContext, type SessionContext } from "./context.js";
+import {
+  type BranchView,
+  buildSessionContext,
+  type ContextItem,
+  contextEntries,
+  type SessionContext,
+} from "./context.js";
 import { EntryReader } from "./entry-reader.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
 import { readSessionFile } from "./file-format.js";
@@ -404,16 +410,26 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Messages, model and thinking level for the next request, from the active branch. */
   buildContext(): SessionContext {
+    return buildSessionContext(this.contextView());
+  }
+
+  /** The context's messages with their entries (what compaction measures), read as buildContext() reads them. */
+  contextEntries(): ContextItem[] {
+    return contextEntries(this.contextView());
+  }
+
+  /**
+   * The active branch as a view whose messages are read back only when asked for. The ones read for the context
+   * are held: the next request asks for the same ones again. A compaction lets them go (`releaseBefore`).
+   */
+  private contextView(): BranchView {
     const branch = this.branchSlots(undefined, "build the context of");
-    // The messages read back for the context are held: the next request asks for the same ones again. A
-    // compaction lets them go (`releaseBefore`).
-    const view: BranchView = {
+    return {
       length: branch.length,
       type: (i) => branch[i]!.type,
       id: (i) => branch[i]!.id,
       entry: (i) => this.hold(branch[i]!),
     };
-    return buildSessionContext(view);
   }
 
   // ---- tree navigation ----
