@@ -75,6 +75,8 @@ export {
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
+export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
+export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 export {
   type BashOperations,
   createLocalBashOperations,

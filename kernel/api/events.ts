@@ -344,6 +344,11 @@ export interface ToolCallEvent {
   /** Mutable: changes reach the tool without another validation. */
   input: Record<string, unknown>;
   parentToolCallId?: string;
+  /**
+   * Set when the called tool declares `reachesTools`: what this call may reach (`"all"`, or words that name tools
+   * or namespaces). An extension that registers tools late finishes registering those before the call runs.
+   */
+  reaches?: "all" | string[];
 }
 export interface ToolCallResult {
   block?: boolean;

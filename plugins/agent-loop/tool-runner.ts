@@ -10,6 +10,7 @@ import type {
   HookBus,
   NestedCallRecord,
   ToolCall,
+  ToolDefinition,
   ToolResult,
   ToolResultPatch,
   Usage,
@@ -86,6 +87,17 @@ export class ToolRunner {
       });
   }
 
+  /** What a reaching tool's call may reach; a `reachesTools` that throws counts as reaching everything. */
+  private reachesOf(definition: ToolDefinition, input: unknown): "all" | string[] | undefined {
+    if (typeof definition.reachesTools !== "function") return undefined;
+    try {
+      const reaches = definition.reachesTools(input);
+      return reaches === "all" || Array.isArray(reaches) ? reaches : "all";
+    } catch {
+      return "all";
+    }
+  }
+
   private isCallable(name: string): boolean {
     return this.registry.isCallable(name);
   }
@@ -133,9 +145,10 @@ export class ToolRunner {
     if (!checked.ok) return fail(checked.error);
     const input = checked.value;
 
+    const reaches = this.reachesOf(tool.definition, input);
     const decision = await this.bus.gate(
       "tool_call",
-      { toolCallId, toolName, input, ...parent },
+      { toolCallId, toolName, input, ...parent, ...(reaches ? { reaches } : {}) },
       this.context(),
       {
         failClosed: (error, owner) => ({

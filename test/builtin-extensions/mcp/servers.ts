@@ -1,0 +1,69 @@
+/** Real MCP servers for the tests: paths of the pinned reference servers and an HTTP launcher bound to loopback. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+export const everythingServer = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
+export const filesystemServer = `${root}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
+export const faultServer = fileURLToPath(new URL("fixtures/fault-server.mjs", import.meta.url));
+const bindLoopback = fileURLToPath(new URL("fixtures/bind-loopback.mjs", import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface HttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** server-everything in `streamableHttp` or `sse` mode on 127.0.0.1, ready when it says it is listening. */
+export async function startEverythingHttp(mode: "streamableHttp" | "sse"): Promise<HttpServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", bindLoopback, everythingServer, mode], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(
+      () => reject(new Error(`server-everything ${mode} did not start: ${output}`)),
+      15_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (/listening on port|running on port/i.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server-everything ${mode} exited (${code}): ${output}`));
+    });
+  });
+  const path = mode === "sse" ? "/sse" : "/mcp";
+  return { url: `http://127.0.0.1:${port}${path}`, close: () => stop(child) };
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
