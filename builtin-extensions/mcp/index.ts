@@ -9,12 +9,14 @@
  * `reachesTools`, such as codemode) waits for it in this extension's `tool_call` handler. `/mcp` shows and manages
  * the servers. See docs/mcp.md.
  */
+import { spawn } from "node:child_process";
 import type { ExtensionAPI, ExtensionContext, McpServerConfig, ToolCallEvent } from "@knightcodeai/cli/kit";
 import type { GetPromptResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type McpScope, readMcpFiles, validateEntry } from "./config.js";
 import { describe, McpConnection } from "./connection.js";
 import { setEnabledInFile } from "./files.js";
 import { mcpNamespace, mcpPromptCommand } from "./names.js";
+import { AuthStore, authFilePath, McpOAuthProvider, signIn, signOut, storedRedirectUrl } from "./oauth.js";
 import { toToolDefinition } from "./tools.js";
 
 /** Where a server's entry comes from. */
@@ -65,6 +67,7 @@ export interface McpServerSummary {
 export default function mcp(knightcode: ExtensionAPI): void {
   const servers = new Map<string, Server>();
   let cwd = process.cwd();
+  let authStore: AuthStore | undefined;
 
   const registerTools = (server: Server, listed: Tool[]): void => {
     const seen = new Set<string>();
@@ -145,15 +148,19 @@ export default function mcp(knightcode: ExtensionAPI): void {
       connection: new McpConnection(
         name,
         config,
-        { cwd },
+        { cwd, ...(authProviderFor(config) ? { authProvider: authProviderFor(config)! } : {}) },
         {
           tools: (tools) => {
             registerTools(server, tools);
             void registerPrompts(server);
           },
           status: () => {
-            if (server.connection.state !== "connected" && server.connection.state !== "connecting") {
-              hideTools(server);
+            const state = server.connection.state;
+            if (state !== "connected" && state !== "connecting") hideTools(server);
+            if (state === "needs-auth") {
+              knightcode.log.warn(
+                `MCP server "${name}" needs sign-in: run /mcp login ${name} in an interactive session.`,
+              );
             }
           },
         },
@@ -162,6 +169,18 @@ export default function mcp(knightcode: ExtensionAPI): void {
     servers.set(name, server);
     server.connection.start();
     return server;
+  };
+
+  /** HTTP servers get a provider that uses stored tokens and reports when sign-in is needed (`oauth: false`: none). */
+  const authProviderFor = (config: McpServerConfig): McpOAuthProvider | undefined => {
+    if (!config.url || config.oauth === (false as unknown) || !authStore) return undefined;
+    return new McpOAuthProvider(
+      authStore,
+      config.url,
+      storedRedirectUrl(authStore, config.url),
+      () => {},
+      oauthScope(config),
+    );
   };
 
   const remove = async (name: string): Promise<void> => {
@@ -203,6 +222,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
   /** Brings the connections in line with the wanted set: new servers connect, gone ones close, changed ones restart. */
   const sync = async (ctx: ExtensionContext): Promise<void> => {
     cwd = ctx.cwd;
+    authStore ??= new AuthStore(authFilePath(ctx.agentDir));
     const target = wanted(ctx);
     for (const [name, server] of servers) {
       const next = target.get(name);
@@ -305,9 +325,10 @@ export default function mcp(knightcode: ExtensionAPI): void {
   };
 
   knightcode.registerCommand("mcp", {
-    description: "MCP servers: /mcp lists them, /mcp <name> shows one, /mcp enable|disable|reconnect <name>",
+    description:
+      "MCP servers: /mcp lists them, /mcp <name> shows one, /mcp enable|disable|reconnect|login|logout <name>",
     getArgumentCompletions(prefix) {
-      const words = ["enable", "disable", "reconnect"];
+      const words = [...ACTIONS, ...servers.keys()];
       return words.filter((w) => w.startsWith(prefix)).map((value) => ({ value }));
     },
     async handler(args, ctx) {
@@ -323,14 +344,54 @@ export default function mcp(knightcode: ExtensionAPI): void {
         return { servers: summaries().filter((s) => s.name === action) };
       }
       const server = name ? servers.get(name) : undefined;
-      if (!server || !["enable", "disable", "reconnect"].includes(action)) {
-        const message = !["enable", "disable", "reconnect"].includes(action)
-          ? `Unknown /mcp action "${action}": use enable, disable or reconnect followed by a server name.`
+      if (!server || !ACTIONS.includes(action)) {
+        const message = !ACTIONS.includes(action)
+          ? `Unknown /mcp action "${action}": use ${ACTIONS.join(", ")} followed by a server name.`
           : `No MCP server named "${name ?? ""}". Servers: ${[...servers.keys()].join(", ") || "none"}.`;
         ctx.ui.notify(message, "error");
         return { error: message };
       }
-      if (action === "reconnect") {
+      if (action === "login" || action === "logout") {
+        const url = server.connection.config.url;
+        if (!url || !authStore) {
+          const message = `MCP server "${name}" is not an HTTP server; there is nothing to sign in to.`;
+          ctx.ui.notify(message, "error");
+          return { error: message };
+        }
+        if (action === "logout") {
+          const had = signOut(authStore, url);
+          await server.connection.reconnect();
+          ctx.ui.notify(had ? `Signed out of "${name}".` : `No stored sign-in for "${name}".`, "info");
+        } else {
+          if (!ctx.hasUI) {
+            const message = `Signing in to "${name}" needs a browser and an interactive session.`;
+            ctx.ui.notify(message, "error");
+            return { error: message };
+          }
+          try {
+            await signIn({
+              store: authStore,
+              serverUrl: url,
+              ...(ctx.signal ? { signal: ctx.signal } : {}),
+              ...(oauthScope(server.connection.config)
+                ? { scope: oauthScope(server.connection.config)! }
+                : {}),
+              show: (authUrl) => {
+                ctx.ui.notify(
+                  `Open this address in a browser to sign in to "${name}": ${authUrl.href}`,
+                  "info",
+                );
+                if (openBrowserSetting(knightcode.getSettings())) openBrowser(authUrl.href);
+              },
+            });
+          } catch (error) {
+            const message = `Sign-in to "${name}" failed: ${describe(error)}`;
+            ctx.ui.notify(message, "error");
+            return { error: message };
+          }
+          await server.connection.reconnect();
+        }
+      } else if (action === "reconnect") {
         await server.connection.reconnect();
       } else {
         const enabled = action === "enable";
@@ -350,6 +411,30 @@ export default function mcp(knightcode: ExtensionAPI): void {
       return { servers: [summary] };
     },
   });
+}
+
+const ACTIONS = ["enable", "disable", "reconnect", "login", "logout"];
+
+function oauthScope(config: McpServerConfig): string | undefined {
+  const scope = (config.oauth as { scope?: unknown } | undefined)?.scope;
+  return typeof scope === "string" ? scope : undefined;
+}
+
+function openBrowserSetting(settings: Record<string, unknown>): boolean {
+  return (settings.mcp as { openBrowser?: unknown } | undefined)?.openBrowser !== false;
+}
+
+/** Best effort: the address is also shown, so a failure to open a browser loses nothing. */
+function openBrowser(url: string): void {
+  const command =
+    process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(command, [url], { detached: true, stdio: "ignore" });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // No opener on this machine: the person uses the address shown.
+  }
 }
 
 /** How long the first run waits for servers still connecting: setting `mcp.startupWaitMs`, default 10 s. */

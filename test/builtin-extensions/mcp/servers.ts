@@ -67,3 +67,42 @@ export function stop(child: ChildProcess): Promise<void> {
     child.kill("SIGTERM");
   });
 }
+
+export const sdkExampleServer = `${root}node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js`;
+
+/**
+ * The SDK's example streamable-HTTP server with `--oauth`: an MCP server and an authorization server (dynamic
+ * registration, PKCE, a demo approval that redirects straight back with a code), both on 127.0.0.1.
+ */
+export async function startOAuthServer(): Promise<HttpServer> {
+  const port = await freePort();
+  const authPort = await freePort();
+  const child = spawn(process.execPath, ["--import", bindLoopback, sdkExampleServer, "--oauth"], {
+    env: { ...process.env, MCP_PORT: String(port), MCP_AUTH_PORT: String(authPort) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(
+      () => reject(new Error(`the OAuth example server did not start: ${output}`)),
+      15_000,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (
+        /MCP Streamable HTTP Server listening/.test(output) &&
+        /Authorization Server listening/.test(output)
+      ) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the OAuth example server exited (${code}): ${output}`));
+    });
+  });
+  return { url: `http://localhost:${port}/mcp`, close: () => stop(child) };
+}
