@@ -14,6 +14,23 @@ export {
 export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
+export {
+  expandStrings as expandMcpStrings,
+  type McpFileResult,
+  type McpFileServer,
+  type McpScope,
+  mcpFilePaths,
+  readMcpFiles,
+  validateMcpEntry,
+} from "./plugins/kit/mcp-config.js";
+export {
+  addMcpServer,
+  listMcpServers,
+  type McpListing,
+  type McpServerListing,
+  removeMcpServer,
+  updateMcpServer,
+} from "./plugins/kit/mcp-files.js";
 export { convertToLlm, serializeConversation } from "./plugins/kit/messages.js";
 export {
   complete,
@@ -75,8 +92,6 @@ export {
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
-export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
-export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 export {
   type BashOperations,
   createLocalBashOperations,
@@ -87,3 +102,5 @@ export {
   type ShellOptions,
   type ShellResult,
 } from "./plugins/process/shell.js";
+export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
+export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";

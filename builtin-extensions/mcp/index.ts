@@ -10,11 +10,19 @@
  * the servers. See docs/mcp.md.
  */
 import { spawn } from "node:child_process";
-import type { ExtensionAPI, ExtensionContext, McpServerConfig, ToolCallEvent } from "@knightcodeai/cli/kit";
+import {
+  type ExtensionAPI,
+  type ExtensionContext,
+  type McpScope,
+  type McpServerConfig,
+  readMcpFiles,
+  type ToolCallEvent,
+  updateMcpServer,
+  validateMcpEntry,
+} from "@knightcodeai/cli/kit";
 import type { GetPromptResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type McpScope, readMcpFiles, validateEntry } from "./config.js";
+
 import { describe, McpConnection } from "./connection.js";
-import { setEnabledInFile } from "./files.js";
 import { mcpNamespace, mcpPromptCommand } from "./names.js";
 import { AuthStore, authFilePath, McpOAuthProvider, signIn, signOut, storedRedirectUrl } from "./oauth.js";
 import { toToolDefinition } from "./tools.js";
@@ -209,7 +217,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
         taken.overrides.push(owner);
         continue;
       }
-      const problem = validateEntry(name, config, "extension");
+      const problem = validateMcpEntry(name, config, "extension");
       if (problem) {
         knightcode.log.warn(`MCP server "${name}" registered by ${owner}: ${problem}`);
         continue;
@@ -395,8 +403,17 @@ export default function mcp(knightcode: ExtensionAPI): void {
         await server.connection.reconnect();
       } else {
         const enabled = action === "enable";
-        const saved =
-          server.source.kind === "file" ? setEnabledInFile(server.source.path, name!, enabled) : undefined;
+        let saved: string | undefined;
+        if (server.source.kind === "file") {
+          try {
+            updateMcpServer(server.source.path, name!, { enabled });
+            saved = server.source.path;
+          } catch (error) {
+            const message = `Could not save the change: ${describe(error)}`;
+            ctx.ui.notify(message, "error");
+            return { error: message };
+          }
+        }
         const config = { ...server.connection.config, enabled };
         await remove(name!);
         add(name!, config, server.source, server.overrides);

@@ -78,6 +78,14 @@ export function helpNeedsSession(args: CliArgs, env: NodeJS.ProcessEnv = process
   }
 }
 
+/** Subcommands: the first word of the command line. */
+const COMMANDS: [string, string][] = [
+  ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
+  ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
+  ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],
+  ["mcp remove <name>", "Remove an MCP server from mcp.json"],
+];
+
 export function helpText(version: string, flags: readonly HelpFlag[], modes: readonly HelpMode[]): string {
   const rows = (list: [string, string][]) => {
     const width = Math.max(...list.map(([left]) => left.length)) + 2;
@@ -85,8 +93,9 @@ export function helpText(version: string, flags: readonly HelpFlag[], modes: rea
   };
   const sections = [
     `knightcode ${version}: an extensible AI coding agent for the terminal`,
-    "Usage:\n  knightcode [options] [@file ...] [prompt ...]",
+    "Usage:\n  knightcode [options] [@file ...] [prompt ...]\n  knightcode <command> ...",
     `Options:\n${rows(OPTIONS)}`,
+    `Commands:\n${rows(COMMANDS)}`,
   ];
   if (modes.length > 0) {
     sections.push(`Modes:\n${rows(modes.map((m) => [m.name, `${m.description ?? ""} (${m.owner})`]))}`);

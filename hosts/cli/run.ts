@@ -41,6 +41,13 @@ export async function main(argv: string[]): Promise<number> {
   });
   // Diagnostics to a reader that went away (`2>&1 | head`) are lost, not fatal.
   process.stderr.on("error", () => {});
+  if (argv[0] === "mcp") {
+    const { mcpCommand } = await import("./mcp-command.js");
+    return mcpCommand(argv.slice(1), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
   const parsed = parseArgs(argv);
   if (!parsed.ok) return usage(parsed);
   const args = parsed.args;

@@ -1,11 +1,13 @@
 /**
- * Reading `mcp.json`: the agent directory's file and, for a trusted project, `.knightcode/mcp.json`, in the shape
+ * Reading `mcp.json` (the kit's, so the MCP built-in, the CLI's `knightcode mcp` and the app-server share one file
+ * model): the agent directory's file and, for a trusted project, `.knightcode/mcp.json`, in the shape
  * other MCP clients use (`{"mcpServers": {"<name>": {...}}}`). Every problem is a warning naming the file, the
  * server and what is wrong; the other servers still load. Strings expand `${VAR}` and `${VAR:-default}` from the
  * environment, so a checked-in project file can keep its secrets out.
  */
 import { join } from "node:path";
-import { type McpServerConfig, readJsonObjectFile } from "@knightcodeai/cli/kit";
+import type { McpServerConfig } from "../../kernel/api/index.js";
+import { readJsonObjectFile } from "../settings/json-file.js";
 
 export type McpScope = "global" | "project";
 
@@ -56,7 +58,8 @@ export function readMcpFile(
   path: string,
   scope: McpScope,
   warnings: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  /** The variables `${VAR}` expands from; `false` keeps the entries as written (listings never show secrets). */
+  env: NodeJS.ProcessEnv | false = process.env,
 ): McpFileServer[] {
   const read = readJsonObjectFile(path);
   if (read.status === "missing") return [];
@@ -71,9 +74,13 @@ export function readMcpFile(
   }
   const servers: McpFileServer[] = [];
   for (const [name, entry] of Object.entries(data.mcpServers)) {
-    const problem = validateEntry(name, entry, scope);
+    const problem = validateMcpEntry(name, entry, scope);
     if (problem) {
       warnings.push(`${path}: server "${name}": ${problem}`);
+      continue;
+    }
+    if (env === false) {
+      servers.push({ name, config: entry as McpServerConfig, path, scope });
       continue;
     }
     const unset: string[] = [];
@@ -89,7 +96,7 @@ export function readMcpFile(
 }
 
 /** The first problem of one entry, or undefined. Also used for `registerMcpServer` configs. */
-export function validateEntry(
+export function validateMcpEntry(
   name: string,
   entry: unknown,
   scope: McpScope | "extension",

@@ -1,8 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings hold mcp.json ${VAR} references, not JavaScript templates
 /** mcp.json reading: shapes, warnings that name the file and server, `${VAR}` expansion, project rules. */
 import { expect } from "chai";
-import { expandStrings, readMcpFiles } from "../../../builtin-extensions/mcp/config.js";
 import { mcpToolName } from "../../../builtin-extensions/mcp/names.js";
+import { expandStrings, readMcpFiles } from "../../../plugins/kit/mcp-config.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("builtin:mcp configuration", () => {
