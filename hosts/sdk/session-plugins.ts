@@ -251,7 +251,12 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
       id: "plugin:mcp-servers",
       provides: coreTokens.mcpServers,
       deps: { runtime: coreTokens.runtime },
-      create: ({ runtime }) => new McpServerRegistry(runtime.bus, () => runtime.context()),
+      create: ({ runtime }) =>
+        new McpServerRegistry(
+          runtime.bus,
+          () => runtime.context(),
+          (owner, event, error) => runtime.handleError({ owner: { ...owner, order: 0 }, event, error }),
+        ),
     }),
     definePlugin({
       id: "plugin:process",

@@ -1,6 +1,9 @@
 /**
  * MCP servers registered by extensions for the current session. Connecting them is the MCP built-in's job (or
  * a replacement's); this registry only keeps the registrations and announces changes with `mcp_servers_change`.
+ * When no extension handles that event (builtin:mcp turned off and nothing in its place), a registration would
+ * silently do nothing, so each is reported as an extension error of the extension that made it: at session start
+ * for registrations made while loading, at once for later ones.
  */
 import {
   type Disposable,
@@ -16,12 +19,32 @@ import {
 const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 
 export class McpServerRegistry implements McpServerService {
-  private readonly servers = new Map<string, { config: McpServerConfig; owner: string }>();
+  private readonly servers = new Map<string, { config: McpServerConfig; owner: string; info: ExtensionInfo }>();
+  private started = false;
 
   constructor(
     private readonly bus: HookBus,
     private readonly context: () => ExtensionContext,
-  ) {}
+    private readonly reportError: (owner: ExtensionInfo, event: string, error: Error) => void = () => {},
+  ) {
+    bus.on(
+      "session_start",
+      () => {
+        this.started = true;
+        for (const [name, entry] of this.servers) this.checkConnected(name, entry.info);
+      },
+      { id: "core:mcp-servers", order: Number.MAX_SAFE_INTEGER },
+    );
+  }
+
+  private checkConnected(name: string, owner: ExtensionInfo): void {
+    if (this.bus.has("mcp_servers_change")) return;
+    this.reportError(
+      owner,
+      "registerMcpServer",
+      new Error(`MCP server "${name}" is registered but no MCP extension is loaded to connect it`),
+    );
+  }
 
   registerMcpServer(owner: ExtensionInfo, name: string, config: McpServerConfig): Disposable {
     if (typeof name !== "string" || !SERVER_NAME.test(name)) {
@@ -43,9 +66,10 @@ export class McpServerRegistry implements McpServerService {
         `${owner.id}: MCP server "${name}" is already registered by ${existing.owner}`,
       );
     }
-    const entry = { config, owner: owner.id };
+    const entry = { config, owner: owner.id, info: owner };
     this.servers.set(name, entry);
     this.changed();
+    if (this.started) this.checkConnected(name, owner);
     return toDisposable(() => {
       if (this.servers.get(name) === entry) {
         this.servers.delete(name);

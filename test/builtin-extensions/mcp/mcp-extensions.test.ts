@@ -224,3 +224,27 @@ describe("builtin:mcp with other extensions", function () {
     expect(toolNames(s)).to.include("mcp__fault__crash");
   });
 });
+
+describe("registerMcpServer without an MCP extension", () => {
+  it("reports each registration as an extension error when builtin:mcp is turned off", async () => {
+    let api: ExtensionAPI | undefined;
+    const s = await createTestSession({
+      disableBuiltins: ["builtin:mcp"],
+      script: [{ text: "done" }] as never,
+      extensions: [
+        (kc: ExtensionAPI) => {
+          api = kc;
+          kc.registerMcpServer("early", { command: "node" });
+        },
+      ],
+    });
+    try {
+      await s.prompt("go");
+      expect(s.warnings.join("\n")).to.contain('MCP server "early" is registered but no MCP extension is loaded');
+      api!.registerMcpServer("late", { url: "https://late.example.test/mcp" });
+      expect(s.warnings.join("\n")).to.contain('MCP server "late" is registered but no MCP extension is loaded');
+    } finally {
+      await s.dispose();
+    }
+  });
+});
