@@ -19,7 +19,10 @@ import {
 const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 
 export class McpServerRegistry implements McpServerService {
-  private readonly servers = new Map<string, { config: McpServerConfig; owner: string; info: ExtensionInfo }>();
+  private readonly servers = new Map<
+    string,
+    { config: McpServerConfig; owner: string; info: ExtensionInfo }
+  >();
   private started = false;
 
   constructor(

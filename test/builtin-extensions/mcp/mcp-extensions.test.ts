@@ -240,9 +240,13 @@ describe("registerMcpServer without an MCP extension", () => {
     });
     try {
       await s.prompt("go");
-      expect(s.warnings.join("\n")).to.contain('MCP server "early" is registered but no MCP extension is loaded');
+      expect(s.warnings.join("\n")).to.contain(
+        'MCP server "early" is registered but no MCP extension is loaded',
+      );
       api!.registerMcpServer("late", { url: "https://late.example.test/mcp" });
-      expect(s.warnings.join("\n")).to.contain('MCP server "late" is registered but no MCP extension is loaded');
+      expect(s.warnings.join("\n")).to.contain(
+        'MCP server "late" is registered but no MCP extension is loaded',
+      );
     } finally {
       await s.dispose();
     }
