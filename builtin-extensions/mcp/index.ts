@@ -22,6 +22,7 @@ import {
 } from "@knightcodeai/cli/kit";
 import type { GetPromptResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
 
+import { ToolListCache } from "./cache.js";
 import { describe, McpConnection } from "./connection.js";
 import { mcpNamespace, mcpPromptCommand } from "./names.js";
 import { AuthStore, authFilePath, McpOAuthProvider, signIn, signOut, storedRedirectUrl } from "./oauth.js";
@@ -44,6 +45,8 @@ interface Server {
   prompts: (() => void)[];
   /** Task-only tools already reported. */
   skipped: Set<string>;
+  /** Its tools were registered from the last session's list while it connects. */
+  fromCache?: boolean;
 }
 
 /** What `knightcode.events.emit("mcp:client", (client) => ...)` hands another extension. */
@@ -76,6 +79,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
   const servers = new Map<string, Server>();
   let cwd = process.cwd();
   let authStore: AuthStore | undefined;
+  let cache: ToolListCache | undefined;
 
   const registerTools = (server: Server, listed: Tool[]): void => {
     const seen = new Set<string>();
@@ -160,6 +164,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
         {
           tools: (tools) => {
             registerTools(server, tools);
+            cache?.set(name, config, tools, server.connection.instructions);
             void registerPrompts(server);
           },
           status: () => {
@@ -175,6 +180,13 @@ export default function mcp(knightcode: ExtensionAPI): void {
       ),
     };
     servers.set(name, server);
+    const cached = config.enabled === false ? undefined : cache?.get(name, config);
+    if (cached) {
+      // Offered at once; a call waits for the connection, and the fresh list replaces these.
+      server.connection.instructions = cached.instructions;
+      server.fromCache = true;
+      registerTools(server, cached.tools);
+    }
     server.connection.start();
     return server;
   };
@@ -231,6 +243,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
   const sync = async (ctx: ExtensionContext): Promise<void> => {
     cwd = ctx.cwd;
     authStore ??= new AuthStore(authFilePath(ctx.agentDir));
+    cache ??= new ToolListCache(ctx.agentDir);
     const target = wanted(ctx);
     for (const [name, server] of servers) {
       const next = target.get(name);
@@ -259,13 +272,14 @@ export default function mcp(knightcode: ExtensionAPI): void {
       stderr: [...server.connection.stderrTail],
     }));
 
-  // The first run waits (bounded) for the servers that were connecting when the session started, so a one-shot
-  // `knightcode -p` sees their tools; the session itself starts at once and later runs never wait.
+  // The first run waits (bounded) for servers connecting for the first time (no cached tool list), so a one-shot
+  // `knightcode -p` sees their tools; servers with a cached list offer it at once, the session itself starts at
+  // once, and later runs never wait.
   let startup: Promise<void> | undefined;
   knightcode.on("session_start", async (_event, ctx) => {
     await sync(ctx);
     const waitMs = startupWaitMs(knightcode.getSettings());
-    const pending = [...servers.values()].filter((s) => s.connection.state === "connecting");
+    const pending = [...servers.values()].filter((s) => s.connection.state === "connecting" && !s.fromCache);
     if (waitMs > 0 && pending.length > 0) {
       startup = boundedWait(Promise.all(pending.map((s) => s.connection.whenSettled())), waitMs);
     }

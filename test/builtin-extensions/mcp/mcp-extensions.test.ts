@@ -130,6 +130,29 @@ describe("builtin:mcp with other extensions", function () {
     expect(JSON.stringify(reacher.result!.content)).to.contain("it broke");
   });
 
+  it("offers a server's tools from the last session's list at once, and a call waits for the connection", async () => {
+    const slow = { slow: fault({ FAULT_SERVER_DELAY_MS: "1500" }) };
+    const waited = (s: TestSession) =>
+      s.ui.calls.some(
+        (c) => c.method === "setWorkingMessage" && String(c.args[0]).includes("Connecting MCP servers"),
+      );
+    const first = await open({ file: slow, script: [{ text: "first" }] });
+    await first.prompt("go");
+    expect(waited(first), "a server never seen before is waited for").to.equal(true);
+    const second = await open({
+      file: slow,
+      script: [{ toolCalls: [{ name: "mcp__slow__fail", arguments: {} }] }, { text: "done" }],
+    });
+    expect(toolNames(second), "cached tools are registered before the server connects").to.include(
+      "mcp__slow__fail",
+    );
+    await second.prompt("go");
+    expect(waited(second)).to.equal(false);
+    const call = second.toolCalls().find((c) => c.toolName === "mcp__slow__fail")!;
+    expect(JSON.stringify(call.result!.content)).to.contain("it broke");
+    expect(call.result!.structuredContent).to.deep.equal({ code: 42 });
+  });
+
   it("offers a server's prompts as /mcp__<server>__<prompt> commands that send the prompt's text", async () => {
     const s = await open({
       file: { everything: { command: process.execPath, args: [everythingServer, "stdio"] } },
