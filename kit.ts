@@ -14,23 +14,6 @@ export {
 export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
-export {
-  expandStrings as expandMcpStrings,
-  type McpFileResult,
-  type McpFileServer,
-  type McpScope,
-  mcpFilePaths,
-  readMcpFiles,
-  validateMcpEntry,
-} from "./plugins/kit/mcp-config.js";
-export {
-  addMcpServer,
-  listMcpServers,
-  type McpListing,
-  type McpServerListing,
-  removeMcpServer,
-  updateMcpServer,
-} from "./plugins/kit/mcp-files.js";
 export { convertToLlm, serializeConversation } from "./plugins/kit/messages.js";
 export {
   complete,
@@ -104,3 +87,20 @@ export {
 } from "./plugins/process/shell.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
+export {
+  expandStrings as expandMcpStrings,
+  type McpFileResult,
+  type McpFileServer,
+  type McpScope,
+  mcpFilePaths,
+  readMcpFiles,
+  validateMcpEntry,
+} from "./plugins/settings/mcp-config.js";
+export {
+  addMcpServer,
+  listMcpServers,
+  type McpListing,
+  type McpServerListing,
+  removeMcpServer,
+  updateMcpServer,
+} from "./plugins/settings/mcp-files.js";

@@ -6,8 +6,8 @@
  * references stay unexpanded, so a listing never prints a secret from the environment.
  */
 import type { McpServerConfig } from "../../kernel/api/index.js";
-import { writeFileAtomic } from "../settings/atomic-write.js";
-import { isPlainObject, type JsonObject, readJsonObjectFile } from "../settings/json-file.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
 import { type McpScope, mcpFilePaths, readMcpFile, validateMcpEntry } from "./mcp-config.js";
 
 /** One server as `knightcode mcp list` and the app-server's `mcp/list` describe it. */

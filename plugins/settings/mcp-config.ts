@@ -1,5 +1,5 @@
 /**
- * Reading `mcp.json` (the kit's, so the MCP built-in, the CLI's `knightcode mcp` and the app-server share one file
+ * Reading `mcp.json` (exported by the kit, so the MCP built-in, the CLI's `knightcode mcp` and the app-server share one file
  * model): the agent directory's file and, for a trusted project, `.knightcode/mcp.json`, in the shape
  * other MCP clients use (`{"mcpServers": {"<name>": {...}}}`). Every problem is a warning naming the file, the
  * server and what is wrong; the other servers still load. Strings expand `${VAR}` and `${VAR:-default}` from the
@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { McpServerConfig } from "../../kernel/api/index.js";
-import { readJsonObjectFile } from "../settings/json-file.js";
+import { readJsonObjectFile } from "./json-file.js";
 
 export type McpScope = "global" | "project";
 

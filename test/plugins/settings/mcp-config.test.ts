@@ -2,7 +2,7 @@
 /** mcp.json reading: shapes, warnings that name the file and server, `${VAR}` expansion, project rules. */
 import { expect } from "chai";
 import { mcpToolName } from "../../../builtin-extensions/mcp/names.js";
-import { expandStrings, readMcpFiles } from "../../../plugins/kit/mcp-config.js";
+import { expandStrings, readMcpFiles } from "../../../plugins/settings/mcp-config.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("builtin:mcp configuration", () => {
