@@ -9,7 +9,7 @@
  * exchanged when the browser comes back.
  */
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readJsonObjectFile, writeFileAtomic } from "@knightcodeai/cli/kit";
@@ -202,6 +202,8 @@ interface Callback {
 async function listenForCallback(preferredPort: number): Promise<Callback> {
   let deliver: ((query: URLSearchParams) => void) | undefined;
   const received: URLSearchParams[] = [];
+  // Loaded here: only a sign-in needs an HTTP server, and every session start would pay for node:http otherwise.
+  const { createServer } = await import("node:http");
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== CALLBACK_PATH) {
