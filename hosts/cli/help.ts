@@ -94,8 +94,8 @@ export function helpText(version: string, flags: readonly HelpFlag[], modes: rea
   const sections = [
     `knightcode ${version}: an extensible AI coding agent for the terminal`,
     "Usage:\n  knightcode [options] [@file ...] [prompt ...]\n  knightcode <command> ...",
-    `Options:\n${rows(OPTIONS)}`,
     `Commands:\n${rows(COMMANDS)}`,
+    `Options:\n${rows(OPTIONS)}`,
   ];
   if (modes.length > 0) {
     sections.push(`Modes:\n${rows(modes.map((m) => [m.name, `${m.description ?? ""} (${m.owner})`]))}`);

@@ -8,14 +8,15 @@ import { builtinSources } from "../../../hosts/sdk/builtin-extensions.js";
 import { BUILTIN_MANIFEST } from "../../../hosts/sdk/builtin-manifest.js";
 import type { ExtensionAPI } from "../../../kernel/index.js";
 
-/** An ExtensionAPI whose every method records its call and returns nothing. */
-function recordingApi(calls: [string, unknown[]][]): ExtensionAPI {
+/** An ExtensionAPI whose every method (also of `events` and `log`) records its call and returns nothing. */
+function recordingApi(calls: [string, unknown[]][], prefix = ""): ExtensionAPI {
   return new Proxy({} as ExtensionAPI, {
-    get:
-      (_target, method) =>
-      (...args: unknown[]) => {
-        calls.push([String(method), args]);
-      },
+    get: (_target, method) =>
+      method === "events" || method === "log"
+        ? recordingApi(calls, `${String(method)}.`)
+        : (...args: unknown[]) => {
+            calls.push([`${prefix}${String(method)}`, args]);
+          },
   });
 }
 
