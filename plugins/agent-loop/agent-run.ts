@@ -5,7 +5,7 @@
  * `auto_retry_end` counts the attempts that ran, the first request included, so one retry that succeeds reports
  * `attempt: 2` as json.md's example does. A request the provider refused as too long (`context_overflow`) is compacted
  * and retried once per run (`agent_end.willRetry` says a recovery is attempted). A finished run meets the `agent_before_settle` boundary, which may
- * commit entries and ask for one more run. `agent_settled` is the caller's, since only it knows when the session
+ * commit entries and ask for one more run; messages queued after the turn loop's last look start one too. `agent_settled` is the caller's, since only it knows when the session
  * is idle again.
  */
 import type { AgentMessage, BoundaryState, ExtensionContext, HookBus } from "../../kernel/index.js";
@@ -28,6 +28,11 @@ export interface AgentRunConfig {
   ): Promise<TurnsOutcome>;
   /** Commits the entries an `agent_before_settle` boundary proposed. */
   commit(state: BoundaryState): Promise<void>;
+  /**
+   * Steering (else follow-up) messages queued since the turn loop last looked, taken from their queue: a run about
+   * to settle delivers them first, since their sender was told they will be.
+   */
+  takeQueued?(): AgentMessage[];
   /** Compacts after a `context_overflow` answer; false when it could not (then the run ends with the error). */
   recoverOverflow?(signal: AbortSignal): Promise<boolean>;
 }
@@ -89,6 +94,12 @@ export async function runAgent(
     if (outcome.kind === "error" || outcome.kind === "end") return { aborted: false };
     const settle = await bus.boundary("agent_before_settle", { messages: outcome.messages }, context());
     await config.commit(settle);
+    // Queued while `agent_end` and `agent_before_settle` handlers ran, after the turn loop's last look.
+    const queued = settle.end ? [] : (config.takeQueued?.() ?? []);
+    if (queued.length > 0) {
+      next = queued;
+      continue;
+    }
     if (settle.end || !settle.continue || !continuations.take()) return { aborted: false };
   }
 }

@@ -163,7 +163,11 @@ export class AgentSession {
       bus,
       context,
       retry: deps.retry,
-      turns: (input, signal) => runTurns(input, turnLoop, signal),
+      turns: (input, signal, budget) => runTurns(input, turnLoop, signal, budget),
+      takeQueued: () => {
+        const steering = this.queues.takeSteering();
+        return steering.length > 0 ? steering : this.queues.takeFollowUps();
+      },
       commit,
       recoverOverflow: (signal) => this.compactor.recoverOverflow(signal),
     };

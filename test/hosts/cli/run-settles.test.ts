@@ -185,6 +185,48 @@ describe("knightcode: a run settles, and not with a false success", function () 
     }
   });
 
+  it("delivers a prompt queued with streamingBehavior while the run was settling, as its success promised", async () => {
+    // agent_end handlers run after the turn loop's last look at the queues: a follow-up accepted then was left
+    // in its queue, answered `success: true`, and never sent.
+    const ext = tmp.write(
+      "slow-end.ts",
+      `export default (kc: any) => kc.on("agent_end", () => new Promise((r) => setTimeout(r, 1_000)));`,
+    );
+    const file = script([{ text: "first answer" }, { text: "second answer" }]);
+    for (const streamingBehavior of ["followUp", "steer"]) {
+      const rpc = new RpcProcess(
+        spawn(
+          process.execPath,
+          [cliBin, "--mode", "rpc", "-e", ext, "--provider", "scripted", "--script", file, "--no-session"],
+          { cwd: tmp.path, env: { ...process.env, ...env() } },
+        ),
+      );
+      try {
+        expect((await rpc.request("a", "prompt", { message: "one" })).success).to.equal(true);
+        await rpc.waitFor((r) => r.type === "turn_end");
+        const second = await rpc.request("b", "prompt", { message: "two", streamingBehavior });
+        expect(second.success, streamingBehavior).to.equal(true);
+        await rpc.waitFor((r) => r.type === "agent_settled");
+        const messages = (await rpc.request("m", "get_messages")).data as {
+          messages: { role: string; content: unknown }[];
+        };
+        expect(
+          messages.messages.map((m) => [m.role, typeof m.content === "string" ? m.content : "…"]),
+          streamingBehavior,
+        ).to.deep.equal([
+          ["user", "one"],
+          ["assistant", "…"],
+          ["user", "two"],
+          ["assistant", "…"],
+        ]);
+        expect(rpc.records.filter((r) => r.type === "agent_settled")).to.have.length(1);
+        expect(await rpc.end()).to.equal(0);
+      } finally {
+        rpc.kill();
+      }
+    }
+  });
+
   it("caps the turns a turn_end handler that always continues can ask for", async () => {
     const ext = tmp.write(
       "again.ts",
