@@ -509,11 +509,21 @@ export class AgentSession {
   private async runToEnd(start: RunStart, starting: StartingRun, signal: AbortSignal) {
     // Taken before the handlers run: a message they defer is for the run after this one.
     const deferred: AgentMessage[] = this.queues.takeNextTurn();
-    // A manual compaction that began before this run finishes first: the run reads the compacted context.
-    await this.compactor.settled();
-    this.compactor.runStarted();
-    const prepared = await beforeAgentStart(start, this.startConfig);
-    this.lastSystemPrompt = prepared.systemPrompt;
+    let prepared: Awaited<ReturnType<typeof beforeAgentStart>>;
+    try {
+      // A manual compaction that began before this run finishes first: the run reads the compacted context.
+      await this.compactor.settled();
+      this.compactor.runStarted();
+      prepared = await beforeAgentStart(start, this.startConfig);
+      this.lastSystemPrompt = prepared.systemPrompt;
+    } catch (error) {
+      // The prompts that started or joined this run were answered as accepted: they reach the session, with the
+      // reason the run could not start, instead of vanishing.
+      await this.admissions.drained();
+      this.starting = undefined;
+      await this.recordFailedStart([...deferred, start.message, ...starting.joined], error);
+      return { aborted: false };
+    }
     await this.admissions.drained();
     this.starting = undefined;
     return runAgent(
@@ -521,6 +531,12 @@ export class AgentSession {
       this.runConfig,
       signal,
     );
+  }
+
+  private async recordFailedStart(messages: AgentMessage[], error: unknown): Promise<void> {
+    for (const message of messages) await this.transcript.add(message);
+    const reason = error instanceof Error ? error.message : String(error);
+    await this.transcript.add(stoppedMessage(this.requireModel(), `The run could not start: ${reason}`));
   }
 
   /**

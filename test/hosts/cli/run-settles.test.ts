@@ -185,6 +185,46 @@ describe("knightcode: a run settles, and not with a false success", function () 
     }
   });
 
+  it("keeps two prompts sent together in the session, with the reason, when their run cannot start", async () => {
+    // A before_agent_start handler leaves the system prompt options unusable: the run fails before it takes its
+    // input. Both prompts had been answered `success: true`, and the session stayed empty, without a word.
+    const ext = tmp.write(
+      "break-start.ts",
+      `export default (kc: any) => kc.on("before_agent_start", (e: any) => { e.systemPromptOptions.tools = 42; });`,
+    );
+    const file = script([{ text: "never reached" }]);
+    const rpc = new RpcProcess(
+      spawn(
+        process.execPath,
+        [cliBin, "--mode", "rpc", "-e", ext, "--provider", "scripted", "--script", file, "--no-session"],
+        { cwd: tmp.path, env: { ...process.env, ...env() } },
+      ),
+    );
+    try {
+      rpc.send({ id: "a", type: "prompt", message: "one" });
+      rpc.send({ id: "b", type: "prompt", message: "two" });
+      expect((await rpc.response("a")).success).to.equal(true);
+      expect((await rpc.response("b")).success).to.equal(true);
+      await rpc.waitFor((r) => r.type === "agent_settled");
+      const { messages } = (await rpc.request("m", "get_messages")).data as {
+        messages: { role: string; content: unknown; errorMessage?: string }[];
+      };
+      expect(messages.map((m) => [m.role, typeof m.content === "string" ? m.content : "…"])).to.deep.equal([
+        ["user", "one"],
+        ["user", "two"],
+        ["assistant", "…"],
+      ]);
+      expect(messages[2]!.errorMessage).to.match(/^The run could not start: /);
+      expect(await rpc.end()).to.equal(0);
+    } finally {
+      rpc.kill();
+    }
+
+    const print = await cli(["-e", ext, "--script", file, "-p", "go"]);
+    expect(print.code).to.equal(1);
+    expect(print.stderr).to.contain("The run could not start: ");
+  });
+
   it("delivers a prompt queued with streamingBehavior while the run was settling, as its success promised", async () => {
     // agent_end handlers run after the turn loop's last look at the queues: a follow-up accepted then was left
     // in its queue, answered `success: true`, and never sent.
