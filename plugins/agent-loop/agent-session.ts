@@ -273,10 +273,17 @@ export class AgentSession {
       return;
     }
     this.deps.runtime.assertCanPrompt("prompt");
+    // An `input` handler waiting on nothing would leave the prompt pending while the process exits 0.
+    const stalls = new Stalls();
+    const unwatch = watchForStall(() => stalls.fire());
     try {
-      const decided = await this.admissions.admit(() => this.admit(text, options, accepted));
+      const decided = await stalls.race(this.admissions.admit(() => this.admit(text, options, accepted)));
+      if (decided === "stalled") {
+        throw new KernelError("KC_ERR_STALLED", `The prompt could not be taken: it ${this.stallReason()}`);
+      }
       await decided?.run;
     } finally {
+      unwatch();
       this.releaseIfIdle();
     }
   }
@@ -544,15 +551,18 @@ export class AgentSession {
    * work is left as it is (it can never go on), so nothing it would do reaches the session after this record.
    */
   private async recordStall(): Promise<void> {
+    const text = `The run cannot finish: it ${this.stallReason()}`;
+    await this.transcript.add(stoppedMessage(this.requireModel(), text));
+  }
+
+  /** What the session waits for when the process has nothing left to do, for the error that says so. */
+  private stallReason(): string {
     const waiting = [
       ...this.tools.pending(),
       ...this.bus.pending().map((h) => `the ${h.event} handler of ${h.owner.id}`),
     ];
     const what = waiting.length > 0 ? [...new Set(waiting)].join(", ") : "work";
-    const text =
-      `The run cannot finish: it waits for ${what}, which never settled and has nothing left that could ` +
-      "settle it (a promise that is never resolved).";
-    await this.transcript.add(stoppedMessage(this.requireModel(), text));
+    return `waits for ${what}, which never settled and has nothing left that could settle it (a promise that is never resolved).`;
   }
 
   private requireModel(): ModelInfo {

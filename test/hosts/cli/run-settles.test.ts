@@ -72,6 +72,20 @@ describe("knightcode: a run settles, and not with a false success", function () 
     expect(wire.at(-1)).to.deep.equal({ type: "agent_settled", aborted: false });
   });
 
+  it("ends a print run whose input handler never settles with exit 1, naming the handler", async () => {
+    const ext = tmp.write(
+      "input.ts",
+      `export default (kc: any) => kc.on("input", () => new Promise(() => {}));`,
+    );
+    const file = script([{ text: "never reached" }]);
+    const { code, stdout, stderr } = await cli(["-e", ext, "--script", file, "-p", "go"]);
+    expect(code).to.equal(1);
+    expect(stdout).to.equal("");
+    expect(stderr).to.match(
+      /The prompt could not be taken: it waits for the input handler of cli:\S*input\.ts/,
+    );
+  });
+
   it("blocks a call whose tool_call handler does not answer within gates.timeoutMs, blaming it", async () => {
     settings({ gates: { timeoutMs: 300 } });
     const ext = tmp.write(
