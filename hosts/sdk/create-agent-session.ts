@@ -444,6 +444,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const result = await runUserBash({
       bus: runtime.bus,
       ctx,
+      gateTimeoutMs: this.live().config.settings.get("gates").timeoutMs,
       cwd: this.cwd,
       command,
       excludeFromContext,

@@ -169,6 +169,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           compaction: () => config.settings.get("compaction"),
           cacheWarming: () => config.settings.get("cacheWarming"),
           doomLoop: () => config.settings.get("doomLoop"),
+          gates: () => config.settings.get("gates"),
+          toolResults: () => config.settings.get("toolResults"),
           ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
           systemPromptOptions: (active) =>
             defaultSystemPromptOptions({

@@ -57,6 +57,8 @@ export const errorCodes = Object.freeze({
     "An API object or context was used after its session was reloaded, replaced or shut down.",
   KC_ERR_STARTUP_FAILED:
     "The session cannot prompt because an extension refused to start it; fix the cause and reload.",
+  KC_ERR_STALLED:
+    "A prompt waits for an extension handler whose promise never settles and nothing is left that could settle it.",
   KC_ERR_STATE:
     "The session runtime is not in a state that allows the operation (for example reload while loading).",
   KC_ERR_TOOL_CONFLICT: "Two extensions other than built-ins registered a tool of the same name.",

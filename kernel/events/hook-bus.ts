@@ -70,6 +70,18 @@ export interface GateOptions<R> {
   failClosed(error: unknown, owner: HandlerOwner): R;
   /** Whether a result is a decision; defaults to any non-undefined value. Learns whose result it is. */
   isDecision?(result: R, owner: HandlerOwner): boolean;
+  /**
+   * Milliseconds each handler has to answer; one that takes longer is reported and fails closed as if it had
+   * thrown, and its late answer is ignored. Absent or 0: no limit. The timer does not keep the process alive, so a
+   * handler waiting on nothing at all still shows up as pending work (`pending()`).
+   */
+  timeoutMs?: number;
+}
+
+/** A handler that was called and has not settled yet. */
+export interface PendingHandler {
+  readonly owner: HandlerOwner;
+  readonly event: string;
 }
 
 interface Registration {
@@ -109,8 +121,15 @@ export class HookBus {
   private readonly hooks = new Map<string, BuiltHook>();
   private readonly catalog: Readonly<Record<string, EventSpec>> = eventCatalog;
   private seq = 0;
+  /** Handlers whose promise has not settled, to explain a run that can never finish (Rollup's runHook). */
+  private readonly running = new Set<PendingHandler>();
 
   constructor(private readonly options: HookBusOptions) {}
+
+  /** The handlers called and not settled yet, oldest first. */
+  pending(): PendingHandler[] {
+    return [...this.running];
+  }
 
   /** Subscribes a handler; the returned function unsubscribes it (idempotent). */
   on(event: string, handler: AnyHandler, owner: HandlerOwner, options?: { fallback?: boolean }): () => void {
@@ -127,7 +146,12 @@ export class HookBus {
         `${owner.id} may not handle "${event}": only ${spec.participants.join(", ")} extensions take part`,
       );
     }
-    const registration: Registration = { owner, handler, seq: this.seq++, last: options?.fallback ? 1 : 0 };
+    const registration: Registration = {
+      owner,
+      handler: this.tracked(event, owner, handler),
+      seq: this.seq++,
+      last: options?.fallback ? 1 : 0,
+    };
     const next = [...(this.registrations.get(event) ?? []), registration].sort(
       (a, b) => a.last - b.last || a.owner.order - b.owner.order || a.seq - b.seq,
     );
@@ -223,6 +247,17 @@ export class HookBus {
     return result.value as BoundaryState;
   }
 
+  /** Wraps a handler so that, while its promise is unsettled, it is listed by `pending()`. */
+  private tracked(event: string, owner: HandlerOwner, handler: AnyHandler): AnyHandler {
+    return (payload, ctx) => {
+      const result = handler(payload, ctx);
+      if (!(result instanceof Promise)) return result;
+      const entry: PendingHandler = { owner, event };
+      this.running.add(entry);
+      return result.finally(() => this.running.delete(entry));
+    };
+  }
+
   private specOf(event: string): EventSpec {
     const spec = Object.hasOwn(this.catalog, event) ? this.catalog[event] : undefined;
     if (!spec) {
@@ -284,7 +319,7 @@ export class HookBus {
           hook.tapPromise(owner.id, async (d) => {
             const gate = d.gate!;
             try {
-              const result = await handler(d.payload, d.ctx);
+              const result = await withinLimit(handler(d.payload, d.ctx), gate.timeoutMs);
               const decided = gate.isDecision
                 ? result !== undefined && gate.isDecision(result, owner)
                 : result != null;
@@ -345,6 +380,17 @@ export class HookBus {
       stopped: false,
     };
   }
+}
+
+/** A gate handler's answer, or a rejection once `timeoutMs` passed without one. */
+function withinLimit(answer: unknown, timeoutMs: number | undefined): Promise<unknown> {
+  if (!timeoutMs || !(answer instanceof Promise)) return Promise.resolve(answer);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
 }
 
 function didYouMean(name: string, known: readonly string[]): string {

@@ -5,26 +5,34 @@
  * `auto_retry_end` counts the attempts that ran, the first request included, so one retry that succeeds reports
  * `attempt: 2` as json.md's example does. A request the provider refused as too long (`context_overflow`) is compacted
  * and retried once per run (`agent_end.willRetry` says a recovery is attempted). A finished run meets the `agent_before_settle` boundary, which may
- * commit entries and ask for one more run. `agent_settled` is the caller's, since only it knows when the session
+ * commit entries and ask for one more run; messages queued after the turn loop's last look start one too. `agent_settled` is the caller's, since only it knows when the session
  * is idle again.
  */
 import type { AgentMessage, BoundaryState, ExtensionContext, HookBus } from "../../kernel/index.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { planRetry, waitUnlessAborted } from "./retry-policy.js";
-import type { TurnsOutcome } from "./turn-loop.js";
+import { ContinuationBudget, type TurnsOutcome } from "./turn-loop.js";
 
-/** Bound on continuations requested by boundaries, so a handler that always continues cannot spin forever. */
-export const MAX_CONTINUATIONS = 64;
+export { MAX_CONTINUATIONS } from "./turn-loop.js";
 
 export interface AgentRunConfig {
   bus: HookBus;
   context(): ExtensionContext;
   /** Read after each failed run, so a settings change applies to the next retry. */
   retry(): RetrySettings;
-  /** One low-level run (the turn loop) starting with `input`. */
-  turns(input: readonly AgentMessage[], signal: AbortSignal): Promise<TurnsOutcome>;
+  /** One low-level run (the turn loop) starting with `input`; boundaries' continuations draw on `budget`. */
+  turns(
+    input: readonly AgentMessage[],
+    signal: AbortSignal,
+    budget: ContinuationBudget,
+  ): Promise<TurnsOutcome>;
   /** Commits the entries an `agent_before_settle` boundary proposed. */
   commit(state: BoundaryState): Promise<void>;
+  /**
+   * Steering (else follow-up) messages queued since the turn loop last looked, taken from their queue: a run about
+   * to settle delivers them first, since their sender was told they will be.
+   */
+  takeQueued?(): AgentMessage[];
   /** Compacts after a `context_overflow` answer; false when it could not (then the run ends with the error). */
   recoverOverflow?(signal: AbortSignal): Promise<boolean>;
 }
@@ -36,7 +44,7 @@ export async function runAgent(
   signal: AbortSignal,
 ): Promise<{ aborted: boolean }> {
   const { bus, context } = config;
-  let continuations = 0;
+  const continuations = new ContinuationBudget();
   let retries = 0;
   let overflowRecovered = false;
   const retryEnd = (success: boolean, attempts: number, finalError?: string) =>
@@ -47,7 +55,7 @@ export async function runAgent(
     );
   let next = input;
   for (;;) {
-    const outcome = await config.turns(next, signal);
+    const outcome = await config.turns(next, signal, continuations);
     next = [];
     const failure = outcome.kind === "error" ? outcome.error : undefined;
     const retry = failure && !signal.aborted ? planRetry(config.retry(), failure, retries) : undefined;
@@ -86,7 +94,12 @@ export async function runAgent(
     if (outcome.kind === "error" || outcome.kind === "end") return { aborted: false };
     const settle = await bus.boundary("agent_before_settle", { messages: outcome.messages }, context());
     await config.commit(settle);
-    if (settle.end || !settle.continue || continuations >= MAX_CONTINUATIONS) return { aborted: false };
-    continuations++;
+    // Queued while `agent_end` and `agent_before_settle` handlers ran, after the turn loop's last look.
+    const queued = settle.end ? [] : (config.takeQueued?.() ?? []);
+    if (queued.length > 0) {
+      next = queued;
+      continue;
+    }
+    if (settle.end || !settle.continue || !continuations.take()) return { aborted: false };
   }
 }

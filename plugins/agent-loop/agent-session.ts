@@ -25,7 +25,9 @@ import type {
   CacheWarmingSettings,
   CompactionSettings,
   DoomLoopSettings,
+  GateSettings,
   RetrySettings,
+  ToolResultSettings,
 } from "../settings/settings.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { Admissions } from "./admissions.js";
@@ -38,10 +40,11 @@ import { customMessage, type MessageContent, promptMessage, toLlmMessages, userM
 import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
+import { Stalls, watchForStall } from "./stall-watch.js";
 import { recordSystemState } from "./system-state.js";
 import { ToolRunner } from "./tool-runner.js";
 import { Transcript } from "./transcript.js";
-import { runTurns, type TurnLoopConfig } from "./turn-loop.js";
+import { runTurns, stoppedMessage, type TurnLoopConfig } from "./turn-loop.js";
 
 export interface AgentSessionDeps {
   runtime: SessionRuntime;
@@ -54,6 +57,10 @@ export interface AgentSessionDeps {
   cacheWarming?: () => CacheWarmingSettings;
   /** Read at the start of each run; without it the guard is off. */
   doomLoop?: () => DoomLoopSettings;
+  /** Read at each tool call; without it `tool_call` handlers have no time limit. */
+  gates?: () => GateSettings;
+  /** Read at each tool call; without it tool results are not capped. */
+  toolResults?: () => ToolResultSettings;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
   maxTurns?: number;
   /** Fresh default system prompt options for a run (base text, active tools, context files). */
@@ -84,6 +91,7 @@ export class AgentSession {
   thinkingLevel: ThinkingLevel = "off";
   private readonly queues: MessageQueues;
   private readonly transcript: Transcript;
+  private readonly tools: ToolRunner;
   private readonly warmer: CacheWarmer;
   private readonly compactor: Compactor;
   private readonly startConfig: BeforeAgentStartConfig;
@@ -104,7 +112,11 @@ export class AgentSession {
     const context = () => this.ctx();
     this.queues = new MessageQueues((snapshot) => void bus.emit("queue_update", snapshot, context()));
     this.transcript = new Transcript(bus, context, deps.session);
-    const tools = new ToolRunner(deps.tools, bus, context);
+    const tools = new ToolRunner(deps.tools, bus, context, () => ({
+      gateTimeoutMs: deps.gates?.().timeoutMs ?? 0,
+      maxResultBytes: deps.toolResults?.().maxBytes ?? 0,
+    }));
+    this.tools = tools;
     const drafts: DraftTarget = {
       log: deps.session,
       transcript: this.transcript,
@@ -151,7 +163,11 @@ export class AgentSession {
       bus,
       context,
       retry: deps.retry,
-      turns: (input, signal) => runTurns(input, turnLoop, signal),
+      turns: (input, signal, budget) => runTurns(input, turnLoop, signal, budget),
+      takeQueued: () => {
+        const steering = this.queues.takeSteering();
+        return steering.length > 0 ? steering : this.queues.takeFollowUps();
+      },
       commit,
       recoverOverflow: (signal) => this.compactor.recoverOverflow(signal),
     };
@@ -257,10 +273,17 @@ export class AgentSession {
       return;
     }
     this.deps.runtime.assertCanPrompt("prompt");
+    // An `input` handler waiting on nothing would leave the prompt pending while the process exits 0.
+    const stalls = new Stalls();
+    const unwatch = watchForStall(() => stalls.fire());
     try {
-      const decided = await this.admissions.admit(() => this.admit(text, options, accepted));
+      const decided = await stalls.race(this.admissions.admit(() => this.admit(text, options, accepted)));
+      if (decided === "stalled") {
+        throw new KernelError("KC_ERR_STALLED", `The prompt could not be taken: it ${this.stallReason()}`);
+      }
       await decided?.run;
     } finally {
+      unwatch();
       this.releaseIfIdle();
     }
   }
@@ -470,31 +493,76 @@ export class AgentSession {
     });
     this.controller = new AbortController();
     const signal = this.controller.signal;
+    // A run waiting on something that can never settle ends with an error instead of a silent exit (stall-watch.ts).
+    const stalls = new Stalls();
+    const unwatch = watchForStall(() => stalls.fire());
     let aborted = false;
     try {
-      // Taken before the handlers run: a message they defer is for the run after this one.
-      const deferred: AgentMessage[] = this.queues.takeNextTurn();
-      // A manual compaction that began before this run finishes first: the run reads the compacted context.
-      await this.compactor.settled();
-      this.compactor.runStarted();
-      const prepared = await beforeAgentStart(start, this.startConfig);
-      this.lastSystemPrompt = prepared.systemPrompt;
-      await this.admissions.drained();
-      this.starting = undefined;
-      ({ aborted } = await runAgent(
-        [...deferred, start.message, ...prepared.messages, ...starting.joined],
-        this.runConfig,
-        signal,
-      ));
+      const ran = await stalls.race(this.runToEnd(start, starting, signal));
+      if (ran === "stalled") await stalls.race(this.recordStall());
+      else aborted = ran.aborted;
     } finally {
       this.starting = undefined;
       this.guard = undefined;
       this.controller = undefined;
       this.busy = false;
-      await this.bus.emit("agent_settled", { aborted }, this.ctx());
+      await stalls.race(this.bus.emit("agent_settled", { aborted }, this.ctx()));
+      unwatch();
       this.releaseIfIdle();
       if (!aborted) this.warmer.idle();
     }
+  }
+
+  private async runToEnd(start: RunStart, starting: StartingRun, signal: AbortSignal) {
+    // Taken before the handlers run: a message they defer is for the run after this one.
+    const deferred: AgentMessage[] = this.queues.takeNextTurn();
+    let prepared: Awaited<ReturnType<typeof beforeAgentStart>>;
+    try {
+      // A manual compaction that began before this run finishes first: the run reads the compacted context.
+      await this.compactor.settled();
+      this.compactor.runStarted();
+      prepared = await beforeAgentStart(start, this.startConfig);
+      this.lastSystemPrompt = prepared.systemPrompt;
+    } catch (error) {
+      // The prompts that started or joined this run were answered as accepted: they reach the session, with the
+      // reason the run could not start, instead of vanishing.
+      await this.admissions.drained();
+      this.starting = undefined;
+      await this.recordFailedStart([...deferred, start.message, ...starting.joined], error);
+      return { aborted: false };
+    }
+    await this.admissions.drained();
+    this.starting = undefined;
+    return runAgent(
+      [...deferred, start.message, ...prepared.messages, ...starting.joined],
+      this.runConfig,
+      signal,
+    );
+  }
+
+  private async recordFailedStart(messages: AgentMessage[], error: unknown): Promise<void> {
+    for (const message of messages) await this.transcript.add(message);
+    const reason = error instanceof Error ? error.message : String(error);
+    await this.transcript.add(stoppedMessage(this.requireModel(), `The run could not start: ${reason}`));
+  }
+
+  /**
+   * The run waits for something that has nothing left to settle it: it ends with an error naming what. The stuck
+   * work is left as it is (it can never go on), so nothing it would do reaches the session after this record.
+   */
+  private async recordStall(): Promise<void> {
+    const text = `The run cannot finish: it ${this.stallReason()}`;
+    await this.transcript.add(stoppedMessage(this.requireModel(), text));
+  }
+
+  /** What the session waits for when the process has nothing left to do, for the error that says so. */
+  private stallReason(): string {
+    const waiting = [
+      ...this.tools.pending(),
+      ...this.bus.pending().map((h) => `the ${h.event} handler of ${h.owner.id}`),
+    ];
+    const what = waiting.length > 0 ? [...new Set(waiting)].join(", ") : "work";
+    return `waits for ${what}, which never settled and has nothing left that could settle it (a promise that is never resolved).`;
   }
 
   private requireModel(): ModelInfo {

@@ -2,6 +2,11 @@
  * Runs tool calls through the full pipeline: reachability, argument validation, the `tool_call` gate, execution,
  * `tool_result` patches, and the `tool_execution_*` events. Model-issued calls and nested `ctx.executeTool()`
  * calls share it; nested ones carry `parentToolCallId` and ids `<parent>/<n>`.
+ *
+ * A stranger's code must not hold a run for ever: `tool_call` handlers have `gates.timeoutMs` to answer; after an
+ * abort, a gate or tool that ignores its signal is given `ABORT_GRACE_MS`, then the call is recorded as aborted
+ * and whatever it answers later is dropped. What a model-issued call's result sends to the model is capped at
+ * `tools.maxResultBytes` (result-cap.ts).
  */
 import type {
   CallableToolInfo,
@@ -17,6 +22,18 @@ import type {
 } from "../../kernel/index.js";
 import { addUsage, emptyUsage as emptyUsageOf } from "../kit/usage.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
+import { capResult } from "./result-cap.js";
+
+/** How long a gate or tool may go on after an abort before its call is recorded as aborted without it. */
+export const ABORT_GRACE_MS = 2_000;
+
+/** Limits read at each call, so a settings change applies to the next one. */
+export interface ToolRunnerLimits {
+  /** `gates.timeoutMs`: time each `tool_call` handler has to answer (0: none). */
+  gateTimeoutMs: number;
+  /** `tools.maxResultBytes`: text a model-issued call's result may send to the model (0: no cap). */
+  maxResultBytes: number;
+}
 
 export interface ToolOutcome {
   toolCallId: string;
@@ -55,12 +72,20 @@ export class ToolRunner {
   private readonly nestedUsage = new Map<string, Usage>();
   /** The bounded record of nested calls at every depth, per model-issued tool call. */
   private readonly nestedRecords = new Map<string, NestedRecord>();
+  /** Tools executing now, by call id: what a run that cannot finish is waiting for. */
+  private readonly executing = new Map<string, { toolName: string; owner: string }>();
 
   constructor(
     private readonly registry: ToolRegistry,
     private readonly bus: HookBus,
     private readonly context: () => ExtensionContext,
+    private readonly limits: () => ToolRunnerLimits = () => ({ gateTimeoutMs: 0, maxResultBytes: 0 }),
   ) {}
+
+  /** The tools executing now, as `the tool "name" of <owner>`. */
+  pending(): string[] {
+    return [...this.executing.values()].map((t) => `the tool "${t.toolName}" of ${t.owner}`);
+  }
 
   /** Runs one assistant message's calls: in parallel, except tools that ask for sequential execution. */
   runBatch(calls: readonly ToolCall[], signal: AbortSignal | undefined): Promise<ToolOutcome[]> {
@@ -145,32 +170,66 @@ export class ToolRunner {
     if (!checked.ok) return fail(checked.error);
     const input = checked.value;
 
+    const limits = this.limits();
     const reaches = this.reachesOf(tool.definition, input);
-    const decision = await this.bus.gate(
-      "tool_call",
-      { toolCallId, toolName, input, ...parent, ...(reaches ? { reaches } : {}) },
-      this.context(),
-      {
-        failClosed: (error, owner) => ({
-          block: true,
-          reason: `the tool_call handler of ${owner.id} failed (${(error as Error)?.message ?? String(error)})`,
-        }),
-        isDecision: (r) => r?.block === true,
-      },
+    const gated = await untilAbandoned(
+      this.bus.gate(
+        "tool_call",
+        { toolCallId, toolName, input, ...parent, ...(reaches ? { reaches } : {}) },
+        this.context(),
+        {
+          failClosed: (error, owner) => ({
+            block: true,
+            reason: `the tool_call handler of ${owner.id} failed (${(error as Error)?.message ?? String(error)})`,
+          }),
+          isDecision: (r) => r?.block === true,
+          timeoutMs: limits.gateTimeoutMs,
+        },
+      ),
+      options.signal,
     );
+    if (gated.abandoned) {
+      return fail(
+        `Tool call aborted: its tool_call handlers had not answered ${ABORT_GRACE_MS} ms after the abort.`,
+      );
+    }
+    const decision = gated.value;
     if (decision?.block) return fail(`Tool call blocked${decision.reason ? `: ${decision.reason}` : "."}`);
     if (options.signal?.aborted) return fail("Tool call skipped: the run was aborted.");
 
+    let abandoned = false;
     const execute = async (): Promise<{ result: ToolResult; isError: boolean; durationMs: number }> => {
       const started = performance.now();
+      this.executing.set(toolCallId, { toolName, owner: tool.owner.id });
       try {
-        const result = await tool.definition.execute(
+        const running = tool.definition.execute(
           toolCallId,
           input,
           options.signal,
-          (partial) => this.update(toolCallId, toolName, input, partial, options),
+          (partial) => {
+            // Updates of a call already recorded as aborted would describe a result that is dropped.
+            if (!abandoned) this.update(toolCallId, toolName, input, partial, options);
+          },
           this.toolContext(toolCallId, options.signal),
         );
+        const outcome = await untilAbandoned(Promise.resolve(running), options.signal);
+        if (outcome.abandoned) {
+          abandoned = true;
+          return {
+            result: {
+              content: [
+                {
+                  type: "text",
+                  text: `Tool call aborted: "${toolName}" had not stopped ${ABORT_GRACE_MS} ms after the abort; a result it sends later is dropped.`,
+                },
+              ],
+              details: undefined,
+            },
+            isError: true,
+            durationMs: performance.now() - started,
+          };
+        }
+        const result = outcome.value;
         const durationMs = performance.now() - started;
         if (!result || !Array.isArray(result.content)) {
           return {
@@ -190,6 +249,8 @@ export class ToolRunner {
           isError: true,
           durationMs: performance.now() - started,
         };
+      } finally {
+        this.executing.delete(toolCallId);
       }
     };
     const ran =
@@ -214,7 +275,11 @@ export class ToolRunner {
         fold: applyPatch,
       },
     );
-    const { isError, ...result } = patched;
+    const { isError, ...patchedResult } = patched;
+    // Only what reaches the model is capped: a nested call's result goes to the tool that made it.
+    const result = options.fromModel
+      ? await capResult(toolName, patchedResult, limits.maxResultBytes)
+      : patchedResult;
     return finish(result, isError, ran.durationMs);
   }
 
@@ -319,6 +384,34 @@ export class ToolRunner {
     this.sequential = run.catch(() => {});
     return run;
   }
+}
+
+/**
+ * `work`'s value, unless `signal` aborts and `work` has not settled `ABORT_GRACE_MS` later. The grace timer keeps
+ * the process alive: the run is waiting for it.
+ */
+function untilAbandoned<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<{ abandoned: false; value: T } | { abandoned: true }> {
+  const settled = work.then((value) => ({ abandoned: false as const, value }));
+  if (!signal) return settled;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const grace = new Promise<{ abandoned: true }>((resolve) => {
+    const start = () => {
+      timer = setTimeout(() => resolve({ abandoned: true }), ABORT_GRACE_MS);
+    };
+    if (signal.aborted) start();
+    else {
+      onAbort = start;
+      signal.addEventListener("abort", start, { once: true });
+    }
+  });
+  return Promise.race([settled, grace]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  });
 }
 
 /**

@@ -3,7 +3,8 @@
  * request is built from the active branch (`context` and `context_with_system` handlers may rewrite it), the
  * assistant's answer streams in, its tool calls run, and the `turn_end` boundary commits entries and may end the
  * run. Another turn follows for steering messages, for tool results (unless every result terminates) and for a
- * boundary's `continue`; follow-ups come last. Before another turn, the caller's `beforeNextTurn` may end the run
+ * boundary's `continue` (at most `MAX_CONTINUATIONS` turns per session-level run are asked for by boundaries alone,
+ * so a handler that always continues cannot drive requests for ever); follow-ups come last. Before another turn, the caller's `beforeNextTurn` may end the run
  * with an error (a tool call failing the same way again and again, a turn limit): the error is recorded as a failed
  * assistant message, so every host shows it where provider errors show. The loop keeps no state of its own: it
  * reads and writes the session only through its config, so a caller can wrap it (retries, compaction) or drive it
@@ -29,6 +30,24 @@ import type { ModelRequest } from "../model-registry/model-service.js";
 import { toLlmMessages } from "./convert.js";
 import type { ToolOutcome } from "./tool-runner.js";
 import type { Transcript } from "./transcript.js";
+
+/** Bound on continuations requested by boundaries, so a handler that always continues cannot spin forever. */
+export const MAX_CONTINUATIONS = 64;
+
+/**
+ * The continuations boundaries may still ask for in one session-level run: `turn_end`'s and
+ * `agent_before_settle`'s draw on the same budget.
+ */
+export class ContinuationBudget {
+  private used = 0;
+  constructor(private readonly max = MAX_CONTINUATIONS) {}
+  /** Whether one more continuation is allowed; counts it when it is. */
+  take(): boolean {
+    if (this.used >= this.max) return false;
+    this.used++;
+    return true;
+  }
+}
 
 export interface TurnLoopConfig {
   bus: HookBus;
@@ -74,6 +93,7 @@ export async function runTurns(
   input: readonly AgentMessage[],
   config: TurnLoopConfig,
   signal: AbortSignal,
+  continuations: ContinuationBudget = new ContinuationBudget(),
 ): Promise<TurnsOutcome> {
   const { bus, context, transcript } = config;
   await bus.emit("agent_start", {}, context());
@@ -106,7 +126,9 @@ export async function runTurns(
     if (assistant.stopReason === "error") return { kind: "error", messages, error: assistant };
     if (boundary.end) return { kind: "end", messages };
     const terminate = outcomes.length > 0 && outcomes.every((o) => o.result.terminate === true);
-    const toolsOrBoundary = (outcomes.length > 0 && !terminate) || boundary.continue === true;
+    const tools = outcomes.length > 0 && !terminate;
+    // A turn only the boundary asks for draws on the budget; once it is spent, `continue` is not honoured.
+    const toolsOrBoundary = tools || (boundary.continue === true && continuations.take());
     if (!toolsOrBoundary && !config.hasSteering() && !config.hasFollowUps())
       return { kind: "done", messages };
     const stop = await config.beforeNextTurn?.(calls, outcomes, signal);
@@ -122,7 +144,7 @@ export async function runTurns(
 }
 
 /** The failed assistant message that records why the loop stopped the run (no provider was asked). */
-function stoppedMessage(model: ModelInfo, errorMessage: string): AssistantMessage {
+export function stoppedMessage(model: ModelInfo, errorMessage: string): AssistantMessage {
   return {
     role: "assistant",
     content: [],

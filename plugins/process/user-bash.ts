@@ -25,6 +25,8 @@ export interface RunUserBashOptions {
   /** Every chunk of output as it arrives. */
   onData?(chunk: string): void;
   signal?: AbortSignal;
+  /** `gates.timeoutMs`: time each `user_bash` handler has to answer before the command is blocked (0: none). */
+  gateTimeoutMs?: number;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -67,6 +69,7 @@ export async function runUserBash(options: RunUserBashOptions): Promise<BashResu
   const decision = await bus.gate("user_bash", event, ctx, {
     failClosed: blocked,
     isDecision,
+    ...(options.gateTimeoutMs ? { timeoutMs: options.gateTimeoutMs } : {}),
   });
   if (decision && "result" in decision && decision.result) return normalizeResult(decision.result);
   if (decision && "operations" in decision && decision.operations) {

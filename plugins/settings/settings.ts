@@ -17,8 +17,10 @@
  * | `compaction.enabled`   | boolean            | `true`  | compact before the context window fills  |
  * | `compaction.reserveTokens` | integer >= 0   | `16384` | tokens kept free for the next answer     |
  * | `compaction.keepRecentTokens` | integer >= 0 | `20000` | recent tokens a compaction keeps as is  |
- * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call that keeps failing      |
- * | `doomLoop.threshold`   | integer >= 1       | `3`     | failures in a row that count as a loop   |
+ * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call the model keeps repeating |
+ * | `doomLoop.threshold`   | integer >= 1       | `3`     | repeats in a row that count as a loop    |
+ * | `gates.timeoutMs`      | integer >= 0       | `300000` | time a `tool_call`/`user_bash` handler has to answer (0: none) |
+ * | `toolResults.maxBytes` | integer >= 0       | `102400` | text one tool result may send to the model (0: no cap) |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
@@ -68,11 +70,23 @@ export interface DoomLoopSettings {
   threshold: number;
 }
 
+/** Time limits of gate handlers (`tool_call`, `user_bash`); one that does not answer in time fails closed. */
+export interface GateSettings {
+  timeoutMs: number;
+}
+
+/** The cap on what one tool result sends to the model (the agent loop's result-cap.ts). */
+export interface ToolResultSettings {
+  maxBytes: number;
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
   compaction: CompactionSettings;
   doomLoop: DoomLoopSettings;
+  gates: GateSettings;
+  toolResults: ToolResultSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   /** Read by builtin:skills. */
@@ -91,6 +105,8 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   cacheWarming: { enabled: false, intervalMs: 240000, maxRefreshes: 3 },
   compaction: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
   doomLoop: { enabled: true, threshold: 3 },
+  gates: { timeoutMs: 300000 },
+  toolResults: { maxBytes: 102400 },
   defaultProjectTrust: "ask",
   defaultTools: [],
   enableSkillCommands: true,
@@ -129,6 +145,8 @@ export const SettingsFileSchema = Type.Object({
       threshold: Type.Optional(Type.Integer({ minimum: 1 })),
     }),
   ),
+  gates: Type.Optional(Type.Object({ timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  toolResults: Type.Optional(Type.Object({ maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) })),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),
   defaultTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   enableSkillCommands: Type.Optional(Type.Boolean()),

@@ -99,4 +99,32 @@ describe("doom-loop guard", () => {
     expect(off.toolCalls()).to.have.length(5);
     expect(off.lastAssistantText()).to.equal("stopped by itself");
   });
+
+  it("asks after the same call succeeded three times in a row, and lets it go on or stops it", async () => {
+    const reading = { toolCalls: [{ name: "ls", arguments: {} }] };
+    const t = await open({ script: repeat(reading, 10), settings: { defaultTools: ["+ls"] } });
+    t.answerDialogs(true, false);
+    await t.prompt("look around");
+    expect(t.dialogs).to.deep.equal([
+      "confirm: The model keeps repeating the same tool call",
+      "confirm: The model keeps repeating the same tool call",
+    ]);
+    expect(t.toolCalls()).to.have.length(6);
+    const last = assistants(t).at(-1)!;
+    expect(last.errorMessage).to.match(
+      /^The same tool call was made 3 times in a row with the same arguments: ls \{\}/,
+    );
+  });
+
+  it("does not count a call repeated with other calls between", async () => {
+    const ls = { toolCalls: [{ name: "ls", arguments: {} }] };
+    const find = { toolCalls: [{ name: "find", arguments: { pattern: "*.txt" } }] };
+    const t = await open({
+      script: [ls, ls, find, ls, ls, find, { text: "done" }],
+      settings: { defaultTools: ["+ls", "+find"] },
+    });
+    await t.prompt("look around");
+    expect(t.dialogs).to.deep.equal([]);
+    expect(t.lastAssistantText()).to.equal("done");
+  });
 });
