@@ -13,6 +13,7 @@ import type {
   UserBashEvent,
   UserBashResult,
 } from "../../kernel/index.js";
+import { exactEnv, toolEnvironment } from "./env-policy.js";
 import { OutputCollector, runShellCommand } from "./shell.js";
 
 export interface RunUserBashOptions {
@@ -25,6 +26,8 @@ export interface RunUserBashOptions {
   /** Every chunk of output as it arrives. */
   onData?(chunk: string): void;
   signal?: AbortSignal;
+  /** The command's complete environment. Default: `process.env` as the default `shellEnv` policy leaves it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -74,6 +77,7 @@ export async function runUserBash(options: RunUserBashOptions): Promise<BashResu
   }
   const result = await runShellCommand(command, {
     cwd,
+    env: exactEnv(options.env ?? toolEnvironment()),
     ...(signal ? { signal } : {}),
     ...(onData ? { onData } : {}),
   });

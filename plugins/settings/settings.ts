@@ -19,6 +19,8 @@
  * | `compaction.keepRecentTokens` | integer >= 0 | `20000` | recent tokens a compaction keeps as is  |
  * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call that keeps failing      |
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | failures in a row that count as a loop   |
+ * | `shellEnv.include`     | string[]           | `[]`    | let these names through to tool processes |
+ * | `shellEnv.exclude`     | string[]           | `[]`    | keep these names from tool processes     |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
@@ -68,11 +70,21 @@ export interface DoomLoopSettings {
   threshold: number;
 }
 
+/**
+ * The environment of tool processes (plugins/process/env-policy.ts): names that look like secrets are left out
+ * unless `include` matches them; `exclude` leaves out more. Glob patterns, whole name, any case.
+ */
+export interface ShellEnvSettings {
+  include: string[];
+  exclude: string[];
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
   compaction: CompactionSettings;
   doomLoop: DoomLoopSettings;
+  shellEnv: ShellEnvSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   /** Read by builtin:skills. */
@@ -91,6 +103,7 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   cacheWarming: { enabled: false, intervalMs: 240000, maxRefreshes: 3 },
   compaction: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
   doomLoop: { enabled: true, threshold: 3 },
+  shellEnv: { include: [], exclude: [] },
   defaultProjectTrust: "ask",
   defaultTools: [],
   enableSkillCommands: true,
@@ -127,6 +140,12 @@ export const SettingsFileSchema = Type.Object({
     Type.Object({
       enabled: Type.Optional(Type.Boolean()),
       threshold: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+  shellEnv: Type.Optional(
+    Type.Object({
+      include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+      exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     }),
   ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),
