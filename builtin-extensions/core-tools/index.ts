@@ -18,7 +18,7 @@ import {
 
 export default function coreTools(knightcode: ExtensionAPI): void {
   knightcode.registerTool(createReadTool());
-  // Asked at each call, so a settings reload applies to the next command.
+  // Asked at each call: the settings in force when the command runs apply.
   knightcode.registerTool(createBashTool(undefined, { shellEnv: () => shellEnvSettings(knightcode) }));
   knightcode.registerTool(createEditTool());
   knightcode.registerTool(createWriteTool());

@@ -73,11 +73,6 @@ export class SessionLock {
     private readonly owner: object,
   ) {}
 
-  /** The path lock, `<real path of the file>.lock`. */
-  get lockPath(): string {
-    return this.lockPaths[0]!;
-  }
-
   /**
    * Takes the lock of `file` for `owner`, or throws SessionLockedError naming the file and the holder's pid. Two
    * locks stand for one file: one by its real path (symlinks resolved) and, when the file exists, one by its

@@ -188,6 +188,12 @@ describe("core tool: bash", () => {
       const output = textOf(h.ofType("tool_execution_end")[0]!.result as ToolResult);
       expect(output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
       expect(output).not.to.contain("sk-secret-1");
+
+      // The person's own commands (`!cmd`, RPC `bash`) follow the same settings.
+      const own = await h.handle.executeBash("env", { excludeFromContext: true });
+      expect(own.output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
+      expect(own.output).not.to.contain("sk-secret-1");
+      expect(own.output).to.contain("KC_TEST_PLAIN=plain-value");
     });
   });
 
