@@ -76,6 +76,12 @@ export {
 } from "./plugins/kit/wire/json-event.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export {
+  DEFAULT_SECRET_PATTERNS,
+  exactEnv,
+  type ShellEnvPolicy,
+  toolEnvironment,
+} from "./plugins/process/env-policy.js";
+export {
   type BashOperations,
   createLocalBashOperations,
   type ExecShellOptions,

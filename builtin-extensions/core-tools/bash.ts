@@ -6,9 +6,12 @@
  */
 import {
   type BashOperations,
+  exactEnv,
   DEFAULT_MAX_BYTES as MAX_BYTES,
   DEFAULT_MAX_LINES as MAX_LINES,
   runShellCommand,
+  type ShellEnvPolicy,
+  toolEnvironment,
   truncateTail,
 } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
@@ -37,7 +40,10 @@ export interface BashToolDetails {
   timedOut: boolean;
 }
 
-/** What a spawn hook sees and returns: the command about to run, its folder and its complete environment. */
+/**
+ * What a spawn hook sees and returns: the command about to run, its folder and its complete environment (after the
+ * `shellEnv` policy).
+ */
 export interface BashSpawnContext {
   command: string;
   cwd: string;
@@ -55,6 +61,12 @@ export interface BashToolOptions {
   shellPath?: string;
   /** Rewrites each command, its folder or its environment just before it runs. */
   spawnHook?: BashSpawnHook;
+  /**
+   * Which variables of KnightCode's environment commands see (the `shellEnv` settings), or a function asked at
+   * each call. Default: the default policy, which leaves out names that look like secrets (`*_KEY`, `*_TOKEN`,
+   * `*_SECRET`, `*PASSWORD*`). The spawn hook sees the environment after the policy, and may add to it.
+   */
+  shellEnv?: ShellEnvPolicy | (() => ShellEnvPolicy | undefined);
 }
 
 /** At most one partial update per this many milliseconds (plus a final one). */
@@ -66,22 +78,13 @@ const countLines = (text: string) => (text === "" ? 0 : text.replace(/\n$/, "").
 const partialTail = (buffer: string) => truncateTail(buffer.replace(/\n$/, "")).content;
 
 /**
- * The environment to hand the shell engine, which merges it over `process.env`: a variable the hook removed is
- * passed as `undefined`, which keeps it out of the child's environment.
- */
-function exactEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const removed = Object.keys(process.env).filter((key) => !(key in env));
-  return { ...Object.fromEntries(removed.map((key) => [key, undefined])), ...env };
-}
-
-/**
  * The `bash` tool. `cwd` is the folder commands run in; without it, the session's working folder at each call.
  */
 export function createBashTool(
   cwd?: string,
   options: BashToolOptions = {},
 ): CoreTool<typeof parameters, BashToolDetails> {
-  const { operations, commandPrefix, shellPath, spawnHook } = options;
+  const { operations, commandPrefix, shellPath, spawnHook, shellEnv } = options;
   return {
     name: "bash",
     label: "Bash",
@@ -135,7 +138,7 @@ export function createBashTool(
         const planned: BashSpawnContext = {
           command: commandPrefix ? `${commandPrefix}\n${params.command}` : params.command,
           cwd: toolCwd(cwd, ctx),
-          env: { ...process.env },
+          env: toolEnvironment(process.env, typeof shellEnv === "function" ? shellEnv() : shellEnv),
         };
         const spawn = spawnHook ? spawnHook(planned) : planned;
         result = await runShellCommand(spawn.command, {

@@ -9,7 +9,15 @@ import { withFileMutationQueue } from "@knightcodeai/cli/kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { CoreTool } from "./core-tool.js";
 import { unifiedDiff } from "./diff.js";
-import { diffNames, displayPath, fileErrorMessage, looksBinary, writeFileAtomic } from "./file-io.js";
+import {
+  diffNames,
+  displayPath,
+  fileErrorMessage,
+  looksBinary,
+  type ReplaceOutcome,
+  replaceFileIfUnchanged,
+  writeFileAtomic,
+} from "./file-io.js";
 import { resolveToolPath, toolCwd } from "./paths.js";
 
 const EditItem = Type.Object({
@@ -43,6 +51,12 @@ export interface EditDetails {
 export interface EditOperations {
   readFile(absolutePath: string): Promise<Buffer>;
   writeFile(absolutePath: string, content: string): Promise<void>;
+  /**
+   * Replaces the file with `content` only if it still holds `expected` (what `readFile` returned); otherwise
+   * resolves `{replaced: false}` and edit reads it again. Without it, edit writes with `writeFile` and cannot see
+   * another program's change in between.
+   */
+  replaceFile?(absolutePath: string, expected: Buffer, content: string): Promise<ReplaceOutcome>;
   /** Rejects when the file cannot be edited (with an `ENOENT`/`EACCES` code for the usual message). */
   access(absolutePath: string): Promise<void>;
 }
@@ -59,12 +73,15 @@ export function createLocalEditOperations(): EditOperations {
     writeFile: async (path, content) => {
       await writeFileAtomic(path, content);
     },
+    replaceFile: (path, expected, content) => replaceFileIfUnchanged(path, expected, content),
     // Read access only: the atomic write replaces the file through its folder, so a read-only file can be edited.
     access: (path) => access(path, constants.R_OK),
   };
 }
 
 const BOM = "\uFEFF";
+/** Reads and replacements of a file that keeps changing under the edit before it gives up. */
+const MAX_ATTEMPTS = 5;
 const toLF = (text: string) => text.replace(/\r\n/g, "\n");
 
 /**
@@ -174,94 +191,121 @@ export function createEditTool(
 
       return withFileMutationQueue(path, async () => {
         await ops.access(path).catch(fail);
-        const raw = await ops.readFile(path).catch(fail);
-        if (looksBinary(raw)) throw new Error(`${shown} is a binary file; edit cannot change it`);
-        const decoded = raw.toString("utf8");
-        const bom = decoded.startsWith(BOM) ? BOM : "";
-        const original = decoded.slice(bom.length);
-        const firstNewline = original.indexOf("\n");
-        const eol = firstNewline > 0 && original[firstNewline - 1] === "\r" ? "\r\n" : "\n";
+        /** The edits applied to `raw`; `changed`: the file is not what an earlier attempt read. */
+        const plan = (raw: Buffer, changed: boolean) => {
+          if (looksBinary(raw)) throw new Error(`${shown} is a binary file; edit cannot change it`);
+          const decoded = raw.toString("utf8");
+          const bom = decoded.startsWith(BOM) ? BOM : "";
+          const original = decoded.slice(bom.length);
+          const firstNewline = original.indexOf("\n");
+          const eol = firstNewline > 0 && original[firstNewline - 1] === "\r" ? "\r\n" : "\n";
 
-        // Match against the LF text; remember where CRLFs were to map positions back to the original.
-        const content = toLF(original);
-        const crlfAt: number[] = [];
-        for (
-          let at = original.indexOf("\r\n"), removed = 0;
-          at !== -1;
-          at = original.indexOf("\r\n", at + 2)
-        ) {
-          crlfAt.push(at - removed);
-          removed++;
-        }
-        const toOriginal = (position: number) => {
-          let lo = 0;
-          let hi = crlfAt.length;
-          while (lo < hi) {
-            const mid = (lo + hi) >> 1;
-            if (crlfAt[mid]! < position) lo = mid + 1;
-            else hi = mid;
+          // Match against the LF text; remember where CRLFs were to map positions back to the original.
+          const content = toLF(original);
+          const crlfAt: number[] = [];
+          for (
+            let at = original.indexOf("\r\n"), removed = 0;
+            at !== -1;
+            at = original.indexOf("\r\n", at + 2)
+          ) {
+            crlfAt.push(at - removed);
+            removed++;
           }
-          return position + lo;
+          const toOriginal = (position: number) => {
+            let lo = 0;
+            let hi = crlfAt.length;
+            while (lo < hi) {
+              const mid = (lo + hi) >> 1;
+              if (crlfAt[mid]! < position) lo = mid + 1;
+              else hi = mid;
+            }
+            return position + lo;
+          };
+
+          const problems: string[] = [];
+          const spans: Span[] = [];
+          params.edits.forEach((edit, i) => {
+            const label = `Edit ${i + 1}`;
+            const oldText = toLF(edit.oldText);
+            const newText = toLF(edit.newText);
+            if (oldText === "") {
+              problems.push(
+                `${label}: oldText is empty; give the exact text to replace (use write to create a file)`,
+              );
+              return;
+            }
+            if (oldText === newText) {
+              problems.push(`${label}: oldText and newText are the same; nothing would change`);
+              return;
+            }
+            const found = findAll(content, oldText);
+            if (found.length === 0) {
+              const near = whitespaceOnlyMatch(content, oldText);
+              const hint = near
+                ? `; lines ${near[0]}-${near[1]} match except for whitespace at line starts or ends (indentation, trailing spaces): copy the text exactly`
+                : "; it must match the file exactly, whitespace included (read the file again to copy the text)";
+              problems.push(`${label}: oldText was not found in ${shown}${hint}`);
+            } else if (found.length > 1) {
+              const lines = found.slice(0, 10).map((at) => lineAt(content, at));
+              const more = found.length > 10 ? ", ..." : "";
+              problems.push(
+                `${label}: oldText was found ${times(found.length)} in ${shown}; add surrounding lines so it matches exactly once (matches start at lines ${lines.join(", ")}${more})`,
+              );
+            } else {
+              spans.push({ index: i, start: found[0]!, end: found[0]! + oldText.length, newText });
+            }
+          });
+          const sorted = [...spans].sort((a, b) => a.start - b.start);
+          for (let i = 1; i < sorted.length; i++) {
+            const [a, b] = [sorted[i - 1]!, sorted[i]!];
+            if (b.start < a.end) {
+              const [x, y] = [a.index, b.index].sort((p, q) => p - q);
+              problems.push(`Edits ${x! + 1} and ${y! + 1} overlap in ${shown}; combine them into one edit`);
+            }
+          }
+          if (problems.length > 0) {
+            if (params.edits.length > 1) problems.push("No edits were applied.");
+            if (changed) {
+              problems.unshift(
+                `${shown} changed while the edit was applied (another program wrote to it), and the edits do not fit its new content; nothing was written. Read it again.`,
+              );
+            }
+            throw new Error(problems.join("\n"));
+          }
+
+          // Apply from the end so earlier positions stay valid: to the LF text (for the diff) and the original bytes.
+          let updatedLF = content;
+          let updated = original;
+          for (const span of [...sorted].reverse()) {
+            updatedLF = updatedLF.slice(0, span.start) + span.newText + updatedLF.slice(span.end);
+            const replacement = eol === "\r\n" ? span.newText.replace(/\n/g, "\r\n") : span.newText;
+            updated =
+              updated.slice(0, toOriginal(span.start)) + replacement + updated.slice(toOriginal(span.end));
+          }
+
+          return { content, updatedLF, output: bom + updated };
         };
 
-        const problems: string[] = [];
-        const spans: Span[] = [];
-        params.edits.forEach((edit, i) => {
-          const label = `Edit ${i + 1}`;
-          const oldText = toLF(edit.oldText);
-          const newText = toLF(edit.newText);
-          if (oldText === "") {
-            problems.push(
-              `${label}: oldText is empty; give the exact text to replace (use write to create a file)`,
+        // Between reading the file and replacing it another program may write to it: the replacement happens only
+        // if the file still holds what was read, else the edits are made again on what it holds now.
+        let planned: ReturnType<typeof plan>;
+        for (let attempt = 1; ; attempt++) {
+          const raw = await ops.readFile(path).catch(fail);
+          planned = plan(raw, attempt > 1);
+          signal?.throwIfAborted();
+          if (!ops.replaceFile) {
+            await ops.writeFile(path, planned.output).catch(fail);
+            break;
+          }
+          const outcome = await ops.replaceFile(path, raw, planned.output).catch(fail);
+          if (outcome.replaced) break;
+          if (attempt === MAX_ATTEMPTS) {
+            throw new Error(
+              `${shown} kept changing while the edit was applied (${MAX_ATTEMPTS} attempts); nothing was written. Try again when it is quiet.`,
             );
-            return;
-          }
-          if (oldText === newText) {
-            problems.push(`${label}: oldText and newText are the same; nothing would change`);
-            return;
-          }
-          const found = findAll(content, oldText);
-          if (found.length === 0) {
-            const near = whitespaceOnlyMatch(content, oldText);
-            const hint = near
-              ? `; lines ${near[0]}-${near[1]} match except for whitespace at line starts or ends (indentation, trailing spaces): copy the text exactly`
-              : "; it must match the file exactly, whitespace included (read the file again to copy the text)";
-            problems.push(`${label}: oldText was not found in ${shown}${hint}`);
-          } else if (found.length > 1) {
-            const lines = found.slice(0, 10).map((at) => lineAt(content, at));
-            const more = found.length > 10 ? ", ..." : "";
-            problems.push(
-              `${label}: oldText was found ${times(found.length)} in ${shown}; add surrounding lines so it matches exactly once (matches start at lines ${lines.join(", ")}${more})`,
-            );
-          } else {
-            spans.push({ index: i, start: found[0]!, end: found[0]! + oldText.length, newText });
-          }
-        });
-        const sorted = [...spans].sort((a, b) => a.start - b.start);
-        for (let i = 1; i < sorted.length; i++) {
-          const [a, b] = [sorted[i - 1]!, sorted[i]!];
-          if (b.start < a.end) {
-            const [x, y] = [a.index, b.index].sort((p, q) => p - q);
-            problems.push(`Edits ${x! + 1} and ${y! + 1} overlap in ${shown}; combine them into one edit`);
           }
         }
-        if (problems.length > 0) {
-          if (params.edits.length > 1) problems.push("No edits were applied.");
-          throw new Error(problems.join("\n"));
-        }
-
-        // Apply from the end so earlier positions stay valid: to the LF text (for the diff) and the original bytes.
-        let updatedLF = content;
-        let updated = original;
-        for (const span of [...sorted].reverse()) {
-          updatedLF = updatedLF.slice(0, span.start) + span.newText + updatedLF.slice(span.end);
-          const replacement = eol === "\r\n" ? span.newText.replace(/\n/g, "\r\n") : span.newText;
-          updated =
-            updated.slice(0, toOriginal(span.start)) + replacement + updated.slice(toOriginal(span.end));
-        }
-
-        signal?.throwIfAborted();
-        await ops.writeFile(path, bom + updated).catch(fail);
+        const { content, updatedLF } = planned;
 
         const { diff, firstChangedLine, added, removed } = unifiedDiff(
           content,

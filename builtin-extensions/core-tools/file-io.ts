@@ -3,7 +3,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import {
+  appendFile,
+  chmod,
+  type FileHandle,
+  mkdir,
+  open,
+  realpath,
+  rename,
+  stat,
+  unlink,
+} from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 
 /** How many leading bytes decide whether a file is binary. */
@@ -111,4 +121,85 @@ export async function writeFileAtomic(
     if (!renamed) await unlink(temp).catch(() => {});
   }
   return { created: mode === undefined };
+}
+
+/** Why a replacement did not happen: the file is no longer what the caller read. */
+export type ReplaceOutcome = { replaced: true } | { replaced: false };
+
+/**
+ * Replaces an existing file with `data` if it still holds `expected` (the bytes the caller read and computed
+ * `data` from), atomically as `writeFileAtomic` does. Another program may write the file meanwhile:
+ * - bytes it appended after `expected` are kept: they go after `data` in the new file, including those that
+ *   reach the old file in the instant between the last check and the rename, so an appender (a log, a build)
+ *   loses nothing;
+ * - any other change (a byte of `expected` differs, the file shrank, or another file was renamed over it) leaves
+ *   the file alone and returns `{replaced: false}`, so the caller can redo its work on the new content.
+ * A program that keeps the file open and writes to it after the rename writes to the replaced file: that is the
+ * limit of every replace-by-rename.
+ */
+export async function replaceFileIfUnchanged(
+  path: string,
+  expected: Uint8Array,
+  data: string | Uint8Array,
+): Promise<ReplaceOutcome> {
+  const target = await realpath(path);
+  const handle = await open(target, "r");
+  try {
+    const before = await handle.stat();
+    if (before.isDirectory()) {
+      throw Object.assign(new Error(`EISDIR: ${path} is a directory`), { code: "EISDIR" });
+    }
+    if (before.size < expected.length) return { replaced: false };
+    const mode = before.mode & 0o7777;
+    const temp = join(
+      dirname(target),
+      `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
+    );
+    let seen: number;
+    const out = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    let renamed = false;
+    try {
+      try {
+        await out.writeFile(data);
+        // The last check, as close to the rename as it can be: the name still leads to the file we read (nobody
+        // renamed another file over it) and it starts with the very bytes we read. Size and time alone would
+        // miss a same-size rewrite within the clock's resolution.
+        const now = await stat(target);
+        if (now.ino !== before.ino || now.dev !== before.dev) return { replaced: false };
+        const current = await readFrom(handle, 0);
+        if (current.length < expected.length || !current.subarray(0, expected.length).equals(expected)) {
+          return { replaced: false };
+        }
+        await out.write(current.subarray(expected.length));
+        seen = current.length;
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      // open() honours the umask; the file's exact bits are restored explicitly.
+      await chmod(temp, mode);
+      await rename(temp, target);
+      renamed = true;
+    } finally {
+      if (!renamed) await unlink(temp).catch(() => {});
+    }
+    // Appends that reached the old file after the check; through `handle` it is still readable.
+    const late = await readFrom(handle, seen);
+    if (late.length > 0) await appendFile(target, late);
+    return { replaced: true };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The bytes of the file behind `handle` from `position` to its end (positional reads: no shared offset). */
+async function readFrom(handle: FileHandle, position: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for (let at = position; ; ) {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, at);
+    if (bytesRead === 0) return Buffer.concat(chunks);
+    chunks.push(chunk.subarray(0, bytesRead));
+    at += bytesRead;
+  }
 }

@@ -5,7 +5,7 @@
  * same name, or disable them all with `"extensions": ["-builtin:core-tools"]`. Made without a folder, each tool
  * works in the session's working folder at each call.
  */
-import type { ExtensionAPI } from "@knightcodeai/cli/kit";
+import type { ExtensionAPI, ShellEnvPolicy } from "@knightcodeai/cli/kit";
 import {
   createBashTool,
   createEditTool,
@@ -18,10 +18,16 @@ import {
 
 export default function coreTools(knightcode: ExtensionAPI): void {
   knightcode.registerTool(createReadTool());
-  knightcode.registerTool(createBashTool());
+  // Asked at each call: the settings in force when the command runs apply.
+  knightcode.registerTool(createBashTool(undefined, { shellEnv: () => shellEnvSettings(knightcode) }));
   knightcode.registerTool(createEditTool());
   knightcode.registerTool(createWriteTool());
   knightcode.registerTool({ ...createGrepTool(), defaultActive: false });
   knightcode.registerTool({ ...createFindTool(), defaultActive: false });
   knightcode.registerTool({ ...createLsTool(), defaultActive: false });
+}
+
+/** The `shellEnv` settings (validated by the settings loader), or the default policy without them. */
+function shellEnvSettings(knightcode: ExtensionAPI): ShellEnvPolicy | undefined {
+  return knightcode.getSettings().shellEnv as ShellEnvPolicy | undefined;
 }

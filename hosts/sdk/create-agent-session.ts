@@ -40,6 +40,7 @@ import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
+import { toolEnvironment } from "../../plugins/process/env-policy.js";
 import { runUserBash } from "../../plugins/process/user-bash.js";
 import { discoverContextFiles } from "../../plugins/resources/context-files.js";
 import { loadSystemPromptFiles } from "../../plugins/resources/system-prompt.js";
@@ -449,6 +450,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       command,
       excludeFromContext,
       onData,
+      env: toolEnvironment(process.env, this.live().config.settings.get("shellEnv")),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     await dispatched;

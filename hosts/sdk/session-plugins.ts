@@ -264,7 +264,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
       id: "plugin:process",
       provides: coreTokens.process,
       deps: { config: sdkTokens.config },
-      create: ({ config }) => new ProcessService(config.cwd),
+      create: ({ config }) => new ProcessService(config.cwd, () => config.settings.get("shellEnv")),
     }),
     definePlugin({
       id: "plugin:settings-api",

@@ -13,6 +13,7 @@ import type {
   UserBashEvent,
   UserBashResult,
 } from "../../kernel/index.js";
+import { exactEnv, toolEnvironment } from "./env-policy.js";
 import { OutputCollector, runShellCommand } from "./shell.js";
 
 export interface RunUserBashOptions {
@@ -27,6 +28,8 @@ export interface RunUserBashOptions {
   signal?: AbortSignal;
   /** `gates.timeoutMs`: time each `user_bash` handler has to answer before the command is blocked (0: none). */
   gateTimeoutMs?: number;
+  /** The command's complete environment. Default: `process.env` as the default `shellEnv` policy leaves it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -77,6 +80,7 @@ export async function runUserBash(options: RunUserBashOptions): Promise<BashResu
   }
   const result = await runShellCommand(command, {
     cwd,
+    env: exactEnv(options.env ?? toolEnvironment()),
     ...(signal ? { signal } : {}),
     ...(onData ? { onData } : {}),
   });

@@ -6,6 +6,7 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionEntry } from "../../kernel/index.js";
+import { entryShapeProblem } from "./entry-schema.js";
 import { reason, SessionStoreError } from "./errors.js";
 import { entryProblem } from "./file-format.js";
 
@@ -28,7 +29,11 @@ export class EntryReader {
     } catch {
       value = undefined;
     }
-    if (entryProblem(value) !== undefined || (value as SessionEntry).id !== id) {
+    if (
+      entryProblem(value) !== undefined ||
+      (value as SessionEntry).id !== id ||
+      entryShapeProblem(value as Record<string, unknown>) !== undefined
+    ) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_IO",
         `Cannot read entry ${id} back from session file ${this.path}: the file changed after it was opened (bytes ${offset}-${offset + length} no longer hold it)`,

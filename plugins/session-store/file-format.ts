@@ -7,12 +7,15 @@
  *   own and the torn bytes become a malformed line in the middle.
  * - A malformed line anywhere else is skipped with a warning naming its line number; the lines around it are kept
  *   and so is the line itself.
+ * - So is a line that is JSON but not an entry of its type's shape (`"message": null`, see entry-schema.ts): using
+ *   it would break the context or a renderer later, far from here.
  * - An entry whose parent is missing (its parent's line was the malformed one) is attached to the previous entry,
  *   with a warning, so the active branch still reaches the root and nothing earlier drops out of context.
  * - A missing or invalid header is an error: without it we do not know the file is a session at all.
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
+import { entryShapeProblem } from "./entry-schema.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
 import { isBlank, scanLines } from "./lines.js";
 import { SESSION_VERSION } from "./paths.js";
@@ -151,6 +154,12 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     const problem = entryProblem(value);
     if (problem) {
       warnings.push(`${path}: line ${lineNumber} ${problem}, so it is not a session entry and was skipped`);
+      return;
+    }
+    const shape = entryShapeProblem(value as Record<string, unknown>);
+    if (shape) {
+      const { type, id } = value as SessionEntry;
+      warnings.push(`${path}: line ${lineNumber} (${type} entry ${id}): ${shape}, so it was skipped`);
       return;
     }
     const entry = value as SessionEntry;

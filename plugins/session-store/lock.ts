@@ -1,5 +1,8 @@
 /**
  * One owner per session file: `<file>.lock`, created with `wx` (fails if it exists) and holding the owner's pid.
+ * The file is its real identity, not the name it was opened by: the lock sits next to the real path (symlinks
+ * resolved), and a second lock file named by device and inode (see identityLockDir) catches hard links, which
+ * share nothing else. Both are taken, so two processes never append to one file whatever they call it.
  *
  * A lock whose pid no longer exists was left by a crashed process and is taken over. Inside one process a
  * registry (shared through `globalThis`, so two copies of this module agree) refuses a second manager for the
@@ -9,7 +12,17 @@
  * says to delete the lock file), and two processes taking over the same stale lock in the same instant could both
  * succeed (the window is one unlink + one create).
  */
-import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { errnoCode, reason, SessionLockedError, SessionStoreError } from "./errors.js";
 
@@ -55,19 +68,58 @@ export class SessionLock {
 
   private constructor(
     readonly file: string,
-    readonly lockPath: string,
+    /** The lock files held: the path lock, then (once the file exists) the identity lock. */
+    private readonly lockPaths: string[],
     private readonly owner: object,
   ) {}
 
-  /** Takes the lock of `file` for `owner`, or throws SessionLockedError naming the file and the holder's pid. */
+  /**
+   * Takes the lock of `file` for `owner`, or throws SessionLockedError naming the file and the holder's pid. Two
+   * locks stand for one file: one by its real path (symlinks resolved) and, when the file exists, one by its
+   * device and inode, which every hard link shares.
+   */
   static acquire(file: string, owner: object): SessionLock {
-    const lockPath = canonical(lockPathOf(file));
+    const lock = new SessionLock(file, [], owner);
+    try {
+      lock.take(canonical(file), "");
+      lock.lockIdentity();
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    return lock;
+  }
+
+  /**
+   * Adds the identity lock once the file exists (a new session locks its path before it creates the file). Does
+   * nothing when it is already held or the file is missing.
+   */
+  lockIdentity(): void {
+    if (this.lockPaths.length > 1 || this.released) return;
+    const lockPath = identityLockPath(this.file);
+    if (lockPath) this.take(lockPath, " (the same file under another name)");
+  }
+
+  /** Removes the locks. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    const locks = registry();
+    for (const lockPath of this.lockPaths) {
+      if (locks.get(lockPath)?.owner !== this.owner) continue;
+      locks.delete(lockPath);
+      removeIfOurs(lockPath);
+    }
+  }
+
+  private take(lockPath: string, sameFile: string): void {
+    const file = this.file;
     const locks = registry();
     const held = locks.get(lockPath);
     if (held) {
-      if (held.owner === owner) return new SessionLock(file, lockPath, owner);
+      if (held.owner === this.owner) return;
       throw new SessionLockedError(
-        `Session file ${file} is already open in this process (pid ${process.pid}); ` +
+        `Session file ${file} is already open in this process (pid ${process.pid})${sameFile}; ` +
           "close the other SessionManager before opening it again",
         { path: file, pid: process.pid },
       );
@@ -76,22 +128,23 @@ export class SessionLock {
     // A few rounds: each failed create either finds a live owner (throw) or removes a stale lock and retries.
     for (let attempt = 0; attempt < 5; attempt++) {
       if (tryCreate(lockPath)) {
-        locks.set(lockPath, { owner, lockPath });
-        return new SessionLock(file, lockPath, owner);
+        locks.set(lockPath, { owner: this.owner, lockPath });
+        this.lockPaths.push(lockPath);
+        return;
       }
       const holder = readHolder(lockPath);
       if (holder === "gone") continue; // released between our create and our read
       if (holder === "unreadable") {
         if (lockAgeMs(lockPath) < UNREADABLE_LOCK_GRACE_MS) {
           throw new SessionLockedError(
-            `Session file ${file} is being opened by another process (lock ${lockPath} has no pid yet)`,
+            `Session file ${file} is being opened by another process${sameFile} (lock ${lockPath} has no pid yet)`,
             { path: file, pid: undefined },
           );
         }
       } else if (holder !== process.pid && isProcessAlive(holder)) {
         throw new SessionLockedError(
-          `Session file ${file} is in use by process ${holder} (lock ${lockPath}). Close that KnightCode ` +
-            "instance, or delete the lock file if no such process is running.",
+          `Session file ${file} is in use by process ${holder}${sameFile} (lock ${lockPath}). Close that ` +
+            "KnightCode instance, or delete the lock file if no such process is running.",
           { path: file, pid: holder },
         );
       }
@@ -114,29 +167,58 @@ export class SessionLock {
       pid: undefined,
     });
   }
+}
 
-  /** Removes the lock. Idempotent. */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    const locks = registry();
-    if (locks.get(this.lockPath)?.owner !== this.owner) return;
-    locks.delete(this.lockPath);
-    removeIfOurs(this.lockPath);
+/**
+ * The path lock of `file`: `<file>.lock` next to its real path. Symlinks are resolved, the file's own included,
+ * so every name that reaches the file through links to it or to its folders agrees on one lock file.
+ */
+function canonical(file: string): string {
+  const absolute = resolve(file);
+  try {
+    return lockPathOf(realpathSync(absolute));
+  } catch {
+    // Not created yet: the folder may still be reached through a symlink.
+  }
+  try {
+    return lockPathOf(join(realpathSync(dirname(absolute)), basename(absolute)));
+  } catch {
+    return lockPathOf(absolute);
   }
 }
 
 /**
- * The lock's path with symlinks in its directory resolved: the registry key must be the same however the file
- * was named, or a second manager reaching it through a symlink would see our own pid and take it as stale.
+ * Where identity locks live: one folder per user in the temp dir, since hard links to one file can sit in any
+ * folders of its file system and nothing but the inode is common to them.
  */
-function canonical(lockPath: string): string {
-  const absolute = resolve(lockPath);
+export function identityLockDir(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : "user";
+  return join(tmpdir(), `knightcode-session-locks-${uid}`);
+}
+
+/** `<identityLockDir>/<device>-<inode>.lock` for an existing file, undefined while it does not exist. */
+function identityLockPath(file: string): string | undefined {
+  let info: ReturnType<typeof statSync>;
   try {
-    return join(realpathSync(dirname(absolute)), basename(absolute));
-  } catch {
-    return absolute;
+    info = statSync(file, { bigint: true });
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return undefined;
+    throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot read session file ${file}: ${reason(error)}`, {
+      path: file,
+      cause: error,
+    });
   }
+  const dir = identityLockDir();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new SessionStoreError(
+      "KC_ERR_SESSION_IO",
+      `Cannot create the session lock folder ${dir}: ${reason(error)}`,
+      { path: dir, cause: error },
+    );
+  }
+  return join(dir, `${info.dev}-${info.ino}.lock`);
 }
 
 /** Creates the lock file with our pid; false if it already exists. */

@@ -7,7 +7,16 @@
  * `SessionDurability` for power loss.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type {
   AgentMessage,
@@ -693,6 +702,19 @@ export class SessionManager implements ReadonlySessionManager {
           `Cannot create session file ${file.path}: ${reason(error)}`,
           { path: file.path, cause: error },
         );
+      }
+      try {
+        // Only now has the file an inode to lock; until the first write returns it holds nothing to keep.
+        file.lock.lockIdentity();
+      } catch (error) {
+        closeSync(file.fd);
+        file.fd = undefined;
+        try {
+          unlinkSync(file.path);
+        } catch {}
+        file.lock.release();
+        file.lock = undefined;
+        throw error;
       }
       file.exists = true;
       return;

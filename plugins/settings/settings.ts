@@ -21,6 +21,8 @@
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | repeats in a row that count as a loop    |
  * | `gates.timeoutMs`      | integer >= 0       | `300000` | time a `tool_call`/`user_bash` handler has to answer (0: none) |
  * | `toolResults.maxBytes` | integer >= 0       | `102400` | text one tool result may send to the model (0: no cap) |
+ * | `shellEnv.include`     | string[]           | `[]`    | let these names through to tool processes |
+ * | `shellEnv.exclude`     | string[]           | `[]`    | keep these names from tool processes     |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
@@ -80,6 +82,15 @@ export interface ToolResultSettings {
   maxBytes: number;
 }
 
+/**
+ * The environment of tool processes (plugins/process/env-policy.ts): names that look like secrets are left out
+ * unless `include` matches them; `exclude` leaves out more. Glob patterns, whole name, any case.
+ */
+export interface ShellEnvSettings {
+  include: string[];
+  exclude: string[];
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
@@ -87,6 +98,7 @@ export interface KnownSettings {
   doomLoop: DoomLoopSettings;
   gates: GateSettings;
   toolResults: ToolResultSettings;
+  shellEnv: ShellEnvSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   /** Read by builtin:skills. */
@@ -107,6 +119,7 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   doomLoop: { enabled: true, threshold: 3 },
   gates: { timeoutMs: 300000 },
   toolResults: { maxBytes: 102400 },
+  shellEnv: { include: [], exclude: [] },
   defaultProjectTrust: "ask",
   defaultTools: [],
   enableSkillCommands: true,
@@ -147,6 +160,12 @@ export const SettingsFileSchema = Type.Object({
   ),
   gates: Type.Optional(Type.Object({ timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
   toolResults: Type.Optional(Type.Object({ maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  shellEnv: Type.Optional(
+    Type.Object({
+      include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+      exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    }),
+  ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),
   defaultTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   enableSkillCommands: Type.Optional(Type.Boolean()),

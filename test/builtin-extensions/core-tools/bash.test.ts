@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { type BashToolDetails, createBashTool } from "../../../builtin-extensions/core-tools/bash.js";
+import coreTools from "../../../builtin-extensions/core-tools/index.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
 import { useHarness } from "../../helpers/agent-harness.js";
 import { gone, pidWritten } from "../../helpers/processes.js";
+import { KEPT, SECRETS, withTestVariables } from "../../helpers/secret-env.js";
 
 const textOf = (result: ToolResult) => (result.content[0] as { text: string }).text;
 
@@ -147,6 +149,52 @@ describe("core tool: bash", () => {
     const error = await pending;
     expect(error.message).to.match(/\[Command aborted\]$/);
     expect(await gone(readPid())).to.equal(true);
+  });
+
+  describe("environment", () => {
+    withTestVariables();
+    const harness = useHarness();
+
+    it("commands do not see variables that look like secrets", async () => {
+      const result = await run({ command: "env" });
+      for (const value of Object.values(SECRETS)) expect(textOf(result)).not.to.contain(value);
+      for (const [name, value] of Object.entries(KEPT)) expect(textOf(result)).to.contain(`${name}=${value}`);
+    });
+
+    it("shellEnv include/exclude apply, and the spawn hook sees the environment after them", async () => {
+      let seen: NodeJS.ProcessEnv = {};
+      const configured = createBashTool(undefined, {
+        shellEnv: () => ({ include: ["KC_TEST_GITHUB_TOKEN"], exclude: ["KC_TEST_PLAIN"] }),
+        spawnHook: (context) => {
+          seen = context.env;
+          return { ...context, env: { ...context.env, KC_TEST_ADDED_BY_HOOK: "hooked" } };
+        },
+      });
+      const result = await configured.execute("c", { command: "env" }, undefined, undefined, ctx());
+      expect(textOf(result)).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
+      expect(textOf(result)).to.contain("KC_TEST_ADDED_BY_HOOK=hooked");
+      expect(textOf(result)).not.to.contain("KC_TEST_PLAIN=");
+      expect(textOf(result)).not.to.contain("sk-secret-1");
+      expect(seen).not.to.have.property("KC_TEST_PROVIDER_API_KEY");
+    });
+
+    it("the built-in bash tool reads the shellEnv settings", async () => {
+      const h = await harness.open({
+        steps: [{ toolCalls: [{ name: "bash", arguments: { command: "env" } }] }, { text: "done" }],
+        extensions: [coreTools],
+        settings: { shellEnv: { include: ["KC_TEST_*_TOKEN"] } },
+      });
+      await h.handle.prompt("go");
+      const output = textOf(h.ofType("tool_execution_end")[0]!.result as ToolResult);
+      expect(output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
+      expect(output).not.to.contain("sk-secret-1");
+
+      // The person's own commands (`!cmd`, RPC `bash`) follow the same settings.
+      const own = await h.handle.executeBash("env", { excludeFromContext: true });
+      expect(own.output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
+      expect(own.output).not.to.contain("sk-secret-1");
+      expect(own.output).to.contain("KC_TEST_PLAIN=plain-value");
+    });
   });
 
   describe("through a session", () => {

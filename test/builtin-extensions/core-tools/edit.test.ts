@@ -1,5 +1,5 @@
 /** The edit tool: exact unique matches, all-or-nothing edits, line endings and BOM, diffs, the mutation queue. */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
   mkdirSync,
@@ -15,7 +15,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { unifiedDiff } from "../../../builtin-extensions/core-tools/diff.js";
-import { createEditTool, type EditParams } from "../../../builtin-extensions/core-tools/edit.js";
+import {
+  createEditTool,
+  createLocalEditOperations,
+  type EditParams,
+} from "../../../builtin-extensions/core-tools/edit.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
 import { useHarness } from "../../helpers/agent-harness.js";
 
@@ -297,6 +301,111 @@ describe("core tools: edit", () => {
     expect(readFileSync(join(h.dir, "cfg.json"), "utf8")).to.equal('{\n  "debug": true\n}\n');
     const end = h.ofType("tool_execution_end")[0]!;
     expect((end.result as { details: { diff: string } }).details.diff).to.include('+  "debug": true');
+  });
+
+  describe("a file another program writes at the same time", () => {
+    const APPENDED = 1_500;
+
+    /**
+     * A real process appending APPENDED numbered lines to `path`, one open-append-close each, a little apart so it
+     * spans the edits. Resolves once the first line is in; `done` when it has exited (bounded).
+     */
+    async function appender(path: string): Promise<{ done: Promise<void> }> {
+      const code = `
+        const { appendFileSync } = require("node:fs");
+        const pause = new Int32Array(new SharedArrayBuffer(4));
+        for (let i = 0; i < ${APPENDED}; i++) {
+          appendFileSync(${JSON.stringify(path)}, "appended " + i + "\\n");
+          if (i === 0) process.stdout.write("started\\n");
+          if (i % 4 === 0) Atomics.wait(pause, 0, 0, 1);
+        }`;
+      const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+      const done = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          reject(new Error("the appender did not finish in 30 s"));
+        }, 30_000);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          if (code === 0) resolve();
+          else reject(new Error(`the appender exited with ${code}`));
+        });
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.once("data", () => resolve());
+        done.catch(reject);
+      });
+      return { done };
+    }
+
+    it("keeps every line another process appended while 100 edits ran", async function () {
+      this.timeout(60_000);
+      const path = file("log.txt", "counter: 0\n");
+      const { done } = await appender(path);
+      for (let i = 0; i < 100; i++) {
+        await edit("log.txt", [{ oldText: `counter: ${i}\n`, newText: `counter: ${i + 1}\n` }]);
+      }
+      await done;
+      const lines = readFileSync(path, "utf8").split("\n");
+      expect(lines[0]).to.equal("counter: 100");
+      const appended = lines.filter((line) => line.startsWith("appended "));
+      const missing = [];
+      for (let i = 0; i < APPENDED; i++) if (!appended.includes(`appended ${i}`)) missing.push(i);
+      expect(missing, `lost ${missing.length} of ${APPENDED} appended lines`).to.deep.equal([]);
+      expect(appended).to.have.length(APPENDED);
+    });
+
+    /** The local operations, with `change` run on the file right after edit has read it (once). */
+    function changedAfterRead(change: (path: string) => void) {
+      const local = createLocalEditOperations();
+      let changed = false;
+      return createEditTool(undefined, {
+        operations: {
+          ...local,
+          readFile: async (path) => {
+            const bytes = await local.readFile(path);
+            if (!changed) {
+              changed = true;
+              change(path);
+            }
+            return bytes;
+          },
+        },
+      });
+    }
+
+    it("redoes the edit on the new content when the file changed between read and replace", async () => {
+      const path = file("a.txt", "one\ntwo\n");
+      const tool = changedAfterRead((p) => writeFileSync(p, "zero\none\ntwo\nthree\n"));
+      await tool.execute(
+        "c",
+        { path, edits: [{ oldText: "two", newText: "TWO" }] },
+        undefined,
+        undefined,
+        ctx(),
+      );
+      expect(readFileSync(path, "utf8")).to.equal("zero\none\nTWO\nthree\n");
+    });
+
+    it("reports a conflict and writes nothing when the change removed what the edit replaces", async () => {
+      const path = file("a.txt", "one\ntwo\n");
+      const tool = changedAfterRead((p) => writeFileSync(p, "one\n2\n"));
+      let message = "";
+      try {
+        await tool.execute(
+          "c",
+          { path, edits: [{ oldText: "two", newText: "TWO" }] },
+          undefined,
+          undefined,
+          ctx(),
+        );
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).to.contain(`${path} changed while the edit was applied`);
+      expect(message).to.contain("oldText was not found");
+      expect(readFileSync(path, "utf8")).to.equal("one\n2\n");
+    });
   });
 
   describe("unified diff", () => {

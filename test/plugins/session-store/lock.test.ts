@@ -3,8 +3,17 @@
  * a dead process is taken over, and a second manager in the same process is refused.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { SessionLockedError } from "../../../plugins/session-store/errors.js";
 import { SessionManager } from "../../../plugins/session-store/session-manager.js";
@@ -131,6 +140,108 @@ describe("session-store: lock", () => {
     expect(() => track(SessionManager.open(join(link, basename(file)))))
       .to.throw(/already open in this process/)
       .with.property("code", "KC_ERR_SESSION_LOCKED");
+  });
+
+  const HOLDER = fileURLToPath(new URL("./fixtures/hold-session.ts", import.meta.url));
+
+  /** Another process that opens `path` and holds it; resolves with its first line of output (bounded). */
+  async function holder(path: string): Promise<{ child: ChildProcess; said: string }> {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--conditions=knightcode-source", HOLDER, path],
+      {
+        stdio: ["pipe", "pipe", "inherit"],
+      },
+    );
+    children.push(child);
+    const said = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error(`holder of ${path} said nothing in 15 s`)), 15_000);
+      child.stdout!.on("data", (chunk) => {
+        out += chunk;
+        if (out.includes("\n")) {
+          clearTimeout(timer);
+          resolve(out.trim());
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        resolve(out.trim() || `exited ${code}`);
+      });
+    });
+    return { child, said };
+  }
+
+  /** Ends a holder through its stdin and waits (bounded) until it has closed the session and exited. */
+  async function release(child: ChildProcess): Promise<void> {
+    const exited = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("holder did not exit in 10 s")), 10_000);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    child.stdin!.end();
+    await exited;
+  }
+
+  for (const kind of ["symbolic", "hard"] as const) {
+    const makeLink = (file: string) => {
+      const link = join(tmp.path, `other-name-${kind}.jsonl`);
+      if (kind === "symbolic") symlinkSync(file, link);
+      else linkSync(file, link);
+      return link;
+    };
+
+    it(`refuses a ${kind} link to a file another process holds, and the file to a process holding the link`, async function () {
+      // Three TypeScript child processes start one after another.
+      this.timeout(60_000);
+      const file = closedSession();
+      const link = makeLink(file);
+
+      const first = await holder(file);
+      expect(first.said).to.equal("ready");
+      expect(() => track(SessionManager.open(link)))
+        .to.throw(`in use by process ${first.child.pid}`)
+        .with.property("code", "KC_ERR_SESSION_LOCKED");
+      await release(first.child);
+
+      const second = await holder(link);
+      expect(second.said).to.equal("ready");
+      expect(() => track(SessionManager.open(file)))
+        .to.throw(`in use by process ${second.child.pid}`)
+        .with.property("code", "KC_ERR_SESSION_LOCKED");
+      // A third process through the other name is refused too, and nothing it could write reached the file.
+      const third = await holder(file);
+      expect(third.said).to.match(/^locked .*in use by process/);
+      await release(second.child);
+
+      // Released: every name opens again, and the file holds exactly the two holders' entries.
+      const session = track(SessionManager.open(link));
+      const texts = session.getEntries().map((e) => (e.type === "message" ? e.message.content : e.type));
+      expect(texts).to.deep.equal(["hello", `from ${first.child.pid}`, `from ${second.child.pid}`]);
+    });
+
+    it(`refuses a ${kind} link to a file open in this process`, () => {
+      const file = closedSession();
+      const link = makeLink(file);
+      track(SessionManager.open(file));
+      expect(() => track(SessionManager.open(link)))
+        .to.throw(/already open in this process/)
+        .with.property("code", "KC_ERR_SESSION_LOCKED");
+    });
+  }
+
+  it("a new session's file cannot be opened through a hard link while the session writes it", async function () {
+    this.timeout(30_000);
+    const session = track(
+      SessionManager.create({ cwd: join(tmp.path, "p"), agentDir: join(tmp.path, "agent") }),
+    );
+    session.appendMessage(user("a"));
+    const link = join(tmp.path, "new-link.jsonl");
+    linkSync(session.getSessionFile()!, link);
+    const other = await holder(link);
+    expect(other.said).to.match(/^locked .*in use by process/);
   });
 
   it("a new session locks its file on the first write", () => {

@@ -2,7 +2,7 @@
  * SessionManager with real files: create, append, reopen, the entry tree (branches in one file), fork and clone,
  * resuming, in-memory sessions, and the errors for misuse.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { expect } from "chai";
 import { encodeCwd } from "../../../plugins/session-store/paths.js";
@@ -132,6 +132,50 @@ describe("session-store: SessionManager", () => {
       session.appendSessionInfo();
       expect(session.getLabel(m.id)).to.equal(undefined);
       expect(session.getSessionName()).to.equal(undefined);
+    });
+  });
+
+  describe("entries of a bad shape", () => {
+    /** A session whose lines 3-5 are JSON of a bad shape for their type; line 6 is an unknown, newer type. */
+    function damaged(): string {
+      const session = SessionManager.create({ cwd: cwd(), agentDir: agentDir() });
+      const first = session.appendMessage(user("question"));
+      session.close();
+      const file = session.getSessionFile()!;
+      const line = (fields: object) =>
+        `${JSON.stringify({ timestamp: new Date().toISOString(), ...fields })}\n`;
+      const bad = [
+        line({ type: "message", id: "bad00001", parentId: first.id, message: null }),
+        line({
+          type: "context_edit",
+          id: "bad00002",
+          parentId: "bad00001",
+          targetId: first.id,
+          replacement: 7,
+        }),
+        line({ type: "label", id: "bad00003", parentId: "bad00002", targetId: ["x"] }),
+        line({ type: "future_kind", id: "new00001", parentId: "bad00003", payload: { any: "thing" } }),
+        `${JSON.stringify({ type: "message", id: "good0001", parentId: "new00001", timestamp: new Date().toISOString(), message: assistant("answer") })}\n`,
+      ];
+      writeFileSync(file, readFileSync(file, "utf8") + bad.join(""));
+      return file;
+    }
+
+    it("skips each with a warning naming file, line, entry and field, and keeps the branch connected", () => {
+      const file = damaged();
+      const session = track(SessionManager.open(file));
+      expect(session.warnings.slice(0, 3)).to.deep.equal([
+        `${file}: line 3 (message entry bad00001): message must be an object, not null, so it was skipped`,
+        `${file}: line 4 (context_edit entry bad00002): replacement must be an object, not number, so it was skipped`,
+        `${file}: line 5 (label entry bad00003): targetId: expected string, so it was skipped`,
+      ]);
+      expect(session.warnings[3]).to.contain("line 6 (entry new00001) refers to a missing parent bad00003");
+      // An entry type this version does not know is kept as it is.
+      expect(session.getBranch().map((e) => e.type)).to.deep.equal(["message", "future_kind", "message"]);
+      expect(session.buildContext().messages.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+      // Appends continue the branch from the last good entry.
+      session.appendMessage(user("next"));
+      expect(session.getBranch().at(-2)!.id).to.equal("good0001");
     });
   });
 
