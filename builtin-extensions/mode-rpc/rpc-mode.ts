@@ -17,6 +17,7 @@ import {
   type ModeContext,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
+  stringifySafely,
   toJsonEvent,
 } from "@knightcodeai/cli/kit";
 import { commands } from "./commands.js";
@@ -75,7 +76,7 @@ class RpcConnection {
     session: SessionController,
     private readonly io: ModeContext["io"],
   ) {
-    this.write = (record) => io.stdout.write(`${JSON.stringify(record)}\n`);
+    this.write = (record) => io.stdout.write(`${stringifySafely(record).text}\n`);
     this.ui = new RpcUI(this.write);
     this.unsubscribe = session.subscribe((event) => {
       const record = toJsonEvent(event, { rpc: true });
