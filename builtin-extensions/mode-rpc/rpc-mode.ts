@@ -14,6 +14,7 @@
  */
 import {
   type ExtensionUIContext,
+  errorMessage,
   type ModeContext,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
@@ -247,13 +248,5 @@ function errorResponse(id: string | undefined, command: string, error: string): 
   return { ...(id !== undefined ? { id } : {}), type: "response", command, success: false, error };
 }
 
-/** A thrown value as text, whatever was thrown (an object without a usable toString included). */
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error) ?? "unknown error";
-  } catch {
-    return "unknown error";
-  }
-}
+/** A thrown value as text, whatever was thrown (an object whose getters throw included). */
+const describe = errorMessage;

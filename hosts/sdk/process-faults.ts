@@ -14,7 +14,7 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { ExtensionInfo, HookBus } from "../../kernel/index.js";
+import { type ExtensionInfo, errorMessage, type HookBus } from "../../kernel/index.js";
 
 /** What one open session offers the handlers: its extensions (with their files) and its bus. */
 export interface FaultTarget {
@@ -25,8 +25,8 @@ export interface FaultTarget {
 type FaultKind = "uncaughtException" | "unhandledRejection";
 
 const targets = new Set<FaultTarget>();
-const onException = (error: unknown) => dispatch("uncaughtException", error);
-const onRejection = (reason: unknown) => dispatch("unhandledRejection", reason);
+const onException = (error: unknown) => guarded("uncaughtException", error);
+const onRejection = (reason: unknown) => guarded("unhandledRejection", reason);
 
 /** Routes process-level faults to `target` until the returned function is called (idempotent). */
 export function watchProcessFaults(target: FaultTarget): () => void {
@@ -40,6 +40,17 @@ export function watchProcessFaults(target: FaultTarget): () => void {
     process.off("uncaughtException", onException);
     process.off("unhandledRejection", onRejection);
   };
+}
+
+/** A listener that throws would end the process after all, so a failing report falls back to stderr. */
+function guarded(kind: FaultKind, error: unknown): void {
+  try {
+    dispatch(kind, error);
+  } catch (failure) {
+    process.stderr.write(
+      `knightcode: ${kind}: ${errorMessage(error)} (reporting it failed: ${errorMessage(failure)})\n`,
+    );
+  }
 }
 
 function dispatch(kind: FaultKind, error: unknown): void {
