@@ -164,8 +164,9 @@ describe("knightcode: a misbehaving extension does not take the process down", (
         `cli:${ext} (tool loop): the result of tool "loop" cannot be written as JSON`,
       );
       expect(stderr).to.contain('details.self: a circular reference, written as "[Circular]"');
-      // The custom entry had no tool runner in front of it: the store's writer replaced and warned.
-      expect(stderr).to.contain('The custom entry "fixture-state" could not be written as it was');
+      expect(stderr).to.contain(
+        `cli:${ext} (appendEntry): appendEntry was given a value that cannot be written as JSON: data.count: a BigInt`,
+      );
 
       const [file] = readdirSync(sessions, { recursive: true }).filter((f) => String(f).endsWith(".jsonl"));
       const lines = readFileSync(join(sessions, String(file)), "utf8")
