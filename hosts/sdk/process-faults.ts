@@ -55,16 +55,24 @@ function guarded(kind: FaultKind, error: unknown): void {
 
 function dispatch(kind: FaultKind, error: unknown): void {
   const stack = stackOf(error);
-  let blamed = false;
+  let reported = false;
   for (const target of targets) {
-    const owner = stack ? blame(stack, target.extensions()) : undefined;
-    if (!owner) continue;
-    blamed = true;
-    target.bus()?.fault(owner, kind, error);
+    const bus = target.bus();
+    const owner = bus && stack ? blame(stack, target.extensions()) : undefined;
+    if (!bus || !owner) continue;
+    bus.fault(owner, kind, error);
+    reported = true;
   }
-  if (blamed) return;
+  if (reported) return;
   const unknown = { id: "unknown", order: Number.MAX_SAFE_INTEGER };
-  for (const target of targets) target.bus()?.report(unknown, kind, error);
+  for (const target of targets) {
+    const bus = target.bus();
+    if (!bus) continue;
+    bus.report(unknown, kind, error);
+    reported = true;
+  }
+  // A session between two runtimes (being replaced, or shutting down) has no bus to report to; stderr does.
+  if (!reported) process.stderr.write(`knightcode: ${kind}: ${errorMessage(error)}\n`);
 }
 
 /** The extension whose file appears first (innermost) on the stack. */
