@@ -6,6 +6,7 @@
 export type * from "./kernel/api/index.js";
 export {
   ExtensionStartupError,
+  errorMessage,
   KernelError,
   MissingServiceError,
   SessionStartupFailedError,
@@ -66,6 +67,7 @@ export {
   truncateTail,
 } from "./plugins/kit/truncate.js";
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
+export { type SafeJson, stringifySafely, toJsonSafe } from "./plugins/kit/util/safe-json.js";
 export { VERSION } from "./plugins/kit/version.js";
 export { RPC_MAX_FRAME_BYTES } from "./plugins/kit/wire/frames.js";
 export {

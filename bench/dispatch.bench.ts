@@ -1,6 +1,7 @@
 /**
  * HookBus dispatch cost: one notify and one transform event with 1 and 50 handlers, plus the `has` check that
- * hot events make before building their payload.
+ * hot events make before building their payload. The `context` rows with messages show what checking each
+ * handler's return against the event's schema costs on a real conversation (kernel/events/returns.ts).
  */
 import type { HandlerOwner } from "../kernel/events/hook-bus.js";
 import { HookBus } from "../kernel/events/hook-bus.js";
@@ -14,6 +15,8 @@ interface Case {
   kind: "notify" | "transform";
   handlers: number;
   iterations: number;
+  /** Messages in the `context` value each handler returns (and the bus checks). */
+  messages?: number;
 }
 
 const cases: readonly Case[] = [
@@ -21,7 +24,24 @@ const cases: readonly Case[] = [
   { event: "agent_start", kind: "notify", handlers: 50, iterations: 5_000 },
   { event: "context", kind: "transform", handlers: 1, iterations: 20_000 },
   { event: "context", kind: "transform", handlers: 50, iterations: 5_000 },
+  { event: "context", kind: "transform", handlers: 1, iterations: 2_000, messages: 200 },
 ];
+
+/** A conversation of `n` messages: user prompts and assistant answers with a text block and a tool call. */
+function conversation(n: number): unknown[] {
+  return Array.from({ length: n }, (_, i) =>
+    i % 2 === 0
+      ? { role: "user", content: `question ${i}`, timestamp: i }
+      : {
+          role: "assistant",
+          content: [
+            { type: "text", text: "an answer of a few words" },
+            { type: "toolCall", id: `call_${i}`, name: "read", arguments: { path: "notes.txt" } },
+          ],
+          timestamp: i,
+        },
+  );
+}
 
 const ctx = undefined;
 
@@ -47,7 +67,8 @@ function busFor(c: Case): HookBus {
 function dispatcher(bus: HookBus, c: Case): () => Promise<unknown> {
   // The cases name one notify event (agent_start) and one transform event (context).
   if (c.kind === "notify") return () => bus.emit("agent_start", {}, ctx);
-  return () => bus.transform("context", { messages: [] }, ctx);
+  const messages = conversation(c.messages ?? 0) as never[];
+  return () => bus.transform("context", { messages }, ctx);
 }
 
 /** Microseconds per dispatch over `iterations` sequential dispatches. */
@@ -69,7 +90,7 @@ function timeHas(bus: HookBus, event: string): number {
 }
 
 function row(cells: readonly string[]): string {
-  const widths = [17, 12, 11];
+  const widths = [17, 12, 17];
   return cells.map((c, i) => (i < widths.length ? c.padEnd(widths[i]!) : c)).join("");
 }
 
@@ -82,7 +103,8 @@ export async function dispatchBench(): Promise<void> {
     for (let i = 0; i < WARMUP; i++) await dispatch();
     const rounds: number[] = [];
     for (let r = 0; r < ROUNDS; r++) rounds.push(await time(dispatch, c.iterations));
-    console.log(row([c.event, c.kind, String(c.handlers), median(rounds).toFixed(3)]));
+    const label = c.messages ? `${c.handlers} (${c.messages} msgs)` : String(c.handlers);
+    console.log(row([c.event, c.kind, label, median(rounds).toFixed(3)]));
   }
 
   const bus = new HookBus({ onHandlerError: () => {} });

@@ -62,13 +62,55 @@ export class ExtensionStartupError extends Error {
 
 /** Recognises an ExtensionStartupError even when an extension bundled its own copy of the class. */
 export function isExtensionStartupError(error: unknown): error is Error {
-  return (
-    error instanceof ExtensionStartupError ||
-    (error instanceof Error && (error as { code?: unknown }).code === "KC_ERR_EXTENSION_STARTUP")
-  );
+  try {
+    return (
+      error instanceof ExtensionStartupError ||
+      (error instanceof Error && (error as { code?: unknown }).code === "KC_ERR_EXTENSION_STARTUP")
+    );
+  } catch {
+    // A Proxy whose traps throw is no startup error; it is reported like any other failure.
+    return false;
+  }
 }
 
+/**
+ * Describes anything that was thrown, in one line of text, and never throws itself: extensions can throw objects
+ * whose getters, `toJSON` or `toString` throw, or Proxies whose every trap does, and reporting such a failure must
+ * not become a second failure. Every place that reports an error takes its text from here.
+ */
 export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === "string" ? error : JSON.stringify(error);
+  try {
+    if (error instanceof Error) {
+      const message: unknown = error.message;
+      return typeof message === "string" ? message : describeValue(message);
+    }
+    return typeof error === "string" ? error : describeValue(error);
+  } catch {
+    return unreadable(error);
+  }
+}
+
+function describeValue(value: unknown): string {
+  let failure: unknown;
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
+  } catch (error) {
+    // Circular, a BigInt, or a throwing getter: fall back to the value's own text, and say why.
+    failure = error;
+  }
+  try {
+    const text = String(value);
+    if (failure === undefined || text !== "[object Object]") return text;
+  } catch {}
+  return unreadable(value, failure);
+}
+
+function unreadable(value: unknown, failure?: unknown): string {
+  let why = "";
+  try {
+    // The failure may be the extension's own Error (thrown by its getter), so reading it is guarded too.
+    if (failure instanceof Error && typeof failure.message === "string") why = `: ${failure.message}`;
+  } catch {}
+  return `an unreadable ${value === null ? "null" : typeof value} was thrown (reading it failed${why})`;
 }

@@ -3,10 +3,10 @@
  * stdout (json.md). `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
  * event without its `partial` snapshot, so the output grows linearly with the response.
  */
-import { type AssistantMessage, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
+import { type AssistantMessage, type ModeContext, stringifySafely, toJsonEvent } from "@knightcodeai/cli/kit";
 
 export async function runJson({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
-  const write = (record: unknown) => io.stdout.write(`${JSON.stringify(record)}\n`);
+  const write = (record: unknown) => io.stdout.write(`${stringifySafely(record).text}\n`);
   write(session.sessionManager.getHeader());
   let failed = false;
   const unsubscribe = session.subscribe((event) => {

@@ -14,9 +14,11 @@
  */
 import {
   type ExtensionUIContext,
+  errorMessage,
   type ModeContext,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
+  stringifySafely,
   toJsonEvent,
 } from "@knightcodeai/cli/kit";
 import { commands } from "./commands.js";
@@ -75,7 +77,7 @@ class RpcConnection {
     session: SessionController,
     private readonly io: ModeContext["io"],
   ) {
-    this.write = (record) => io.stdout.write(`${JSON.stringify(record)}\n`);
+    this.write = (record) => io.stdout.write(`${stringifySafely(record).text}\n`);
     this.ui = new RpcUI(this.write);
     this.unsubscribe = session.subscribe((event) => {
       const record = toJsonEvent(event, { rpc: true });
@@ -246,13 +248,5 @@ function errorResponse(id: string | undefined, command: string, error: string): 
   return { ...(id !== undefined ? { id } : {}), type: "response", command, success: false, error };
 }
 
-/** A thrown value as text, whatever was thrown (an object without a usable toString included). */
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error) ?? "unknown error";
-  } catch {
-    return "unknown error";
-  }
-}
+/** A thrown value as text, whatever was thrown (an object whose getters throw included). */
+const describe = errorMessage;

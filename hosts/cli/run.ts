@@ -121,7 +121,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) return usage(error.problem);
     const code = (error as { code?: string }).code;
-    process.stderr.write(`knightcode: ${(error as Error).message}\n`);
+    const { errorMessage } = await import("@knightcodeai/cli/kit");
+    process.stderr.write(`knightcode: ${errorMessage(error)}\n`);
     return code === "KC_ERR_NO_MODEL" ? 2 : 1;
   } finally {
     process.off("SIGINT", stop);
@@ -146,8 +147,9 @@ async function disposeWithin(handle: AgentSessionHandle, ms: number): Promise<vo
   });
   const disposed = handle.dispose().then(
     () => "done" as const,
-    (error: unknown) => {
-      process.stderr.write(`knightcode: shutting the session down failed: ${(error as Error).message}\n`);
+    async (error: unknown) => {
+      const { errorMessage } = await import("@knightcodeai/cli/kit");
+      process.stderr.write(`knightcode: shutting the session down failed: ${errorMessage(error)}\n`);
       return "done" as const;
     },
   );

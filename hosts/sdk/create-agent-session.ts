@@ -53,6 +53,7 @@ import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js"
 import { builtinSources } from "./builtin-extensions.js";
 import { discoverExtensions } from "./discover-extensions.js";
 import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
+import { watchProcessFaults } from "./process-faults.js";
 import {
   type DiscoveredResources,
   runCommand,
@@ -163,7 +164,13 @@ export async function createAgentSession(
 ): Promise<AgentSessionHandle> {
   const kernel = options.kernel ?? (await processKernel(options.agentDir ?? resolveAgentDir()));
   const handle = new AgentSessionHandle(options, kernel);
-  await handle.open(handle.openSessionLog(), { reason: "startup" });
+  try {
+    await handle.open(handle.openSessionLog(), { reason: "startup" });
+  } catch (error) {
+    // Removes the process-level fault handlers the handle installed.
+    await handle.dispose();
+    throw error;
+  }
   return handle;
 }
 
@@ -202,6 +209,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private readonly warn: (message: string) => void;
   private disposed = false;
   private beforeStartRan = false;
+  /** Removes this handle from the process-level fault handlers (hosts/sdk/process-faults.ts). */
+  private readonly stopWatchingFaults = watchProcessFaults({
+    extensions: () => this.current?.runtime.extensionInfos ?? [],
+    bus: () => this.current?.runtime.bus,
+  });
 
   /** @internal Use `createAgentSession()`. */
   constructor(
@@ -637,9 +649,13 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.disposed = true;
     const current = this.current;
     this.current = undefined;
-    if (current) {
-      await current.runtime.shutdown({ reason: "quit" });
-      current.log.close();
+    try {
+      if (current) {
+        await current.runtime.shutdown({ reason: "quit" });
+        current.log.close();
+      }
+    } finally {
+      this.stopWatchingFaults();
     }
   }
 
@@ -737,6 +753,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   async open(log: SessionManager, start: SessionStartEvent, carried?: CarriedSelection): Promise<void> {
     // Torn or malformed lines the store skipped (and kept in the file): every mode hears of them.
     for (const warning of log.warnings) this.warn(warning);
+    log.onWriteWarning = this.warn;
     const kernel = this.kernel;
     const settingsLoader = kernel.container.resolve(serviceTokens.settings);
     const overrides = this.options.settings ?? {};

@@ -8,6 +8,7 @@ import {
   createToken,
   type DiscoveredResources,
   definePlugin,
+  type ExtensionInfo,
   type ExtensionUIContext,
   type HostMode,
   type PluginDefinition,
@@ -20,6 +21,7 @@ import type { SessionLog } from "../../plugins/agent-loop/session-log.js";
 import { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
 import { FlagRegistry } from "../../plugins/flag-registry/flag-registry.js";
 import { publishModelRuntime } from "../../plugins/kit/model-calls.js";
+import { toJsonSafe } from "../../plugins/kit/util/safe-json.js";
 import { McpServerRegistry } from "../../plugins/mcp-servers/mcp-server-registry.js";
 import { ModeRegistry } from "../../plugins/mode-registry/mode-registry.js";
 import { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -90,11 +92,29 @@ export const fileSessionStore: SessionStore = {
 };
 
 /** The face the agent loop shows to `knightcode.sendMessage()` and the other session methods. */
-function agentApi(agent: AgentSession): AgentApiService {
+function agentApi(agent: AgentSession, runtime: SessionRuntime): AgentApiService {
+  // What an extension hands over to be stored must be writable as JSON: a part that is not (circular, a BigInt,
+  // a throwing getter) is replaced here, where the extension is known, and reported against it.
+  const writable = (owner: ExtensionInfo, what: string, value: unknown, root: string): unknown => {
+    const safe = toJsonSafe(value, root);
+    if (safe.replaced.length > 0) {
+      const problem = `${what} was given a value that cannot be written as JSON: ${safe.replaced.join("; ")}`;
+      runtime.bus.report(owner, what, new Error(problem));
+    }
+    return safe.value;
+  };
   return {
-    sendMessage: (owner, message, options) => agent.sendMessage(owner, message, options),
+    sendMessage: (owner, message, options) =>
+      agent.sendMessage(
+        owner,
+        message?.details === undefined
+          ? message
+          : { ...message, details: writable(owner, "sendMessage", message.details, "details") },
+        options,
+      ),
     sendUserMessage: (content, options) => agent.sendUserMessage(undefined, content, options),
-    appendEntry: (customType, data) => agent.appendEntry(undefined, customType, data),
+    appendEntry: (customType, data, owner) =>
+      agent.appendEntry(owner, customType, owner ? writable(owner, "appendEntry", data, "data") : data),
     setSessionName: (name) => agent.setSessionName(undefined, name),
     getSessionName: () => agent.getSessionName(),
     setLabel: (entryId, label) => agent.setLabel(undefined, entryId, label),
@@ -241,8 +261,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
     definePlugin({
       id: "plugin:agent-api",
       provides: coreTokens.agent,
-      deps: { agent: s.agent },
-      create: ({ agent }) => agentApi(agent),
+      deps: { agent: s.agent, runtime: coreTokens.runtime },
+      create: ({ agent, runtime }) => agentApi(agent, runtime),
     }),
     definePlugin({
       id: "plugin:renderers",

@@ -30,6 +30,8 @@ export const errorCodes = Object.freeze({
     "A message sent to the session is malformed (for example a custom message without a type).",
   KC_ERR_INVALID_MODE: "A mode registration has an invalid name or no `run` function.",
   KC_ERR_INVALID_PROVIDER: "A provider or virtual model registration is invalid (name, models or functions).",
+  KC_ERR_INVALID_RETURN:
+    "A transform handler returned a value of the wrong shape for its event; it was reported and skipped.",
   KC_ERR_INVALID_TOKEN: "A service token id is not dotted lower camel case (`core.sessionStore`).",
   KC_ERR_INVALID_TOOL:
     "A tool definition is invalid (name, parameters schema, exposure or execute function).",

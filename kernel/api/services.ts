@@ -85,7 +85,8 @@ export interface AgentApiService {
     content: string | (TextContent | ImageContent)[],
     options?: { deliverAs?: "steer" | "followUp" },
   ): void;
-  appendEntry(customType: string, data?: unknown): void;
+  /** `owner`: the extension that appends, blamed when its data cannot be written as JSON. */
+  appendEntry(customType: string, data?: unknown, owner?: ExtensionInfo): void;
   setSessionName(name: string | undefined): void;
   getSessionName(): string | undefined;
   setLabel(entryId: string, label: string | undefined): void;

@@ -14,9 +14,10 @@ import type {
   ExtensionEvents,
 } from "../api/events.js";
 import type { ExtensionOrigin } from "../api/extension-api.js";
-import { isExtensionStartupError, KernelError } from "../errors.js";
+import { errorMessage, isExtensionStartupError, KernelError } from "../errors.js";
 import { closestName } from "../util/closest-name.js";
 import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "./catalog.js";
+import { checkReturn } from "./returns.js";
 
 /** The payload a handler of event `E` receives. */
 export type PayloadOf<E extends ExtensionEventName> = ExtensionEvents[E]["event"];
@@ -49,8 +50,9 @@ export class ExtensionHandlerError extends KernelError {
   readonly owner: HandlerOwner;
   readonly event: string;
   constructor(owner: HandlerOwner, event: string, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    super("KC_ERR_EXTENSION_HANDLER", `Extension ${owner.id} refused ${event}: ${reason}`, { cause });
+    super("KC_ERR_EXTENSION_HANDLER", `Extension ${owner.id} refused ${event}: ${errorMessage(cause)}`, {
+      cause,
+    });
     this.owner = owner;
     this.event = event;
   }
@@ -123,6 +125,7 @@ export class HookBus {
   private seq = 0;
   /** Handlers whose promise has not settled, to explain a run that can never finish (Rollup's runHook). */
   private readonly running = new Set<PendingHandler>();
+  private readonly faultWatchers = new Set<{ owner: string; fail(error: unknown): void }>();
 
   constructor(private readonly options: HookBusOptions) {}
 
@@ -291,8 +294,28 @@ export class HookBus {
     return hook;
   }
 
-  private report(owner: HandlerOwner, event: string, error: unknown): void {
+  /**
+   * Reports a fault of an extension that happened outside its handlers (a tool result JSON cannot write, an
+   * exception from its timer) the way a throwing handler is reported: `extension_error`, extension and event named.
+   */
+  report(owner: HandlerOwner, event: string, error: unknown): void {
     this.options.onHandlerError({ owner, event, error });
+  }
+
+  /**
+   * While a tool call of extension `owner` runs, its runner watches for a fault of that extension outside the call
+   * (an exception from one of its timers): `fail` fails the call. The returned function stops watching.
+   */
+  watchFaults(owner: string, fail: (error: unknown) => void): () => void {
+    const watcher = { owner, fail };
+    this.faultWatchers.add(watcher);
+    return () => this.faultWatchers.delete(watcher);
+  }
+
+  /** A fault of `owner` outside its handlers: reported like a throwing handler, and its watched calls fail. */
+  fault(owner: HandlerOwner, event: string, error: unknown): void {
+    this.report(owner, event, error);
+    for (const watcher of [...this.faultWatchers]) if (watcher.owner === owner.id) watcher.fail(error);
   }
 
   private build(event: string, spec: EventSpec, list: readonly Registration[]): BuiltHook {
@@ -338,7 +361,7 @@ export class HookBus {
           hook.tapPromise(owner.id, async (state, d) => {
             if (state.stopped) return state;
             try {
-              return await this.fold(spec.kind, state, d, handler);
+              return await this.fold(event, spec.kind, state, d, handler);
             } catch (error) {
               this.report(owner, event, error);
               return state;
@@ -350,16 +373,25 @@ export class HookBus {
     }
   }
 
-  private async fold(kind: EventKind, state: Folded, d: Dispatch, handler: AnyHandler): Promise<Folded> {
+  private async fold(
+    event: string,
+    kind: EventKind,
+    state: Folded,
+    d: Dispatch,
+    handler: AnyHandler,
+  ): Promise<Folded> {
     if (kind === "transform") {
       const t = d.transform ?? {};
       const result = await handler(t.toEvent ? t.toEvent(state.value) : state.value, d.ctx);
       if (result === undefined) return state;
+      checkReturn(event, result);
       return { value: t.fold ? t.fold(state.value, result) : result, stopped: t.stop?.(result) ?? false };
     }
     if (kind === "lastWins") {
       const result = await handler(d.payload, d.ctx);
-      return result === undefined ? state : { value: result, stopped: false };
+      if (result === undefined) return state;
+      checkReturn(event, result);
+      return { value: result, stopped: false };
     }
     const acc = state.value as BoundaryState;
     const result = (await handler(

@@ -125,7 +125,7 @@ export function createExtensionAPI({
     getMcpServers: () => use(t.mcpServers, "getMcpServers").getMcpServers(),
     sendMessage: (message, options) => use(t.agent, "sendMessage").sendMessage(info, message, options),
     sendUserMessage: (content, options) => use(t.agent, "sendUserMessage").sendUserMessage(content, options),
-    appendEntry: (customType, data) => use(t.agent, "appendEntry").appendEntry(customType, data),
+    appendEntry: (customType, data) => use(t.agent, "appendEntry").appendEntry(customType, data, info),
     setSessionName: (name) => use(t.agent, "setSessionName").setSessionName(name),
     getSessionName: () => use(t.agent, "getSessionName").getSessionName(),
     setLabel: (entryId, label) => use(t.agent, "setLabel").setLabel(entryId, label),

@@ -14,6 +14,7 @@ import {
   type CompactionReason,
   type CompactionResult,
   type ExtensionContext,
+  errorMessage,
   type HookBus,
   KernelError,
   type ModelInfo,
@@ -283,7 +284,7 @@ export class Compactor {
       );
       if (controller.signal.aborted) throw new CompactionError("Compaction was aborted", true);
       if (failure) {
-        const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
+        const message = errorMessage(failure.error);
         throw new CompactionError(`${failure.owner} could not summarise the conversation: ${message}`, false);
       }
       if (decision?.cancel) throw new CompactionError(`Compaction was cancelled by ${decidedBy}`, true);
@@ -329,14 +330,14 @@ export class Compactor {
       return result;
     } catch (caught) {
       const aborted = controller.signal.aborted || (caught instanceof CompactionError && caught.aborted);
-      const errorMessage = caught instanceof Error ? caught.message : String(caught);
-      if (!aborted) await bus.emit("session_compact_failed", { reason, error: errorMessage }, ctx());
+      const failed = errorMessage(caught);
+      if (!aborted) await bus.emit("session_compact_failed", { reason, error: failed }, ctx());
       await bus.emit(
         "compaction_end",
-        { reason, aborted, willRetry: false, ...(aborted ? {} : { errorMessage }) },
+        { reason, aborted, willRetry: false, ...(aborted ? {} : { errorMessage: failed }) },
         ctx(),
       );
-      throw caught instanceof CompactionError ? caught : new CompactionError(errorMessage, aborted);
+      throw caught instanceof CompactionError ? caught : new CompactionError(failed, aborted);
     } finally {
       request.signal?.removeEventListener("abort", abort);
     }

@@ -16,7 +16,7 @@ import type {
   ReplacedSessionContext,
   SessionRuntime,
 } from "../../kernel/index.js";
-import { KernelError } from "../../kernel/index.js";
+import { errorMessage, KernelError } from "../../kernel/index.js";
 import type { ModelService } from "../model-registry/model-service.js";
 import type { AgentSession } from "./agent-session.js";
 import type { SessionLog } from "./session-log.js";
@@ -93,7 +93,8 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
           .compact(options.customInstructions ? { customInstructions: options.customInstructions } : {})
           .then(
             (result) => options.onComplete?.(result),
-            (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))),
+            (error: unknown) =>
+              options.onError?.(error instanceof Error ? error : new Error(errorMessage(error))),
           );
       },
       getSystemPrompt: () => agent.systemPrompt,

@@ -20,7 +20,9 @@ import type {
   ToolResultPatch,
   Usage,
 } from "../../kernel/index.js";
+import { errorMessage } from "../../kernel/index.js";
 import { addUsage, emptyUsage as emptyUsageOf } from "../kit/usage.js";
+import { toJsonSafe } from "../kit/util/safe-json.js";
 import type { ToolRegistry } from "../tool-registry/tool-registry.js";
 import { capResult } from "./result-cap.js";
 
@@ -139,6 +141,7 @@ export class ToolRunner {
       isError: boolean,
       durationMs?: number,
     ): Promise<ToolOutcome> => {
+      result = this.writable(toolName, result);
       const outcome: ToolOutcome = {
         toolCallId,
         toolName,
@@ -180,7 +183,7 @@ export class ToolRunner {
         {
           failClosed: (error, owner) => ({
             block: true,
-            reason: `the tool_call handler of ${owner.id} failed (${(error as Error)?.message ?? String(error)})`,
+            reason: `the tool_call handler of ${owner.id} failed (${errorMessage(error)})`,
           }),
           isDecision: (r) => r?.block === true,
           timeoutMs: limits.gateTimeoutMs,
@@ -202,15 +205,18 @@ export class ToolRunner {
       const started = performance.now();
       this.executing.set(toolCallId, { toolName, owner: tool.owner.id });
       try {
-        const running = tool.definition.execute(
-          toolCallId,
-          input,
-          options.signal,
-          (partial) => {
-            // Updates of a call already recorded as aborted would describe a result that is dropped.
-            if (!abandoned) this.update(toolCallId, toolName, input, partial, options);
-          },
-          this.toolContext(toolCallId, options.signal),
+        const running = this.failingOnFault(
+          tool.owner.id,
+          tool.definition.execute(
+            toolCallId,
+            input,
+            options.signal,
+            (partial) => {
+              // Updates of a call already recorded as aborted would describe a result that is dropped.
+              if (!abandoned) this.update(toolCallId, toolName, input, partial, options);
+            },
+            this.toolContext(toolCallId, options.signal),
+          ),
         );
         const outcome = await untilAbandoned(Promise.resolve(running), options.signal);
         if (outcome.abandoned) {
@@ -243,7 +249,7 @@ export class ToolRunner {
         }
         return { result, isError: result.isError === true, durationMs };
       } catch (error) {
-        const text = error instanceof Error ? error.message : String(error);
+        const text = errorMessage(error);
         return {
           result: { content: [{ type: "text", text }], details: undefined },
           isError: true,
@@ -281,6 +287,48 @@ export class ToolRunner {
       ? await capResult(toolName, patchedResult, limits.maxResultBytes)
       : patchedResult;
     return finish(result, isError, ran.durationMs);
+  }
+
+  /**
+   * The call's result, or its failure when the process-level handlers blame the tool's extension for an exception
+   * outside the call (its timer threw) while the call runs: the call fails with that error, the run goes on.
+   */
+  private async failingOnFault<T>(owner: string, running: Promise<T>): Promise<T> {
+    let stop: () => void = () => {};
+    const fault = new Promise<never>((_, reject) => {
+      stop = this.bus.watchFaults(owner, (error) =>
+        reject(
+          new Error(`${owner}, which provides this tool, failed outside the call: ${errorMessage(error)}`),
+        ),
+      );
+    });
+    try {
+      return await Promise.race([running, fault]);
+    } finally {
+      stop();
+    }
+  }
+
+  /**
+   * The result with any `details` or `structuredContent` JSON cannot write (circular, a BigInt, a throwing getter)
+   * replaced, reported against the tool's extension: the session file, the JSON stream and RPC all write it.
+   */
+  private writable(toolName: string, result: ToolResult): ToolResult {
+    const details = toJsonSafe(result.details, "details");
+    const structured = toJsonSafe(result.structuredContent, "structuredContent");
+    const replaced = [...details.replaced, ...structured.replaced];
+    if (replaced.length === 0) return result;
+    const owner = this.registry.get(toolName)?.owner ?? { id: "unknown", order: Number.MAX_SAFE_INTEGER };
+    this.bus.report(
+      owner,
+      `tool ${toolName}`,
+      new Error(`the result of tool "${toolName}" cannot be written as JSON: ${replaced.join("; ")}`),
+    );
+    return {
+      ...result,
+      details: details.value,
+      ...(result.structuredContent !== undefined ? { structuredContent: structured.value } : {}),
+    };
   }
 
   private update(

@@ -16,6 +16,7 @@ import {
   type Disposable,
   type ExtensionContext,
   type ExtensionInfo,
+  errorMessage,
   type HookBus,
   KernelError,
   type LlmMessage,
@@ -278,11 +279,7 @@ export class ModelService implements ModelApiService {
         hooks: this.hooks(model),
       });
     } catch (error) {
-      return failedStream(
-        model,
-        "unknown",
-        `Provider "${model.provider}" failed: ${(error as Error).message}`,
-      );
+      return failedStream(model, "unknown", `Provider "${model.provider}" failed: ${errorMessage(error)}`);
     }
   }
 
@@ -536,7 +533,7 @@ function isPayload(value: unknown): value is Record<string, unknown> {
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */
 function lazyStream(model: ModelInfo, open: () => Promise<AssistantMessageStream>): AssistantMessageStream {
-  const source = open().catch((error: unknown) => failedStream(model, "unknown", (error as Error).message));
+  const source = open().catch((error: unknown) => failedStream(model, "unknown", errorMessage(error)));
   return {
     async *[Symbol.asyncIterator]() {
       yield* await source;

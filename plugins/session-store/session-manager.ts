@@ -39,6 +39,7 @@ import type {
   ThinkingLevelChangeEntry,
   Usage,
 } from "../../kernel/index.js";
+import { stringifySafely } from "../kit/util/safe-json.js";
 import {
   type BranchView,
   buildSessionContext,
@@ -142,6 +143,8 @@ interface FileState {
 export class SessionManager implements ReadonlySessionManager {
   /** Problems found when the file was read (torn or malformed lines, re-attached entries). */
   readonly warnings: string[] = [];
+  /** Where a warning about a value written with replacements goes (the host's warning channel); stderr if unset. */
+  onWriteWarning: ((message: string) => void) | undefined;
 
   private readonly header: SessionHeader;
   /** Undefined for an in-memory session. */
@@ -583,7 +586,7 @@ export class SessionManager implements ReadonlySessionManager {
     // Copies, so the two sessions never share mutable entry objects; written in batches, so a long path is never
     // one string, and held like entries read from a file.
     for (let start = 0; start < path.length; start += FORK_BATCH) {
-      const lines = path.slice(start, start + FORK_BATCH).map((entry) => `${JSON.stringify(entry)}\n`);
+      const lines = path.slice(start, start + FORK_BATCH).map((entry) => `${fork.serialise(entry)}\n`);
       const offsets = fork.writeLines(lines);
       lines.forEach((line, i) => {
         const entry = JSON.parse(line) as SessionEntry;
@@ -620,7 +623,7 @@ export class SessionManager implements ReadonlySessionManager {
       { type: fields.type, id: this.newId(), parentId: this.leafId, timestamp: new Date().toISOString() },
       fields,
     );
-    const line = `${JSON.stringify(draft)}\n`;
+    const line = `${this.serialise(draft)}\n`;
     const [offset] = this.writeLines([line]);
     // The in-memory entry is parsed back from the written line, so it is exactly what a reopen will see
     // (no `undefined` fields, no shared references to the caller's objects). A new entry is held: it is part of
@@ -629,6 +632,22 @@ export class SessionManager implements ReadonlySessionManager {
     this.index(entry, offset ?? -1, Buffer.byteLength(line) - 1, true);
     this.leafId = entry.id;
     return entry;
+  }
+
+  /**
+   * One entry as one JSON line. Entries carry what extensions produced (tool details, custom data), which JSON may
+   * not be able to write: such a part is replaced (see plugins/kit/util/safe-json.ts) and reported, so an append
+   * never fails on it and the file stays valid JSONL.
+   */
+  private serialise(entry: SessionEntry | Record<string, unknown>): string {
+    const { text, replaced } = stringifySafely(entry);
+    if (replaced.length > 0) {
+      const what = describeEntry(entry as Record<string, unknown>);
+      const message = `${what} could not be written as it was: ${replaced.join("; ")}`;
+      if (this.onWriteWarning) this.onWriteWarning(message);
+      else process.stderr.write(`knightcode: ${message}\n`);
+    }
+    return text;
   }
 
   /**
@@ -847,4 +866,12 @@ function pushChild(index: Map<string | null, Slot[]>, slot: Slot): void {
   const siblings = index.get(key);
   if (siblings) siblings.push(slot);
   else index.set(key, [slot]);
+}
+
+/** Names an entry in a warning: its type, and the custom type or the tool it carries. */
+function describeEntry(entry: Record<string, unknown>): string {
+  const message = entry.message as { role?: unknown; toolName?: unknown } | undefined;
+  if (typeof entry.customType === "string") return `The ${String(entry.type)} entry "${entry.customType}"`;
+  if (message?.role === "toolResult") return `The result of tool "${String(message.toolName)}"`;
+  return `A ${String(entry.type)} entry`;
 }

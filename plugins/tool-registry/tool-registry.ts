@@ -14,6 +14,7 @@ import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import {
   type Disposable,
   type ExtensionInfo,
+  errorMessage,
   KernelError,
   type ToolDeclaration,
   type ToolDefinition,
@@ -146,7 +147,7 @@ export class ToolRegistry implements ToolService {
         try {
           result = definition.prepareLoadout!(loadout);
         } catch (error) {
-          this.notice(`prepareLoadout of "${definition.name}" failed: ${(error as Error).message}`);
+          this.notice(`prepareLoadout of "${definition.name}" failed: ${errorMessage(error)}`);
           continue;
         }
         Object.assign(descriptions, result?.descriptions ?? {});
@@ -211,7 +212,7 @@ export class ToolRegistry implements ToolService {
     try {
       if (tool.definition.prepareArguments) args = tool.definition.prepareArguments(raw);
     } catch (error) {
-      return { ok: false, error: `prepareArguments of "${name}" failed: ${(error as Error).message}` };
+      return { ok: false, error: `prepareArguments of "${name}" failed: ${errorMessage(error)}` };
     }
     const schema = tool.definition.parameters;
     if (args === undefined || args === null) args = {};
@@ -221,7 +222,7 @@ export class ToolRegistry implements ToolService {
     } catch (error) {
       return {
         ok: false,
-        error: `The arguments of "${name}" could not be prepared: ${(error as Error).message}`,
+        error: `The arguments of "${name}" could not be prepared: ${errorMessage(error)}`,
       };
     }
     const check = this.compiled(schema);

@@ -12,6 +12,7 @@ import {
   type HandlerOwner,
   HookBus,
 } from "../../kernel/events/hook-bus.js";
+import { InvalidReturnError, returnSchemas } from "../../kernel/events/returns.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 
 /** The checklist: json.md, extensions.md, and the closest peer's 41 events (reference/pi.md, section 2.3). */
@@ -104,6 +105,15 @@ const SPEC_KINDS: Record<string, EventSpec["kind"]> = {
   agent_settled: "notify",
   message_update: "notify",
   provider_stream_event: "notify",
+};
+
+/** A value of the right shape for each event whose handlers' returns are checked against a schema. */
+const VALID_RETURNS: Readonly<Record<string, object>> = {
+  input: { action: "continue" },
+  context: { messages: [] },
+  context_with_system: { messages: [{ role: "system", content: "You help." }] },
+  message_end: { message: { role: "user", content: "hi" } },
+  cache_warming_decision: { action: "warm" },
 };
 
 const owner = (order: number, origin: HandlerOwner["origin"] = "cli"): HandlerOwner => ({
@@ -281,20 +291,22 @@ describe("hook bus conformance (every catalogue row)", () => {
       }
 
       if (spec.kind === "transform") {
+        // A value of the shape the event's handlers may return, carrying a counter the tests follow.
+        const valid = (n: number) => ({ ...(VALID_RETURNS[name] ?? {}), n });
         it("passes each handler the previous result; undefined keeps the value", async () => {
           const { bus } = makeBus();
           const seen: unknown[] = [];
-          bus.on(name, (value: { n: number }) => ({ n: value.n + 1 }), owner(0));
+          bus.on(name, (value: { n: number }) => valid(value.n + 1), owner(0));
           bus.on(name, (value: unknown) => void seen.push(value), owner(1));
-          bus.on(name, (value: { n: number }) => ({ n: value.n * 10 }), owner(2));
-          const result = await loose(bus).transform(name, { n: 1 }, {});
-          expect(seen).to.deep.equal([{ n: 2 }]);
-          expect(result).to.deep.equal({ n: 20 });
+          bus.on(name, (value: { n: number }) => valid(value.n * 10), owner(2));
+          const result = await loose(bus).transform(name, valid(1), {});
+          expect(seen).to.deep.equal([valid(2)]);
+          expect(result).to.deep.equal(valid(20));
         });
 
         it("keeps the previous value when a handler throws", async () => {
           const { bus } = makeBus();
-          bus.on(name, () => ({ n: 2 }), owner(0));
+          bus.on(name, () => valid(2), owner(0));
           bus.on(
             name,
             () => {
@@ -302,7 +314,29 @@ describe("hook bus conformance (every catalogue row)", () => {
             },
             owner(1),
           );
-          expect(await loose(bus).transform(name, { n: 1 }, {})).to.deep.equal({ n: 2 });
+          expect(await loose(bus).transform(name, valid(1), {})).to.deep.equal(valid(2));
+        });
+      }
+
+      if (Object.hasOwn(returnSchemas, name)) {
+        it("reports a return of the wrong shape like a throw, naming the extension, and skips it", async () => {
+          const { bus, reports } = makeBus();
+          const good = { ...(VALID_RETURNS[name] ?? {}), n: 2 };
+          bus.on(name, () => good, owner(0));
+          bus.on(name, () => "not a result", owner(1));
+          let later = 0;
+          bus.on(name, () => void later++, owner(2));
+          const result =
+            spec.kind === "lastWins"
+              ? await loose(bus).lastWins(name, {}, {})
+              : await dispatch(bus, name, good);
+          expect(result).to.deep.equal(good);
+          expect(later, "the handlers after it still run").to.equal(1);
+          expect(reports).to.have.length(1);
+          expect(reports[0]!.owner.id).to.equal("test:ext-1");
+          expect(reports[0]!.event).to.equal(name);
+          expect(reports[0]!.error).to.be.instanceOf(InvalidReturnError);
+          expect(String((reports[0]!.error as Error).message)).to.contain(`the ${name} handler returned`);
         });
       }
 

@@ -798,7 +798,7 @@ describe("agent loop", () => {
             event.message.role === "assistant"
               ? { message: { ...event.message, content: [{ type: "text" as const, text: "polished" }] } }
               : event.message.role === "user"
-                ? { message: { role: "assistant" } as never }
+                ? { message: { role: "assistant", content: [] } as never }
                 : undefined,
           );
         },
