@@ -44,6 +44,12 @@ export {
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export {
+  applyResourcePatterns,
+  type ResourceKind,
+  type ResourceScope,
+  resourceFilter,
+} from "./plugins/kit/resource-patterns.js";
 export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
 export {
   BUILTIN_THEMES,
