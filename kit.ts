@@ -59,6 +59,7 @@ export {
   type ThemeColorValue,
   type ThemeOptions,
   ThemeSelection,
+  themeFromFile,
 } from "./plugins/kit/theme.js";
 export {
   DEFAULT_MAX_BYTES,

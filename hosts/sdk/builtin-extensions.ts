@@ -18,6 +18,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "openai-compatible": () => import("../../builtin-extensions/providers/openai-compatible/index.js"),
   "html-export": () => import("../../builtin-extensions/html-export/index.js"),
   skills: () => import("../../builtin-extensions/skills/index.js"),
+  themes: () => import("../../builtin-extensions/themes/index.js"),
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),

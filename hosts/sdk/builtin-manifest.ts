@@ -41,6 +41,7 @@ const MANIFEST = [
   },
   { name: "html-export", modes: [], flags: [], providers: [] },
   { name: "skills", modes: [], flags: [], providers: [] },
+  { name: "themes", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",
     modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],

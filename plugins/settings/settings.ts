@@ -25,6 +25,7 @@
  * | `extensions`           | string[]           | `[]`    | extension paths, `-builtin:<name>`       |
  * | `skills`, `prompts`, `themes` | string[]    | unset   | resource paths and patterns (packages)   |
  * | `packages`             | (string or object)[] | unset | installed packages (plugins/packages)    |
+ * | `theme`                | non-empty string   | unset   | theme name (builtin:themes)              |
  * | `defaultThinkingLevel` | ThinkingLevel      | unset   | thinking level of new sessions           |
  * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
  * | `defaultModel`         | non-empty string   | unset   | model id of new sessions                 |
@@ -139,6 +140,8 @@ export const SettingsFileSchema = Type.Object({
   skills: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   prompts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   themes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  /** Read by builtin:themes. */
+  theme: Type.Optional(Type.String({ minLength: 1 })),
   packages: Type.Optional(
     Type.Array(
       Type.Union([
