@@ -39,7 +39,7 @@ const COMMANDS: [string, string][] = [
 const OPTIONS: [string, string][] = [
   ["--mode <name>", "How to run: print, json, or a mode an extension adds"],
   ["-p, --print", "Print mode: run the prompts and print the final answer"],
-  ["-e, --extension <path|source>", "Load an extension, or a package for this run only (repeatable)"],
+  ["-e, --extension <path>", "Load an extension, or a package source for this run only (repeatable)"],
   ["--provider <name>", "Model provider"],
   ["--model <id>", "Model id, or provider/model"],
   ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],

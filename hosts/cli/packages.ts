@@ -80,7 +80,12 @@ export async function packagesCommand(
       }
       case "update": {
         if (positional.length > 1) return usage("give at most one package source");
-        const { updated, skipped } = await manager.update(positional[0]);
+        const projectTrusted = knownProjectTrust({
+          agentDir,
+          cwd,
+          ...(approve !== undefined ? { approve } : {}),
+        });
+        const { updated, skipped } = await manager.update(positional[0], { projectTrusted });
         for (const pkg of updated) say(`Updated ${pkg.source.raw}`);
         for (const { pkg, why } of skipped) say(`Skipped ${pkg.source.raw}: ${why}`);
         if (updated.length === 0 && skipped.length === 0) say("No packages to update.");

@@ -252,13 +252,15 @@ export class PackageManager {
 
   /**
    * Updates configured unpinned packages (all of them, or the one matching `raw`): npm ones to their latest
-   * version, git ones to the head of their default branch. Returns what was updated and what was skipped.
+   * version, git ones to the head of their default branch. A project's packages only when the project is
+   * trusted: an untrusted project's packages are never installed. Returns what was updated and what was skipped.
    */
   async update(
-    raw?: string,
+    raw: string | undefined,
+    options: { projectTrusted: boolean },
   ): Promise<{ updated: ConfiguredPackage[]; skipped: { pkg: ConfiguredPackage; why: string }[] }> {
     const wanted = raw === undefined ? undefined : parsePackageSource(raw, this.options.cwd).identity;
-    const all = [...this.configured("user"), ...this.configured("project")];
+    const all = [...this.configured("user"), ...(options.projectTrusted ? this.configured("project") : [])];
     const chosen = all.filter((p) => wanted === undefined || p.source.identity === wanted);
     if (raw !== undefined && chosen.length === 0) throw new PackageError(`${raw} is not installed`);
     const updated: ConfiguredPackage[] = [];

@@ -269,7 +269,7 @@ describe("knightcode package commands (real git, npm and folders)", function () 
     expect(trusted.system).to.contain("EXT projpkg").and.contain("projpkg-skill");
   });
 
-  it("refuses bad input with a clear message, a non-zero exit and untouched settings", async () => {
+  it("exits 1 with a clear message for an unknown source or a failed git clone, leaving the settings alone", async () => {
     const settingsFile = join(agentDir, "settings.json");
     writeFileSync(settingsFile, `${JSON.stringify({ packages: [] }, null, 2)}\n`);
     const before = readFileSync(settingsFile, "utf8");
@@ -282,26 +282,7 @@ describe("knightcode package commands (real git, npm and folders)", function () 
     expect(missingRepo.code).to.equal(1);
     expect(missingRepo.stderr).to.contain("git clone").and.contain("no-such-repo");
 
-    const missingTarball = await cli(["install", `npm:nothing@file:${join(dir, "nothing.tgz")}`]);
-    expect(missingTarball.code).to.equal(1);
-    expect(missingTarball.stderr).to.contain("npm install");
-
-    const empty = join(dir, "empty");
-    mkdirSync(empty);
-    writeFileSync(join(empty, "README.md"), "nothing here\n");
-    const noResources = await cli(["install", empty]);
-    expect(noResources.code).to.equal(1);
-    expect(noResources.stderr).to.contain("offers no resources");
     expect(readFileSync(settingsFile, "utf8")).to.equal(before);
-
-    const folder = join(dir, "dup");
-    writePackage(folder, "dup", "folders");
-    expect((await cli(["install", folder])).code).to.equal(0);
-    const after = readFileSync(settingsFile, "utf8");
-    const twice = await cli(["install", `${folder}/`]);
-    expect(twice.code).to.equal(1);
-    expect(twice.stderr).to.contain("already installed");
-    expect(readFileSync(settingsFile, "utf8")).to.equal(after);
   });
 
   it("installs -e git:... for one run into a cache, leaving the settings alone", async () => {

@@ -7,7 +7,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
-import { PackageManager, type ResolvedResource } from "../../../plugins/packages/package-manager.js";
+import {
+  PackageError,
+  PackageManager,
+  type ResolvedResource,
+} from "../../../plugins/packages/package-manager.js";
 
 describe("PackageManager.resolve", () => {
   let dir: string;
@@ -108,5 +112,35 @@ describe("PackageManager.resolve", () => {
     expect((await find("legacy")).enabled).to.equal(true);
     expect((await find("p")).enabled).to.equal(false);
     expect((await find("two")).enabled).to.equal(true);
+  });
+
+  describe("install refusals leave the settings file byte for byte", () => {
+    const settingsText = () => readFileSync(join(agentDir, "settings.json"), "utf8");
+
+    it("a failed npm install, quoting npm's error output", async () => {
+      const manager = new PackageManager({
+        agentDir,
+        cwd,
+        env: { ...process.env, npm_config_offline: "true" },
+      });
+      const before = settingsText();
+      const error = await manager
+        .install(`npm:nothing@file:${join(dir, "nothing.tgz")}`, "user")
+        .catch((e) => e);
+      expect(error).to.be.instanceOf(PackageError);
+      expect(error.message).to.contain("`npm install").and.contain("nothing.tgz");
+      expect(settingsText()).to.equal(before);
+    });
+
+    it("a package that offers no resources, and one already installed", async () => {
+      const manager = new PackageManager({ agentDir, cwd });
+      const before = settingsText();
+      write(join(dir, "empty", "README.md"), "nothing\n");
+      const empty = await manager.install(join(dir, "empty"), "user").catch((e) => e);
+      expect(empty.message).to.contain("offers no resources");
+      const twice = await manager.install(`${join(dir, "pkg")}/`, "user").catch((e) => e);
+      expect(twice.message).to.contain("already installed");
+      expect(settingsText()).to.equal(before);
+    });
   });
 });
