@@ -208,7 +208,8 @@ export class PackageManager {
         `${existing.source.raw} is already installed (${this.settingsPath(scope)}); use knightcode update or remove it first`,
       );
     }
-    // A local path is stored as the user gave it when absolute, else relative to nothing: store it resolved.
+    // A local path on the command line is relative to the cwd, but settings paths are relative to the settings
+    // file's folder: store it resolved.
     const stored = source.kind === "local" ? source.path : source.raw;
     const pkg = this.toConfigured(stored, scope);
     const fresh = !pkg.installed;
@@ -397,7 +398,8 @@ export class PackageManager {
         throw new PackageError(`-e ${raw}: ${(error as Error).message}`);
       }
     }
-    const scopes = [...options.scopes].sort((a) => (a === "project" ? -1 : 1));
+    // The project's packages come first so that its entry of a package wins.
+    const scopes = (["project", "user"] as const).filter((scope) => options.scopes.includes(scope));
     for (const scope of scopes) {
       if (scope === "project" && !options.projectTrusted) {
         untrustedPackages.push(...this.configured("project", warnings).map((p) => p.source.raw));
