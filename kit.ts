@@ -45,6 +45,12 @@ export {
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export {
+  applyResourcePatterns,
+  type ResourceKind,
+  type ResourceScope,
+  resourceFilter,
+} from "./plugins/kit/resource-patterns.js";
 export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
 export {
   BUILTIN_THEMES,
@@ -54,6 +60,7 @@ export {
   type ThemeColorValue,
   type ThemeOptions,
   ThemeSelection,
+  themeFromFile,
 } from "./plugins/kit/theme.js";
 export {
   DEFAULT_MAX_BYTES,

@@ -36,6 +36,15 @@ export { AgentSession } from "./plugins/agent-loop/agent-session.js";
 export { CommandRegistry } from "./plugins/command-registry/command-registry.js";
 export { FlagRegistry } from "./plugins/flag-registry/flag-registry.js";
 export { ModelService } from "./plugins/model-registry/model-service.js";
+export {
+  type ConfiguredPackage,
+  knownProjectTrust,
+  PackageError,
+  PackageManager,
+  type ResolvedResource,
+  type ResolvedResources,
+} from "./plugins/packages/package-manager.js";
+export { type PackageSource, PackageSourceError, parsePackageSource } from "./plugins/packages/source.js";
 export { SessionManager } from "./plugins/session-store/session-manager.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";
 export type { LoadSettingsOptions, Settings } from "./plugins/settings/settings.js";

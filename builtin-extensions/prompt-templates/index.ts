@@ -14,7 +14,12 @@
  */
 
 import { join } from "node:path";
-import type { ExtensionAPI, ExtensionContext, Unsubscribe } from "@knightcodeai/cli/kit";
+import {
+  type ExtensionAPI,
+  type ExtensionContext,
+  resourceFilter,
+  type Unsubscribe,
+} from "@knightcodeai/cli/kit";
 import { expandTemplate, loadTemplates, splitArgs, type TemplateFolder } from "./templates.js";
 
 export default function promptTemplates(knightcode: ExtensionAPI): void {
@@ -24,8 +29,11 @@ export default function promptTemplates(knightcode: ExtensionAPI): void {
     (event, ctx) => {
       for (const unregister of registered) unregister();
       registered = [];
-      const { templates, warnings } = loadTemplates(folders(event.cwd, ctx));
-      for (const warning of warnings) knightcode.log.warn(warning);
+      const loaded = loadTemplates(folders(event.cwd, ctx));
+      for (const warning of loaded.warnings) knightcode.log.warn(warning);
+      // The `prompts` settings patterns of each scope apply to the templates of that scope's folder.
+      const enabled = resourceFilter("prompts", { agentDir: ctx.agentDir, cwd: event.cwd });
+      const templates = loaded.templates.filter((t) => t.scope === "temporary" || enabled(t.path, t.scope));
       const names = new Set(templates.map((template) => template.name));
       for (const template of templates) {
         try {

@@ -10,12 +10,20 @@
  * `~/.agents/skills/`, then only in a trusted project `<cwd>/.knightcode/skills/` and `.agents/skills/` in the cwd
  * and each folder above it, then the `skillPaths` that `resources_discover` handlers contributed. The list is read
  * when it is first needed (the first run or `/skill:`), since discovery runs after the session started, and again
- * after a reload.
+ * after a reload. The `skills` settings patterns (`!glob`, `+path`, `-path`) of the user's and the trusted
+ * project's settings apply to the skills of that scope's folders; package skills and settings entries arrive in
+ * the discovered paths already filtered by the package manager.
  */
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import type { ExtensionAPI, ExtensionContext, InputResult } from "@knightcodeai/cli/kit";
+import { dirname, join, resolve, sep } from "node:path";
+import {
+  type ExtensionAPI,
+  type ExtensionContext,
+  type InputResult,
+  type ResourceScope,
+  resourceFilter,
+} from "@knightcodeai/cli/kit";
 import { discoverSkills, parseFrontmatter, type Skill } from "./discover.js";
 
 export default function skills(knightcode: ExtensionAPI): void {
@@ -23,7 +31,11 @@ export default function skills(knightcode: ExtensionAPI): void {
   const load = (ctx: ExtensionContext): Promise<Skill[]> => {
     loaded ??= discoverSkills(skillPlaces(ctx)).then(({ skills, warnings }) => {
       for (const warning of warnings) knightcode.log.warn(warning);
-      return skills;
+      const enabled = resourceFilter("skills", ctx);
+      return skills.filter((skill) => {
+        const scope = folderScope(skill.filePath, ctx);
+        return scope === undefined || enabled(skill.filePath, scope);
+      });
     });
     return loaded;
   };
@@ -79,4 +91,13 @@ export function skillPlaces(ctx: ExtensionContext): string[] {
   }
   places.push(...ctx.getDiscoveredResources().skillPaths);
   return places;
+}
+
+/** Whose settings patterns apply to a skill found in one of the skill folders; undefined for other paths. */
+function folderScope(file: string, ctx: ExtensionContext): ResourceScope | undefined {
+  const inside = (dir: string) => file.startsWith(`${dir}${sep}`);
+  if (inside(join(ctx.agentDir, "skills")) || inside(join(homedir(), ".agents", "skills"))) return "user";
+  if (!ctx.isProjectTrusted()) return undefined;
+  if (inside(join(ctx.cwd, ".knightcode", "skills"))) return "project";
+  return file.split(sep).includes(".agents") ? "project" : undefined;
 }

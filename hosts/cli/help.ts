@@ -25,10 +25,25 @@ export interface HelpMode {
   owner: string;
 }
 
+const COMMANDS: [string, string][] = [
+  [
+    "install <source> [-l]",
+    "Install a package (npm:<name>[@version], git:<host>/<path>[@ref], a git URL, a path)",
+  ],
+  ["remove <source> [-l]", "Remove a package and its files (also: uninstall)"],
+  ["list", "List the installed packages of the user and the project"],
+  ["update [source]", "Update unpinned packages (all, or one)"],
+  ["config", "Enable or disable each extension, skill, prompt template and theme"],
+  ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
+  ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
+  ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],
+  ["mcp remove <name>", "Remove an MCP server from mcp.json"],
+];
+
 const OPTIONS: [string, string][] = [
   ["--mode <name>", "How to run: print, json, or a mode an extension adds"],
   ["-p, --print", "Print mode: run the prompts and print the final answer"],
-  ["-e, --extension <path>", "Load an extension file or folder (repeatable)"],
+  ["-e, --extension <path>", "Load an extension, or a package source for this run only (repeatable)"],
   ["--provider <name>", "Model provider"],
   ["--model <id>", "Model id, or provider/model"],
   ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],
@@ -57,8 +72,8 @@ export function builtinHelp(): { flags: HelpFlag[]; modes: HelpMode[] } {
 
 /**
  * Whether a session would load more than the built-ins, or fewer: `-e`, `--approve` (project extensions), a
- * personal extension folder with anything in it, or an `extensions` list in the personal settings (paths, or
- * `-builtin:<name>` entries that disable built-ins). A settings file that cannot be read counts too, so the
+ * personal extension folder with anything in it, or an `extensions` or `packages` list in the personal settings
+ * (paths, packages, or `-builtin:<name>` entries that disable built-ins). A settings file that cannot be read counts too, so the
  * session reports it.
  */
 export function helpNeedsSession(args: CliArgs, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -71,20 +86,13 @@ export function helpNeedsSession(args: CliArgs, env: NodeJS.ProcessEnv = process
   const settings = join(agentDir, "settings.json");
   if (!existsSync(settings)) return false;
   try {
-    const extensions = (JSON.parse(readFileSync(settings, "utf8")) as { extensions?: unknown }).extensions;
-    return Array.isArray(extensions) ? extensions.length > 0 : extensions !== undefined;
+    const { extensions, packages } = JSON.parse(readFileSync(settings, "utf8")) as Record<string, unknown>;
+    const listed = (value: unknown) => (Array.isArray(value) ? value.length > 0 : value !== undefined);
+    return listed(extensions) || listed(packages);
   } catch {
     return true;
   }
 }
-
-/** Subcommands: the first word of the command line. */
-const COMMANDS: [string, string][] = [
-  ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
-  ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
-  ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],
-  ["mcp remove <name>", "Remove an MCP server from mcp.json"],
-];
 
 export function helpText(version: string, flags: readonly HelpFlag[], modes: readonly HelpMode[]): string {
   const rows = (list: [string, string][]) => {
@@ -93,7 +101,7 @@ export function helpText(version: string, flags: readonly HelpFlag[], modes: rea
   };
   const sections = [
     `knightcode ${version}: an extensible AI coding agent for the terminal`,
-    "Usage:\n  knightcode [options] [@file ...] [prompt ...]\n  knightcode <command> ...",
+    "Usage:\n  knightcode [options] [@file ...] [prompt ...]\n  knightcode <command> [args]  (-l: the project's settings)",
     `Commands:\n${rows(COMMANDS)}`,
     `Options:\n${rows(OPTIONS)}`,
   ];

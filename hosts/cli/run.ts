@@ -22,6 +22,7 @@ import {
   type UsageProblem,
 } from "./args.js";
 import { builtinHelp, helpNeedsSession, helpText } from "./help.js";
+import { PACKAGE_COMMANDS, packagesCommand } from "./packages.js";
 import { guardStdout } from "./stdout-guard.js";
 import { packageVersion } from "./version.js";
 
@@ -48,6 +49,8 @@ export async function main(argv: string[]): Promise<number> {
       err: (text) => process.stderr.write(text),
     });
   }
+  // `knightcode install npm:x` is a command, not two prompts.
+  if (argv[0] !== undefined && PACKAGE_COMMANDS.has(argv[0])) return packagesCommand(argv);
   const parsed = parseArgs(argv);
   if (!parsed.ok) return usage(parsed);
   const args = parsed.args;

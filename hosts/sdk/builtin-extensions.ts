@@ -19,6 +19,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "html-export": () => import("../../builtin-extensions/html-export/index.js"),
   skills: () => import("../../builtin-extensions/skills/index.js"),
   mcp: () => import("../../builtin-extensions/mcp/index.js"),
+  themes: () => import("../../builtin-extensions/themes/index.js"),
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),

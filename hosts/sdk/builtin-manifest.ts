@@ -43,6 +43,7 @@ const MANIFEST = [
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.
   { name: "mcp", modes: [], flags: [], providers: [] },
+  { name: "themes", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",
     modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],

@@ -40,19 +40,20 @@ import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
+import { PackageManager, type ResolvedResources } from "../../plugins/packages/package-manager.js";
 import { toolEnvironment } from "../../plugins/process/env-policy.js";
 import { runUserBash } from "../../plugins/process/user-bash.js";
 import { discoverContextFiles } from "../../plugins/resources/context-files.js";
 import { loadSystemPromptFiles } from "../../plugins/resources/system-prompt.js";
 import type { SessionManager } from "../../plugins/session-store/session-manager.js";
-import { extensionCacheDir, projectConfigDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
+import { extensionCacheDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
 import type { Settings } from "../../plugins/settings/settings.js";
 import { projectTrustGateOptions } from "../../plugins/settings/trust.js";
 import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
 import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
-import { discoverExtensions } from "./discover-extensions.js";
 import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
+import { packageSources, resourceSeed, TEMPORARY_PACKAGE } from "./package-resources.js";
 import { watchProcessFaults } from "./process-faults.js";
 import {
   type DiscoveredResources,
@@ -205,6 +206,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** Removes the wire-event handlers from the current runtime's bus (set while a host listens). */
   private detach: (() => void) | undefined;
   private trustDecision: boolean | undefined;
+  /** What the package manager resolved for the current session, project scope first once trusted. */
+  private packageResources: ResolvedResources[] = [];
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
   private readonly warn: (message: string) => void;
   private disposed = false;
@@ -538,10 +541,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     if (!current || current.runtime.startupFailure) return;
     const kinds = ["skillPaths", "promptPaths", "themePaths"] as const;
     // Kept up to date handler by handler, so a fallback handler (builtin:prompt-templates) reads the whole list.
-    current.config.discoveredResources = structuredClone(EMPTY_RESOURCES);
+    const seed = resourceSeed(this.packageResources);
+    current.config.discoveredResources = structuredClone(seed);
     current.config.discoveredResources = await current.runtime.bus.transform(
       "resources_discover",
-      structuredClone(EMPTY_RESOURCES),
+      structuredClone(seed),
       current.runtime.context(),
       {
         toEvent: () => ({ cwd: this.cwd, reason }),
@@ -787,10 +791,20 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const disabled = new Set(
       (globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
     );
+    // Packages, the resource settings and the resource folders (plugins/packages): the user's now, the
+    // project's once it is trusted.
+    const packages = new PackageManager({ agentDir: this.agentDir, cwd: this.cwd });
+    const userResources = await packages.resolve({
+      scopes: ["user"],
+      projectTrusted: false,
+      temporary: this.temporaryPackages(),
+      installMissing: true,
+    });
+    for (const warning of userResources.warnings) this.warn(warning);
+    this.packageResources = [userResources];
     const baseSources: ExtensionSource[] = [
       ...builtinSources(disabled),
-      ...discoverExtensions(resolve(this.agentDir, "extensions"), "user"),
-      ...settingsExtensions(globalSettings, this.agentDir, "user"),
+      ...packageSources(userResources),
       ...this.extraSources(),
     ];
     let projectSources: ExtensionSource[] = [];
@@ -822,7 +836,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
             agentDir: this.agentDir,
             projectTrusted: trusted,
           });
-          if (!trusted) return;
+          if (!trusted) {
+            const untrusted = (await packages.resolve({ scopes: ["project"], projectTrusted: false }))
+              .untrustedPackages;
+            if (untrusted.length > 0)
+              this.warn(
+                `project packages not installed or loaded until the project is trusted: ${untrusted.join(", ")}`,
+              );
+            return;
+          }
+          const projectResources = await packages.resolve({
+            scopes: ["project"],
+            projectTrusted: true,
+            installMissing: true,
+          });
+          for (const warning of projectResources.warnings) this.warn(warning);
+          this.packageResources = [projectResources, userResources];
           const full = settingsLoader.load({
             agentDir: this.agentDir,
             cwd: this.cwd,
@@ -832,10 +861,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
           for (const warning of full.warnings)
             if (!globalSettings.warnings.includes(warning)) this.warn(warning);
           config.settings = full;
-          projectSources = [
-            ...discoverExtensions(resolve(projectConfigDir(this.cwd), "extensions"), "project"),
-            ...settingsExtensions(full, projectConfigDir(this.cwd), "project"),
-          ];
+          projectSources = packageSources(projectResources);
           const loaded = await kernel.loader.load(projectSources, { moduleSet });
           await runtime.addExtensions(
             loaded.extensions,
@@ -884,14 +910,23 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     };
   }
 
-  private extraSources(): ExtensionSource[] {
-    return (this.options.extensions ?? []).map((e, i) =>
-      typeof e === "string"
-        ? { origin: "cli" as const, path: resolve(this.cwd, e) }
-        : typeof e === "function"
-          ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
-          : e,
+  /** `-e npm:x`, `-e git:...`: packages installed into a cache for this run. */
+  private temporaryPackages(): string[] {
+    return (this.options.extensions ?? []).filter(
+      (e): e is string => typeof e === "string" && TEMPORARY_PACKAGE.test(e),
     );
+  }
+
+  private extraSources(): ExtensionSource[] {
+    return (this.options.extensions ?? [])
+      .filter((e) => typeof e !== "string" || !TEMPORARY_PACKAGE.test(e))
+      .map((e, i) =>
+        typeof e === "string"
+          ? { origin: "cli" as const, path: resolve(this.cwd, e) }
+          : typeof e === "function"
+            ? { origin: "sdk" as const, name: e.name || `extension-${i + 1}`, factory: e }
+            : e,
+      );
   }
 
   /** The host's UI with `ui_prompt_start`/`ui_prompt_end` around its dialogs, on whichever session is current. */
@@ -1015,15 +1050,6 @@ function applyDefaultTools(tools: ToolRegistry, spec: readonly string[]): void {
     else if (item.startsWith("-")) active.delete(item.slice(1));
   }
   tools.setActiveTools([...active]);
-}
-
-/** Extension paths listed in settings (`-builtin:x` entries disable built-ins instead). */
-function settingsExtensions(settings: Settings, base: string, origin: "user" | "project"): ExtensionSource[] {
-  const scope = settings.origin("extensions");
-  if ((origin === "user" && scope !== "global") || (origin === "project" && scope !== "project")) return [];
-  return (settings.get("extensions") as string[])
-    .filter((e) => !e.startsWith("-") && !e.startsWith("+"))
-    .map((path) => ({ origin, path: resolve(base, path) }));
 }
 
 function hostSource(mode: HostMode): "interactive" | "rpc" | "print" | "json" | "sdk" {

@@ -42,6 +42,10 @@ export const errorCodes = Object.freeze({
   KC_ERR_NOT_A_PARTICIPANT:
     "An extension of this origin may not handle the event (project extensions and `project_trust`).",
   KC_ERR_NO_MODEL: "No model is selected or configured; the message lists how to configure one.",
+  KC_ERR_PACKAGE:
+    "A package command failed (npm or git failed, with its output quoted; nothing to offer; already installed); settings are unchanged.",
+  KC_ERR_PACKAGE_SOURCE:
+    "A package source is not npm:<name>[@version], git:<host>/<path>[@ref], a git URL or a local path.",
   KC_ERR_REGISTER_AFTER_START:
     "A registration that is only allowed while the extension factory runs came later.",
   KC_ERR_SCOPE:

@@ -4,6 +4,7 @@
  * theme was made, or `color: false`). It lives in the kit rather than with the terminal components because every
  * mode that has a UI hands extensions a theme, and a theme must not pull the components in.
  */
+import { readFileSync } from "node:fs";
 import type { ThemeBg, ThemeColor, UITheme } from "../../kernel/index.js";
 
 /** A colour: a 256-colour palette index, `"#rrggbb"`, or `""` for the terminal's default. */
@@ -275,4 +276,52 @@ export class ThemeSelection {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/**
+ * A theme file: `{"name", "base"?, "vars"?, "colors"}` (the closest peer's format, so its themes load unchanged).
+ * `colors` maps token names, foreground and background alike, to a colour: `"#rrggbb"`, a 256-colour index, `""`
+ * for the terminal's default, or the name of an entry of `vars`. Tokens it leaves out come from the built-in theme
+ * `base` names (`dark` by default); unknown tokens are ignored, so a theme written for a newer version still loads.
+ */
+export function themeFromFile(
+  path: string,
+  options: Omit<ThemeOptions, "name" | "sourcePath"> = {},
+): { theme: Theme } | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
+  } catch (error) {
+    return { error: `theme ${path} cannot be read: ${(error as Error).message}` };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return { error: `theme ${path} must be a JSON object with "name" and "colors"` };
+  }
+  const { name, base = "dark", vars = {}, colors } = json as Record<string, unknown>;
+  if (typeof name !== "string" || name.trim() === "") return { error: `theme ${path} has no "name"` };
+  if (typeof colors !== "object" || colors === null || Array.isArray(colors)) {
+    return { error: `theme ${path} has no "colors" object` };
+  }
+  const palette = typeof base === "string" && Object.hasOwn(PALETTES, base) ? PALETTES[base] : undefined;
+  if (!palette) return { error: `theme ${path}: "base" must be one of ${BUILTIN_THEMES.join(", ")}` };
+  const variables = typeof vars === "object" && vars !== null ? (vars as Record<string, unknown>) : {};
+  const fg = { ...palette.fg };
+  const bg = { ...palette.bg };
+  for (const [token, raw] of Object.entries(colors as Record<string, unknown>)) {
+    const value = typeof raw === "string" && Object.hasOwn(variables, raw) ? variables[raw] : raw;
+    if (!isColorValue(value)) {
+      return {
+        error: `theme ${path}: colour of "${token}" must be "#rrggbb", 0-255, "" or a name from "vars", not ${JSON.stringify(raw)}`,
+      };
+    }
+    if (Object.hasOwn(fg, token)) fg[token as ThemeColor] = value;
+    else if (Object.hasOwn(bg, token)) bg[token as ThemeBg] = value;
+  }
+  const hex = [...Object.values(fg), ...Object.values(bg)].some((v) => typeof v === "string" && v !== "");
+  return { theme: new Theme(fg, bg, hex ? "truecolor" : "256color", { ...options, name, sourcePath: path }) };
+}
+
+function isColorValue(value: unknown): value is ThemeColorValue {
+  if (typeof value === "number") return Number.isInteger(value) && value >= 0 && value <= 255;
+  return typeof value === "string" && (value === "" || /^#[0-9a-f]{6}$/i.test(value));
 }

@@ -27,6 +27,9 @@
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
  * | `extensions`           | string[]           | `[]`    | extension paths, `-builtin:<name>`       |
+ * | `skills`, `prompts`, `themes` | string[]    | unset   | resource paths and patterns (packages)   |
+ * | `packages`             | (string or object)[] | unset | installed packages (plugins/packages)    |
+ * | `theme`                | non-empty string   | unset   | theme name (builtin:themes)              |
  * | `defaultThinkingLevel` | ThinkingLevel      | unset   | thinking level of new sessions           |
  * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
  * | `defaultModel`         | non-empty string   | unset   | model id of new sessions                 |
@@ -170,6 +173,26 @@ export const SettingsFileSchema = Type.Object({
   defaultTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   enableSkillCommands: Type.Optional(Type.Boolean()),
   extensions: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  // Resources (plugins/packages): paths and patterns per kind, and packages with optional filters.
+  skills: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  prompts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  themes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  /** Read by builtin:themes. */
+  theme: Type.Optional(Type.String({ minLength: 1 })),
+  packages: Type.Optional(
+    Type.Array(
+      Type.Union([
+        Type.String({ minLength: 1 }),
+        Type.Object({
+          source: Type.String({ minLength: 1 }),
+          extensions: Type.Optional(Type.Array(Type.String())),
+          skills: Type.Optional(Type.Array(Type.String())),
+          prompts: Type.Optional(Type.Array(Type.String())),
+          themes: Type.Optional(Type.Array(Type.String())),
+        }),
+      ]),
+    ),
+  ),
   defaultThinkingLevel: Type.Optional(
     literals(["off", "minimal", "low", "medium", "high", "xhigh"] as const),
   ),

@@ -142,6 +142,22 @@ describe("builtin:prompt-templates", () => {
       expect(sent).to.deep.equal(["Deploy staging"]);
     });
 
+    it("applies each scope's `prompts` patterns to its folder (! globs, +/- paths)", async () => {
+      const cwd = join(tmp.path, "project");
+      tmp.write("agent/prompts/keep.md", "k");
+      tmp.write("agent/prompts/draft-a.md", "a");
+      tmp.write("agent/prompts/draft-b.md", "b");
+      tmp.write("agent/settings.json", JSON.stringify({ prompts: ["!draft-*", "+prompts/draft-b.md"] }));
+      tmp.write("project/.knightcode/prompts/deploy.md", "d");
+      tmp.write("project/.knightcode/prompts/ship.md", "s");
+      tmp.write("project/.knightcode/settings.json", JSON.stringify({ prompts: ["-prompts/ship.md"] }));
+      t = await createTestSession({ cwd, agentDir: join(tmp.path, "agent"), approve: true });
+      const names = t.session.getCommands().map((c) => c.name);
+      expect(names).to.include.members(["keep", "draft-b", "deploy"]);
+      expect(names).to.not.include.members(["draft-a"]);
+      expect(names).to.not.include("ship");
+    });
+
     it("warns naming the file on malformed frontmatter and still offers the template", async () => {
       const file = tmp.write("agent/prompts/odd.md", "---\ndescription: Odd one\nnot a pair\n---\nOdd $1");
       t = await createTestSession({ agentDir: join(tmp.path, "agent") });

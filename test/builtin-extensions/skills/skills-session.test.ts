@@ -171,6 +171,18 @@ describe("builtin:skills in a session", () => {
     for (const name of ["project-skill", "cwd-skill", "ancestor-skill"]) expect(prompt).to.not.contain(name);
   });
 
+  it("applies each scope's `skills` patterns to its own folders", async () => {
+    writeAllPlaces();
+    write(join(agentDir, "settings.json"), JSON.stringify({ skills: ["-skills/user-skill"] }));
+    write(join(project, ".knightcode", "settings.json"), JSON.stringify({ skills: ["!project-*"] }));
+    const { handle } = await open({ approve: true });
+    await handle.prompt("hello");
+    const prompt = systemPrompt();
+    for (const name of ["home-skill", "cwd-skill", "ancestor-skill"])
+      expect(prompt).to.contain(`name="${name}"`);
+    expect(prompt).to.not.contain("user-skill").and.not.contain("project-skill");
+  });
+
   it("asks for trust for a project whose only skills are in .agents/skills, and loads them when trusted", async () => {
     const path = write(
       join(project, ".agents", "skills", "only", "SKILL.md"),
