@@ -21,6 +21,8 @@ import {
   type ProviderFailure,
   ProviderRequestError,
 } from "./errors.js";
+import { requestSecrets } from "./redact.js";
+import { StreamLineTooLongError } from "./sse-lines.js";
 
 /** The provider's answer to the request. */
 export interface WireAnswer {
@@ -37,7 +39,11 @@ export interface WireSend {
   headers: Record<string, string>;
   /** Aborts on the user's abort, on the idle timeout and when the request ends (releasing the connection). */
   signal: AbortSignal;
-  /** Marks the stream alive when bytes arrive that carry no event (keep-alive comments). */
+  /**
+   * Marks the stream alive when data arrives that does not complete an event yet (part of a long event). Each
+   * event counts on its own; keep-alive comments and blank lines must not be reported, or a server that sends only
+   * those would hold the request open forever.
+   */
   alive(): void;
 }
 
@@ -87,7 +93,7 @@ export function runProviderRequest(
   request: ProviderStreamRequest,
   createWire: (writer: AssistantMessageWriter) => ProviderWire,
 ): AssistantMessageStream {
-  const writer = new AssistantMessageWriter(request.model);
+  const writer = new AssistantMessageWriter(request.model, { secrets: requestSecrets(request) });
   let wire: ProviderWire;
   try {
     wire = createWire(writer);
@@ -148,6 +154,7 @@ async function drive(
     if (!isRecord(payload)) throw new InvalidPayloadError(payload);
     const headers = await hook("before_provider_headers", () => hooks.headers({ ...configuredHeaders }));
     if (writer.isFinished) return;
+    writer.addSecrets(requestSecrets({ headers }));
 
     stage = "send";
     idle?.touch();
@@ -204,6 +211,9 @@ function describe(
   if (idleFired) return timedOut(wire);
   if (error instanceof ProviderRequestError) return error.failure;
   if (error instanceof HookError) return { kind: "unknown", message: error.message };
+  if (error instanceof StreamLineTooLongError) {
+    return { kind: "unknown", message: `${wire.name} sent ${error.message}` };
+  }
   if (error instanceof MalformedEventError) {
     return { kind: "unknown", message: `${wire.name} sent a malformed stream event: ${error.message}` };
   }
