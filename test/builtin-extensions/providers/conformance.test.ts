@@ -9,6 +9,7 @@ import type {
   AssistantMessageEvent,
   AssistantMessageStream,
   ProviderHooks,
+  ProviderWaitingNotice,
 } from "@knightcodeai/cli";
 import { expect } from "chai";
 import { type Answer, type CaseName, type Driver, TARGETS } from "./conformance/targets.js";
@@ -323,6 +324,24 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
     expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
     expect(result.errorMessage).to.contain("compat.timeoutMs");
     expect(Date.now() - started).to.be.lessThan(2000);
+  },
+
+  async "waiting notices"(driver) {
+    // A server that never answers: the user hears that the request is still waiting, then that it timed out.
+    driver.serve({ kind: "silent" });
+    const notices: ProviderWaitingNotice[] = [];
+    const hooks = loggingHooks([], { waiting: (notice) => notices.push(notice) });
+    const { result } = await collect(driver.stream(hooks, { compat: { timeoutMs: 400 } }));
+    expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
+    expect(notices.length, "every 100 ms of a 400 ms limit").to.be.within(2, 4);
+    for (const notice of notices) {
+      expect(notice.timeoutMs).to.equal(400);
+      expect(notice.waitedMs).to.be.within(100, 399);
+      expect(notice.message).to.match(
+        / has sent nothing for \d+ ms; still waiting \(the request times out after 400 ms/,
+      );
+      expect(notice.message).to.contain("compat.timeoutMs");
+    }
   },
 
   async "keep-alive comments only"(driver) {

@@ -83,6 +83,7 @@ export type CaseName =
   | "non-object payload"
   | "failing hook handler"
   | "idle timeout"
+  | "waiting notices"
   | "keep-alive comments only"
   | "a huge line and a closed connection"
   | "a 401 that repeats the key"
@@ -506,6 +507,7 @@ const scriptedTarget: Target = {
     "malformed event": "a script is validated before it streams; there is no wire to corrupt",
     "idle timeout": "no network and no timeout: a script's delays are part of the answer",
     "keep-alive comments only": "no wire: a script has no comments to send",
+    "waiting notices": "no network and no timeout: nothing to wait for",
     "a huge line and a closed connection": "no wire: a script is validated before it streams",
     "a 401 that repeats the key": "no key: nothing is sent anywhere",
     "credentials in the baseUrl": "no baseUrl: nothing is sent anywhere",
