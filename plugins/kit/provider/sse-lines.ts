@@ -110,7 +110,7 @@ export class SseLineSplitter {
       this.parts = [];
       throw new StreamLineTooLongError(this.maxEventBytes);
     }
-    // A subarray of a chunk keeps the whole chunk alive; a copy is made once the line is complete.
+    // Views into the chunks, joined into one buffer (one copy) when the line is complete.
     if (this.keepLines) this.parts.push(bytes.subarray(from, to));
   }
 
