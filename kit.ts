@@ -25,7 +25,11 @@ export {
   type ModelRef,
   streamSimple,
 } from "./plugins/kit/model-calls.js";
-export { AssistantMessageWriter, PushStream } from "./plugins/kit/provider/assistant-writer.js";
+export {
+  AssistantMessageWriter,
+  PushStream,
+  type WriterOptions,
+} from "./plugins/kit/provider/assistant-writer.js";
 export { calculateCost } from "./plugins/kit/provider/cost.js";
 export {
   classifyHttpError,
@@ -39,12 +43,20 @@ export {
   ProviderRequestError,
   parseRetryAfter,
 } from "./plugins/kit/provider/errors.js";
+export { REDACTED, redactSecrets, requestSecrets } from "./plugins/kit/provider/redact.js";
 export {
   type ProviderWire,
   runProviderRequest,
   type WireAnswer,
   type WireSend,
 } from "./plugins/kit/provider/request-runner.js";
+export {
+  guardedSseFetch,
+  guardSseBody,
+  SSE_MAX_EVENT_BYTES,
+  SseLineSplitter,
+  StreamLineTooLongError,
+} from "./plugins/kit/provider/sse-lines.js";
 export {
   applyResourcePatterns,
   type ResourceKind,

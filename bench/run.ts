@@ -6,9 +6,11 @@ import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
+import { lineReadersBench } from "./line-readers.bench.js";
 import { rpcFrameBench } from "./rpc-frame.bench.js";
 import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
+import { toolArgsBench } from "./tool-args.bench.js";
 import { toolPipelineBench } from "./tool-pipeline.bench.js";
 
 const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
@@ -20,6 +22,8 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["search", searchBench],
   ["cli", cliBench],
   ["rpc-frame", rpcFrameBench],
+  ["tool-args", toolArgsBench],
+  ["line-readers", lineReadersBench],
 ];
 
 const wanted = process.argv.slice(2);

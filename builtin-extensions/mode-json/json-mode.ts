@@ -1,12 +1,15 @@
 /**
  * JSON mode (`knightcode --mode json "..."`): the session header, then every session event as strict JSONL on
  * stdout (json.md). `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
- * event without its `partial` snapshot, so the output grows linearly with the response.
+ * event without its `partial` snapshot, so the output grows linearly with the response. Records go through a
+ * RecordWriter, which keeps what waits for a slow reader about as small as the content itself.
  */
-import { type AssistantMessage, type ModeContext, stringifySafely, toJsonEvent } from "@knightcodeai/cli/kit";
+import { type AssistantMessage, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
+import { type JsonRecord, RecordWriter } from "./record-writer.js";
 
 export async function runJson({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
-  const write = (record: unknown) => io.stdout.write(`${stringifySafely(record).text}\n`);
+  const writer = new RecordWriter(io.stdout);
+  const write = (record: unknown) => writer.write(record as JsonRecord);
   write(session.sessionManager.getHeader());
   let failed = false;
   const unsubscribe = session.subscribe((event) => {
@@ -33,6 +36,7 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
   } finally {
     unsubscribe();
     signal.removeEventListener("abort", onAbort);
+    await writer.flushed();
   }
   return failed ? 1 : 0;
 }

@@ -121,6 +121,23 @@ export interface ProviderHooks {
   response(status: number, headers: Record<string, string>): Promise<void>;
   /** Each parsed raw stream event, in stream order. Cheap when nobody listens. */
   streamEvent(data: unknown): Promise<void>;
+  /**
+   * The server has been silent for a while (no answer yet, or nothing since the last event) and the request is
+   * still waiting: called every so often until something arrives or the request times out. A session shows it as
+   * a notice on stderr.
+   */
+  waiting?(notice: ProviderWaitingNotice): void;
+}
+
+/** A request still waiting for its server. */
+export interface ProviderWaitingNotice {
+  provider: string;
+  /** How long the server has been silent. */
+  waitedMs: number;
+  /** The silence after which the request times out. */
+  timeoutMs: number;
+  /** Says both, and how to change the limit. */
+  message: string;
 }
 
 export interface ProviderStreamRequest {

@@ -171,8 +171,12 @@ export class ModelService implements ModelApiService {
         });
       }
     };
-    for (const [name, config] of Object.entries(this.modelsJson.providers))
-      add(name, config.api ?? "", config.models);
+    for (const [name, config] of Object.entries(this.modelsJson.providers)) {
+      // An entry for a registered provider without models of its own (one that only sets compat.timeoutMs, a
+      // baseUrl or headers) keeps the registration's catalogue.
+      const registered = this.deps.store.get(name)?.config;
+      add(name, config.api ?? registered?.api ?? "", config.models ?? registered?.models);
+    }
     for (const entry of this.deps.store.list()) {
       if (!this.modelsJson.providers[entry.name])
         add(entry.name, entry.config.api ?? entry.name, entry.config.models);
@@ -287,12 +291,11 @@ export class ModelService implements ModelApiService {
   private providerConfig(provider: string): ProviderConfig | undefined {
     const custom = this.modelsJson.providers[provider];
     const registered = this.deps.store.get(provider);
-    return custom
-      ? {
-          ...(custom as ProviderConfig),
-          ...(registered?.config.streamSimple ? { streamSimple: registered.config.streamSimple } : {}),
-        }
-      : registered?.config;
+    if (!custom) return registered?.config;
+    const config = { ...registered?.config, ...(custom as ProviderConfig) };
+    // Over the registration, so an entry may change its api and its models; the implementation stays.
+    if (registered?.config.streamSimple) config.streamSimple = registered.config.streamSimple;
+    return config;
   }
 
   async getApiKeyAndHeaders(model: ModelInfo): Promise<ResolvedRequestAuth> {
@@ -462,6 +465,7 @@ export class ModelService implements ModelApiService {
     const { bus, context } = this.deps;
     const base = { provider: model.provider, api: model.api, model: model.id };
     return {
+      waiting: (notice) => this.deps.warn?.(notice.message),
       payload: async (payload) => {
         if (!bus.has("before_provider_request")) return payload;
         // Handlers get a copy: a provider's payload may share objects with the session's messages (the loop

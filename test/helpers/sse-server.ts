@@ -129,3 +129,51 @@ export function writeJsonError(
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
 }
+
+function writeEvents(res: ServerResponse, events: SseEvent[]): void {
+  if (!res.headersSent)
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const event of events) {
+    const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
+    res.write(`${event.event ? `event: ${event.event}\n` : ""}data: ${data}\n\n`);
+  }
+}
+
+/**
+ * A fault: these events, then only keep-alive comments (`: ping`, as proxies and some servers send) every
+ * `everyMs`, until the client goes away. A client that counts comments as progress never times out.
+ */
+export function writeCommentsForever(res: ServerResponse, events: SseEvent[], everyMs = 25): void {
+  writeEvents(res, events);
+  const timer = setInterval(() => {
+    if (res.destroyed) clearInterval(timer);
+    else res.write(": ping\n\n");
+  }, everyMs);
+  res.on("close", () => clearInterval(timer));
+}
+
+/**
+ * A fault: these events, then one `data:` line of `megabytes` MB that never ends, then the connection closes. A
+ * reader that copies or re-scans what it holds for every chunk spends minutes on it.
+ */
+export async function writeHugeLine(
+  res: ServerResponse,
+  events: SseEvent[],
+  megabytes: number,
+): Promise<void> {
+  writeEvents(res, events);
+  res.write('data: {"padding":"');
+  const piece = Buffer.alloc(1024 * 1024, 0x61);
+  for (let i = 0; i < megabytes && !res.destroyed; i++) {
+    if (!res.write(piece)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done).off("close", done);
+          resolve();
+        };
+        res.on("drain", done).on("close", done);
+      });
+    }
+  }
+  res.socket?.destroy();
+}

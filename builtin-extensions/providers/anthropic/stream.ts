@@ -9,6 +9,7 @@ import {
   type AssistantMessageWriter,
   classifyHttpError,
   classifyStreamError,
+  guardedSseFetch,
   MalformedEventError,
   type ProviderStreamRequest,
   type ProviderWire,
@@ -38,6 +39,8 @@ async function client(baseUrl: string, apiKey: string): Promise<{ sdk: Sdk; clie
       apiKey,
       baseURL: baseUrl,
       maxRetries: 0, // the agent loop retries
+      // Caps one stream event's size and hands the SDK whole lines, so its reader stays linear.
+      fetch: guardedSseFetch(),
       // The SDK logs malformed events to the console before throwing; the error message says it all.
       ...(process.env.ANTHROPIC_LOG ? {} : { logLevel: "off" as const }),
     });

@@ -332,8 +332,11 @@ function completionsWire(
     };
     const chunks = (async function* () {
       for await (const chunk of body) {
-        alive(); // keep-alive comments count: the server is there, still working
-        yield decoder.push(chunk);
+        const { messages, data } = decoder.push(chunk);
+        // Part of a long event counts as a sign of life; a keep-alive comment does not, or a server that only
+        // sends comments would hold the request open forever.
+        if (data) alive();
+        yield messages;
       }
       yield decoder.end();
     })();

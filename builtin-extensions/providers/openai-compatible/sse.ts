@@ -4,6 +4,7 @@
  * malformed event (reported as an error without the SDK logging to the console), and the `error:` field older
  * llama.cpp servers send for a failure mid-stream (`error: {"code":500,"message":"…","type":"server_error"}`).
  */
+import { SseLineSplitter } from "@knightcodeai/cli/kit";
 
 export interface SseMessage {
   /** The `event:` name, when the server sent one. */
@@ -14,18 +15,34 @@ export interface SseMessage {
   field: "data" | "error";
 }
 
-/** Splits a byte stream into SSE messages. Comments (`: keep-alive`) and unknown fields are skipped. */
+/**
+ * Splits a byte stream into SSE messages. Comments (`: keep-alive`) and unknown fields are skipped. The kit's
+ * SseLineSplitter finds the lines (linear in the bytes, an event capped at SSE_MAX_EVENT_BYTES); each line is
+ * decoded once, when it is complete.
+ */
 export class SseDecoder {
-  private readonly text = new TextDecoder();
-  private buffer = "";
+  private readonly text = new TextDecoder("utf-8", { ignoreBOM: true });
+  private readonly splitter: SseLineSplitter;
+  private first = true;
   private data: string[] = [];
   private error: string | undefined;
   private event: string | undefined;
+  private messages: SseMessage[] = [];
+  private sawData = false;
 
-  /** Feeds bytes; returns the messages they complete. */
-  push(bytes: Uint8Array): SseMessage[] {
-    this.buffer += this.text.decode(bytes, { stream: true });
-    return this.drain(false);
+  constructor(maxEventBytes?: number) {
+    this.splitter = new SseLineSplitter(maxEventBytes);
+  }
+
+  /**
+   * Feeds bytes; returns the messages they complete, and whether they carried anything but comments and blank
+   * lines (a keep-alive comment must not count as a sign of life, data arriving must).
+   */
+  push(bytes: Uint8Array): { messages: SseMessage[]; data: boolean } {
+    this.sawData = false;
+    this.splitter.push(bytes, (line, comment) => this.line(line, comment));
+    const data = this.sawData || this.splitter.dataPending;
+    return { messages: this.takeMessages(), data };
   }
 
   /**
@@ -33,36 +50,33 @@ export class SseDecoder {
    * (`[DONE]` or parseable JSON): a message cut off by a dropped connection must not look like a malformed one.
    */
   end(): SseMessage[] {
-    this.buffer += this.text.decode();
-    const messages = this.drain(true);
+    this.splitter.end((line, comment) => this.line(line, comment));
+    const messages = this.takeMessages();
     const last = this.take();
     if (last && isComplete(last.data)) messages.push(last);
     return messages;
   }
 
-  private drain(final: boolean): SseMessage[] {
-    const messages: SseMessage[] = [];
-    for (;;) {
-      const match = /\r\n|\n|\r/.exec(this.buffer);
-      if (!match) break;
-      // A lone \r at the end of the buffer may be the first half of \r\n.
-      if (!final && match[0] === "\r" && match.index === this.buffer.length - 1) break;
-      const line = this.buffer.slice(0, match.index);
-      this.buffer = this.buffer.slice(match.index + match[0].length);
-      const message = this.line(line);
-      if (message) messages.push(message);
-    }
-    if (final && this.buffer) {
-      const message = this.line(this.buffer);
-      this.buffer = "";
-      if (message) messages.push(message);
-    }
+  private takeMessages(): SseMessage[] {
+    const messages = this.messages;
+    this.messages = [];
     return messages;
   }
 
-  private line(line: string): SseMessage | undefined {
-    if (line === "") return this.take();
-    if (line.startsWith(":")) return undefined;
+  private line(bytes: Uint8Array, comment: boolean): void {
+    if (bytes.length === 0) {
+      this.first = false;
+      const message = this.take();
+      if (message) this.messages.push(message);
+      return;
+    }
+    const first = this.first;
+    this.first = false;
+    if (comment) return;
+    this.sawData = true;
+    let line = this.text.decode(bytes);
+    // A byte order mark may open the stream, nowhere else.
+    if (first && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
     const colon = line.indexOf(":");
     const name = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
@@ -70,7 +84,6 @@ export class SseDecoder {
     if (name === "data") this.data.push(value);
     else if (name === "event") this.event = value;
     else if (name === "error") this.error = value;
-    return undefined;
   }
 
   private take(): SseMessage | undefined {

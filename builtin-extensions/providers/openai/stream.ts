@@ -7,6 +7,7 @@ import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
   classifyHttpError,
+  guardedSseFetch,
   ProviderRequestError,
   type ProviderStreamRequest,
   type ProviderWire,
@@ -40,7 +41,15 @@ function clientFor(sdk: Sdk, baseUrl: string, apiKey: string): OpenAI {
   const key = `${baseUrl}\u0000${apiKey}`;
   let client = clients.get(key);
   if (!client) {
-    client = new sdk.OpenAI({ apiKey, baseURL: baseUrl, maxRetries: 0, logLevel: "off" });
+    client = new sdk.OpenAI({
+      apiKey,
+      baseURL: baseUrl,
+      maxRetries: 0,
+      logLevel: "off",
+      // Caps one stream event's size and hands the SDK whole lines: its reader copies and searches what it holds
+      // again for every chunk, which a long line makes quadratic.
+      fetch: guardedSseFetch(),
+    });
     if (clients.size >= MAX_CLIENTS) clients.delete(clients.keys().next().value!);
     clients.set(key, client);
   }

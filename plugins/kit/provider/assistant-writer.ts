@@ -17,11 +17,22 @@ import type {
 } from "../../../kernel/index.js";
 import { emptyUsage } from "../usage.js";
 import { calculateCost } from "./cost.js";
+import { redactSecrets } from "./redact.js";
 
-/** A push-based async stream: the producer pushes, any number of consumers iterate from the start. */
+/**
+ * A push-based async stream: the producer pushes, any number of consumers iterate. Items are held until the first
+ * consumer starts, so one that starts late (after `result()`, say) still reads them all; from then on an item is
+ * released once every consumer still iterating has read it. A long answer (a tool call streamed in a million
+ * deltas) so costs memory for the items not yet read, not for every item it ever had. A consumer that starts after
+ * others began reading starts at the oldest item still held.
+ */
 export class PushStream<T, R> implements AsyncIterable<T> {
-  private readonly items: T[] = [];
-  private readonly waiters = new Set<() => void>();
+  private items: T[] = [];
+  /** The position in the whole stream of `items[0]`. */
+  private base = 0;
+  /** The position of the next item each consumer reads. */
+  private readonly readers = new Set<{ next: number }>();
+  private waiters: Array<() => void> = [];
   private ended = false;
   private final: R | undefined;
   private readonly finished: Promise<R>;
@@ -56,16 +67,25 @@ export class PushStream<T, R> implements AsyncIterable<T> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    let index = 0;
-    for (;;) {
-      if (index < this.items.length) {
-        yield this.items[index++]!;
-        continue;
+    const reader = { next: this.base };
+    this.readers.add(reader);
+    try {
+      for (;;) {
+        const at = reader.next - this.base;
+        if (at < this.items.length) {
+          const item = this.items[at]!;
+          reader.next++;
+          this.release();
+          yield item;
+          continue;
+        }
+        if (this.ended) return;
+        await new Promise<void>((resolve) => {
+          this.waiters.push(resolve);
+        });
       }
-      if (this.ended) return;
-      await new Promise<void>((resolve) => {
-        this.waiters.add(resolve);
-      });
+    } finally {
+      this.readers.delete(reader);
     }
   }
 
@@ -74,22 +94,43 @@ export class PushStream<T, R> implements AsyncIterable<T> {
     return this.final;
   }
 
+  /** Drops the items every reader has passed, in batches, so dropping costs O(1) per item. */
+  private release(): void {
+    let read = Number.POSITIVE_INFINITY;
+    for (const reader of this.readers) read = Math.min(read, reader.next);
+    const count = read - this.base;
+    if (count < 1024 || count * 2 < this.items.length) return;
+    this.items = this.items.slice(count);
+    this.base = read;
+  }
+
   private wake(): void {
-    const waiters = [...this.waiters];
-    this.waiters.clear();
+    if (this.waiters.length === 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
     for (const wake of waiters) wake();
   }
 }
 
 type Block = TextContent | ThinkingContent | ToolCall;
 
+export interface WriterOptions {
+  /** Values to take out of error messages (the request's key, header values, the baseUrl's password). */
+  secrets?: Iterable<string | undefined>;
+}
+
 export class AssistantMessageWriter {
   readonly message: AssistantMessage;
   private readonly events = new PushStream<AssistantMessageEvent, AssistantMessage>();
   private readonly toolJson = new Map<number, string>();
+  private readonly secrets = new Set<string | undefined>();
   private started = false;
 
-  constructor(private readonly model: ModelInfo) {
+  constructor(
+    private readonly model: ModelInfo,
+    options: WriterOptions = {},
+  ) {
+    this.addSecrets(options.secrets ?? []);
     this.message = {
       role: "assistant",
       content: [],
@@ -226,12 +267,21 @@ export class AssistantMessageWriter {
     return final;
   }
 
-  /** Ends the message with an error (or an abort). Content received so far is kept. */
+  /** More values to take out of error messages (headers an extension added, say). */
+  addSecrets(secrets: Iterable<string | undefined>): void {
+    for (const secret of secrets) this.secrets.add(secret);
+  }
+
+  /**
+   * Ends the message with an error (or an abort). Content received so far is kept. The message is redacted here,
+   * where every provider error is made, so no consumer (stderr, the JSON stream, the session file) sees a
+   * credential a server or library repeated.
+   */
   fail(kind: ProviderErrorKind, message: string, retryAfterMs?: number): AssistantMessage {
     if (this.isFinished) return this.events.value!;
     const stopReason: StopReason = kind === "aborted" ? "aborted" : "error";
     this.message.stopReason = stopReason;
-    this.message.errorMessage = message;
+    this.message.errorMessage = redactSecrets(message, this.secrets);
     this.message.errorKind = kind;
     if (retryAfterMs !== undefined) this.message.retryAfterMs = retryAfterMs;
     const final = this.snapshot();

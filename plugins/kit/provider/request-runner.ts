@@ -12,7 +12,12 @@
  * A provider describes only what is specific to its API in a ProviderWire. `runProviderRequest` returns the stream
  * at once, never throws, and ends the stream exactly once.
  */
-import type { AssistantMessageStream, ProviderHooks, ProviderStreamRequest } from "../../../kernel/index.js";
+import type {
+  AssistantMessageStream,
+  ProviderHooks,
+  ProviderStreamRequest,
+  ProviderWaitingNotice,
+} from "../../../kernel/index.js";
 import { AssistantMessageWriter } from "./assistant-writer.js";
 import {
   classifyTransportError,
@@ -21,6 +26,8 @@ import {
   type ProviderFailure,
   ProviderRequestError,
 } from "./errors.js";
+import { requestSecrets } from "./redact.js";
+import { StreamLineTooLongError } from "./sse-lines.js";
 
 /** The provider's answer to the request. */
 export interface WireAnswer {
@@ -37,7 +44,11 @@ export interface WireSend {
   headers: Record<string, string>;
   /** Aborts on the user's abort, on the idle timeout and when the request ends (releasing the connection). */
   signal: AbortSignal;
-  /** Marks the stream alive when bytes arrive that carry no event (keep-alive comments). */
+  /**
+   * Marks the stream alive when data arrives that does not complete an event yet (part of a long event). Each
+   * event counts on its own; keep-alive comments and blank lines must not be reported, or a server that sends only
+   * those would hold the request open forever.
+   */
   alive(): void;
 }
 
@@ -87,7 +98,7 @@ export function runProviderRequest(
   request: ProviderStreamRequest,
   createWire: (writer: AssistantMessageWriter) => ProviderWire,
 ): AssistantMessageStream {
-  const writer = new AssistantMessageWriter(request.model);
+  const writer = new AssistantMessageWriter(request.model, { secrets: requestSecrets(request) });
   let wire: ProviderWire;
   try {
     wire = createWire(writer);
@@ -125,7 +136,9 @@ async function drive(
     return;
   }
   const controller = new AbortController();
-  const idle = wire.timeoutMs ? new IdleTimer(wire.timeoutMs, controller) : undefined;
+  const idle = wire.timeoutMs
+    ? new IdleTimer(wire.timeoutMs, controller, (waitedMs) => hooks.waiting?.(waitingNotice(wire, waitedMs)))
+    : undefined;
   // The stream ends at once on an abort, even while a handler or the server keeps the request waiting.
   const onAbort = () => {
     writer.fail("aborted", ABORTED);
@@ -148,6 +161,7 @@ async function drive(
     if (!isRecord(payload)) throw new InvalidPayloadError(payload);
     const headers = await hook("before_provider_headers", () => hooks.headers({ ...configuredHeaders }));
     if (writer.isFinished) return;
+    writer.addSecrets(requestSecrets({ headers }));
 
     stage = "send";
     idle?.touch();
@@ -204,6 +218,9 @@ function describe(
   if (idleFired) return timedOut(wire);
   if (error instanceof ProviderRequestError) return error.failure;
   if (error instanceof HookError) return { kind: "unknown", message: error.message };
+  if (error instanceof StreamLineTooLongError) {
+    return { kind: "unknown", message: `${wire.name} sent ${error.message}` };
+  }
   if (error instanceof MalformedEventError) {
     return { kind: "unknown", message: `${wire.name} sent a malformed stream event: ${error.message}` };
   }
@@ -224,6 +241,29 @@ function describe(
     ...(wire.endpoint ? { endpoint: wire.endpoint } : {}),
     streaming: stage === "stream",
   });
+}
+
+/** How often a request that hears nothing says it is still waiting: every 30 s, or 4 times per timeout if shorter. */
+export function waitingNoticeInterval(timeoutMs: number): number {
+  return Math.min(WAITING_NOTICE_MS, Math.max(1, Math.floor(timeoutMs / 4)));
+}
+
+const WAITING_NOTICE_MS = 30_000;
+
+function waitingNotice(wire: ProviderWire, waitedMs: number): ProviderWaitingNotice {
+  const timeoutMs = wire.timeoutMs ?? 0;
+  return {
+    provider: wire.name,
+    waitedMs,
+    timeoutMs,
+    message:
+      `${wire.name} has sent nothing for ${seconds(waitedMs)}; still waiting (the request times out after ` +
+      `${seconds(timeoutMs)} of silence; compat.timeoutMs sets the limit)`,
+  };
+}
+
+function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
 }
 
 function timedOut(wire: ProviderWire): ProviderFailure {
@@ -249,28 +289,62 @@ function fail(writer: AssistantMessageWriter, failure: ProviderFailure): void {
   writer.fail(failure.kind, failure.message, failure.retryAfterMs);
 }
 
-/** Aborts the request's controller when nothing arrived for `ms`; `touch()` starts the wait again. */
+/**
+ * Aborts the request's controller when nothing arrived for `ms`, and says every so often meanwhile that the
+ * request is still waiting; `touch()` starts the wait again. A touch only notes the time (it comes with every
+ * event, hundreds of thousands of them for a long tool call); the one timer looks at it when it fires.
+ */
 class IdleTimer {
   private timer: NodeJS.Timeout | undefined;
+  private since = 0;
+  private nextNotice = 0;
+  private readonly every: number;
   fired = false;
 
   constructor(
     private readonly ms: number,
     private readonly controller: AbortController,
-  ) {}
+    private readonly waiting: (waitedMs: number) => void,
+  ) {
+    this.every = waitingNoticeInterval(ms);
+  }
 
   touch(): void {
-    this.stop();
-    this.timer = setTimeout(() => {
-      this.fired = true;
-      this.controller.abort(new Error(`no answer for ${this.ms}ms`));
-    }, this.ms);
-    this.timer.unref?.();
+    this.since = Date.now();
+    this.nextNotice = this.since + this.every;
+    if (!this.timer) this.schedule();
   }
 
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  private schedule(): void {
+    const deadline = this.since + this.ms;
+    const next = this.every < this.ms ? Math.min(deadline, this.nextNotice) : deadline;
+    this.timer = setTimeout(() => this.check(), Math.max(0, next - Date.now()));
+    this.timer.unref?.();
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    const now = Date.now();
+    const waited = now - this.since;
+    if (waited >= this.ms) {
+      this.fired = true;
+      this.controller.abort(new Error(`no answer for ${this.ms}ms`));
+      return;
+    }
+    if (this.every < this.ms && now >= this.nextNotice) {
+      this.nextNotice = now + this.every;
+      try {
+        this.waiting(waited);
+      } catch {
+        // A notice is a courtesy: failing to show one must not end the request.
+      }
+    }
+    this.schedule();
   }
 }
 

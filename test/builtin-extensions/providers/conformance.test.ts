@@ -9,6 +9,7 @@ import type {
   AssistantMessageEvent,
   AssistantMessageStream,
   ProviderHooks,
+  ProviderWaitingNotice,
 } from "@knightcodeai/cli";
 import { expect } from "chai";
 import { type Answer, type CaseName, type Driver, TARGETS } from "./conformance/targets.js";
@@ -84,6 +85,16 @@ function hookCalls(log: string[]): string[] {
 async function run(driver: Driver, answer: Answer, log: string[] = [], hooks = loggingHooks(log)) {
   driver.serve(answer);
   return collect(driver.stream(hooks), log);
+}
+
+/** A key and a password no error message may show (stderr, the JSON stream and the session file repeat them). */
+const KEY = "kc-conformance-key-4f9a1c";
+const PASSWORD = "hunter2-conformance";
+
+function expectNoSecret(message: string | undefined): void {
+  expect(message).to.be.a("string");
+  expect(message).not.to.contain(KEY);
+  expect(message).not.to.contain(PASSWORD);
 }
 
 /** Each case, stated once: what is served and what every provider must make of it. */
@@ -183,12 +194,12 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
     const log: string[] = [];
     const { types, result } = await run(
       driver,
-      { kind: "error", status: 401, message: "the key sk-conformance was refused" },
+      { kind: "error", status: 401, message: "the key was refused" },
       log,
     );
     expect(types).to.deep.equal(["error"]);
     expect(result).to.include({ stopReason: "error", errorKind: "auth" });
-    expect(result.errorMessage).to.contain("the key sk-conformance was refused");
+    expect(result.errorMessage).to.contain("the key was refused");
     expect(hookCalls(log)).to.deep.equal(["payload", "headers", "response:401"]);
   },
 
@@ -313,6 +324,72 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
     expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
     expect(result.errorMessage).to.contain("compat.timeoutMs");
     expect(Date.now() - started).to.be.lessThan(2000);
+  },
+
+  async "waiting notices"(driver) {
+    // A server that never answers: the user hears that the request is still waiting, then that it timed out.
+    driver.serve({ kind: "silent" });
+    const notices: ProviderWaitingNotice[] = [];
+    const hooks = loggingHooks([], { waiting: (notice) => notices.push(notice) });
+    const { result } = await collect(driver.stream(hooks, { compat: { timeoutMs: 400 } }));
+    expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
+    expect(notices.length, "every 100 ms of a 400 ms limit").to.be.within(2, 4);
+    for (const notice of notices) {
+      expect(notice.timeoutMs).to.equal(400);
+      expect(notice.waitedMs).to.be.within(100, 399);
+      expect(notice.message).to.match(
+        / has sent nothing for \d+ ms; still waiting \(the request times out after 400 ms/,
+      );
+      expect(notice.message).to.contain("compat.timeoutMs");
+    }
+  },
+
+  async "keep-alive comments only"(driver) {
+    // Comments every 25 ms: a reader that counts them as progress never times out.
+    driver.serve({ kind: "comments" });
+    const { result } = await collect(driver.stream(loggingHooks([]), { compat: { timeoutMs: 200 } }));
+    expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
+    expect(result.errorMessage).to.contain("sent nothing for 0.2s");
+  },
+
+  async "a huge line and a closed connection"(driver) {
+    // A 40 MB line took a quadratic reader 25 s, a 60 MB one more than 120 s; the cap stops reading at 16 MiB.
+    driver.serve({ kind: "huge line", megabytes: 60 });
+    const { result } = await collect(driver.stream(loggingHooks([])), undefined, 30_000);
+    expect(result).to.include({ stopReason: "error", errorKind: "unknown" });
+    expect(result.errorMessage).to.match(
+      / sent an event stream line \(or one event's lines together\) longer than 16 MiB/,
+    );
+  },
+
+  async "a 401 that repeats the key"(driver) {
+    // Servers quote the key they refused, in their message and as the header they got.
+    driver.serve({
+      kind: "error",
+      status: 401,
+      message: `Invalid API key ${KEY} (Authorization: Bearer ${KEY}, "apiKey": "${KEY}")`,
+    });
+    const { result } = await collect(driver.stream(loggingHooks([]), { apiKey: KEY }));
+    expect(result).to.include({ stopReason: "error", errorKind: "auth" });
+    expectNoSecret(result.errorMessage);
+    expect(result.errorMessage).to.contain(
+      `Invalid API key [redacted] (Authorization: Bearer [redacted], "apiKey": "[redacted]")`,
+    );
+  },
+
+  async "credentials in the baseUrl"(driver) {
+    // Whether the request is refused before it is sent (fetch will not send a URL with credentials) or the
+    // server quotes the address, the password is not in the message.
+    driver.serve({
+      kind: "error",
+      status: 401,
+      message: `no access for http://proxy-user:${PASSWORD}@127.0.0.1/v1`,
+    });
+    const { result } = await collect(
+      driver.stream(loggingHooks([]), { apiKey: KEY }, { userinfo: `proxy-user:${PASSWORD}` }),
+    );
+    expect(result.stopReason).to.equal("error");
+    expectNoSecret(result.errorMessage);
   },
 };
 

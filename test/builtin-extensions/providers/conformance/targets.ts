@@ -24,7 +24,8 @@ import {
   type RecordedRequest,
   type SseEvent,
   startTestServer,
-  type TestServer,
+  writeCommentsForever,
+  writeHugeLine,
   writeJsonError,
   writeSse,
 } from "../../../helpers/sse-server.js";
@@ -58,7 +59,11 @@ export type Answer =
   /** A stream event whose data is not JSON. */
   | { kind: "malformed" }
   /** The answer starts, then nothing comes while the connection stays open. */
-  | { kind: "silent" };
+  | { kind: "silent" }
+  /** The answer starts, then only keep-alive comments come while the connection stays open. */
+  | { kind: "comments" }
+  /** The answer starts, then one data line of this many MB that never ends, then the connection closes. */
+  | { kind: "huge line"; megabytes: number };
 
 export type CaseName =
   | "text"
@@ -77,12 +82,22 @@ export type CaseName =
   | "handler changes reach the wire"
   | "non-object payload"
   | "failing hook handler"
-  | "idle timeout";
+  | "idle timeout"
+  | "waiting notices"
+  | "keep-alive comments only"
+  | "a huge line and a closed connection"
+  | "a 401 that repeats the key"
+  | "credentials in the baseUrl";
 
 export interface Driver {
   /** Prepares the answer to the next request. */
   serve(answer: Answer): void;
-  stream(hooks: ProviderHooks, overrides?: Partial<ProviderStreamRequest>): AssistantMessageStream;
+  /** `userinfo` (`user:password`) goes into the server's address, as a baseUrl may carry it. */
+  stream(
+    hooks: ProviderHooks,
+    overrides?: Partial<ProviderStreamRequest>,
+    options?: { userinfo?: string },
+  ): AssistantMessageStream;
   /** What reached the server, or undefined when the provider has no wire to observe. */
   readonly sent: RecordedRequest[] | undefined;
   close(): Promise<void>;
@@ -110,7 +125,7 @@ function base(model: ModelInfo, hooks: ProviderHooks): ProviderStreamRequest {
 async function networkDriver(
   respond: (answer: Answer, res: ServerResponse) => void | Promise<void>,
   stream: (
-    server: TestServer,
+    url: string,
     hooks: ProviderHooks,
     overrides: Partial<ProviderStreamRequest>,
   ) => AssistantMessageStream,
@@ -120,7 +135,12 @@ async function networkDriver(
     serve(answer) {
       server.respond((_req, res) => respond(answer, res));
     },
-    stream: (hooks, overrides = {}) => stream(server, hooks, overrides),
+    stream: (hooks, overrides = {}, options = {}) =>
+      stream(
+        options.userinfo ? server.url.replace("://", `://${options.userinfo}@`) : server.url,
+        hooks,
+        overrides,
+      ),
     sent: server.requests,
     close: () => server.close(),
   };
@@ -216,13 +236,17 @@ const anthropicTarget: Target = {
             ]);
           case "silent":
             return writeThenHold(res, [anthropic.messageStart(model)]);
+          case "comments":
+            return writeCommentsForever(res, [anthropic.messageStart(model)]);
+          case "huge line":
+            return writeHugeLine(res, [anthropic.messageStart(model)], answer.megabytes);
         }
       },
-      (server, hooks, overrides) =>
+      (url, hooks, overrides) =>
         streamAnthropic({
           ...base(ANTHROPIC_MODEL, hooks),
           apiKey: "sk-ant-conformance",
-          baseUrl: server.url,
+          baseUrl: url,
           ...overrides,
         }),
     ),
@@ -315,13 +339,17 @@ const openaiTarget: Target = {
             return writeThenHold(res, new ResponsesWire().created().text(answer.pieces).events.slice(0, 5));
           case "silent":
             return writeThenHold(res, new ResponsesWire().created().events.slice(0, 1));
+          case "comments":
+            return writeCommentsForever(res, new ResponsesWire().created().events.slice(0, 1));
+          case "huge line":
+            return writeHugeLine(res, new ResponsesWire().created().events.slice(0, 1), answer.megabytes);
         }
       },
-      (server, hooks, overrides) =>
+      (url, hooks, overrides) =>
         streamOpenAIResponses({
           ...base(OPENAI_MODEL, hooks),
           apiKey: "sk-conformance",
-          baseUrl: `${server.url}/v1`,
+          baseUrl: `${url}/v1`,
           ...overrides,
         }),
     ),
@@ -397,12 +425,16 @@ const completionsTarget: Target = {
             ]);
           case "silent":
             return writeThenHold(res, [completions.roleChunk()]);
+          case "comments":
+            return writeCommentsForever(res, [completions.roleChunk()]);
+          case "huge line":
+            return writeHugeLine(res, [completions.roleChunk()], answer.megabytes);
         }
       },
-      (server, hooks, overrides) =>
+      (url, hooks, overrides) =>
         streamOpenAICompletions({
           ...base(completions.MODEL, hooks),
-          baseUrl: `${server.url}/v1`,
+          baseUrl: `${url}/v1`,
           ...overrides,
         }),
     ),
@@ -463,6 +495,8 @@ function scriptedStep(answer: Answer): ScriptStep {
     }
     case "malformed":
     case "silent":
+    case "comments":
+    case "huge line":
       throw new Error(`the scripted provider cannot answer "${answer.kind}"`);
   }
 }
@@ -472,6 +506,11 @@ const scriptedTarget: Target = {
   cannot: {
     "malformed event": "a script is validated before it streams; there is no wire to corrupt",
     "idle timeout": "no network and no timeout: a script's delays are part of the answer",
+    "keep-alive comments only": "no wire: a script has no comments to send",
+    "waiting notices": "no network and no timeout: nothing to wait for",
+    "a huge line and a closed connection": "no wire: a script is validated before it streams",
+    "a 401 that repeats the key": "no key: nothing is sent anywhere",
+    "credentials in the baseUrl": "no baseUrl: nothing is sent anywhere",
     "handler changes reach the wire":
       "no wire to observe (a replaced payload's scriptedStep and system are tested in scripted-provider.test.ts)",
   },

@@ -1,4 +1,5 @@
 /** builtin:openai-compatible: compat options (models.json), the request they shape, and the SSE reader. */
+import { StreamLineTooLongError } from "@knightcodeai/cli/kit";
 import { expect } from "chai";
 import {
   BRIDGE_TEXT,
@@ -228,10 +229,10 @@ describe("builtin:openai-compatible SSE reader", () => {
   it("joins data lines, skips comments, and handles CRLF and events split across reads", () => {
     const decoder = new SseDecoder();
     const messages = [
-      ...decoder.push(bytes(': OPENROUTER PROCESSING\r\n\r\ndata: {"a":')),
-      ...decoder.push(bytes("1}\r")),
-      ...decoder.push(bytes("\n\r\nevent: error\ndata: line one\ndata: line two\n\n")),
-      ...decoder.push(bytes('error: {"code":500}\n\ndata: [DONE]')),
+      ...decoder.push(bytes(': OPENROUTER PROCESSING\r\n\r\ndata: {"a":')).messages,
+      ...decoder.push(bytes("1}\r")).messages,
+      ...decoder.push(bytes("\n\r\nevent: error\ndata: line one\ndata: line two\n\n")).messages,
+      ...decoder.push(bytes('error: {"code":500}\n\ndata: [DONE]')).messages,
       ...decoder.end(),
     ];
     expect(messages).to.deep.equal([
@@ -244,7 +245,7 @@ describe("builtin:openai-compatible SSE reader", () => {
 
   it("drops a last event cut off mid-JSON (a dropped connection is not a malformed event)", () => {
     const decoder = new SseDecoder();
-    expect(decoder.push(bytes('data: {"choices":[{"delta":{"content":"Hel'))).to.deep.equal([]);
+    expect(decoder.push(bytes('data: {"choices":[{"delta":{"content":"Hel')).messages).to.deep.equal([]);
     expect(decoder.end()).to.deep.equal([]);
   });
 
@@ -253,10 +254,35 @@ describe("builtin:openai-compatible SSE reader", () => {
     const encoded = bytes('data: {"t":"héllo ✓"}\n\n');
     const cut = encoded.indexOf(0xc3) + 1;
     const messages = [
-      ...decoder.push(encoded.slice(0, cut)),
-      ...decoder.push(encoded.slice(cut)),
+      ...decoder.push(encoded.slice(0, cut)).messages,
+      ...decoder.push(encoded.slice(cut)).messages,
       ...decoder.end(),
     ];
     expect(messages).to.deep.equal([{ field: "data", data: '{"t":"héllo ✓"}' }]);
+  });
+
+  it("tells data from keep-alive comments and blank lines, a partial data line included", () => {
+    const decoder = new SseDecoder();
+    expect(decoder.push(bytes(": ping\n\n: ping\r\n\r\n"))).to.deep.equal({ messages: [], data: false });
+    expect(decoder.push(bytes(": keep-al")).data, "a partial comment").to.equal(false);
+    expect(decoder.push(bytes('ive\n\ndata: {"a"')).data, "a partial data line").to.equal(true);
+    expect(decoder.push(bytes(":1}\n\n"))).to.deep.equal({
+      messages: [{ field: "data", data: '{"a":1}' }],
+      data: true,
+    });
+  });
+
+  it("refuses an event longer than its cap with StreamLineTooLongError", () => {
+    const decoder = new SseDecoder(64);
+    expect(decoder.push(bytes(`data: ${"x".repeat(50)}\n\n`)).messages).to.have.length(1);
+    decoder.push(bytes(`data: ${"y".repeat(40)}`));
+    expect(() => decoder.push(bytes("y".repeat(40)))).to.throw(
+      StreamLineTooLongError,
+      /longer than 64 bytes/,
+    );
+    // Several lines of one event count together.
+    const lines = new SseDecoder(64);
+    lines.push(bytes(`data: ${"a".repeat(30)}\n`));
+    expect(() => lines.push(bytes(`data: ${"b".repeat(30)}\n`))).to.throw(StreamLineTooLongError);
   });
 });

@@ -2,6 +2,9 @@
  * The provider kit's request runner driven with a wire written in the test (the providers' own wires are tested
  * against local servers in test/builtin-extensions/providers), and the push stream under the writer.
  */
+
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   type AssistantMessage,
   type AssistantMessageEvent,
@@ -427,6 +430,12 @@ describe("plugins/kit/provider: runProviderRequest", () => {
   });
 });
 
+/** A full garbage collection, without starting node with --expose-gc. */
+function collectGarbage(): () => void {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
+
 describe("plugins/kit/provider: PushStream", () => {
   it("resolves result() without iterating, replays events to late iterators and ignores pushes after end", async () => {
     const stream = new PushStream<number, string>();
@@ -441,6 +450,24 @@ describe("plugins/kit/provider: PushStream", () => {
     const seen: number[] = [];
     for await (const n of stream) seen.push(n);
     expect(seen).to.deep.equal([1, 2]);
+  });
+
+  it("releases the events every consumer has read, so a long stream does not hold them all", async () => {
+    // A tool call streamed in a million deltas held a million events (and their snapshots) until the request ended.
+    const collect = collectGarbage();
+    const stream = new PushStream<{ n: number }, void>();
+    const consumer = stream[Symbol.asyncIterator]();
+    const first = { n: 0 };
+    const released = new WeakRef(first);
+    stream.push(first);
+    for (let n = 1; n < 5000; n++) stream.push({ n });
+    for (let n = 0; n < 5000; n++) expect(((await consumer.next()).value as { n: number }).n).to.equal(n);
+    stream.push({ n: 5000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    collect();
+    expect(released.deref(), "the first event, read by the only consumer").to.equal(undefined);
+    stream.end();
+    expect((await consumer.next()).value).to.deep.equal({ n: 5000 });
   });
 
   it("delivers events to a consumer waiting before they are pushed", async () => {
