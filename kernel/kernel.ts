@@ -22,6 +22,8 @@ export interface KernelOptions {
   cacheDir: string | false;
   /** Package names extensions may import without installing them, mapped to the running package's modules. */
   virtualModules?: ExtensionLoaderOptions["virtualModules"];
+  /** Checks what transform and lastWins handlers return (HookBusOptions.checkReturn). */
+  checkReturn?(event: string, value: unknown): void;
 }
 
 export interface SessionOptions {
@@ -89,6 +91,7 @@ export function createKernel(options: KernelOptions): Kernel {
         ...(session.values ? { values: session.values } : {}),
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
         ...(session.onExtensionLog ? { onExtensionLog: session.onExtensionLog } : {}),
+        ...(options.checkReturn ? { checkReturn: options.checkReturn } : {}),
       });
       try {
         await runtime.start(session.start, {

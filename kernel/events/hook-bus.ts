@@ -17,7 +17,6 @@ import type { ExtensionOrigin } from "../api/extension-api.js";
 import { errorMessage, isExtensionStartupError, KernelError } from "../errors.js";
 import { closestName } from "../util/closest-name.js";
 import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "./catalog.js";
-import { checkReturn } from "./returns.js";
 
 /** The payload a handler of event `E` receives. */
 export type PayloadOf<E extends ExtensionEventName> = ExtensionEvents[E]["event"];
@@ -116,6 +115,11 @@ type BuiltHook =
 
 export interface HookBusOptions {
   onHandlerError(report: HandlerErrorReport): void;
+  /**
+   * Throws when a transform or lastWins handler's return does not have its event's shape; the throw is reported and
+   * the return skipped like a handler's own. The kernel knows no shapes: the composition root supplies them.
+   */
+  checkReturn?(event: string, value: unknown): void;
 }
 
 export class HookBus {
@@ -384,13 +388,13 @@ export class HookBus {
       const t = d.transform ?? {};
       const result = await handler(t.toEvent ? t.toEvent(state.value) : state.value, d.ctx);
       if (result === undefined) return state;
-      checkReturn(event, result);
+      this.options.checkReturn?.(event, result);
       return { value: t.fold ? t.fold(state.value, result) : result, stopped: t.stop?.(result) ?? false };
     }
     if (kind === "lastWins") {
       const result = await handler(d.payload, d.ctx);
       if (result === undefined) return state;
-      checkReturn(event, result);
+      this.options.checkReturn?.(event, result);
       return { value: result, stopped: false };
     }
     const acc = state.value as BoundaryState;

@@ -54,6 +54,8 @@ export interface SessionRuntimeOptions {
   onExtensionError?(report: ExtensionErrorReport): void;
   /** Where `knightcode.log` entries go. */
   onExtensionLog?(entry: ExtensionLogEntry): void;
+  /** The hook bus's return check (HookBusOptions.checkReturn). */
+  checkReturn?(event: string, value: unknown): void;
 }
 
 class Generation {
@@ -94,7 +96,10 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.extensions = options.extensions;
     this.pendingFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
-    this.bus = new HookBus({ onHandlerError: (report) => this.handleError(report) });
+    this.bus = new HookBus({
+      onHandlerError: (report) => this.handleError(report),
+      ...(options.checkReturn ? { checkReturn: options.checkReturn } : {}),
+    });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
     this.scope = options.container.createScope([
       [coreTokens.hooks, this.bus],

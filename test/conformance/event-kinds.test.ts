@@ -12,7 +12,7 @@ import {
   type HandlerOwner,
   HookBus,
 } from "../../kernel/events/hook-bus.js";
-import { InvalidReturnError, returnSchemas } from "../../kernel/events/returns.js";
+import { checkReturn, InvalidReturnError, returnSchemas } from "../../plugins/kit/event-returns.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 
 /** The checklist: json.md, extensions.md, and the closest peer's 41 events (reference/pi.md, section 2.3). */
@@ -134,7 +134,7 @@ const loose = (bus: HookBus): LooseBus => bus as unknown as LooseBus;
 
 function makeBus(): { bus: HookBus; reports: HandlerErrorReport[] } {
   const reports: HandlerErrorReport[] = [];
-  return { bus: new HookBus({ onHandlerError: (r) => reports.push(r) }), reports };
+  return { bus: new HookBus({ onHandlerError: (r) => reports.push(r), checkReturn }), reports };
 }
 
 /** Dispatches an event the way its kind requires and returns what the dispatch produced. */

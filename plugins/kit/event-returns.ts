@@ -1,6 +1,7 @@
 /**
- * The shapes transform and lastWins handlers may return, one TypeBox schema per event. The hook bus checks every
- * non-undefined return against its event's schema before folding it in, and a return that does not match is treated
+ * The shapes transform and lastWins handlers may return, one TypeBox schema per event. The composition root hands
+ * `checkReturn` to the kernel (KernelOptions.checkReturn), whose hook bus checks every non-undefined return against
+ * its event's schema before folding it in; the kernel itself knows no event's shape, and a return that does not match is treated
  * like a throw: reported as `extension_error` naming the extension and the event, skipped, the chain goes on. Without
  * the check a `context` handler returning `{ messages: [null] }` crashed the request builder far from its cause.
  *
@@ -12,7 +13,7 @@
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import type { ExtensionEventName } from "../api/events.js";
+import type { ExtensionEventName } from "../../kernel/api/events.js";
 
 const text = Type.Object({ type: Type.Literal("text"), text: Type.String() });
 const image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
