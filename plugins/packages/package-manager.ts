@@ -13,7 +13,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { execa } from "execa";
 import {
   applyResourcePatterns,
   enabledByOverrides,
@@ -354,6 +353,8 @@ export class PackageManager {
   }
 
   private async run(command: string, args: string[], cwd: string, what: string): Promise<void> {
+    // Loaded on first use: execa is about a hundred modules, and every session start resolves packages.
+    const { execa } = await import("execa");
     const result = await execa(command, args, {
       cwd,
       reject: false,
