@@ -25,6 +25,7 @@ import type {
   ToolDeclaration,
   ToolResultMessage,
 } from "../../kernel/index.js";
+import { redactSecrets } from "../kit/provider/redact.js";
 import { emptyUsage } from "../kit/usage.js";
 import type { ModelRequest } from "../model-registry/model-service.js";
 import { toLlmMessages } from "./convert.js";
@@ -228,6 +229,9 @@ async function requestAssistant(config: TurnLoopConfig, signal: AbortSignal): Pr
     }
   }
   const result = await stream.result();
+  // Providers made with the kit redact their errors with the request's own secrets; this catches the rest (a
+  // provider that builds its messages itself): URL passwords, credential fields and key-shaped strings.
+  if (result.errorMessage) result.errorMessage = redactSecrets(result.errorMessage);
   if (!started) {
     await bus.emit(
       "message_start",
