@@ -20,7 +20,7 @@ import type {
   SessionBeforeTreeEvent,
   SessionBeforeTreeResult,
 } from "@knightcodeai/cli/kit";
-import { serializeConversation } from "@knightcodeai/cli/kit";
+import { errorMessage, serializeConversation } from "@knightcodeai/cli/kit";
 
 /** Tool output is the bulk of a conversation and the part a summary needs least; each result is cut to this. */
 export const TOOL_RESULT_CHARS = 2000;
@@ -72,7 +72,7 @@ export default function compaction(knightcode: ExtensionAPI): void {
           result.estimatedTokensAfter !== undefined ? ` → about ${result.estimatedTokensAfter}` : "";
         ctx.ui.notify(`Compacted: ${result.tokensBefore}${after} tokens`, "info");
       } catch (error) {
-        ctx.ui.notify(`Compaction did not run: ${(error as Error).message}`, "error");
+        ctx.ui.notify(`Compaction did not run: ${errorMessage(error)}`, "error");
       }
     },
   });

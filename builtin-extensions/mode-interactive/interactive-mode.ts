@@ -12,7 +12,7 @@ import type {
   SessionStreamEvent,
   ToolResult,
 } from "@knightcodeai/cli/kit";
-import { VERSION } from "@knightcodeai/cli/kit";
+import { errorMessage, VERSION } from "@knightcodeai/cli/kit";
 import { TerminalUI } from "./terminal-ui.js";
 import { currentEntry, findEntry, treeLines } from "./tree-view.js";
 import { banner, cyan, dim, errorLine, helpText, PROMPT, toolCallLine, toolResultLines } from "./view.js";
@@ -140,7 +140,7 @@ class InteractiveController {
       if (await this.builtin(text)) return;
       await this.ctx.session.prompt(text);
     } catch (error) {
-      this.write(`${errorLine((error as Error).message)}\n`);
+      this.write(`${errorLine(errorMessage(error))}\n`);
     }
   }
 

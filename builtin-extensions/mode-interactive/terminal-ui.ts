@@ -12,6 +12,7 @@ import {
   type DialogOptions,
   type EditorFactory,
   type ExtensionUIContext,
+  errorMessage,
   type FooterFactory,
   type NotifyLevel,
   type TerminalInputHandler,
@@ -53,7 +54,7 @@ export class TerminalUI implements ExtensionUIContext {
         if (result?.consume) return;
         if (typeof result?.data === "string") data = result.data;
       } catch (error) {
-        this.notify(`A terminal input listener failed: ${(error as Error)?.message ?? error}`, "error");
+        this.notify(`A terminal input listener failed: ${errorMessage(error)}`, "error");
       }
     }
   }
@@ -116,10 +117,7 @@ export class TerminalUI implements ExtensionUIContext {
       component.dispose?.();
       return lines;
     } catch (error) {
-      this.notify(
-        `"${key}" could not be drawn in this terminal mode: ${(error as Error)?.message ?? error}`,
-        "warning",
-      );
+      this.notify(`"${key}" could not be drawn in this terminal mode: ${errorMessage(error)}`, "warning");
       return undefined;
     }
   }

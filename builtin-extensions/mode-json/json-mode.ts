@@ -4,7 +4,7 @@
  * event without its `partial` snapshot, so the output grows linearly with the response. Records go through a
  * RecordWriter, which keeps what waits for a slow reader about as small as the content itself.
  */
-import { type AssistantMessage, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
+import { type AssistantMessage, errorMessage, type ModeContext, toJsonEvent } from "@knightcodeai/cli/kit";
 import { type JsonRecord, RecordWriter } from "./record-writer.js";
 
 export async function runJson({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
@@ -31,7 +31,7 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
       if (shutdown?.aborted) break;
     }
   } catch (error) {
-    io.stderr.write(`knightcode: ${(error as Error).message}\n`);
+    io.stderr.write(`knightcode: ${errorMessage(error)}\n`);
     return (error as { code?: string }).code === "KC_ERR_NO_MODEL" ? 2 : 1;
   } finally {
     unsubscribe();

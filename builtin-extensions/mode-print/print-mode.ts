@@ -4,6 +4,7 @@
  * usage (no prompt, no model).
  */
 import type { AssistantMessage, ModeContext } from "@knightcodeai/cli/kit";
+import { errorMessage } from "@knightcodeai/cli/kit";
 
 export async function runPrint({ session, prompts, io, signal, shutdown }: ModeContext): Promise<number> {
   if (prompts.length === 0) {
@@ -27,7 +28,7 @@ export async function runPrint({ session, prompts, io, signal, shutdown }: ModeC
       if (shutdown?.aborted) break;
     }
   } catch (error) {
-    io.stderr.write(`knightcode: ${(error as Error).message}\n`);
+    io.stderr.write(`knightcode: ${errorMessage(error)}\n`);
     return (error as { code?: string }).code === "KC_ERR_NO_MODEL" ? 2 : 1;
   } finally {
     unsubscribe();

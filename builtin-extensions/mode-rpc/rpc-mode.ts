@@ -100,7 +100,7 @@ class RpcConnection {
         this.wake?.();
       }
     } catch (error) {
-      this.io.stderr.write(`knightcode: RPC input failed: ${(error as Error).message}\n`);
+      this.io.stderr.write(`knightcode: RPC input failed: ${errorMessage(error)}\n`);
     } finally {
       this.inputEnded = true;
       // No answer can come any more: open dialogs (even one from session_start) resolve as dismissed.

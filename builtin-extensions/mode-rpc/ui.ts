@@ -11,6 +11,7 @@ import {
   type DialogOptions,
   type EditorFactory,
   type ExtensionUIContext,
+  errorMessage,
   type NotifyLevel,
   ThemeSelection,
   type UIComponentFactory,
@@ -113,10 +114,7 @@ export class RpcUI implements ExtensionUIContext {
       component.dispose?.();
       return lines;
     } catch (error) {
-      this.notify(
-        `Widget "${key}" could not be drawn over RPC: ${(error as Error)?.message ?? error}`,
-        "warning",
-      );
+      this.notify(`Widget "${key}" could not be drawn over RPC: ${errorMessage(error)}`, "warning");
       return null;
     }
   }

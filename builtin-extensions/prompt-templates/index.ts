@@ -17,6 +17,7 @@ import { join } from "node:path";
 import {
   type ExtensionAPI,
   type ExtensionContext,
+  errorMessage,
   resourceFilter,
   type Unsubscribe,
 } from "@knightcodeai/cli/kit";
@@ -59,7 +60,7 @@ export default function promptTemplates(knightcode: ExtensionAPI): void {
             }),
           );
         } catch (error) {
-          knightcode.log.warn(`prompt template ${template.path}: ${(error as Error).message}`);
+          knightcode.log.warn(`prompt template ${template.path}: ${errorMessage(error)}`);
         }
       }
     },

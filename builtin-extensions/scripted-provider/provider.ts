@@ -7,6 +7,7 @@ import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
   type ExtensionAPI,
+  errorMessage,
   MalformedEventError,
   type ProviderConfig,
   type ProviderErrorKind,
@@ -519,7 +520,7 @@ export function codeSteps(steps?: readonly ScriptEntry[] | (() => readonly Scrip
     } catch (error) {
       return {
         ok: false,
-        message: `The scripted steps could not be read: ${(error as Error)?.message ?? error}`,
+        message: `The scripted steps could not be read: ${errorMessage(error)}`,
       };
     }
   };

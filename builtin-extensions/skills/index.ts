@@ -20,6 +20,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import {
   type ExtensionAPI,
   type ExtensionContext,
+  errorMessage,
   type InputResult,
   type ResourceScope,
   resourceFilter,
@@ -65,10 +66,7 @@ export default function skills(knightcode: ExtensionAPI): void {
       if ("error" in parsed) throw new Error(parsed.error);
       body = parsed.body.trim();
     } catch (error) {
-      ctx.ui.notify(
-        `Skill "${name}" (${skill.filePath}) cannot be used: ${(error as Error).message}`,
-        "error",
-      );
+      ctx.ui.notify(`Skill "${name}" (${skill.filePath}) cannot be used: ${errorMessage(error)}`, "error");
       return { action: "handled" };
     }
     const text =
