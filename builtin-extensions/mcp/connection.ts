@@ -6,7 +6,7 @@
  * without MCP servers never load it.
  */
 import type { McpServerConfig } from "@knightcodeai/cli/kit";
-import { VERSION } from "@knightcodeai/cli/kit";
+import { errorMessage, VERSION } from "@knightcodeai/cli/kit";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -291,7 +291,7 @@ export class McpConnection {
         this.tools = tools;
         this.events.tools(tools);
       } catch (error) {
-        this.lastError = `re-listing tools failed: ${describe(error)}`;
+        this.lastError = `re-listing tools failed: ${errorMessage(error)}`;
         this.events.status();
       }
     });
@@ -319,7 +319,7 @@ export class McpConnection {
   }
 
   private failed(generation: number, error: unknown): void {
-    this.lastError = describe(error);
+    this.lastError = errorMessage(error);
     const client = this.client;
     this.client = undefined;
     if (client) void client.close().catch(() => undefined);
@@ -362,13 +362,4 @@ function inheritedEnv(): Record<string, string> {
     if (value !== undefined && !value.startsWith("()")) env[name] = value;
   }
   return env;
-}
-
-export function describe(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message || error.name;
-    return String(error);
-  } catch {
-    return "unknown error";
-  }
 }

@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import {
   type ExtensionAPI,
   type ExtensionContext,
+  errorMessage,
   type McpScope,
   type McpServerConfig,
   readMcpFiles,
@@ -23,7 +24,7 @@ import {
 import type { GetPromptResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { ToolListCache } from "./cache.js";
-import { describe, McpConnection } from "./connection.js";
+import { McpConnection } from "./connection.js";
 import { mcpNamespace, mcpPromptCommand } from "./names.js";
 import { AuthStore, authFilePath, McpOAuthProvider, signIn, signOut, storedRedirectUrl } from "./oauth.js";
 import { toToolDefinition } from "./tools.js";
@@ -80,6 +81,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
   let cwd = process.cwd();
   let authStore: AuthStore | undefined;
   let cache: ToolListCache | undefined;
+  let unwatchCalls: (() => void) | undefined;
 
   const registerTools = (server: Server, listed: Tool[]): void => {
     const seen = new Set<string>();
@@ -120,7 +122,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
     try {
       prompts = await server.connection.listPrompts();
     } catch (error) {
-      knightcode.log.warn(`MCP server "${server.name}": listing prompts failed: ${describe(error)}`);
+      knightcode.log.warn(`MCP server "${server.name}": listing prompts failed: ${errorMessage(error)}`);
       return;
     }
     for (const unregister of server.prompts.splice(0)) unregister();
@@ -138,8 +140,11 @@ export default function mcp(knightcode: ExtensionAPI): void {
               )) as GetPromptResult;
               text = promptText(result);
             } catch (error) {
-              ctx.ui.notify(`MCP prompt ${server.name}/${prompt.name} failed: ${describe(error)}`, "error");
-              return { error: describe(error) };
+              ctx.ui.notify(
+                `MCP prompt ${server.name}/${prompt.name} failed: ${errorMessage(error)}`,
+                "error",
+              );
+              return { error: errorMessage(error) };
             }
             await ctx.sendUserMessage(text);
             return { sent: true };
@@ -258,6 +263,17 @@ export default function mcp(knightcode: ExtensionAPI): void {
       }
       add(name, config, source, overrides);
     }
+    // Every tool call passes through a tool_call handler: subscribe only while there are servers to wait for.
+    if (servers.size > 0 && !unwatchCalls) {
+      unwatchCalls = knightcode.on("tool_call", async (event, ctx) => {
+        const reached = serversReachedBy(event, [...servers.values()]);
+        await Promise.all(reached.map((s) => s.connection.whenSettled(ctx.signal)));
+        return undefined;
+      });
+    } else if (servers.size === 0 && unwatchCalls) {
+      unwatchCalls();
+      unwatchCalls = undefined;
+    }
   };
 
   const summaries = (): McpServerSummary[] =>
@@ -302,13 +318,6 @@ export default function mcp(knightcode: ExtensionAPI): void {
     await Promise.all([...servers.keys()].map((name) => remove(name)));
   });
 
-  knightcode.on("tool_call", async (event, ctx) => {
-    await Promise.all(
-      serversReachedBy(event, [...servers.values()]).map((s) => s.connection.whenSettled(ctx.signal)),
-    );
-    return undefined;
-  });
-
   const need = (name: string): McpConnection => {
     const server = servers.get(name);
     if (!server) throw new Error(`No MCP server named "${name}"`);
@@ -334,8 +343,8 @@ export default function mcp(knightcode: ExtensionAPI): void {
     if (server.connection.state !== "connected") return lines.join("\n");
     lines.push(`  tools: ${server.connection.tools.map((t) => t.name).join(", ") || "none"}`);
     const [prompts, resources] = await Promise.all([
-      server.connection.listPrompts().catch((e) => describe(e)),
-      server.connection.listResources().catch((e) => describe(e)),
+      server.connection.listPrompts().catch((e) => errorMessage(e)),
+      server.connection.listResources().catch((e) => errorMessage(e)),
     ]);
     lines.push(
       `  prompts: ${typeof prompts === "string" ? `(failed: ${prompts})` : prompts.map((p) => `/${mcpPromptCommand(name, p.name)}`).join(", ") || "none"}`,
@@ -407,7 +416,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
               },
             });
           } catch (error) {
-            const message = `Sign-in to "${name}" failed: ${describe(error)}`;
+            const message = `Sign-in to "${name}" failed: ${errorMessage(error)}`;
             ctx.ui.notify(message, "error");
             return { error: message };
           }
@@ -423,7 +432,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
             updateMcpServer(server.source.path, name!, { enabled });
             saved = server.source.path;
           } catch (error) {
-            const message = `Could not save the change: ${describe(error)}`;
+            const message = `Could not save the change: ${errorMessage(error)}`;
             ctx.ui.notify(message, "error");
             return { error: message };
           }

@@ -13,8 +13,9 @@ import type {
   ToolResult,
   TSchema,
 } from "@knightcodeai/cli/kit";
+import { errorMessage } from "@knightcodeai/cli/kit";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { describe, type McpConnection } from "./connection.js";
+import type { McpConnection } from "./connection.js";
 import { mcpNamespace, mcpToolName } from "./names.js";
 
 /** A server with more tools than this defaults to `deferred` exposure instead of `direct` (docs/mcp.md). */
@@ -67,7 +68,7 @@ export function toToolDefinition(
         result = await connection.callTool(tool.name, (params ?? {}) as Record<string, unknown>, signal);
       } catch (error) {
         return {
-          content: [{ type: "text", text: `MCP ${server}/${tool.name} failed: ${describe(error)}` }],
+          content: [{ type: "text", text: `MCP ${server}/${tool.name} failed: ${errorMessage(error)}` }],
           details,
           isError: true,
         };

@@ -7,6 +7,7 @@
  * it matches an `include` pattern; a name both included and excluded is left out. Patterns match the whole name,
  * ignoring case; `*` stands for any run of characters, `?` for one. `include: ["*"]` turns the defaults off.
  */
+import { globToRegExp } from "../kit/resource-patterns.js";
 
 /** The `shellEnv` settings. */
 export interface ShellEnvPolicy {
@@ -19,18 +20,10 @@ export interface ShellEnvPolicy {
 /** Names ending in `_KEY`, `_TOKEN`, `_SECRET`, or containing `PASSWORD` (any case). */
 export const DEFAULT_SECRET_PATTERNS: readonly string[] = ["*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"];
 
-/** A whole-name, case-insensitive matcher for glob patterns (`*`, `?`). */
+/** A whole-name, case-insensitive matcher for glob patterns (`*`, `?`; names hold no `/`, so the kit's glob fits). */
 function matcher(patterns: readonly string[]): (name: string) => boolean {
   if (patterns.length === 0) return () => false;
-  const source = patterns
-    .map((pattern) =>
-      pattern
-        .split("")
-        .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[\\^$.|+()[\]{}]/g, "\\$&")))
-        .join(""),
-    )
-    .join("|");
-  const regex = new RegExp(`^(?:${source})$`, "is");
+  const regex = new RegExp(patterns.map((p) => `(?:${globToRegExp(p).source})`).join("|"), "is");
   return (name) => regex.test(name);
 }
 

@@ -32,15 +32,19 @@ export async function startEverythingHttp(mode: "streamableHttp" | "sse"): Promi
     env: { ...process.env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  await new Promise<void>((resolve, reject) => {
+  await startedWith(child, /listening on port|running on port/i, `server-everything ${mode}`);
+  const path = mode === "sse" ? "/sse" : "/mcp";
+  return { url: `http://127.0.0.1:${port}${path}`, close: () => stop(child) };
+}
+
+/** Resolves once the child's output (stdout and stderr together) matches `ready`; bounded at 15 s. */
+function startedWith(child: ChildProcess, ready: RegExp, what: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     let output = "";
-    const timer = setTimeout(
-      () => reject(new Error(`server-everything ${mode} did not start: ${output}`)),
-      15_000,
-    );
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${output}`)), 15_000);
     const onData = (chunk: Buffer) => {
       output += chunk;
-      if (/listening on port|running on port/i.test(output)) {
+      if (ready.test(output)) {
         clearTimeout(timer);
         resolve();
       }
@@ -49,11 +53,9 @@ export async function startEverythingHttp(mode: "streamableHttp" | "sse"): Promi
     child.stderr!.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`server-everything ${mode} exited (${code}): ${output}`));
+      reject(new Error(`${what} exited (${code}): ${output}`));
     });
   });
-  const path = mode === "sse" ? "/sse" : "/mcp";
-  return { url: `http://127.0.0.1:${port}${path}`, close: () => stop(child) };
 }
 
 export function stop(child: ChildProcess): Promise<void> {
@@ -81,28 +83,10 @@ export async function startOAuthServer(): Promise<HttpServer> {
     env: { ...process.env, MCP_PORT: String(port), MCP_AUTH_PORT: String(authPort) },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  await new Promise<void>((resolve, reject) => {
-    let output = "";
-    const timer = setTimeout(
-      () => reject(new Error(`the OAuth example server did not start: ${output}`)),
-      15_000,
-    );
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (
-        /MCP Streamable HTTP Server listening/.test(output) &&
-        /Authorization Server listening/.test(output)
-      ) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the OAuth example server exited (${code}): ${output}`));
-    });
-  });
+  await startedWith(
+    child,
+    /(?=[\s\S]*MCP Streamable HTTP Server listening)(?=[\s\S]*Authorization Server listening)/,
+    "the OAuth example server",
+  );
   return { url: `http://localhost:${port}/mcp`, close: () => stop(child) };
 }
