@@ -15,6 +15,7 @@ import {
   usageChunk,
 } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { cliBin, runCli } from "../helpers/cli.js";
+import { writeLocalModels } from "../helpers/local-models.js";
 import { RpcProcess } from "../helpers/rpc-process.js";
 import {
   type RecordedRequest,
@@ -76,19 +77,11 @@ describe("compaction through the CLI", () => {
   function setup(contextWindow: number, compaction: Record<string, unknown>) {
     const agentDir = join(tmp.path, "agent");
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            apiKey: "LOCAL_TEST_KEY",
-            models: [{ id: "small", contextWindow, maxTokens: 512 }],
-          },
-        },
-      }),
-    );
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "LOCAL_TEST_KEY",
+      models: [{ id: "small", contextWindow, maxTokens: 512 }],
+    });
     writeFileSync(
       join(agentDir, "settings.json"),
       JSON.stringify({ compaction, retry: { baseDelayMs: 1, maxDelayMs: 10 } }),

@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { expect } from "chai";
 import { runCli } from "../helpers/cli.js";
+import { writeLocalModels } from "../helpers/local-models.js";
 import { startTestServer, type TestServer, writeJsonError } from "../helpers/sse-server.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 
@@ -34,20 +35,12 @@ describe("knightcode --mode json with a faulty OpenAI-compatible server", () => 
   function configure(compat: Record<string, unknown> = {}): string {
     const agentDir = join(tmp.path, "agent");
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url.replace("://", `://proxy-user:${PASSWORD}@`)}/v1`,
-            api: "openai-completions",
-            apiKey: "LOCAL_SECRET_KEY",
-            compat,
-            models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
-          },
-        },
-      }),
-    );
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url.replace("://", `://proxy-user:${PASSWORD}@`)}/v1`,
+      apiKey: "LOCAL_SECRET_KEY",
+      compat,
+      models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
+    });
     // One attempt: a retried failure would only repeat what is checked here.
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: false } }));
     return agentDir;

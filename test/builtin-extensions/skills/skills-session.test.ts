@@ -16,6 +16,7 @@ import {
 } from "../../../hosts/sdk/create-agent-session.js";
 import { createTestUI } from "../../../hosts/testing/test-ui.js";
 import type { Kernel } from "../../../kernel/index.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
 import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { textStream } from "../providers/openai-compatible/fixtures.js";
 
@@ -51,19 +52,11 @@ describe("builtin:skills in a session", () => {
     mkdirSync(home, { recursive: true });
     savedHome = process.env.HOME;
     process.env.HOME = home;
-    write(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            apiKey: "sk-test",
-            models: [{ id: "m1", contextWindow: 32768, maxTokens: 1024 }],
-          },
-        },
-      }),
-    );
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "sk-test",
+      models: [{ id: "m1", contextWindow: 32768, maxTokens: 1024 }],
+    });
     logs = [];
   });
 

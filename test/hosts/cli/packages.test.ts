@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { runCli } from "../../helpers/cli.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
 import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
 
 /** A package folder offering one resource of each kind, all named after `name`. */
@@ -90,19 +91,11 @@ describe("knightcode package commands (real git, npm and folders)", function () 
     mkdirSync(project, { recursive: true });
     mkdirSync(join(dir, "home"), { recursive: true });
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            apiKey: "sk-test",
-            models: [{ id: "m1", contextWindow: 32768, maxTokens: 1024 }],
-          },
-        },
-      }),
-    );
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "sk-test",
+      models: [{ id: "m1", contextWindow: 32768, maxTokens: 1024 }],
+    });
     env = {
       KNIGHTCODE_AGENT_DIR: agentDir,
       HOME: join(dir, "home"),

@@ -10,6 +10,7 @@ import { expect } from "chai";
 import { everythingServer } from "../../builtin-extensions/mcp/servers.js";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { cliBin, runCli } from "../../helpers/cli.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
 import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -29,19 +30,11 @@ describe("MCP tools through the CLI's JSON and RPC modes", function () {
     );
     agentDir = join(tmp.path, "agent");
     mkdirSync(agentDir, { recursive: true });
-    writeFileSync(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            apiKey: "sk-local",
-            models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
-          },
-        },
-      }),
-    );
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "sk-local",
+      models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
+    });
     writeFileSync(
       join(agentDir, "mcp.json"),
       JSON.stringify({
