@@ -43,6 +43,7 @@ export {
   ProviderRequestError,
   parseRetryAfter,
 } from "./plugins/kit/provider/errors.js";
+export { lazyStreamSimple, type StreamSimple } from "./plugins/kit/provider/lazy-stream.js";
 export { REDACTED, redactSecrets, requestSecrets } from "./plugins/kit/provider/redact.js";
 export {
   type ProviderWire,

@@ -7,24 +7,21 @@
  * handler may put a `scriptedStep` field into the payload: that step then answers the request instead of the
  * script's step for it (the request still counts, so request N+1 gets step N+1).
  */
-import type { ExtensionAPI } from "@knightcodeai/cli/kit";
-import { SCRIPTED_PROVIDER, scriptedProviderConfig } from "./provider.js";
-import { SCRIPT_FLAG, scriptFileSteps } from "./script-file.js";
 
+export { default } from "./extension.js";
+export { SCRIPT_FLAG, SCRIPTED_API, SCRIPTED_MODEL, SCRIPTED_PROVIDER } from "./names.js";
 export {
   chunkText,
   codeSteps,
   createScriptedProvider,
   type RawBlockKind,
   type RawUsage,
-  SCRIPTED_API,
-  SCRIPTED_MODEL,
-  SCRIPTED_PROVIDER,
   type ScriptEntry,
   type ScriptedRawEvent,
   type ScriptStepFunction,
   type StepLoader,
   scriptedProviderConfig,
+  scriptedStream,
 } from "./provider.js";
 export {
   type Checked,
@@ -43,12 +40,4 @@ export {
   validateScript,
   validateStep,
 } from "./schema.js";
-export { SCRIPT_FLAG, scriptFileSteps } from "./script-file.js";
-
-export default function scriptedProvider(knightcode: ExtensionAPI): void {
-  knightcode.registerFlag(SCRIPT_FLAG, {
-    type: "string",
-    description: "JSON file of scripted provider steps",
-  });
-  knightcode.registerProvider(SCRIPTED_PROVIDER, scriptedProviderConfig(scriptFileSteps(knightcode)));
-}
+export { scriptFileSteps } from "./script-file.js";

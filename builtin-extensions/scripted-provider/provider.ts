@@ -17,18 +17,9 @@ import {
   type Usage,
   type WireAnswer,
 } from "@knightcodeai/cli/kit";
+import { SCRIPTED_API, SCRIPTED_MODEL, SCRIPTED_PROVIDER } from "./names.js";
 import type { ScriptStep } from "./schema.js";
 import { validateStep } from "./schema.js";
-
-export const SCRIPTED_PROVIDER = "scripted";
-export const SCRIPTED_API = "scripted";
-export const SCRIPTED_MODEL = {
-  id: "scripted",
-  name: "Scripted",
-  contextWindow: 200000,
-  maxTokens: 32000,
-  reasoning: true,
-} as const;
 
 /** A step computed when its request comes (request number counts from 1). */
 export type ScriptStepFunction = (
@@ -498,18 +489,19 @@ function scriptedWire(
 }
 
 /** The provider configuration answering from the steps `load` gives. Each configuration counts its own requests. */
-export function scriptedProviderConfig(load: StepLoader): ProviderConfig {
+/** The scripted `streamSimple`: each request takes the next step `load` gives. */
+export function scriptedStream(load: StepLoader): (request: ProviderStreamRequest) => AssistantMessageStream {
   const counters: Counters = { requests: 0, toolCalls: 0 };
-  return {
-    api: SCRIPTED_API,
-    models: [{ ...SCRIPTED_MODEL }],
-    streamSimple(request: ProviderStreamRequest): AssistantMessageStream {
-      const requestNumber = ++counters.requests;
-      return runProviderRequest(request, (writer) =>
-        scriptedWire(request, writer, requestNumber, counters, load),
-      );
-    },
+  return (request) => {
+    const requestNumber = ++counters.requests;
+    return runProviderRequest(request, (writer) =>
+      scriptedWire(request, writer, requestNumber, counters, load),
+    );
   };
+}
+
+export function scriptedProviderConfig(load: StepLoader): ProviderConfig {
+  return { api: SCRIPTED_API, models: [{ ...SCRIPTED_MODEL }], streamSimple: scriptedStream(load) };
 }
 
 /** Steps given in code: a list (read live, so it may grow) or a function returning the list, called per request. */

@@ -2,10 +2,9 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { ExtensionAPI } from "@knightcodeai/cli/kit";
+import { SCRIPT_FLAG } from "./names.js";
 import type { StepLoader } from "./provider.js";
 import { parseScript } from "./schema.js";
-
-export const SCRIPT_FLAG = "script";
 
 /** Loads the script file the flag names (relative to the process's working directory), once. */
 export function scriptFileSteps(knightcode: ExtensionAPI): StepLoader {

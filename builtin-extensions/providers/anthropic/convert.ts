@@ -13,8 +13,6 @@ import type {
 } from "@knightcodeai/cli/kit";
 import { type ClaudeTraits, claudeTraits } from "./models.js";
 
-export const ANTHROPIC_API = "anthropic-messages";
-
 type Level = Exclude<ThinkingLevel, "off">;
 
 /** `budget_tokens` per thinking level, for models with budget ("extended") thinking. */

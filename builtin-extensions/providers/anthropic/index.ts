@@ -9,13 +9,7 @@
  * `timeoutMs` (default 10 minutes without an answer), and `thinking` ("budget" | "adaptive"), `sampling` and
  * `forcedToolChoice` (booleans) to override what this provider assumes a model accepts (see models.ts).
  */
-import type { ExtensionAPI, ProviderConfig } from "@knightcodeai/cli/kit";
-import { ANTHROPIC_API } from "./convert.js";
-import { ANTHROPIC_MODELS } from "./models.js";
-import { ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV, ANTHROPIC_PROVIDER, streamAnthropic } from "./stream.js";
-
 export {
-  ANTHROPIC_API,
   type AnthropicPayload,
   buildPayload,
   convertMessages,
@@ -23,27 +17,18 @@ export {
   THINKING_BUDGETS,
   THINKING_EFFORT,
 } from "./convert.js";
-export { ANTHROPIC_MODELS, type ClaudeTraits, claudeTraits } from "./models.js";
+export { anthropicProviderConfig, default } from "./extension.js";
 export {
+  ANTHROPIC_API,
   ANTHROPIC_BASE_URL,
   ANTHROPIC_KEY_ENV,
+  ANTHROPIC_MODELS,
   ANTHROPIC_PROVIDER,
+  type ClaudeTraits,
+  claudeTraits,
+} from "./models.js";
+export {
   DEFAULT_TIMEOUT_MS,
   Normaliser,
   streamAnthropic,
 } from "./stream.js";
-
-/** The provider registration: the catalogue, the key's environment variable, and the streaming implementation. */
-export function anthropicProviderConfig(): ProviderConfig {
-  return {
-    api: ANTHROPIC_API,
-    baseUrl: ANTHROPIC_BASE_URL,
-    apiKey: ANTHROPIC_KEY_ENV,
-    models: ANTHROPIC_MODELS.map((model) => ({ ...model })),
-    streamSimple: streamAnthropic,
-  };
-}
-
-export default function anthropicProvider(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(ANTHROPIC_PROVIDER, anthropicProviderConfig());
-}

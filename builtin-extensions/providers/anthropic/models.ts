@@ -10,6 +10,11 @@
  */
 import type { ModelInfo, ProviderModelConfig } from "@knightcodeai/cli/kit";
 
+export const ANTHROPIC_PROVIDER = "anthropic";
+export const ANTHROPIC_API = "anthropic-messages";
+export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+export const ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY";
+
 /**
  * What a model accepts, which differs between Claude generations (see the "Troubleshooting thinking" page and the
  * migration guides on platform.claude.com):

@@ -16,10 +16,8 @@ import {
   runProviderRequest,
 } from "@knightcodeai/cli/kit";
 import { buildPayload } from "./convert.js";
+import { ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV, ANTHROPIC_PROVIDER } from "./models.js";
 
-export const ANTHROPIC_PROVIDER = "anthropic";
-export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
-export const ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY";
 /** Without an answer (headers, then each event) for this long, the request fails with "timeout". */
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 

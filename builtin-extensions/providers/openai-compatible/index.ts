@@ -9,8 +9,6 @@
  * `apiKey` is optional (local servers ignore it); `headers` are sent with every request; `compat` adapts the
  * request to servers that differ from OpenAI (see compat.ts for the keys).
  */
-import type { ExtensionAPI } from "@knightcodeai/cli/kit";
-import { OPENAI_COMPLETIONS_PROVIDER, openaiCompletionsProviderConfig } from "./provider.js";
 
 export {
   type CompatCheck,
@@ -37,19 +35,12 @@ export {
   reasoningEffort,
 } from "./convert.js";
 export { bodyMessage, type ErrorDetails, errorDetails, httpFailure, streamFailure } from "./errors.js";
+export { default } from "./extension.js";
+export { OPENAI_COMPLETIONS_API, OPENAI_COMPLETIONS_PROVIDER } from "./names.js";
 export {
   type CompletionsOptions,
-  OPENAI_COMPLETIONS_API,
-  OPENAI_COMPLETIONS_PROVIDER,
   openaiCompletionsProviderConfig,
   PLACEHOLDER_API_KEY,
   streamOpenAICompletions,
 } from "./provider.js";
 export { SseDecoder, type SseMessage } from "./sse.js";
-
-export default function openaiCompatible(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(
-    OPENAI_COMPLETIONS_PROVIDER,
-    openaiCompletionsProviderConfig({ warn: (message) => knightcode.log.warn(message) }),
-  );
-}

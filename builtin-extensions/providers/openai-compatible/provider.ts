@@ -25,11 +25,9 @@ import {
 import { resolveCompat } from "./compat.js";
 import { buildPayload } from "./convert.js";
 import { errorDetails, httpFailure, streamFailure } from "./errors.js";
+import { OPENAI_COMPLETIONS_API } from "./names.js";
 import { SseDecoder, type SseMessage } from "./sse.js";
 
-export const OPENAI_COMPLETIONS_API = "openai-completions";
-/** The name the implementation is registered under; custom providers reach it through its `api`. */
-export const OPENAI_COMPLETIONS_PROVIDER = "openai-completions";
 /**
  * The key sent when none is configured. Local servers (Ollama, llama.cpp, vLLM without --api-key, LM Studio)
  * ignore it, but the SDK refuses to build a client without one.

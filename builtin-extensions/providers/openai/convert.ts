@@ -13,9 +13,7 @@ import type {
   ThinkingLevel,
   ToolResultMessage,
 } from "@knightcodeai/cli/kit";
-
-export const OPENAI_RESPONSES_API = "openai-responses";
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+import { DEFAULT_BASE_URL, OPENAI_RESPONSES_API } from "./models.js";
 
 /** What a thinking block from this API keeps in `thinkingSignature` (as JSON): the reasoning item to send back. */
 export interface ReasoningSignature {

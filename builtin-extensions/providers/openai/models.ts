@@ -13,6 +13,11 @@
  */
 import type { ProviderModelConfig } from "@knightcodeai/cli/kit";
 
+export const OPENAI_PROVIDER = "openai";
+export const OPENAI_RESPONSES_API = "openai-responses";
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const OPENAI_API_KEY_ENV = "OPENAI_API_KEY";
+
 const CONTEXT_WINDOW = 1_050_000;
 const MAX_OUTPUT = 128_000;
 

@@ -14,11 +14,10 @@ import {
   runProviderRequest,
 } from "@knightcodeai/cli/kit";
 import type OpenAI from "openai";
-import { buildPayload, DEFAULT_BASE_URL } from "./convert.js";
+import { buildPayload } from "./convert.js";
 import { ResponsesNormaliser } from "./events.js";
+import { DEFAULT_BASE_URL, OPENAI_API_KEY_ENV, OPENAI_PROVIDER } from "./models.js";
 
-export const OPENAI_PROVIDER = "openai";
-export const OPENAI_API_KEY_ENV = "OPENAI_API_KEY";
 /** Per request, unless `compat.timeoutMs` says otherwise; also the longest silence allowed within a stream. */
 export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 

@@ -12,7 +12,7 @@ import {
   SCRIPTED_PROVIDER,
   type ScriptEntry,
   scriptedProviderConfig,
-} from "../../../builtin-extensions/scripted-provider/provider.js";
+} from "../../../builtin-extensions/scripted-provider/index.js";
 import {
   type AgentMessage,
   type ExtensionContext,

@@ -1,0 +1,29 @@
+/**
+ * The `builtin:anthropic` registration: the catalogue and the key's environment variable. The request code
+ * (conversion, the stream normaliser, the SDK) loads on the first request to an Anthropic model.
+ */
+import { type ExtensionAPI, lazyStreamSimple, type ProviderConfig } from "@knightcodeai/cli/kit";
+import {
+  ANTHROPIC_API,
+  ANTHROPIC_BASE_URL,
+  ANTHROPIC_KEY_ENV,
+  ANTHROPIC_MODELS,
+  ANTHROPIC_PROVIDER,
+} from "./models.js";
+
+const streamSimple = lazyStreamSimple(async () => (await import("./stream.js")).streamAnthropic);
+
+/** The provider registration: the catalogue, the key's environment variable, and the streaming implementation. */
+export function anthropicProviderConfig(): ProviderConfig {
+  return {
+    api: ANTHROPIC_API,
+    baseUrl: ANTHROPIC_BASE_URL,
+    apiKey: ANTHROPIC_KEY_ENV,
+    models: ANTHROPIC_MODELS.map((model) => ({ ...model })),
+    streamSimple,
+  };
+}
+
+export default function anthropicProvider(knightcode: ExtensionAPI): void {
+  knightcode.registerProvider(ANTHROPIC_PROVIDER, anthropicProviderConfig());
+}
