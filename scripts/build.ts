@@ -9,8 +9,14 @@
  *
  * Bundled: our code, TypeBox, tapable and awilix (small, needed by every session). External: what loads lazily or
  * must stay a real package (jiti, the provider SDKs, the MCP SDK, execa, ajv).
+ *
+ * The `knightcode` command itself runs from a second bundle: everything `hosts/cli/run.ts` reaches in one CommonJS
+ * file, `dist/chunks/knightcode-cli-<hash>.cjs`, which `hosts/cli/bundle-loader.ts` compiles with a V8 code cache
+ * (Node 20 keeps no compiled code for ES modules; compiling is most of a start-up). Its name carries a hash of its
+ * content, so a cache never meets other source.
  */
-import { chmodSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
@@ -30,7 +36,31 @@ const noGlob: Plugin = {
   },
 };
 
+// TypeBox's ES modules have no side effects, but its package does not say so; without the flag esbuild keeps every
+// module its index files re-export (the whole Value namespace comes with one imported Check()), so a start-up
+// would parse about 100 KB of TypeBox that nothing calls.
+const typeboxWithoutSideEffects: Plugin = {
+  name: "typebox-side-effect-free",
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (
+        args.pluginData === "typebox" ||
+        !(args.path.startsWith("@sinclair/typebox") || args.importer.includes("/@sinclair/typebox/"))
+      )
+        return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: "typebox",
+      });
+      return resolved.errors.length > 0 ? undefined : { ...resolved, sideEffects: false };
+    });
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
+const cliBundle = await buildCliBundle();
 await build({
   absWorkingDir: root.pathname,
   entryPoints: ["index.ts", "kit.ts", "testing.ts", "plugin.ts", "tui.ts", "hosts/cli/main.ts"],
@@ -49,7 +79,52 @@ await build({
   banner: {
     js: 'import { createRequire as __kcRequire } from "node:module"; const require = __kcRequire(import.meta.url);',
   },
-  plugins: [noGlob],
+  plugins: [noGlob, typeboxWithoutSideEffects],
+  define: { __KNIGHTCODE_CLI_BUNDLE__: JSON.stringify(cliBundle) },
   logLevel: "warning",
 });
 chmodSync(new URL("hosts/cli/main.js", `file://${outdir}`), 0o755);
+
+/**
+ * The CLI as one CommonJS bundle (see the top of this file), written as `dist/chunks/knightcode-cli-<hash>.cjs`;
+ * returns its file name. Code that asks for its own address (`import.meta.url`) gets the bundle's, which sits with
+ * the chunks. Calls of `import()` (external packages only: everything of ours is inside) become `__kcImport()`,
+ * the loader's function, because a script restored from a code cache on Node 20 cannot run `import()` itself.
+ */
+async function buildCliBundle(): Promise<string> {
+  const result = await build({
+    absWorkingDir: root.pathname,
+    entryPoints: ["hosts/cli/run.ts"],
+    bundle: true,
+    write: false,
+    outfile: "knightcode-cli.cjs",
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    conditions: ["knightcode-source"],
+    external: external.flatMap((name) => [name, `${name}/*`]),
+    define: { "import.meta.url": "__kcImportMetaUrl" },
+    banner: { js: 'var __kcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [noGlob, typeboxWithoutSideEffects],
+    metafile: true,
+    logLevel: "warning",
+  });
+  const text = result.outputFiles[0]!.text;
+  const dynamicImports = Object.values(result.metafile.inputs)
+    .flatMap((input) => input.imports)
+    .filter((i) => i.kind === "dynamic-import" && i.external).length;
+  let rewritten = 0;
+  const code = text.replace(/(?<![\w$.])import\(/g, () => {
+    rewritten++;
+    return "__kcImport(";
+  });
+  if (rewritten < dynamicImports) {
+    throw new Error(
+      `The CLI bundle has import() calls the loader cannot serve (${rewritten} rewritten, ${dynamicImports} external dynamic imports)`,
+    );
+  }
+  const name = `knightcode-cli-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.cjs`;
+  mkdirSync(new URL("chunks/", `file://${outdir}`), { recursive: true });
+  writeFileSync(new URL(`chunks/${name}`, `file://${outdir}`), code);
+  return name;
+}

@@ -5,11 +5,11 @@
  * what it registered.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 // The manifest is data (also exported as BUILTIN_MANIFEST by @knightcodeai/cli); importing it by path keeps the
 // SDK that the package entry would load out of --help.
 import { BUILTIN_MANIFEST } from "../sdk/builtin-manifest.js";
+import { cliAgentDir } from "./agent-dir.js";
 import type { CliArgs } from "./args.js";
 
 export interface HelpFlag {
@@ -78,9 +78,7 @@ export function builtinHelp(): { flags: HelpFlag[]; modes: HelpMode[] } {
  */
 export function helpNeedsSession(args: CliArgs, env: NodeJS.ProcessEnv = process.env): boolean {
   if (args.extensions.length > 0 || args.approve === true) return true;
-  const agentDir = env.KNIGHTCODE_AGENT_DIR
-    ? resolve(env.KNIGHTCODE_AGENT_DIR)
-    : join(homedir(), ".knightcode", "agent");
+  const agentDir = cliAgentDir(env);
   const folder = join(agentDir, "extensions");
   if (existsSync(folder) && readdirSync(folder).some((name) => !name.startsWith("."))) return true;
   const settings = join(agentDir, "settings.json");

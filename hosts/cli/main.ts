@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `knightcode` command. `--version` answers from package.json before anything else is imported, so it costs
- * only Node's own start; everything else loads the CLI (run.ts), which loads the SDK only when it opens a session.
+ * only Node's own start; everything else loads the CLI (run.ts, from the bundle with its code cache once built),
+ * which loads the SDK only when it opens a session.
  *
  * Once the run is over (the session shut down in order), the process exits explicitly with the run's code: a
  * handle an extension left open (a file watcher, an interval) must not keep a finished print run or an RPC
  * process whose input ended alive.
  */
+import { loadBundledCli } from "./bundle-loader.js";
 import { packageVersion } from "./version.js";
 
 const argv = process.argv.slice(2);
@@ -28,7 +30,10 @@ function exitAfterFlush(code: number): void {
 if (argv.includes("--version") || argv.includes("-v")) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
-  const { main } = await import("./run.js");
+  // The built CLI runs from its bundle with a code cache (bundle-loader.ts); from source, run.ts loads directly.
+  // So does --help, which needs only a few small modules: compiling them costs less than reading the whole bundle.
+  const help = argv.includes("--help") || argv.includes("-h");
+  const { main } = (!help && loadBundledCli()) || (await import("./run.js"));
   main(argv).then(
     (code) => exitAfterFlush(code),
     (error: unknown) => {

@@ -32,6 +32,13 @@ class UsageError extends Error {
   }
 }
 
+let sessionOpened = false;
+
+/** Whether this process opened a session (bundle-loader.ts keeps the code cache of such a run). */
+export function openedSession(): boolean {
+  return sessionOpened;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -196,7 +203,9 @@ async function openSession(
   host: Pick<CreateAgentSessionOptions, "beforeStart" | "onShutdownRequest">,
 ): Promise<AgentSessionHandle> {
   const { createAgentSession } = await import("@knightcodeai/cli");
-  return createAgentSession({ ...sessionOptions(args, mode), ...host });
+  const handle = await createAgentSession({ ...sessionOptions(args, mode), ...host });
+  sessionOpened = true;
+  return handle;
 }
 
 /** --help, --list-extensions and --list-models: extensions are loaded, no session file is opened. */

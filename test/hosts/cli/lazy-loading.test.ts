@@ -1,7 +1,9 @@
 /**
  * What the built `knightcode` loads. The command runs with a module hook (record-loads.mjs) that writes down every
  * module URL Node loads; each built file is traced back to its sources through its source map, so the assertions
- * name source files whatever the bundler put where.
+ * name source files whatever the bundler put where. The CLI runs from its ES module chunks here
+ * (`KNIGHTCODE_CLI_BUNDLE=0`), the graph `import("@knightcodeai/cli")` loads; its single-file bundle is covered by
+ * code-cache.test.ts.
  */
 
 import { spawn } from "node:child_process";
@@ -59,7 +61,7 @@ const under = (sources: string[], folder: string) => sources.filter((s) => s.sta
 
 describe("what knightcode loads", () => {
   const tmp = useTempDir("kc-loads-");
-  const env = () => ({ KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") });
+  const env = () => ({ KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), KNIGHTCODE_CLI_BUNDLE: "0" });
 
   it("runs print mode without the RPC mode, the interactive mode, the test kit or the terminal UI blocks", async () => {
     const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));

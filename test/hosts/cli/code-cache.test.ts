@@ -1,0 +1,91 @@
+/**
+ * The built `knightcode` runs from its single-file bundle with a V8 code cache in `<agentDir>/cache/v8`
+ * (hosts/cli/bundle-loader.ts). `KNIGHTCODE_DEBUG_CODE_CACHE=1` makes the loader say on stderr whether V8 took the
+ * cache, so these tests see a miss, a hit and a rejection as they happen.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { cliAgentDir } from "../../../hosts/cli/agent-dir.js";
+import { resolveAgentDir } from "../../../plugins/settings/agent-dir.js";
+import { runCli } from "../../helpers/cli.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+describe("the CLI's code cache", () => {
+  const tmp = useTempDir("kc-code-cache-");
+  const agentDir = () => join(tmp.path, "agent");
+  const cacheDir = () => join(agentDir(), "cache", "v8");
+  const caches = () => (existsSync(cacheDir()) ? readdirSync(cacheDir()).sort() : []);
+
+  /** A one-turn print run that opens a session (no session file). */
+  const run = async (extra: Record<string, string> = {}) => {
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "cached hello" }] }));
+    const result = await runCli(["-p", "--no-session", "--provider", "scripted", "--script", script, "hi"], {
+      cwd: tmp.path,
+      env: { KNIGHTCODE_AGENT_DIR: agentDir(), KNIGHTCODE_DEBUG_CODE_CACHE: "1", ...extra },
+    });
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.equal("cached hello\n");
+    return /code cache (\w+)/.exec(result.stderr)?.[1];
+  };
+
+  it("compiles without a cache on the first run, writes one at exit, and starts from it on the next", async () => {
+    expect(await run()).to.equal("miss");
+    const files = caches();
+    expect(files).to.have.length(1);
+    expect(files[0]).to.match(
+      new RegExp(`^knightcode-cli-[0-9a-f]{16}-${process.version}-${process.arch}\\.bin$`),
+    );
+    expect(await run()).to.equal("hit");
+    expect(caches()).to.deep.equal(files);
+  });
+
+  it("takes a damaged cache as a miss, still runs, and writes a good one", async () => {
+    await run();
+    const file = join(cacheDir(), caches()[0]!);
+    const good = readFileSync(file);
+    writeFileSync(file, Buffer.concat([good.subarray(0, 64), Buffer.alloc(good.length - 64, 7)]));
+    expect(await run()).to.equal("rejected");
+    expect(await run()).to.equal("hit");
+  });
+
+  it("replaces the cache of a run without a session (--list-extensions) with a session run's", async () => {
+    const listed = await runCli(["--list-extensions"], {
+      cwd: tmp.path,
+      env: { KNIGHTCODE_AGENT_DIR: agentDir() },
+    });
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(caches().map((f) => f.endsWith(".partial.bin"))).to.deep.equal([true]);
+    expect(await run()).to.equal("hit");
+    expect(caches().map((f) => f.endsWith(".partial.bin"))).to.deep.equal([false]);
+    expect(await run()).to.equal("hit");
+  });
+
+  it("drops the caches of other builds for this Node and keeps other Node versions' caches", async () => {
+    const old = `knightcode-cli-0000000000000000-${process.version}-${process.arch}.bin`;
+    const otherNode = `knightcode-cli-0000000000000000-v99.0.0-${process.arch}.bin`;
+    await run();
+    writeFileSync(join(cacheDir(), old), "stale");
+    writeFileSync(join(cacheDir(), otherNode), "other");
+    writeFileSync(join(cacheDir(), caches().find((f) => f !== old && f !== otherNode)!), "damaged");
+    expect(await run()).to.equal("rejected");
+    expect(caches()).not.to.include(old);
+    expect(caches()).to.include(otherNode);
+  });
+
+  it("reads and writes nothing with KNIGHTCODE_CODE_CACHE=0", async () => {
+    expect(await run({ KNIGHTCODE_CODE_CACHE: "0" })).to.equal("off");
+    expect(caches()).to.deep.equal([]);
+  });
+
+  it("runs from the module chunks, with no cache, with KNIGHTCODE_CLI_BUNDLE=0", async () => {
+    expect(await run({ KNIGHTCODE_CLI_BUNDLE: "0" })).to.equal(undefined);
+    expect(caches()).to.deep.equal([]);
+  });
+
+  it("finds the agent folder by the same rule as the settings service", () => {
+    for (const env of [{}, { KNIGHTCODE_AGENT_DIR: "rel/agent" }, { KNIGHTCODE_AGENT_DIR: "/abs/agent" }]) {
+      expect(cliAgentDir(env)).to.equal(resolveAgentDir(env));
+    }
+  });
+});
