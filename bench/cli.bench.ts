@@ -1,6 +1,7 @@
 /**
  * The built `knightcode` as a user runs it: `--version` and `--help`, a two-turn JSON run against a local
- * OpenAI-compatible server (models.json provider, one call of the built-in `read` tool), the same run with the
+ * OpenAI-compatible server (models.json provider, one call of the built-in `read` tool; with the command's code
+ * cache warm, and without one, as after an upgrade), the same run with the
  * scripted provider and a TypeScript extension tool, a warm RPC prompt round trip, and start-up with 30 small
  * TypeScript extensions with a cold and a warm transform cache. Wall time and peak RSS (GNU time) are the median
  * of ROUNDS runs; `node -e ""` is measured too, as the floor every row stands on. Needs `npm run build` first.
@@ -151,9 +152,17 @@ export async function cliBench(): Promise<void> {
     lines.push(row("--version", await repeat(["--version"]), floor));
     lines.push(row("--help", await repeat(["--help"]), floor));
     const local = ["--mode", "json", "--no-session", "--provider", "local", "--model", "bench-model"];
+    // The command's compiled-code cache (<agentDir>/cache/v8) is written by the first run: the row above is the
+    // usual start, this one every start after an upgrade or with KNIGHTCODE_CODE_CACHE=0.
     lines.push(
       row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"]), floor),
     );
+    const uncached: Sample[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      rmSync(join(agentDir, "cache", "v8"), { recursive: true, force: true });
+      uncached.push(await measure([process.execPath, bin, ...local, "Read hello.txt"], env, dir));
+    }
+    lines.push(row("  the same, no code cache yet", uncached, floor));
 
     const script = join(dir, "two-turns.json");
     writeFileSync(

@@ -37,7 +37,9 @@ async function cruise(cwd: string): Promise<{ code: number; output: string }> {
   }
 }
 
-describe("import boundaries", () => {
+describe("import boundaries", function () {
+  // Each case runs dependency-cruiser over a fixture tree in a child process: seconds each, more on a busy machine.
+  this.timeout(60_000);
   const tmp = useTempDir("kc-boundaries-");
 
   beforeEach(() => {
