@@ -8,7 +8,6 @@ export { fileSessionStore, sdkTokens, standardPlugins } from "./hosts/sdk/sessio
 export {
   Container,
   type ContextFactory,
-  closestName,
   coreTokens,
   createKernel,
   createToken,
@@ -35,6 +34,7 @@ export {
 export { AgentSession } from "./plugins/agent-loop/agent-session.js";
 export { CommandRegistry } from "./plugins/command-registry/command-registry.js";
 export { FlagRegistry } from "./plugins/flag-registry/flag-registry.js";
+export { closestName } from "./plugins/kit/closest-name.js";
 export { ModelService } from "./plugins/model-registry/model-service.js";
 export {
   type ConfiguredPackage,

@@ -8,6 +8,7 @@ import type { ExtensionLogEntry } from "./api/extension-api.js";
 import { Container, type PluginDefinition } from "./container/container.js";
 import { coreTokens } from "./container/core-tokens.js";
 import type { Token } from "./container/tokens.js";
+import type { BusPolicies } from "./events/hook-bus.js";
 import {
   ExtensionLoader,
   type ExtensionLoaderOptions,
@@ -22,8 +23,8 @@ export interface KernelOptions {
   cacheDir: string | false;
   /** Package names extensions may import without installing them, mapped to the running package's modules. */
   virtualModules?: ExtensionLoaderOptions["virtualModules"];
-  /** Checks what transform and lastWins handlers return (HookBusOptions.checkReturn). */
-  checkReturn?(event: string, value: unknown): void;
+  /** Return checks and name suggestions for the hook bus. */
+  bus?: BusPolicies;
 }
 
 export interface SessionOptions {
@@ -91,7 +92,7 @@ export function createKernel(options: KernelOptions): Kernel {
         ...(session.values ? { values: session.values } : {}),
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
         ...(session.onExtensionLog ? { onExtensionLog: session.onExtensionLog } : {}),
-        ...(options.checkReturn ? { checkReturn: options.checkReturn } : {}),
+        ...(options.bus ? { bus: options.bus } : {}),
       });
       try {
         await runtime.start(session.start, {

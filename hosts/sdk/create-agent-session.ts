@@ -36,6 +36,7 @@ import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import { abortTreeNavigation, navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import { closestName } from "../../plugins/kit/closest-name.js";
 import { checkReturn } from "../../plugins/kit/event-returns.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
@@ -144,7 +145,7 @@ async function processKernel(agentDir: string): Promise<Kernel> {
       plugins: standardPlugins(),
       cacheDir: extensionCacheDir(agentDir),
       virtualModules: packageModules,
-      checkReturn,
+      bus: { checkReturn, suggestName: closestName },
     }),
   );
   return defaultKernel;
@@ -159,7 +160,7 @@ export async function createStandardKernel(
     plugins: standardPlugins(),
     cacheDir: options.cacheDir ?? extensionCacheDir(agentDir),
     virtualModules: packageModules,
-    checkReturn,
+    bus: { checkReturn, suggestName: closestName },
   });
 }
 

@@ -1,6 +1,6 @@
 /**
  * Payloads and results of every event an extension can subscribe to with `knightcode.on()`.
- * The kind and error policy of each event live in the catalogue (kernel/events/catalog.ts, docs/events.md).
+ * The kind and error policy of each event live in the catalogue (kernel/api/event-catalog.ts, docs/events.md).
  */
 import type { ExtensionContext, ModelInfo, ProjectTrustContext } from "./context.js";
 import type {

@@ -15,8 +15,7 @@ import type {
 } from "../api/events.js";
 import type { ExtensionOrigin } from "../api/extension-api.js";
 import { errorMessage, isExtensionStartupError, KernelError } from "../errors.js";
-import { closestName } from "../util/closest-name.js";
-import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "./catalog.js";
+import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "../api/event-catalog.js";
 
 /** The payload a handler of event `E` receives. */
 export type PayloadOf<E extends ExtensionEventName> = ExtensionEvents[E]["event"];
@@ -113,13 +112,19 @@ type BuiltHook =
   | AsyncSeriesWaterfallHook<[Folded, Dispatch]>
   | AsyncSeriesBailHook<[Dispatch], unknown>;
 
-export interface HookBusOptions {
-  onHandlerError(report: HandlerErrorReport): void;
+/** What the composition root teaches the bus; the kernel itself knows no event shapes and no spelling aids. */
+export interface BusPolicies {
   /**
    * Throws when a transform or lastWins handler's return does not have its event's shape; the throw is reported and
-   * the return skipped like a handler's own. The kernel knows no shapes: the composition root supplies them.
+   * the return skipped like a handler's own.
    */
   checkReturn?(event: string, value: unknown): void;
+  /** The known name a misspelt event name probably meant, for the error that rejects it. */
+  suggestName?(name: string, known: readonly string[]): string | undefined;
+}
+
+export interface HookBusOptions extends BusPolicies {
+  onHandlerError(report: HandlerErrorReport): void;
 }
 
 export class HookBus {
@@ -268,9 +273,10 @@ export class HookBus {
   private specOf(event: string): EventSpec {
     const spec = Object.hasOwn(this.catalog, event) ? this.catalog[event] : undefined;
     if (!spec) {
+      const near = this.options.suggestName?.(event, Object.keys(this.catalog));
       throw new KernelError(
         "KC_ERR_UNKNOWN_EVENT",
-        `Unknown event "${event}".${didYouMean(event, Object.keys(this.catalog))}`,
+        `Unknown event "${event}".${near ? ` Did you mean "${near}"?` : ""}`,
       );
     }
     return spec;
@@ -427,9 +433,4 @@ function withinLimit(answer: unknown, timeoutMs: number | undefined): Promise<un
     timer.unref();
   });
   return Promise.race([answer, late]).finally(() => clearTimeout(timer));
-}
-
-function didYouMean(name: string, known: readonly string[]): string {
-  const near = closestName(name, known);
-  return near ? ` Did you mean "${near}"?` : "";
 }

@@ -7,42 +7,22 @@ interface RuntimeView {
   readonly mode: ExtensionContext["mode"];
 }
 
+/**
+ * `cwd`, `mode` and `hasUI: false`; anything else a context plugin would provide throws a MissingServiceError
+ * naming it (a bare kernel in a test, say; the SDK always provides the plugin).
+ */
 export function createFallbackContext(runtime: RuntimeView): ExtensionContext {
-  const missing = (what: string) => () => {
-    throw new MissingServiceError(
-      `ctx.${what} needs a context plugin (core.context), which this session lacks`,
-    );
-  };
-  return {
-    cwd: runtime.cwd,
-    mode: runtime.mode,
-    hasUI: false,
-    // What a session without a UI does is the host's matter (the SDK's headless UI); a bare kernel has none.
-    get agentDir(): never {
-      return missing("agentDir")();
+  const known: Record<string, unknown> = { cwd: runtime.cwd, mode: runtime.mode, hasUI: false };
+  return new Proxy(known, {
+    get(target, property) {
+      // Symbols and `then` are asked by inspection and by `await`, which must not fail.
+      if (typeof property === "symbol" || property === "then" || property in target)
+        return target[property as string];
+      throw new MissingServiceError(
+        `ctx.${property} needs a context plugin (core.context), which this session lacks`,
+      );
     },
-    get ui(): never {
-      return missing("ui")();
-    },
-    get sessionManager(): never {
-      return missing("sessionManager")();
-    },
-    get modelRegistry(): never {
-      return missing("modelRegistry")();
-    },
-    model: undefined,
-    thinkingLevel: undefined,
-    signal: undefined,
-    isIdle: () => true,
-    isProjectTrusted: () => false,
-    hasPendingMessages: () => false,
-    abort: () => {},
-    shutdown: missing("shutdown"),
-    getContextUsage: () => undefined,
-    compact: missing("compact"),
-    getSystemPrompt: () => "",
-    getDiscoveredResources: () => ({ skillPaths: [], promptPaths: [], themePaths: [] }),
-  };
+  }) as unknown as ExtensionContext;
 }
 
 /** Wraps a context so that any use after its runtime generation ended throws a clear error. */

@@ -13,7 +13,12 @@ import type { Container, SessionScope } from "../container/container.js";
 import { coreTokens } from "../container/core-tokens.js";
 import type { Token } from "../container/tokens.js";
 import { ExtensionLoadError, errorMessage, KernelError, SessionStartupFailedError } from "../errors.js";
-import { ExtensionHandlerError, type HandlerErrorReport, HookBus } from "../events/hook-bus.js";
+import {
+  type BusPolicies,
+  ExtensionHandlerError,
+  type HandlerErrorReport,
+  HookBus,
+} from "../events/hook-bus.js";
 import { createExtensionAPI, SharedEventChannels } from "../extensions/facade.js";
 import type { LoadedExtension, LoadResult } from "../extensions/loader.js";
 import { DisposableStore } from "./disposable.js";
@@ -54,8 +59,7 @@ export interface SessionRuntimeOptions {
   onExtensionError?(report: ExtensionErrorReport): void;
   /** Where `knightcode.log` entries go. */
   onExtensionLog?(entry: ExtensionLogEntry): void;
-  /** The hook bus's return check (HookBusOptions.checkReturn). */
-  checkReturn?(event: string, value: unknown): void;
+  bus?: BusPolicies;
 }
 
 class Generation {
@@ -96,10 +100,7 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.extensions = options.extensions;
     this.pendingFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
-    this.bus = new HookBus({
-      onHandlerError: (report) => this.handleError(report),
-      ...(options.checkReturn ? { checkReturn: options.checkReturn } : {}),
-    });
+    this.bus = new HookBus({ ...options.bus, onHandlerError: (report) => this.handleError(report) });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
     this.scope = options.container.createScope([
       [coreTokens.hooks, this.bus],

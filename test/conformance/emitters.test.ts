@@ -14,7 +14,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import ts from "typescript";
-import { eventCatalog, eventNames } from "../../kernel/events/catalog.js";
+import { eventCatalog, eventNames } from "../../kernel/api/event-catalog.js";
 import { HookBus } from "../../kernel/events/hook-bus.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

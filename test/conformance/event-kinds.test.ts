@@ -3,15 +3,16 @@
  * the rules of its kind (order, error policy, unsubscribe during dispatch, results).
  */
 import { expect } from "chai";
+import { type EventSpec, eventCatalog, eventNames } from "../../kernel/api/event-catalog.js";
 import type { BoundaryState, ToolResultEvent } from "../../kernel/api/events.js";
 import { ExtensionStartupError } from "../../kernel/errors.js";
-import { type EventSpec, eventCatalog, eventNames } from "../../kernel/events/catalog.js";
 import {
   ExtensionHandlerError,
   type HandlerErrorReport,
   type HandlerOwner,
   HookBus,
 } from "../../kernel/events/hook-bus.js";
+import { closestName } from "../../plugins/kit/closest-name.js";
 import { checkReturn, InvalidReturnError, returnSchemas } from "../../plugins/kit/event-returns.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 
@@ -134,7 +135,10 @@ const loose = (bus: HookBus): LooseBus => bus as unknown as LooseBus;
 
 function makeBus(): { bus: HookBus; reports: HandlerErrorReport[] } {
   const reports: HandlerErrorReport[] = [];
-  return { bus: new HookBus({ onHandlerError: (r) => reports.push(r), checkReturn }), reports };
+  return {
+    bus: new HookBus({ onHandlerError: (r) => reports.push(r), checkReturn, suggestName: closestName }),
+    reports,
+  };
 }
 
 /** Dispatches an event the way its kind requires and returns what the dispatch produced. */
@@ -466,6 +470,11 @@ describe("hook bus rules", () => {
     const { bus } = makeBus();
     expect(() => bus.on("tool_cal", () => {}, owner(0))).to.throw(/Unknown event "tool_cal".*"tool_call"/);
     expect(() => bus.on("constructor", () => {}, owner(0))).to.throw(/Unknown event/);
+  });
+
+  it("rejects an unknown event without a suggestion when the bus was given no suggestName", () => {
+    const bus = new HookBus({ onHandlerError: () => {} });
+    expect(() => bus.on("tool_cal", () => {}, owner(0))).to.throw(/^Unknown event "tool_cal"\.$/);
   });
 
   it("refuses a dispatch of the wrong kind", async () => {

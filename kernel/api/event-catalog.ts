@@ -3,10 +3,10 @@
  * the hook bus types each dispatch from it (a notify event cannot be gated, a payload must match the event).
  * docs/events.md is generated from it together with the descriptions on `ExtensionEvents` (kernel/api/events.ts)
  * and the wire table of the JSON stream (plugins/kit/wire); the conformance suite iterates it. The shapes that
- * transform and lastWins handlers may return are declared beside it, in returns.ts, and checked by the bus.
+ * transform and lastWins handlers may return are declared in plugins/kit/event-returns.ts and checked by the bus.
  */
-import type { ExtensionEventName } from "../api/events.js";
-import type { ExtensionOrigin } from "../api/extension-api.js";
+import type { ExtensionEventName } from "./events.js";
+import type { ExtensionOrigin } from "./extension-api.js";
 
 /**
  * - `notify`: return value ignored.
