@@ -64,7 +64,7 @@ describe("ask_user over RPC and in JSON mode", function () {
             !dialogs.includes(r),
         );
         dialogs.push(dialog);
-        return dialog;
+        return dialog as Rec;
       };
       expect((await rpc.request("p1", "prompt", { message: "set up the service" })).success).to.equal(true);
 
