@@ -3,7 +3,7 @@
  * core tools resolve them (`@` dropped, `~` expanded, relative to the session folder), then through symlinks of
  * the part that exists, so `src/link -> ../../.ssh` is outside the project and `docs -> .git` is protected.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { matchPattern } from "./rules.js";
@@ -20,15 +20,17 @@ export function resolveCallPath(cwd: string, input: string): string {
 export function realPath(path: string): string {
   const rest: string[] = [];
   let current = path;
-  for (;;) {
-    try {
-      return join(realpathSync(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return path;
-      rest.push(basename(current));
-      current = parent;
-    }
+  // existsSync before realpath: a thrown ENOENT costs more than the whole check (bench/gate.bench.ts).
+  while (!existsSync(current)) {
+    const parent = dirname(current);
+    if (parent === current) return path;
+    rest.push(basename(current));
+    current = parent;
+  }
+  try {
+    return join(realpathSync.native(current), ...rest.reverse());
+  } catch {
+    return path;
   }
 }
 

@@ -68,21 +68,25 @@ export function route(call: PendingCall, config: PolicyConfig): Route {
     return { kind: "ask", by: "policy", reason: `tools.json cannot be used (${config.malformed})` };
   }
   const { paths } = config;
-  const subject = subjectOf(call, config.cwd, paths.project);
-  const match = matchRules(config.rules, call.toolName, subject);
+  // Resolving a path touches the file system, so it happens only when a rule or a check needs the subject.
+  let resolved: Subject | undefined;
+  const subject = () => {
+    resolved ??= subjectOf(call, config.cwd, paths.project);
+    return resolved;
+  };
+  const match = config.rules.some((r) => r.tool.test(call.toolName))
+    ? matchRules(config.rules, call.toolName, subject())
+    : undefined;
   if (match?.action === "deny") {
     return { kind: "deny", by: "rule", rule: match.rule, reason: `the rule ${match.rule} denies it` };
   }
-  const writes = !call.annotations?.readOnlyHint;
-  if (writes) {
+  if (!call.annotations?.readOnlyHint) {
+    const { kind, text } = subject();
     const touched =
-      subject.kind === "command"
-        ? commandMentionsProtected(subject.text, paths)
-        : subject.kind === "path"
-          ? protectedReason(
-              subject.text.startsWith("/") ? subject.text : `${paths.project}/${subject.text}`,
-              paths,
-            )
+      kind === "command"
+        ? commandMentionsProtected(text, paths)
+        : kind === "path"
+          ? protectedReason(text.startsWith("/") ? text : `${paths.project}/${text}`, paths)
           : undefined;
     if (touched) return { kind: "ask", by: "policy", reason: `it may change ${touched}` };
   }
@@ -94,7 +98,7 @@ export function route(call: PendingCall, config: PolicyConfig): Route {
     return { kind: "allow", by: "policy", reason: "it acts only through nested calls, which are gated" };
   if (!needsApproval(call.annotations))
     return { kind: "allow", by: "policy", reason: "its annotations mark it read-only or harmless" };
-  if (FILE_EDITORS.has(call.toolName) && subject.kind === "path" && !subject.text.startsWith("/")) {
+  if (FILE_EDITORS.has(call.toolName) && subject().kind === "path" && !subject().text.startsWith("/")) {
     return { kind: "allow", by: "policy", reason: "it edits a file inside the project" };
   }
   return { kind: "classify", reason: "it may have effects the rules cannot judge" };
