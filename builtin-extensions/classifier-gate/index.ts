@@ -218,6 +218,16 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
       ...("label" in verdict ? { label: verdict.label } : {}),
       ...("error" in verdict ? { error: verdict.error } : {}),
     };
+    if (ctx.signal?.aborted) {
+      // The run is over: there is nothing left to confirm, and the call would not run anyway.
+      const decision = decide(event, {
+        outcome: "unavailable",
+        by: "classifier",
+        reason: "unavailable: the run was aborted before the call could be checked.",
+        classifier,
+      });
+      return block(decision, ctx);
+    }
     if (verdict.verdict === "safe") {
       decide(event, {
         outcome: "allowed",

@@ -38,6 +38,12 @@ async function answer(request: RecordedRequest, res: ServerResponse): Promise<vo
   const body = request.body;
   if (!body.tool_choice) {
     const last = body.messages.at(-1);
+    if (JSON.stringify(body.messages).includes("run breaker")) {
+      // Keeps asking for risky commands: the breaker must end the run.
+      const done = body.messages.filter((m: { role: string }) => m.role === "tool").length;
+      if (done >= 5) return writeSse(res, textStream("done"));
+      return writeSse(res, toolCallStream(`call_b${done}`, "bash", { command: `echo risky-${done}` }));
+    }
     if (last.role === "tool") return writeSse(res, textStream("done"));
     const [, scenario, n] = /run (\w+) (\d)/.exec(String(last.content)) ?? [];
     return writeSse(
@@ -204,5 +210,24 @@ describe("classifier gate over the wire (RPC and JSON mode against a local class
       expect(records.some((r) => r.type === "extension_ui_request")).to.equal(false);
     }
     expect(classifierRequests("slow")).to.equal(1);
+  });
+
+  it("JSON mode: after 3 denials in a row the gate ends the run", async () => {
+    const { stdout, stderr } = await runCli(
+      ["--mode", "json", "--no-session", "--provider", "local", "--model", "agent", "run breaker 1"],
+      { cwd: join(tmp.path, "project"), env: env(), timeoutMs: 60_000 },
+    );
+    const records = stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec);
+    const ends = records.filter((r) => r.type === "tool_execution_end");
+    expect(
+      ends.map((r) => r.toolCallId),
+      stderr,
+    ).to.deep.equal(["call_b0", "call_b1", "call_b2"]);
+    expect(ends.every((r) => r.isError)).to.equal(true);
+    expect(ends[2]!.result.content[0].text).to.contain("The gate ended the run after 3 denials in a row");
+    expect(records.find((r) => r.type === "agent_settled")).to.include({ aborted: true });
   });
 });
