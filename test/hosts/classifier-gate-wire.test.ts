@@ -38,6 +38,14 @@ async function answer(request: RecordedRequest, res: ServerResponse): Promise<vo
   const body = request.body;
   if (!body.tool_choice) {
     const last = body.messages.at(-1);
+    if (JSON.stringify(body.messages).includes("run fileops")) {
+      // A write inside the project, then a read of it: neither may reach the classifier.
+      const done = body.messages.filter((m: { role: string }) => m.role === "tool").length;
+      if (done === 0)
+        return writeSse(res, toolCallStream("call_w", "write", { path: "src/notes.txt", content: "n" }));
+      if (done === 1) return writeSse(res, toolCallStream("call_r", "read", { path: "src/notes.txt" }));
+      return writeSse(res, textStream("done"));
+    }
     if (JSON.stringify(body.messages).includes("run breaker")) {
       // Keeps asking for risky commands: the breaker must end the run.
       const done = body.messages.filter((m: { role: string }) => m.role === "tool").length;
@@ -210,6 +218,25 @@ describe("classifier gate over the wire (RPC and JSON mode against a local class
       expect(records.some((r) => r.type === "extension_ui_request")).to.equal(false);
     }
     expect(classifierRequests("slow")).to.equal(1);
+  });
+
+  it("JSON mode: a read and an edit inside the project never reach the classifier", async () => {
+    const { code, stdout, stderr } = await runCli(
+      ["--mode", "json", "--no-session", "--provider", "local", "--model", "agent", "run fileops 1"],
+      { cwd: join(tmp.path, "project"), env: env(), timeoutMs: 60_000 },
+    );
+    expect(code, stderr).to.equal(0);
+    const ends = stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec)
+      .filter((r) => r.type === "tool_execution_end");
+    expect(ends.map((r) => [r.toolName, r.isError])).to.deep.equal([
+      ["write", false],
+      ["read", false],
+    ]);
+    expect(server.requests.filter((r) => r.body?.tool_choice)).to.have.length(0);
+    expect(server.requests).to.have.length(3);
   });
 
   it("JSON mode: after 3 denials in a row the gate ends the run", async () => {
