@@ -23,7 +23,7 @@ function routed(agent: Step[], classifier: Step[]) {
     if (!step) return { text: "(no step left)" };
     return typeof step === "function" ? step(request) : step;
   };
-  return { script: Array.from({ length: 40 }, () => next), seen };
+  return { script: Array.from({ length: 100 }, () => next), seen };
 }
 
 const answer = (label: string): ScriptStep => ({
@@ -87,7 +87,6 @@ describe("builtin:classifier-gate in a session", () => {
       [call("bash", { command: "echo ok" }), { text: "done", usage: { input: 10, output: 2 } }],
       [answer("safe")],
     );
-    const before = t!.session.getSessionStats().tokens.input;
     await t!.prompt("please echo ok");
     expect(seen.classifier).to.have.length(1);
     const request = seen.classifier[0]!;
@@ -96,7 +95,13 @@ describe("builtin:classifier-gate in a session", () => {
     expect(prompt).to.contain("please echo ok").and.contain("echo ok");
     expect(t!.toolCalls()[0]).to.include({ isError: false });
     expect(t!.toolCalls()[0]!.result!.usage).to.include({ input: 100, output: 7 });
-    expect(t!.session.getSessionStats().tokens.input - before).to.be.at.least(100);
+    // The totals are the agent's own answers plus the classifier's 100 input tokens on the tool result.
+    let agentInput = 0;
+    for (const entry of t!.session.sessionManager.getBranch()) {
+      if (entry.type === "message" && entry.message.role === "assistant")
+        agentInput += entry.message.usage.input;
+    }
+    expect(t!.session.getSessionStats().tokens.input).to.equal(agentInput + 100);
     expect(t!.dialogs).to.deep.equal([]);
   });
 
@@ -189,6 +194,20 @@ describe("builtin:classifier-gate in a session", () => {
     expect(seen.classifier).to.have.length(3);
     expect(t!.dialogs).to.have.length(4);
     expect(t!.toolCalls().map((c) => c.isError)).to.deep.equal([true, true, true, false]);
+  });
+
+  it(`stops deciding by itself after ${BREAKER.perRun} denials in one run, even with allowed calls between`, async () => {
+    const agent: Step[] = [];
+    for (let i = 0; i < BREAKER.perRun; i++) {
+      agent.push(call("bash", { command: `rm -rf build${i}` }), call("ls", {}));
+    }
+    agent.push(call("bash", { command: "echo after" }), { text: "done" });
+    const seen = await open({ enabled: true, deny: "bash(rm *)" }, agent, [answer("safe")]);
+    t!.answerDialogs(true);
+    await t!.prompt("go");
+    expect(seen.classifier).to.have.length(0);
+    expect(t!.dialogs).to.deep.equal(["confirm: Allow bash?"]);
+    expect(t!.toolCalls().at(-1)).to.include({ toolName: "bash", isError: false });
   });
 
   it("gates a nested ctx.executeTool call like a direct one, showing the classifier the calling script", async () => {
