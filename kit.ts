@@ -132,3 +132,19 @@ export {
   removeMcpServer,
   updateMcpServer,
 } from "./plugins/settings/mcp-files.js";
+export {
+  displaySetting,
+  isToolEnabled,
+  listToolSettings,
+  MANAGED_TOOLS,
+  type ManagedTool,
+  maskSecret,
+  readToolsConfig,
+  type ToolConfig,
+  ToolSettingsError,
+  type ToolSettingsListing,
+  type ToolSettingValue,
+  type ToolsConfigRead,
+  toolsConfigPath,
+  writeToolSetting,
+} from "./plugins/settings/tools-config.js";

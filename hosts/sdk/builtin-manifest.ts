@@ -43,6 +43,11 @@ const MANIFEST = [
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.
   { name: "mcp", modes: [], flags: [], providers: [] },
+  // The permission gate: a fallback tool_call handler, off until tools.json turns it on.
+  { name: "classifier-gate", modes: [], flags: [], providers: [] },
+  { name: "ask-user", modes: [], flags: [], providers: [] },
+  // The /tools command over tools.json.
+  { name: "tool-settings", modes: [], flags: [], providers: [] },
   { name: "themes", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",

@@ -430,10 +430,14 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       if (message.role === "assistant") {
         stats.assistantMessages++;
         stats.toolCalls += message.content.filter((c) => c.type === "toolCall").length;
+      }
+      // A tool result's usage is what the tool and the gates deciding on it spent on model calls of their own.
+      const usage = message.role === "assistant" || message.role === "toolResult" ? message.usage : undefined;
+      if (usage) {
         for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const) {
-          stats.tokens[key] += message.usage[key];
+          stats.tokens[key] += usage[key];
         }
-        stats.cost += message.usage.cost.total;
+        stats.cost += usage.cost.total;
       }
     });
     return stats;

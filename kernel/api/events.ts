@@ -349,10 +349,17 @@ export interface ToolCallEvent {
    * or namespaces). An extension that registers tools late finishes registering those before the call runs.
    */
   reaches?: "all" | string[];
+  /**
+   * Model usage spent deciding on this call, such as a classifier's. A handler that makes model calls adds its own
+   * here (`addUsage`); KnightCode adds it to the call's result `usage`, blocked or not, so session totals count it.
+   */
+  usage?: Usage;
 }
 export interface ToolCallResult {
   block?: boolean;
   reason?: string;
+  /** With `block`: the blocked call's result `details` (in `tool_execution_end`), such as a gate's decision. */
+  details?: unknown;
 }
 export interface ToolResultEvent {
   toolCallId: string;

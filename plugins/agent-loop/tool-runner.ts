@@ -15,6 +15,7 @@ import type {
   HookBus,
   NestedCallRecord,
   ToolCall,
+  ToolCallEvent,
   ToolDefinition,
   ToolResult,
   ToolResultPatch,
@@ -136,11 +137,15 @@ export class ToolRunner {
   async run(toolCallId: string, toolName: string, args: unknown, options: CallOptions): Promise<ToolOutcome> {
     const parent = options.parentToolCallId ? { parentToolCallId: options.parentToolCallId } : {};
     await this.bus.emit("tool_execution_start", { toolCallId, toolName, args, ...parent }, this.context());
+    // The gate event outlives the gate: usage its handlers add (a classifier's) goes into the result.
+    let gateEvent: ToolCallEvent | undefined;
     const finish = async (
       result: ToolResult,
       isError: boolean,
       durationMs?: number,
     ): Promise<ToolOutcome> => {
+      if (gateEvent?.usage)
+        result = { ...result, usage: addUsage(result.usage ?? emptyUsageOf(), gateEvent.usage) };
       result = this.writable(toolName, result);
       const outcome: ToolOutcome = {
         toolCallId,
@@ -163,7 +168,8 @@ export class ToolRunner {
       );
       return outcome;
     };
-    const fail = (text: string) => finish({ content: [{ type: "text", text }], details: undefined }, true);
+    const fail = (text: string, details?: unknown) =>
+      finish({ content: [{ type: "text", text }], details }, true);
 
     const tool = this.registry.get(toolName);
     if (!tool) return fail(`Tool "${toolName}" does not exist.`);
@@ -175,20 +181,16 @@ export class ToolRunner {
 
     const limits = this.limits();
     const reaches = this.reachesOf(tool.definition, input);
+    gateEvent = { toolCallId, toolName, input, ...parent, ...(reaches ? { reaches } : {}) };
     const gated = await untilAbandoned(
-      this.bus.gate(
-        "tool_call",
-        { toolCallId, toolName, input, ...parent, ...(reaches ? { reaches } : {}) },
-        this.context(),
-        {
-          failClosed: (error, owner) => ({
-            block: true,
-            reason: `the tool_call handler of ${owner.id} failed (${errorMessage(error)})`,
-          }),
-          isDecision: (r) => r?.block === true,
-          timeoutMs: limits.gateTimeoutMs,
-        },
-      ),
+      this.bus.gate("tool_call", gateEvent, this.context(), {
+        failClosed: (error, owner) => ({
+          block: true,
+          reason: `the tool_call handler of ${owner.id} failed (${errorMessage(error)})`,
+        }),
+        isDecision: (r) => r?.block === true,
+        timeoutMs: limits.gateTimeoutMs,
+      }),
       options.signal,
     );
     if (gated.abandoned) {
@@ -197,7 +199,8 @@ export class ToolRunner {
       );
     }
     const decision = gated.value;
-    if (decision?.block) return fail(`Tool call blocked${decision.reason ? `: ${decision.reason}` : "."}`);
+    if (decision?.block)
+      return fail(`Tool call blocked${decision.reason ? `: ${decision.reason}` : "."}`, decision.details);
     if (options.signal?.aborted) return fail("Tool call skipped: the run was aborted.");
 
     let abandoned = false;

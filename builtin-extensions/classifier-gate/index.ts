@@ -1,0 +1,276 @@
+/**
+ * builtin:classifier-gate — a `tool_call` handler that lets safe calls through, asks a classifier model about the
+ * rest, and asks a person (or blocks) when the answer is risky or unavailable. Written only against the public
+ * API, so a user can turn it off (`-builtin:classifier-gate`) or replace it with a handler of their own.
+ *
+ * Off on a fresh install; `"classifier-gate": {"enabled": true}` in tools.json (or `/tools classifier-gate on`)
+ * turns it on, and from then on it never fails open. It subscribes as a fallback, so it runs after every other
+ * `tool_call` handler and judges the arguments they may have changed. See docs/permissions.md.
+ */
+import {
+  addUsage,
+  type ExtensionAPI,
+  type ExtensionContext,
+  emptyUsage,
+  type ToolCallEvent,
+  type ToolCallResult,
+  type ToolInfo,
+} from "@knightcodeai/cli/kit";
+import { askClassifier, type CallForClassifier, type ClassifierVerdict } from "./classifier.js";
+import { type GateSettings, GateSettingsCache } from "./config.js";
+import { realPath } from "./paths.js";
+import { type PendingCall, type Route, route } from "./policy.js";
+
+/** What the gate decided about one call: the `classifier_gate:decision` event, and a blocked call's `details`. */
+export interface GateDecision {
+  toolCallId: string;
+  toolName: string;
+  parentToolCallId?: string;
+  /** `unavailable`: blocked because the classifier could not answer and no person could be asked. */
+  outcome: "allowed" | "denied" | "unavailable";
+  /** Who decided: a rule, the built-in policy, the classifier, a person now, or a person's earlier approval. */
+  by: "rule" | "policy" | "classifier" | "user" | "remembered" | "breaker";
+  reason: string;
+  rule?: string;
+  classifier?: { verdict: ClassifierVerdict["verdict"]; label?: string; error?: string; attempts: number };
+}
+
+export const DECISION_EVENT = "classifier_gate:decision";
+/** Denials in a row, and in one run, after which the gate stops deciding by itself. */
+export const BREAKER = Object.freeze({ inARow: 3, perRun: 20 });
+
+const SAFER_WAY =
+  "Find a safer way to reach the goal (reading, or editing files inside the project), or stop and ask the user.";
+
+export default function classifierGate(knightcode: ExtensionAPI): void {
+  const settingsCache = new GateSettingsCache((message) => knightcode.log.warn(message));
+  /** The person's approvals of this session, by tool and normalised arguments. */
+  const approvals = new Set<string>();
+  /** Calls that may be running nested calls: a nested call's classifier sees the call that made it. */
+  const running = new Map<string, { toolName: string; input: Record<string, unknown> }>();
+  let inARow = 0;
+  let inRun = 0;
+  let tripped = false;
+  let projectFor: { cwd: string; project: string; agentDir: string } | undefined;
+
+  knightcode.on("before_agent_start", () => {
+    inARow = 0;
+    inRun = 0;
+    tripped = false;
+  });
+  knightcode.on("tool_execution_end", (event) => {
+    running.delete(event.toolCallId);
+  });
+
+  const paths = (ctx: ExtensionContext) => {
+    if (projectFor?.cwd !== ctx.cwd) {
+      projectFor = { cwd: ctx.cwd, project: realPath(ctx.cwd), agentDir: realPath(ctx.agentDir) };
+    }
+    return projectFor;
+  };
+
+  const decide = (event: ToolCallEvent, decision: Omit<GateDecision, "toolCallId" | "toolName">) => {
+    const full: GateDecision = {
+      toolCallId: event.toolCallId,
+      toolName: event.toolName,
+      ...(event.parentToolCallId ? { parentToolCallId: event.parentToolCallId } : {}),
+      ...decision,
+    };
+    if (full.outcome === "allowed") inARow = 0;
+    else {
+      inARow++;
+      inRun++;
+      if (inARow >= BREAKER.inARow || inRun >= BREAKER.perRun) tripped = true;
+    }
+    knightcode.events.emit(DECISION_EVENT, full);
+    return full;
+  };
+
+  const block = (decision: GateDecision, ctx: ExtensionContext): ToolCallResult => {
+    let reason = `classifier-gate: ${decision.reason}`;
+    if (tripped && !ctx.hasUI) {
+      reason += ` The gate ended the run after ${inARow >= BREAKER.inARow ? `${inARow} denials in a row` : `${inRun} denials`}; no one is here to decide.`;
+      ctx.abort();
+    }
+    return { block: true, reason, details: { classifierGate: decision } };
+  };
+
+  /** A person decides; without one, the call is blocked with a reason for the model. */
+  const askPerson = async (
+    event: ToolCallEvent,
+    ctx: ExtensionContext,
+    why: string,
+    base: Pick<GateDecision, "rule" | "classifier">,
+    remember: boolean,
+  ): Promise<ToolCallResult | undefined> => {
+    const unavailable = base.classifier?.verdict === "unavailable";
+    if (!ctx.hasUI) {
+      const decision = decide(event, {
+        ...base,
+        outcome: unavailable ? "unavailable" : "denied",
+        by: tripped ? "breaker" : base.classifier ? "classifier" : base.rule ? "rule" : "policy",
+        reason: unavailable
+          ? `unavailable: the call could not be checked (${base.classifier?.error}) and no one is here to confirm it, so it was not run. ${SAFER_WAY}`
+          : `denied: ${why}, and no one is here to confirm it. ${SAFER_WAY}`,
+      });
+      return block(decision, ctx);
+    }
+    const approved = await ctx.ui.confirm(
+      `Allow ${event.toolName}?`,
+      confirmMessage(event, why, running.get(event.parentToolCallId ?? "")),
+      ctx.signal ? { signal: ctx.signal } : undefined,
+    );
+    if (approved) {
+      if (remember) approvals.add(callKey(event));
+      decide(event, { ...base, outcome: "allowed", by: "user", reason: `the user approved it (${why})` });
+      return undefined;
+    }
+    const decision = decide(event, {
+      ...base,
+      outcome: "denied",
+      by: "user",
+      reason: `the user declined this call (${why}). Do not retry it; find another way or ask the user what they want.`,
+    });
+    return block(decision, ctx);
+  };
+
+  knightcode.on(
+    "tool_call",
+    async (event, ctx) => {
+      const settings = settingsCache.get(ctx.agentDir);
+      if (!settings.enabled) return undefined;
+      running.set(event.toolCallId, { toolName: event.toolName, input: event.input });
+      const info = knightcode.getAllTools().find((t) => t.name === event.toolName);
+      const where = paths(ctx);
+      const call: PendingCall = {
+        toolName: event.toolName,
+        input: event.input,
+        annotations: info?.annotations,
+        reachesTools: info?.reachesTools ?? false,
+      };
+      const routed: Route = route(call, {
+        cwd: ctx.cwd,
+        rules: settings.rules,
+        paths: { project: where.project, agentDir: where.agentDir, extra: settings.protectedPaths },
+        ...(settings.malformed ? { malformed: settings.malformed } : {}),
+      });
+      const rule = "rule" in routed && routed.rule ? { rule: routed.rule } : {};
+      if (routed.kind === "allow") {
+        decide(event, { outcome: "allowed", by: routed.by, reason: routed.reason, ...rule });
+        return undefined;
+      }
+      if (routed.kind === "deny") {
+        const decision = decide(event, {
+          outcome: "denied",
+          by: "rule",
+          rule: routed.rule,
+          reason: `denied: ${routed.reason}. Find another way the rules allow, or ask the user.`,
+        });
+        return block(decision, ctx);
+      }
+      if (routed.kind === "ask") return askPerson(event, ctx, routed.reason, rule, false);
+      return classifyThenAsk(event, ctx, settings, info);
+    },
+    { fallback: true },
+  );
+
+  const classifyThenAsk = async (
+    event: ToolCallEvent,
+    ctx: ExtensionContext,
+    settings: GateSettings,
+    info: ToolInfo | undefined,
+  ): Promise<ToolCallResult | undefined> => {
+    if (approvals.has(callKey(event))) {
+      decide(event, {
+        outcome: "allowed",
+        by: "remembered",
+        reason: "the user approved the same call earlier in this session",
+      });
+      return undefined;
+    }
+    if (tripped) {
+      return askPerson(
+        event,
+        ctx,
+        `the gate stopped deciding by itself after ${inARow >= BREAKER.inARow ? `${inARow} denials in a row` : `${inRun} denials in this run`}`,
+        {},
+        true,
+      );
+    }
+    const parent = event.parentToolCallId ? running.get(event.parentToolCallId) : undefined;
+    const forClassifier: CallForClassifier = {
+      toolName: event.toolName,
+      input: event.input,
+      ...(info?.namespace ? { namespace: info.namespace } : {}),
+      ...(info?.annotations ? { annotations: info.annotations } : {}),
+      ...(parent ? { parent } : {}),
+    };
+    const verdict = await askClassifier(ctx, forClassifier, {
+      ...(settings.model ? { model: settings.model } : {}),
+      timeoutMs: settings.timeoutMs,
+    });
+    if (verdict.usage.totalTokens > 0 || verdict.usage.cost.total > 0) {
+      event.usage = addUsage(event.usage ?? emptyUsage(), verdict.usage);
+    }
+    const classifier = {
+      verdict: verdict.verdict,
+      attempts: verdict.attempts,
+      ...("label" in verdict ? { label: verdict.label } : {}),
+      ...("error" in verdict ? { error: verdict.error } : {}),
+    };
+    if (ctx.signal?.aborted) {
+      // The run is over: there is nothing left to confirm, and the call would not run anyway.
+      const decision = decide(event, {
+        outcome: "unavailable",
+        by: "classifier",
+        reason: "unavailable: the run was aborted before the call could be checked.",
+        classifier,
+      });
+      return block(decision, ctx);
+    }
+    if (verdict.verdict === "safe") {
+      decide(event, {
+        outcome: "allowed",
+        by: "classifier",
+        reason: "the classifier judged it safe",
+        classifier,
+      });
+      return undefined;
+    }
+    const why =
+      verdict.verdict === "risky"
+        ? `the classifier judged it ${verdict.label}`
+        : `the classifier is unavailable: ${verdict.error}`;
+    return askPerson(event, ctx, why, { classifier }, true);
+  };
+}
+
+/** The same tool with the same arguments, whatever the order of their keys. */
+export function callKey(event: Pick<ToolCallEvent, "toolName" | "input">): string {
+  return `${event.toolName}\0${stableJson(event.input)}`;
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+function confirmMessage(
+  event: ToolCallEvent,
+  why: string,
+  parent: { toolName: string; input: Record<string, unknown> } | undefined,
+): string {
+  const args = JSON.stringify(event.input, null, 2);
+  const shown = args.length > 2_000 ? `${args.slice(0, 2_000)}…` : args;
+  return [
+    `${event.toolName} ${shown}`,
+    ...(parent ? [`called from ${parent.toolName}`] : []),
+    `Why you are asked: ${why}.`,
+  ].join("\n");
+}
