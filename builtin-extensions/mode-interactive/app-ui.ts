@@ -146,6 +146,7 @@ export class AppUI implements ExtensionUIContext {
   setStatus(key: string, text: string | undefined): void {
     if (text === undefined) this.app.footerState.statuses.delete(key);
     else this.app.footerState.statuses.set(key, text);
+    this.app.footer.changed();
     this.app.render();
   }
 

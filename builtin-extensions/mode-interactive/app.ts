@@ -116,6 +116,10 @@ export class App {
       () => new Set(session.getAvailableModels().map((m) => m.provider)).size,
     );
     this.footer = new Footer(session, this.footerState, () => this.theme);
+    this.footerState.onBranchChange(() => {
+      this.footer.changed();
+      this.render();
+    });
     this.working = new WorkingRow(this.tui, () => this.theme);
     this.completions = new PromptCompletions(session.cwd, () => [
       ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description })),
@@ -329,11 +333,15 @@ export class App {
       const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
       const next = levels[(levels.indexOf(this.session.getThinkingLevel()) + 1) % levels.length]!;
       this.session.setThinkingLevel(next);
+      this.footer.changed();
       this.render();
       return { consume: true };
     }
     if (keys.matches(data, "app.model.cycle")) {
-      void this.session.cycleModel().then(() => this.render());
+      void this.session.cycleModel().then(() => {
+        this.footer.changed();
+        this.render();
+      });
       return { consume: true };
     }
     return undefined;
@@ -424,6 +432,7 @@ export class App {
   /** A command may have replaced the session (new, resume, fork, an extension's): show the one now active. */
   afterCommand(): void {
     if (this.session.getState().sessionId !== this.shownSession && this.session.isIdle()) this.showHistory();
+    this.footer.changed();
     this.render();
   }
 
@@ -463,12 +472,10 @@ export class App {
 
   onEvent(event: SessionStreamEvent): void {
     switch (event.type) {
-      case "agent_start":
-        this.working.start();
-        break;
       case "agent_settled":
         this.working.stop();
         this.footerState.refreshBranch();
+        this.footer.changed();
         break;
       case "message_start":
         this.messageStart(event.message as AgentMessage);
@@ -488,6 +495,7 @@ export class App {
           this.streaming.finish(message as AssistantMessage);
           this.streaming = undefined;
         }
+        this.footer.changed();
         break;
       }
       case "tool_execution_start":
@@ -530,6 +538,14 @@ export class App {
         else this.notice("Compaction cancelled", "muted");
         break;
       }
+      case "agent_start":
+        this.working.start();
+        this.footer.changed();
+        break;
+      case "thinking_level_changed":
+      case "session_info_changed":
+        this.footer.changed();
+        break;
       case "entry_appended":
         this.entryAppended(event.entry as SessionEntry);
         break;
@@ -644,6 +660,7 @@ export class App {
       }
     }
     this.shownSession = this.session.getState().sessionId;
+    this.footer.changed();
     this.tui.requestRender(true);
   }
 }

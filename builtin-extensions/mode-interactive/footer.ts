@@ -106,16 +106,33 @@ function spread(left: string, right: string, width: number): string {
   return `${cut}${" ".repeat(Math.max(1, width - visibleWidth(cut) - visibleWidth(right)))}${right}`;
 }
 
+/**
+ * The mode's footer. Its figures come from the session's statistics, which walk the whole branch, so the lines are
+ * kept until `changed()` (a message ended, the model or a status changed) rather than recomputed every frame.
+ */
 export class Footer implements Component {
+  private cache: { width: number; lines: string[] } | undefined;
+
   constructor(
     private readonly session: SessionController,
     private readonly state: FooterState,
     private readonly theme: () => UITheme,
   ) {}
 
-  invalidate(): void {}
+  changed(): void {
+    this.cache = undefined;
+  }
+
+  invalidate(): void {
+    this.cache = undefined;
+  }
 
   render(width: number): string[] {
+    if (this.cache?.width !== width) this.cache = { width, lines: this.draw(width) };
+    return this.cache.lines;
+  }
+
+  private draw(width: number): string[] {
     const t = this.theme();
     const home = homedir();
     const cwd = this.session.cwd.startsWith(home)

@@ -362,9 +362,14 @@ export class Fitted implements Component {
   }
 }
 
-/** The transcript: views in order, tool calls findable by id. */
+/**
+ * The transcript: views in order, tool calls findable by id. Its lines are kept between frames; a frame re-joins
+ * only from the first view whose lines changed (views return the same array until they change), so streaming into
+ * the last message of a long transcript does not copy the thousands of lines above it.
+ */
 export class Transcript extends Container {
   private readonly calls = new Map<string, ToolCallView>();
+  private joined: { width: number; parts: string[][]; lines: string[] } | undefined;
 
   add(view: Component): void {
     this.addChild(view);
@@ -378,5 +383,31 @@ export class Transcript extends Container {
   override clear(): void {
     super.clear();
     this.calls.clear();
+    this.joined = undefined;
+  }
+
+  override invalidate(): void {
+    super.invalidate();
+    this.joined = undefined;
+  }
+
+  override render(width: number): string[] {
+    const parts = this.children.map((child) => child.render(width));
+    const before = this.joined?.width === width ? this.joined : undefined;
+    let same = 0;
+    let kept = 0;
+    if (before) {
+      while (same < parts.length && same < before.parts.length && parts[same] === before.parts[same]) {
+        kept += parts[same]!.length;
+        same++;
+      }
+      if (same === parts.length && same === before.parts.length) return before.lines;
+    }
+    // The array is reused: the terminal UI copies what a component returns before it changes anything.
+    const lines = before ? before.lines : [];
+    lines.length = kept;
+    for (let i = same; i < parts.length; i++) for (const line of parts[i]!) lines.push(line);
+    this.joined = { width, parts, lines };
+    return lines;
   }
 }
