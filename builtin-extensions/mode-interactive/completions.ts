@@ -72,10 +72,20 @@ export class PromptCompletions implements AutocompleteProvider {
   ): { lines: string[]; cursorLine: number; cursorCol: number } {
     const line = lines[cursorLine] ?? "";
     const start = cursorCol - prefix.length;
-    const inserted = `${prefix.startsWith("/") ? "/" : "@"}${item.value} `;
+    const rest = line.slice(cursorCol);
+    // A space after the word, unless one follows already.
+    const inserted = `${prefix.startsWith("/") ? "/" : "@"}${item.value}${/^\s/.test(rest) ? "" : " "}`;
     const next = [...lines];
-    next[cursorLine] = line.slice(0, start) + inserted + line.slice(cursorCol);
+    next[cursorLine] = line.slice(0, start) + inserted + rest;
     return { lines: next, cursorLine, cursorCol: start + inserted.length };
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
   }
 }
 
@@ -131,16 +141,11 @@ export function attachFiles(
   const attached: string[] = [];
   const errors: string[] = [];
   for (const match of text.matchAll(/(?:^|\s)@(\S+)/g)) {
-    const name = match[1]!;
+    // "see @notes.txt." names notes.txt: punctuation that ends a sentence is not part of the path.
+    const name = [match[1]!, match[1]!.replace(/[.,;:!?)\]}'"]+$/, "")].find((n) => isFile(resolve(cwd, n)));
+    if (name === undefined) continue;
     const path = resolve(cwd, name);
-    let size: number;
-    try {
-      const stat = statSync(path);
-      if (!stat.isFile()) continue;
-      size = stat.size;
-    } catch {
-      continue;
-    }
+    const size = statSync(path).size;
     if (attached.includes(name)) continue;
     if (size > MAX_ATTACH_BYTES) {
       errors.push(`@${name} is ${Math.round(size / 1024)} KiB; files over 256 KiB are not attached`);

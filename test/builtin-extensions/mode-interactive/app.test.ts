@@ -1,0 +1,181 @@
+/**
+ * The terminal UI's behaviour in-process: a real session (scripted provider) drawn by the mode's App on a
+ * terminal that keeps what it is sent and takes key data from the test. Keys, keybindings.json, extension
+ * shortcuts, the editor, header and footer extensions install, custom message renderers, themes.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
+import { expect } from "chai";
+import { App } from "../../../builtin-extensions/mode-interactive/app.js";
+import { CustomEditor } from "../../../plugins/kit/tui/custom-editor.js";
+import { type Harness, useHarness } from "../../helpers/agent-harness.js";
+
+class KeyTerminal implements Terminal {
+  private onInput: (data: string) => void = () => {};
+  readonly columns = 80;
+  readonly rows = 30;
+  title = "";
+  start(onInput: (data: string) => void): void {
+    this.onInput = onInput;
+  }
+  press(...keys: string[]): void {
+    for (const key of keys) this.onInput(key);
+  }
+  stop(): void {}
+  async drainInput(): Promise<void> {}
+  write(): void {}
+  get kittyProtocolActive(): boolean {
+    return false;
+  }
+  moveBy(): void {}
+  hideCursor(): void {}
+  showCursor(): void {}
+  clearLine(): void {}
+  clearFromCursor(): void {}
+  clearScreen(): void {}
+  setTitle(title: string): void {
+    this.title = title;
+  }
+  setProgress(): void {}
+}
+
+const CTRL_O = "\x0f";
+const CTRL_G = "\x07";
+const CTRL_X = "\x18";
+
+describe("interactive terminal UI (in-process)", () => {
+  const harness = useHarness();
+  const apps: App[] = [];
+  afterEach(() => {
+    for (const app of apps.splice(0)) app.stop();
+  });
+
+  function open(h: Harness): { app: App; term: KeyTerminal; screen(): string } {
+    const term = new KeyTerminal();
+    const app = new App(h.handle, term);
+    apps.push(app);
+    h.handle.setUI(app.ui, true);
+    h.handle.subscribe((event) => app.onEvent(event));
+    // Wrapped lines joined again, so a sentence can be found wherever the terminal broke it.
+    const screen = () => app.tui.render(term.columns).join("\n").replace(/\n\s*/g, " ");
+    return { app, term, screen };
+  }
+
+  it("reads keybindings.json: a rebound key works, unknown names and keys bound twice are reported", async () => {
+    const h = await harness.open({ steps: [] });
+    mkdirSync(join(h.dir, "agent"), { recursive: true });
+    writeFileSync(
+      join(h.dir, "agent", "keybindings.json"),
+      JSON.stringify({
+        "app.tools.expand": "ctrl+x",
+        "app.thinking.toggle": "ctrl+x",
+        "app.nothing": "ctrl+y",
+      }),
+    );
+    const { app, term, screen } = open(h);
+    expect(screen()).to.contain('"app.nothing" is not a key binding');
+    expect(screen()).to.match(/key ctrl\+x is bound to app\.tools\.expand and app\.thinking\.toggle/);
+    term.press(CTRL_X);
+    expect(app.toolsExpanded).to.equal(true);
+    expect(app.showThinking).to.equal(false);
+    term.press(CTRL_O);
+    expect(app.toolsExpanded, "ctrl+o no longer expands").to.equal(true);
+  });
+
+  it("runs registerShortcut handlers; a shortcut on a key the app uses is reported and left inactive", async () => {
+    const ran: string[] = [];
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerShortcut("ctrl+g", {
+            description: "say G",
+            handler: (ctx) => {
+              ran.push("g");
+              ctx.ui.setStatus("g", "G-PRESSED");
+            },
+          });
+          kc.registerShortcut("ctrl+o", { handler: () => void ran.push("o") });
+        },
+      ],
+    });
+    const { app, term, screen } = open(h);
+    app.checkShortcuts();
+    expect(screen()).to.match(/shortcut ctrl\+o is already bound to .*app\.tools\.expand/);
+    term.press(CTRL_G);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ran).to.deep.equal(["g"]);
+    expect(screen()).to.contain("G-PRESSED");
+    term.press(CTRL_O);
+    expect(ran).to.deep.equal(["g"]);
+    expect(app.toolsExpanded).to.equal(true);
+  });
+
+  it("puts an extension's editor in place with the text typed so far, and its header and footer", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, screen } = open(h);
+    term.press(..."draft");
+    const ui = app.ui;
+    ui.setEditorComponent((tui, theme, keys) => {
+      const editor = new CustomEditor(tui, theme, keys);
+      editor.borderColor = (s) => `[${s.length}]`;
+      return editor;
+    });
+    expect(app.editor).to.not.equal(app.defaultEditor);
+    expect(ui.getEditorText()).to.equal("draft");
+    term.press("!");
+    expect(ui.getEditorText()).to.equal("draft!");
+    expect(screen()).to.contain("[80]");
+    ui.setHeader((_tui, theme) => ({ render: () => [theme.bold("MY HEADER")], invalidate() {} }));
+    ui.setFooter((_tui, _theme, data) => ({
+      render: () => [`MY FOOTER ${[...data.getExtensionStatuses().values()].join(",")}`],
+      invalidate() {},
+    }));
+    ui.setStatus("x", "s1");
+    expect(screen()).to.contain("MY HEADER");
+    expect(screen()).to.contain("MY FOOTER s1");
+    expect(screen()).to.not.contain("KnightCode");
+    ui.setHeader(undefined);
+    ui.setFooter(undefined);
+    ui.setEditorComponent(undefined);
+    expect(screen()).to.contain("KnightCode");
+    expect(screen()).to.not.contain("MY FOOTER");
+    expect(app.editor).to.equal(app.defaultEditor);
+    expect(ui.getEditorText()).to.equal("draft!");
+  });
+
+  it("draws custom messages with their renderer and keeps over-wide lines inside the terminal", async () => {
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerMessageRenderer(
+            "note",
+            (message) => `NOTE>> ${String(message.content)} ${"=".repeat(200)}`,
+          );
+        },
+      ],
+    });
+    const { app, screen, term } = open(h);
+    app.onEvent({
+      type: "message_start",
+      message: { role: "custom", customType: "note", content: "hello", display: true, timestamp: 0 },
+    });
+    const shown = screen();
+    expect(shown).to.contain("NOTE>> hello");
+    for (const line of app.tui.render(term.columns)) expect(visibleWidth(line)).to.be.at.most(80);
+  });
+
+  it("switches themes by name and reports an unknown one", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app } = open(h);
+    expect(app.ui.setTheme("light")).to.deep.equal({ success: true });
+    expect(app.ui.theme.name).to.equal("light");
+    const wrong = app.ui.setTheme("neon");
+    expect(wrong.success).to.equal(false);
+    expect(wrong.error).to.contain('Unknown theme "neon"');
+    app.ui.setTitle("my title");
+    expect((app.tui.terminal as KeyTerminal).title).to.equal("my title");
+  });
+});
