@@ -50,9 +50,9 @@ describe("interactive completions and @ attachments", () => {
     expect(files?.prefix).to.equal("@notes");
     const applied = provider.applyCompletion(["look at @notes please"], 0, 14, files!.items[0]!, "@notes");
     expect(applied).to.deep.equal({
-      lines: ["look at @docs/notes.md  please"],
+      lines: ["look at @docs/notes.md please"],
       cursorLine: 0,
-      cursorCol: 23,
+      cursorCol: 22,
     });
   });
 
