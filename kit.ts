@@ -131,3 +131,9 @@ export {
   removeMcpServer,
   updateMcpServer,
 } from "./plugins/settings/mcp-files.js";
+export {
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  saveTrustDecision,
+} from "./plugins/settings/trust.js";

@@ -110,6 +110,7 @@ export class App {
     this.done = new Promise((resolve) => {
       this.finished = resolve;
     });
+    this.shownSession = session.getState().sessionId;
     this.keys = loadKeybindings(session.agentDir);
     this.footerState = new FooterState(
       session.cwd,

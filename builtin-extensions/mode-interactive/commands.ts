@@ -4,7 +4,13 @@
  * takes its choice as an argument (`/model local/m1`, `/thinking high`, `/tree <id>`).
  */
 import type { ThinkingLevel } from "@knightcodeai/cli/kit";
-import { errorMessage } from "@knightcodeai/cli/kit";
+import {
+  errorMessage,
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  saveTrustDecision,
+} from "@knightcodeai/cli/kit";
 import type { App } from "./app.js";
 import { describeBindings, loadKeybindings } from "./keybindings.js";
 import { currentEntry, findEntry, treeRows } from "./tree-view.js";
@@ -28,6 +34,11 @@ export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "fork", description: "Fork a new session from one of your messages", run: fork },
   { name: "reload", description: "Reload extensions, resources and keybindings.json", run: reload },
   { name: "settings", description: "Theme, thinking display, tool output", run: settings },
+  {
+    name: "trust",
+    description: "Trust this project's own resources, or not, from the next start",
+    run: trust,
+  },
   { name: "hotkeys", description: "List the keys", run: hotkeys },
   { name: "quit", description: "Leave KnightCode", run: async (app) => app.quit() },
   { name: "exit", description: "Leave KnightCode", run: async (app) => app.quit() },
@@ -283,6 +294,40 @@ async function settings(app: App): Promise<void> {
       app.ui.setToolsExpanded(!app.toolsExpanded);
     }
   }
+}
+
+/**
+ * `/trust` saves a decision for this folder in trust.json. The session keeps the decision it started with (project
+ * extensions cannot be unloaded halfway), so the new one applies from the next start.
+ */
+async function trust(app: App): Promise<void> {
+  const cwd = app.session.cwd;
+  const agentDir = app.session.agentDir;
+  const inputs = await findProtectedInputs(cwd);
+  const saved = findSavedDecision(readTrustDecisions(agentDir), cwd);
+  const now = saved
+    ? `saved for ${saved.path}: ${saved.trusted ? "trusted" : "not trusted"}`
+    : "no decision saved for this folder";
+  const what = inputs.length ? `its own ${inputs.join(", ")}` : "nothing of its own yet";
+  const picked = await app.ui.pick(`Trust ${cwd}? It has ${what} (${now}).`, [
+    {
+      value: "yes",
+      label: "Trust and remember",
+      description: "load the project's resources from the next start",
+    },
+    { value: "no", label: "Do not trust, and remember", description: "never load them, never ask" },
+  ]);
+  if (!picked) return;
+  try {
+    saveTrustDecision({ agentDir, path: cwd, trusted: picked === "yes" });
+  } catch (error) {
+    app.notice(`Could not save the decision: ${errorMessage(error)}`, "error");
+    return;
+  }
+  app.notice(
+    `${picked === "yes" ? "Trusted" : "Not trusted"}: ${cwd}; this applies from the next start`,
+    "muted",
+  );
 }
 
 async function hotkeys(app: App): Promise<void> {

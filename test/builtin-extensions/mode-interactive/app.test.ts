@@ -3,12 +3,13 @@
  * terminal that keeps what it is sent and takes key data from the test. Keys, keybindings.json, extension
  * shortcuts, the editor, header and footer extensions install, custom message renderers, themes.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
 import { expect } from "chai";
 import { App } from "../../../builtin-extensions/mode-interactive/app.js";
 import { CustomEditor } from "../../../plugins/kit/tui/custom-editor.js";
+import { stripAnsi } from "../../../plugins/kit/tui/width.js";
 import { type Harness, useHarness } from "../../helpers/agent-harness.js";
 
 class KeyTerminal implements Terminal {
@@ -51,15 +52,28 @@ describe("interactive terminal UI (in-process)", () => {
     for (const app of apps.splice(0)) app.stop();
   });
 
-  function open(h: Harness): { app: App; term: KeyTerminal; screen(): string } {
+  function open(h: Harness): {
+    app: App;
+    term: KeyTerminal;
+    screen(): string;
+    shows(text: string): Promise<void>;
+  } {
     const term = new KeyTerminal();
     const app = new App(h.handle, term);
     apps.push(app);
     h.handle.setUI(app.ui, true);
     h.handle.subscribe((event) => app.onEvent(event));
     // Wrapped lines joined again, so a sentence can be found wherever the terminal broke it.
-    const screen = () => app.tui.render(term.columns).join("\n").replace(/\n\s*/g, " ");
-    return { app, term, screen };
+    const screen = () => stripAnsi(app.tui.render(term.columns).join("\n")).replace(/\n\s*/g, " ");
+    /** Waits (at most 10 s) until the screen shows `text`, for what happens after an await. */
+    const shows = async (text: string) => {
+      const deadline = Date.now() + 10_000;
+      while (!screen().includes(text)) {
+        if (Date.now() > deadline) throw new Error(`"${text}" did not appear:\n${screen()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    return { app, term, screen, shows };
   }
 
   it("reads keybindings.json: a rebound key works, unknown names and keys bound twice are reported", async () => {
@@ -177,5 +191,83 @@ describe("interactive terminal UI (in-process)", () => {
     expect(wrong.error).to.contain('Unknown theme "neon"');
     app.ui.setTitle("my title");
     expect((app.tui.terminal as KeyTerminal).title).to.equal("my title");
+  });
+  it("folds thinking to one line and shows it with ctrl+t", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, screen } = open(h);
+    app.onEvent({ type: "message_start", message: { role: "assistant", content: [] } });
+    for (const [type, delta] of [
+      ["thinking_delta", "weighing the options carefully"],
+      ["text_delta", "The answer."],
+    ] as const)
+      app.onEvent({
+        type: "message_update",
+        assistantMessageEvent: { type, contentIndex: type === "thinking_delta" ? 0 : 1, delta },
+      });
+    expect(screen()).to.contain("Thinking… (ctrl+t shows it)");
+    expect(screen()).to.not.contain("weighing the options");
+    app.ui.setHiddenThinkingLabel("Pondering");
+    expect(screen()).to.contain("Pondering (ctrl+t shows it)");
+    term.press("\x14");
+    expect(screen()).to.contain("weighing the options carefully");
+    expect(screen()).to.contain("The answer.");
+  });
+
+  it("draws tool calls with the renderers a registerToolRenderer resolver picks", async () => {
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerToolRenderer((name, next) =>
+            name === "deploy"
+              ? {
+                  renderCall: (args) => `DEPLOY to ${(args as { env: string }).env}`,
+                  renderResult: (_result, options) => (options.expanded ? "all 3 steps ok" : "ok"),
+                }
+              : next(),
+          );
+        },
+      ],
+    });
+    const { app, term, screen } = open(h);
+    app.onEvent({
+      type: "tool_execution_start",
+      toolCallId: "c1",
+      toolName: "deploy",
+      args: { env: "staging" },
+    });
+    expect(screen()).to.contain("● DEPLOY to staging");
+    app.onEvent({
+      type: "tool_execution_end",
+      toolCallId: "c1",
+      toolName: "deploy",
+      result: { content: [{ type: "text", text: "raw output" }] },
+      isError: false,
+    });
+    expect(screen()).to.contain("⎿ ok");
+    expect(screen()).to.not.contain("raw output");
+    term.press(CTRL_O);
+    expect(screen()).to.contain("⎿ all 3 steps ok");
+  });
+
+  it("stops a running !command with Escape", async () => {
+    const h = await harness.open({ steps: [] });
+    const { term, shows } = open(h);
+    term.press(..."!echo started; sleep 20", "\r");
+    await shows("⎿ started");
+    term.press("\x1b");
+    await shows("(stopped)");
+  });
+
+  it("/trust saves the decision for the folder in trust.json", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, shows } = open(h);
+    const done = app.submit("/trust");
+    await shows("Trust and remember");
+    term.press("\r");
+    await done;
+    const saved = JSON.parse(readFileSync(join(h.dir, "agent", "trust.json"), "utf8"));
+    expect(saved.decisions[h.dir]).to.include({ trusted: true });
+    await shows("this applies from the next start");
   });
 });
