@@ -81,6 +81,7 @@ export class App {
   private shownSession: string | undefined;
   private lastCtrlC = 0;
   private quitting = false;
+  private stopped = false;
   private finished: () => void = () => {};
   /** Settles when the person quits. */
   readonly done: Promise<void>;
@@ -199,8 +200,10 @@ export class App {
     return 0;
   }
 
-  /** Leaves the terminal as it was (also when the session never got to run). */
+  /** Leaves the terminal as it was (also when the session never got to run); safe to call twice. */
   stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
     this.working.stop();
     this.footerState.dispose();
     for (const layer of this.layers) (layer as { dispose?(): void }).dispose?.();
@@ -275,8 +278,10 @@ export class App {
     if (passed === undefined) return { consume: true };
     data = passed;
     if (!this.editorHasFocus()) {
-      // Escape or Ctrl+C while a dialog is open stops a run too, after the dialog has had the key.
-      return undefined;
+      // A dialog or component has the keys; ctrl+c dismisses it (and every other one open), as esc does in a dialog.
+      if (!this.keys.manager.matches(data, "app.clear")) return undefined;
+      this.ui.closeAll();
+      return { consume: true };
     }
     const keys = this.keys.manager;
     if (this.runShortcut(data)) return { consume: true };
