@@ -10,7 +10,6 @@ import {
   type KeybindingsConfig,
   KeybindingsManager,
   type KeyId,
-  matchesKey,
   setKeybindings,
   TUI_KEYBINDINGS,
 } from "@mariozechner/pi-tui";
@@ -112,5 +111,3 @@ export function bindingsOnKey(manager: KeybindingsManager, key: string): string[
     manager.getKeys(name as keyof typeof DEFINITIONS).some((k) => k.toLowerCase() === wanted),
   );
 }
-
-export { matchesKey };
