@@ -148,3 +148,9 @@ export {
   toolsConfigPath,
   writeToolSetting,
 } from "./plugins/settings/tools-config.js";
+export {
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  saveTrustDecision,
+} from "./plugins/settings/trust.js";

@@ -13,6 +13,7 @@ import { searchBench } from "./search.bench.js";
 import { sessionResumeBench } from "./session-resume.bench.js";
 import { toolArgsBench } from "./tool-args.bench.js";
 import { toolPipelineBench } from "./tool-pipeline.bench.js";
+import { tuiBench } from "./tui.bench.js";
 
 const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["dispatch", dispatchBench],
@@ -26,6 +27,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["tool-args", toolArgsBench],
   ["line-readers", lineReadersBench],
   ["gate", gateBench],
+  ["tui", tuiBench],
 ];
 
 const wanted = process.argv.slice(2);

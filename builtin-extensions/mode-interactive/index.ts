@@ -1,5 +1,5 @@
 /**
- * builtin:mode-interactive — `knightcode` in a terminal (interactive-mode.ts, view.ts, terminal-ui.ts). The factory
+ * builtin:mode-interactive — `knightcode` in a terminal (interactive-mode.ts: the full terminal UI in app.ts, a line mode for pipes in line-mode.ts). The factory
  * registers only the name and loaders, so print, JSON and RPC runs never load the terminal code. `ui` binds the
  * terminal UI before the session starts, so `session_start` handlers can use it.
  */

@@ -16,6 +16,14 @@ const SHOWN = new Set(["message", "custom_message", "branch_summary", "compactio
 
 /** The tree, one line per shown entry; the entry the next message continues from is marked `← active`. */
 export function treeLines(manager: ReadonlySessionManager, width = 80): string[] {
+  return treeRows(manager, width).rows.map((row) => row.line);
+}
+
+/** The tree's lines with the entry each one shows, and the active entry (for the `/tree` picker). */
+export function treeRows(
+  manager: ReadonlySessionManager,
+  width = 80,
+): { rows: { id: string; line: string }[]; active: string | undefined } {
   const entries = manager.getEntries();
   // Parents precede children in the file, so one pass finds each entry's nearest shown ancestor.
   const shownAncestor = new Map<string, Node | null>();
@@ -33,13 +41,16 @@ export function treeLines(manager: ReadonlySessionManager, width = 80): string[]
   const leaf = manager.getLeafId();
   const active = leaf === null ? undefined : shownAncestor.get(leaf)?.entry.id;
 
-  const lines: string[] = [];
+  const rows: { id: string; line: string }[] = [];
   const line = (node: Node, prefix: string) => {
     const label = manager.getLabel(node.entry.id);
     const mark = node.entry.id === active ? cyan("  ← active") : "";
     const tag = label ? ` ${cyan(`[${label}]`)}` : "";
     const room = Math.max(20, width - prefix.length - 9 - (label ? label.length + 3 : 0) - (mark ? 10 : 0));
-    lines.push(`${prefix}${dim(node.entry.id)} ${oneLine(entryText(node.entry), room)}${tag}${mark}`);
+    rows.push({
+      id: node.entry.id,
+      line: `${prefix}${dim(node.entry.id)} ${oneLine(entryText(node.entry), room)}${tag}${mark}`,
+    });
   };
   // A chain continues at the same indentation; only a branch point indents its children.
   const chain = (start: Node, first: string, rest: string) => {
@@ -60,7 +71,7 @@ export function treeLines(manager: ReadonlySessionManager, width = 80): string[]
       const last = i === roots.length - 1;
       chain(root, last ? "└─ " : "├─ ", last ? "   " : "│  ");
     });
-  return lines;
+  return { rows, active };
 }
 
 /** The entry whose id starts with `prefix`; an error message when none or several do. */

@@ -8,7 +8,9 @@ import {
   type BashResult,
   type CommandInfo,
   type CompactionResult,
+  coreTokens,
   createKernel,
+  type EntryRenderer,
   type ExtensionEventName,
   type ExtensionFactory,
   type ExtensionInfo,
@@ -18,6 +20,7 @@ import {
   type HostMode,
   type Kernel,
   KernelError,
+  type MessageRenderer,
   type ModelInfo,
   type NavigateTreeOptions,
   type NewSessionOptions,
@@ -28,6 +31,7 @@ import {
   type SessionState,
   type SessionStats,
   type SessionSummary,
+  type ShortcutInfo,
   type ThinkingLevel,
   type ToolRenderers,
   type TreeNavigation,
@@ -507,6 +511,32 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   getToolRenderers(toolName: string): ToolRenderers | undefined {
     return this.tools.getToolRenderers(toolName);
+  }
+
+  getShortcuts(): ShortcutInfo[] {
+    return this.runtime.scope.resolve(serviceTokens.commandRegistry).getShortcuts();
+  }
+
+  async runShortcut(key: string): Promise<void> {
+    const runtime = this.runtime;
+    const shortcut = runtime.scope.resolve(serviceTokens.commandRegistry).getShortcut(key);
+    if (!shortcut) {
+      throw new KernelError("KC_ERR_NOT_AVAILABLE", `No shortcut ${key} is registered in this session`);
+    }
+    try {
+      await shortcut.handler(runtime.context());
+    } catch (error) {
+      runtime.handleError({ owner: { id: shortcut.owner, order: 0 }, event: `shortcut ${key}`, error });
+      throw error;
+    }
+  }
+
+  getMessageRenderer(customType: string): MessageRenderer | undefined {
+    return this.runtime.scope.resolve(coreTokens.renderers).getMessageRenderer(customType);
+  }
+
+  getEntryRenderer(customType: string): EntryRenderer | undefined {
+    return this.runtime.scope.resolve(coreTokens.renderers).getEntryRenderer(customType);
   }
 
   /** Installs the host's UI for this and later sessions of the handle (modes call it when they start). */

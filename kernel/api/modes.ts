@@ -4,7 +4,7 @@
  */
 import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
-import type { CommandInfo } from "./extension-api.js";
+import type { CommandInfo, EntryRenderer, MessageRenderer } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
 import type { ToolRenderers } from "./tools.js";
@@ -88,12 +88,30 @@ export interface SessionController {
   listSessions(): SessionSummary[];
   /** Renderers for a tool's calls and results, through the registered resolvers. */
   getToolRenderers(toolName: string): ToolRenderers | undefined;
+  /** The agent folder of the session (where a mode reads `keybindings.json`). */
+  readonly agentDir: string;
+  /** The keyboard shortcuts extensions registered (`registerShortcut`), for a mode that reads keys. */
+  getShortcuts(): ShortcutInfo[];
+  /** Runs a registered shortcut's handler with an extension context; a failure is reported and rethrown. */
+  runShortcut(key: string): Promise<void>;
+  /** How custom messages of a type are drawn, when an extension registered a renderer for them. */
+  getMessageRenderer(customType: string): MessageRenderer | undefined;
+  /** How custom entries of a type are drawn, when an extension registered a renderer for them. */
+  getEntryRenderer(customType: string): EntryRenderer | undefined;
   /**
    * Runs the `/name` command an extension registered, with a command context, as typing `/name args` would, and
    * resolves with what its handler returned. Rejects with `KC_ERR_NOT_AVAILABLE` when no such command is
    * registered (its extension is disabled, say), and with the handler's error when it fails.
    */
   runCommand(name: string, args?: string): Promise<unknown>;
+}
+
+export interface ShortcutInfo {
+  /** The key as registered, e.g. `"ctrl+shift+x"`. */
+  key: string;
+  description?: string;
+  /** Owner id of the extension that registered it. */
+  owner: string;
 }
 
 export interface TreeNavigation {

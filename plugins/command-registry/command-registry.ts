@@ -78,4 +78,12 @@ export class CommandRegistry implements CommandService {
   getShortcut(key: string): (ShortcutDefinition & { owner: string }) | undefined {
     return this.shortcuts.get(key);
   }
+
+  getShortcuts(): { key: string; description?: string; owner: string }[] {
+    return [...this.shortcuts.entries()].map(([key, s]) => ({
+      key,
+      ...(s.description ? { description: s.description } : {}),
+      owner: s.owner,
+    }));
+  }
 }

@@ -53,7 +53,7 @@ describe("interactive mode: /export", () => {
       "; echo KC-EXIT-$?; sleep 60",
     ].join(" ");
     tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "40", "-c", tmp.path, command);
-    await waitFor("/help for commands");
+    await waitFor("/hotkeys for keys");
     enter("list <files>");
     await waitFor("Listed.");
     enter("/export page.html");

@@ -70,7 +70,7 @@ describe("interactive mode (through tmux)", () => {
       "; echo KC-EXIT-$?; sleep 60",
     ].join(" ");
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", tmp.path, command);
-    await waitFor("/help for commands");
+    await waitFor("/hotkeys for keys");
     // The terminal UI is bound before session_start.
     expect(screen()).to.contain("started with UI true");
     type("hello");
@@ -87,8 +87,8 @@ describe("interactive mode (through tmux)", () => {
     expect(stopped).to.not.contain("word by word.");
     type("/pick");
     key("Enter");
-    await waitFor("Choose 1-2");
-    type("2");
+    await waitFor("Favourite colour?");
+    key("Down");
     key("Enter");
     await waitFor("you picked green");
     type("/quit");
@@ -122,7 +122,7 @@ describe("interactive mode (through tmux)", () => {
       "; echo KC-EXIT-$?; sleep 60",
     ].join(" ");
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", tmp.path, command);
-    await waitFor("/help for commands");
+    await waitFor("/hotkeys for keys");
     type("one");
     key("Enter");
     await waitFor("first first");
@@ -131,9 +131,9 @@ describe("interactive mode (through tmux)", () => {
     await waitFor("second second");
     type("/compact names");
     key("Enter");
-    await waitFor("(compacting the conversation: manual)");
+    await waitFor("Compacting the conversation (manual)");
     const shown = await waitFor(/Compacted: \d+ → about \d+ tokens/);
-    expect(shown).to.match(/\(compacted: \d+ → about \d+ tokens\)/);
+    expect(shown).to.match(/Compacted: \d+ → about \d+ tokens/);
     type("/quit");
     key("Enter");
     await waitFor("KC-EXIT-0");

@@ -1,0 +1,687 @@
+/**
+ * The full terminal UI of the interactive mode, on pi-tui's differential renderer. The screen, top to bottom:
+ * header, transcript, queued messages, working row, widgets above the editor, the editor (or a dialog, or an
+ * extension's component in its place), widgets below, footer. Everything but the transcript stays at the bottom;
+ * the transcript grows into the terminal's scrollback, and each frame rewrites only the lines that changed.
+ *
+ * This file holds behaviour: session events into transcript views, keys into actions, the editor's text into
+ * prompts, steering, follow-ups and shell commands. `ctx.ui` is app-ui.ts; built-in commands are commands.ts.
+ */
+import type {
+  AgentMessage,
+  AssistantMessage,
+  CustomMessage,
+  ModeContext,
+  SessionEntry,
+  SessionStreamEvent,
+  ToolResult,
+  UIEditorComponent,
+  UITheme,
+} from "@knightcodeai/cli/kit";
+import { errorMessage, ThemeSelection, VERSION } from "@knightcodeai/cli/kit";
+import { getEditorTheme } from "@knightcodeai/cli/tui";
+import {
+  type Component,
+  Container,
+  Editor,
+  type KeyId,
+  matchesKey,
+  ProcessTerminal,
+  type Terminal,
+  TUI,
+  truncateToWidth,
+} from "@mariozechner/pi-tui";
+import { AppUI } from "./app-ui.js";
+import { BUILTIN_COMMANDS, runBuiltin } from "./commands.js";
+import { attachFiles, PromptCompletions } from "./completions.js";
+import { Footer, FooterState, WorkingRow } from "./footer.js";
+import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import {
+  AssistantMessageView,
+  BashView,
+  CustomMessageView,
+  type Look,
+  NoticeView,
+  ToolCallView,
+  Transcript,
+  UserMessageView,
+} from "./transcript.js";
+
+type Level = "info" | "warning" | "error" | "muted";
+
+export class App {
+  readonly tui: TUI;
+  readonly ui: AppUI;
+  readonly themes = new ThemeSelection();
+  readonly transcript = new Transcript();
+  readonly header = new Container();
+  readonly above = new Container();
+  readonly below = new Container();
+  readonly editorSlot = new Container();
+  readonly footerSlot = new Container();
+  readonly footerState: FooterState;
+  readonly footer: Footer;
+  readonly working: WorkingRow;
+  readonly completions: PromptCompletions;
+  readonly look: Look;
+  /** The mode's own editor; `editor` is what takes input now (an extension's replacement, say). */
+  readonly defaultEditor: Editor;
+  editor: UIEditorComponent & Component;
+  keys: LoadedKeybindings;
+  showThinking = false;
+  toolsExpanded = false;
+  hiddenThinkingLabel = "Thinking…";
+
+  private readonly queueView = new Container();
+  private readonly defaultHeader: Component;
+  /** Dialogs and in-place components over the editor, newest last. */
+  private readonly layers: Component[] = [];
+  private streaming: AssistantMessageView | undefined;
+  private bash: { view: BashView; abort: AbortController } | undefined;
+  private shownSession: string | undefined;
+  private lastCtrlC = 0;
+  private quitting = false;
+  private stopped = false;
+  private finished: () => void = () => {};
+  /** Settles when the person quits. */
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly session: ModeContext["session"],
+    terminal: Terminal = new ProcessTerminal(),
+  ) {
+    this.tui = new TUI(terminal);
+    const app = this;
+    this.look = {
+      get theme() {
+        return app.themes.theme;
+      },
+      get showThinking() {
+        return app.showThinking;
+      },
+      get toolsExpanded() {
+        return app.toolsExpanded;
+      },
+      get hiddenThinkingLabel() {
+        return app.hiddenThinkingLabel;
+      },
+      cwd: session.cwd,
+      warn: (message) => this.notice(message, "warning"),
+    };
+    this.done = new Promise((resolve) => {
+      this.finished = resolve;
+    });
+    this.shownSession = session.getState().sessionId;
+    this.keys = loadKeybindings(session.agentDir);
+    this.footerState = new FooterState(
+      session.cwd,
+      () => new Set(session.getAvailableModels().map((m) => m.provider)).size,
+    );
+    this.footer = new Footer(session, this.footerState, () => this.theme);
+    this.footerState.onBranchChange(() => {
+      this.footer.changed();
+      this.render();
+    });
+    this.working = new WorkingRow(this.tui, () => this.theme);
+    this.completions = new PromptCompletions(session.cwd, () => [
+      ...BUILTIN_COMMANDS.map((c) => ({ name: c.name, description: c.description })),
+      ...session
+        .getCommands()
+        .map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}) })),
+    ]);
+    this.defaultEditor = new Editor(this.tui, getEditorTheme(this.theme), {
+      paddingX: 1,
+      autocompleteMaxVisible: 8,
+    });
+    this.defaultEditor.setAutocompleteProvider(this.completions);
+    this.defaultEditor.onSubmit = (text) => this.onSubmit(text);
+    this.editor = this.defaultEditor;
+    this.defaultHeader = {
+      invalidate() {},
+      render: (width) => {
+        const t = this.theme;
+        return [
+          truncateToWidth(`${t.bold(t.fg("accent", "KnightCode"))} ${t.fg("dim", VERSION)}`, width),
+          truncateToWidth(
+            t.fg("dim", "esc stops · ctrl+c clears · / commands · @ files · ! shell · /hotkeys for keys"),
+            width,
+          ),
+        ];
+      },
+    };
+    this.header.addChild(this.defaultHeader);
+    this.editorSlot.addChild(this.editor);
+    this.footerSlot.addChild(this.footer);
+    for (const part of [
+      this.header,
+      this.transcript,
+      this.queueView,
+      this.working,
+      this.above,
+      this.editorSlot,
+      this.below,
+      this.footerSlot,
+    ])
+      this.tui.addChild(part);
+    this.tui.addInputListener((data) => this.onKey(data));
+    this.ui = new AppUI(this);
+    this.themes.onChange(() => {
+      this.defaultEditor.borderColor = getEditorTheme(this.theme).borderColor;
+      this.tui.invalidate();
+      this.tui.requestRender(true);
+    });
+    this.tui.setFocus(this.editor);
+    this.tui.start();
+    for (const problem of this.keys.problems) this.notice(problem, "warning");
+  }
+
+  get theme(): UITheme {
+    return this.themes.theme;
+  }
+
+  async run(ctx: ModeContext): Promise<number> {
+    const unsubscribe = this.session.subscribe((event) => this.onEvent(event));
+    ctx.signal.addEventListener("abort", () => this.quit(), { once: true });
+    ctx.shutdown?.addEventListener("abort", () => this.quit(), { once: true });
+    // What extensions said while the session started stays, after the history of a resumed session.
+    const early = [...this.transcript.children];
+    this.showHistory();
+    for (const view of early) this.transcript.add(view);
+    this.checkShortcuts();
+    if (ctx.options.resume && !this.quitting) await runBuiltin(this, "resume", "");
+    for (const prompt of ctx.prompts) if (!this.quitting) await this.submit(prompt);
+    await this.done;
+    unsubscribe();
+    if (!this.session.isIdle()) {
+      this.session.abort();
+      await this.session.waitForIdle();
+    }
+    this.stop();
+    return 0;
+  }
+
+  /** Leaves the terminal as it was (also when the session never got to run); safe to call twice. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.working.stop();
+    this.footerState.dispose();
+    for (const layer of this.layers) (layer as { dispose?(): void }).dispose?.();
+    this.tui.stop();
+  }
+
+  quit(): void {
+    if (this.quitting) return;
+    this.quitting = true;
+    this.ui.closeAll();
+    this.finished();
+  }
+
+  render(): void {
+    this.tui.requestRender();
+  }
+
+  notice(text: string, level: Level = "info"): void {
+    this.transcript.add(new NoticeView(this.look, text, level));
+    this.render();
+  }
+
+  // ---- what takes keys: the editor, or a dialog or component over it ----
+
+  /** Shows a component in place of the editor and gives it the keys until `closeLayer`. */
+  openLayer(component: Component): void {
+    this.layers.push(component);
+    this.editorSlot.clear();
+    this.editorSlot.addChild(component);
+    this.tui.setFocus(component);
+    this.render();
+  }
+
+  closeLayer(component: Component): void {
+    const index = this.layers.indexOf(component);
+    if (index < 0) return;
+    this.layers.splice(index, 1);
+    const top = this.layers.at(-1) ?? this.editor;
+    this.editorSlot.clear();
+    this.editorSlot.addChild(top);
+    if (!this.tui.hasOverlay()) this.tui.setFocus(top);
+    this.render();
+  }
+
+  /** An extension's header, or the mode's own with `undefined`. */
+  setHeader(component: Component | undefined): void {
+    this.header.clear();
+    this.header.addChild(component ?? this.defaultHeader);
+    this.render();
+  }
+
+  /** Puts another editor in place (an extension's), keeping the text. */
+  replaceEditor(editor: UIEditorComponent & Component): void {
+    const text = this.editor.getText();
+    this.editor = editor;
+    editor.setText(text);
+    editor.onSubmit = (value) => this.onSubmit(value);
+    if (this.layers.length === 0) {
+      this.editorSlot.clear();
+      this.editorSlot.addChild(editor);
+      this.tui.setFocus(editor);
+    }
+    this.render();
+  }
+
+  private editorHasFocus(): boolean {
+    return this.layers.length === 0 && !this.tui.hasOverlay();
+  }
+
+  private onKey(data: string): { consume?: boolean; data?: string } | undefined {
+    const passed = this.ui.terminalInput(data);
+    if (passed === undefined) return { consume: true };
+    data = passed;
+    if (!this.editorHasFocus()) {
+      // A dialog or component has the keys; ctrl+c dismisses it (and every other one open), as esc does in a dialog.
+      if (!this.keys.manager.matches(data, "app.clear")) return undefined;
+      this.ui.closeAll();
+      return { consume: true };
+    }
+    const keys = this.keys.manager;
+    if (this.runShortcut(data)) return { consume: true };
+    const completing = this.editor === this.defaultEditor && this.defaultEditor.isShowingAutocomplete();
+    if (keys.matches(data, "app.interrupt") && !completing) {
+      if (this.bash) {
+        this.bash.abort.abort();
+        return { consume: true };
+      }
+      if (!this.session.isIdle()) {
+        this.interrupt();
+        return { consume: true };
+      }
+      return undefined;
+    }
+    if (keys.matches(data, "app.clear")) {
+      if (!this.session.isIdle()) this.interrupt();
+      else if (this.editor.getText()) this.editor.setText("");
+      else if (Date.now() - this.lastCtrlC < 1500) this.quit();
+      else {
+        this.lastCtrlC = Date.now();
+        this.notice("Press ctrl+c again to quit", "muted");
+      }
+      this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.exit") && this.editor.getText() === "") {
+      this.quit();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.followUp")) {
+      const text = this.editor.getText().trim();
+      if (!text) return { consume: true };
+      this.editor.setText("");
+      if (this.session.isIdle()) void this.submit(text);
+      else this.session.followUp(this.withAttachments(text));
+      this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.tools.expand")) {
+      this.toolsExpanded = !this.toolsExpanded;
+      this.transcript.invalidate();
+      this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.thinking.toggle")) {
+      this.showThinking = !this.showThinking;
+      this.transcript.invalidate();
+      this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.thinking.cycle")) {
+      const model = this.session.getState().model;
+      if (!model?.reasoning) return { consume: true };
+      const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+      const next = levels[(levels.indexOf(this.session.getThinkingLevel()) + 1) % levels.length]!;
+      this.session.setThinkingLevel(next);
+      this.footer.changed();
+      this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.model.cycle")) {
+      void this.session.cycleModel().then(() => {
+        this.footer.changed();
+        this.render();
+      });
+      return { consume: true };
+    }
+    return undefined;
+  }
+
+  private interrupt(): void {
+    const { steering, followUp } = this.session.abort();
+    const returned = [...steering, ...followUp];
+    // What was queued and not sent goes back to the editor, so nothing typed is lost.
+    if (returned.length) this.editor.setText([...returned, this.editor.getText()].filter(Boolean).join("\n"));
+    this.render();
+  }
+
+  /** Extension shortcuts: true when one took the key. */
+  private runShortcut(data: string): boolean {
+    for (const shortcut of this.session.getShortcuts()) {
+      if (this.shortcutSkipped.has(shortcut.key) || !this.keyMatches(data, shortcut.key)) continue;
+      void this.session.runShortcut(shortcut.key).catch((error: unknown) => {
+        this.notice(`Shortcut ${shortcut.key} failed: ${errorMessage(error)}`, "error");
+      });
+      return true;
+    }
+    return false;
+  }
+
+  private readonly shortcutSkipped = new Set<string>();
+
+  private keyMatches(data: string, key: string): boolean {
+    try {
+      return matchesKey(data, key as KeyId);
+    } catch {
+      // A key id pi-tui cannot parse matches nothing.
+      return false;
+    }
+  }
+
+  /** Shortcuts on a key the app already uses are reported and left out: the built-in binding keeps its key. */
+  checkShortcuts(): void {
+    this.shortcutSkipped.clear();
+    for (const shortcut of this.session.getShortcuts()) {
+      const taken = bindingsOnKey(this.keys.manager, shortcut.key);
+      if (taken.length === 0) continue;
+      this.shortcutSkipped.add(shortcut.key);
+      this.notice(
+        `${shortcut.owner}: shortcut ${shortcut.key} is already bound to ${taken.join(", ")}; it is not active (rebind in keybindings.json)`,
+        "warning",
+      );
+    }
+  }
+
+  // ---- input ----
+
+  private onSubmit(text: string): void {
+    const trimmed = text.trim();
+    if (!trimmed) return;
+    if (this.editor === this.defaultEditor) this.defaultEditor.addToHistory(trimmed);
+    if (trimmed.startsWith("!")) {
+      void this.runBash(trimmed);
+      return;
+    }
+    if (!this.session.isIdle() && !trimmed.startsWith("/")) {
+      this.session.steer(this.withAttachments(trimmed));
+      this.render();
+      return;
+    }
+    void this.submit(trimmed);
+  }
+
+  private withAttachments(text: string): string {
+    const { text: full, errors } = attachFiles(text, this.session.cwd);
+    for (const error of errors) this.notice(error, "warning");
+    return full;
+  }
+
+  /** A prompt or a command, as typed (or given on the command line). */
+  async submit(text: string): Promise<void> {
+    try {
+      const command = /^\/(\S+)\s*([\s\S]*)$/.exec(text);
+      if (command && (await runBuiltin(this, command[1]!, command[2]!.trim()))) return;
+      await this.session.prompt(command ? text : this.withAttachments(text));
+    } catch (error) {
+      this.notice(errorMessage(error), "error");
+    } finally {
+      this.afterCommand();
+    }
+  }
+
+  /** A command may have replaced the session (new, resume, fork, an extension's): show the one now active. */
+  afterCommand(): void {
+    if (this.session.getState().sessionId !== this.shownSession && this.session.isIdle()) this.showHistory();
+    this.footer.changed();
+    this.render();
+  }
+
+  private async runBash(text: string): Promise<void> {
+    const excluded = text.startsWith("!!");
+    const command = text.slice(excluded ? 2 : 1).trim();
+    if (!command) return;
+    if (this.bash) {
+      this.notice("A shell command is still running; esc stops it", "warning");
+      return;
+    }
+    const view = new BashView(this.look, command, excluded);
+    const abort = new AbortController();
+    this.bash = { view, abort };
+    this.transcript.add(view);
+    this.render();
+    try {
+      const result = await this.session.executeBash(command, {
+        excludeFromContext: excluded,
+        signal: abort.signal,
+        onData: (chunk) => {
+          view.append(chunk);
+          this.render();
+        },
+      });
+      view.finish(result.exitCode, result.cancelled);
+    } catch (error) {
+      this.notice(errorMessage(error), "error");
+    } finally {
+      this.bash = undefined;
+      this.completions.refreshFiles();
+      this.render();
+    }
+  }
+
+  // ---- session events into the transcript ----
+
+  onEvent(event: SessionStreamEvent): void {
+    switch (event.type) {
+      case "agent_settled":
+        this.working.stop();
+        this.footerState.refreshBranch();
+        this.footer.changed();
+        break;
+      case "message_start":
+        this.messageStart(event.message as AgentMessage);
+        break;
+      case "message_update": {
+        const update = event.assistantMessageEvent as { type: string; contentIndex?: number; delta?: string };
+        if (!this.streaming || !update.delta) break;
+        if (update.type === "text_delta")
+          this.streaming.append("text", update.contentIndex ?? 0, update.delta);
+        else if (update.type === "thinking_delta")
+          this.streaming.append("thinking", update.contentIndex ?? 0, update.delta);
+        break;
+      }
+      case "message_end": {
+        const message = event.message as AgentMessage;
+        if (message.role === "assistant" && this.streaming) {
+          this.streaming.finish(message as AssistantMessage);
+          this.streaming = undefined;
+        }
+        this.footer.changed();
+        break;
+      }
+      case "tool_execution_start":
+        if (event.parentToolCallId) break;
+        this.toolView(String(event.toolCallId), String(event.toolName), event.args);
+        break;
+      case "tool_execution_update":
+        if (event.parentToolCallId || !event.partialResult) break;
+        this.toolView(String(event.toolCallId), String(event.toolName), event.args).update(
+          event.partialResult as ToolResult,
+        );
+        break;
+      case "tool_execution_end":
+        if (event.parentToolCallId) break;
+        this.toolView(String(event.toolCallId), String(event.toolName), undefined).finish(
+          event.result as ToolResult,
+          event.isError === true,
+        );
+        break;
+      case "queue_update":
+        this.showQueue(event.steering as string[], event.followUp as string[]);
+        break;
+      case "auto_retry_start":
+        this.notice(
+          `Retrying in ${Math.round(Number(event.delayMs) / 100) / 10}s: ${String(event.errorMessage)}`,
+          "muted",
+        );
+        break;
+      case "compaction_start":
+        this.notice(`Compacting the conversation (${String(event.reason)})…`, "muted");
+        break;
+      case "compaction_end": {
+        const result = event.result as { tokensBefore: number; estimatedTokensAfter?: number } | undefined;
+        if (result) {
+          const after =
+            result.estimatedTokensAfter !== undefined ? ` → about ${result.estimatedTokensAfter}` : "";
+          this.notice(`Compacted: ${result.tokensBefore}${after} tokens`, "muted");
+        } else if (event.errorMessage)
+          this.notice(`Compaction failed: ${String(event.errorMessage)}`, "error");
+        else this.notice("Compaction cancelled", "muted");
+        break;
+      }
+      case "agent_start":
+        this.working.start();
+        this.footer.changed();
+        break;
+      case "thinking_level_changed":
+      case "session_info_changed":
+        this.footer.changed();
+        break;
+      case "entry_appended":
+        this.entryAppended(event.entry as SessionEntry);
+        break;
+      case "extension_error":
+        this.notice(
+          `${String(event.extensionPath)} (${String(event.event)}): ${String(event.error)}`,
+          "error",
+        );
+        break;
+      default:
+        break;
+    }
+    this.render();
+  }
+
+  private messageStart(message: AgentMessage, live = true): void {
+    if (message.role === "user") {
+      this.transcript.add(new UserMessageView(this.look, textOf(message.content)));
+    } else if (message.role === "assistant") {
+      this.streaming = new AssistantMessageView(this.look);
+      this.transcript.add(this.streaming);
+    } else if (
+      message.role === "custom" &&
+      (message as CustomMessage).display &&
+      // `!cmd` output is on screen already (BashView); it enters the context with this run.
+      !(live && (message as CustomMessage).customType === "bashExecution")
+    ) {
+      const custom = message as CustomMessage;
+      this.transcript.add(
+        new CustomMessageView(this.look, custom, this.session.getMessageRenderer(custom.customType)),
+      );
+    }
+  }
+
+  private entryAppended(entry: SessionEntry): void {
+    if (entry.type !== "custom") return;
+    const renderer = this.session.getEntryRenderer(entry.customType);
+    if (!renderer) return;
+    this.transcript.add(
+      new CustomMessageView(this.look, { customType: entry.customType, content: entry.data }, (_m, options) =>
+        renderer(entry, options),
+      ),
+    );
+  }
+
+  private toolView(toolCallId: string, toolName: string, args: unknown): ToolCallView {
+    const known = this.transcript.call(toolCallId);
+    if (known) {
+      if (args !== undefined) known.setArgs(args);
+      return known;
+    }
+    const view = new ToolCallView(this.look, toolCallId, toolName, args ?? {}, () =>
+      this.session.getToolRenderers(toolName),
+    );
+    this.transcript.add(view);
+    return view;
+  }
+
+  private showQueue(steering: string[], followUp: string[]): void {
+    this.queueView.clear();
+    const t = this.theme;
+    const row = (label: string, text: string): Component => ({
+      invalidate() {},
+      render: (width) => [truncateToWidth(`${t.fg("dim", label)} ${text.replace(/\s+/g, " ")}`, width)],
+    });
+    for (const text of steering) this.queueView.addChild(row("↳ steer:", text));
+    for (const text of followUp) this.queueView.addChild(row("↳ follow-up:", text));
+  }
+
+  /** Draws the active branch of the session from its entries (at start, after resume, new, fork, tree moves). */
+  showHistory(): void {
+    this.transcript.clear();
+    this.streaming = undefined;
+    const manager = this.session.sessionManager;
+    for (const entry of manager.getBranch()) {
+      switch (entry.type) {
+        case "message": {
+          const message = entry.message;
+          if (message.role === "assistant") {
+            const view = new AssistantMessageView(this.look);
+            view.finish(message);
+            this.transcript.add(view);
+            for (const part of message.content)
+              if (part.type === "toolCall") this.toolView(part.id, part.name, part.arguments);
+          } else if (message.role === "toolResult") {
+            this.toolView(message.toolCallId, message.toolName, undefined).finish(
+              { content: message.content, details: message.details } as ToolResult,
+              message.isError,
+            );
+          } else {
+            this.messageStart(message, false);
+          }
+          break;
+        }
+        case "custom_message":
+          if (entry.display)
+            this.transcript.add(
+              new CustomMessageView(this.look, entry, this.session.getMessageRenderer(entry.customType)),
+            );
+          break;
+        case "custom":
+          this.entryAppended(entry);
+          break;
+        case "compaction":
+          this.notice(`Earlier conversation compacted: ${firstLine(entry.summary)}`, "muted");
+          break;
+        case "branch_summary":
+          this.notice(`Summary of the branch left: ${firstLine(entry.summary)}`, "muted");
+          break;
+        default:
+          break;
+      }
+    }
+    this.shownSession = this.session.getState().sessionId;
+    this.footer.changed();
+    this.tui.requestRender(true);
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part: { type?: string; text?: string }) =>
+      part?.type === "text" ? part.text : part?.type === "image" ? "[image]" : "",
+    )
+    .join("");
+}

@@ -1,0 +1,347 @@
+/**
+ * The interactive mode's own `/` commands. Others (`/compact`, `/export`, `/mcp`, prompt templates, skills) are
+ * extension commands and reach the session as prompts. Pickers open in place of the editor; each command also
+ * takes its choice as an argument (`/model local/m1`, `/thinking high`, `/tree <id>`).
+ */
+import type { ThinkingLevel } from "@knightcodeai/cli/kit";
+import {
+  errorMessage,
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  saveTrustDecision,
+} from "@knightcodeai/cli/kit";
+import type { App } from "./app.js";
+import { describeBindings, loadKeybindings } from "./keybindings.js";
+import { currentEntry, findEntry, treeRows } from "./tree-view.js";
+
+interface Builtin {
+  name: string;
+  description: string;
+  run(app: App, args: string): Promise<void>;
+}
+
+const LEVELS: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+export const BUILTIN_COMMANDS: Builtin[] = [
+  { name: "help", description: "List the commands", run: help },
+  { name: "model", description: "Pick the model (or /model provider/id)", run: model },
+  { name: "thinking", description: "Pick the thinking level (or /thinking high)", run: thinking },
+  { name: "tree", description: "Continue from an earlier entry of this session", run: tree },
+  { name: "label", description: "Label the current entry (/label @id text labels another)", run: label },
+  { name: "resume", description: "Resume an earlier session of this folder", run: resume },
+  { name: "new", description: "Start a new session", run: fresh },
+  { name: "fork", description: "Fork a new session from one of your messages", run: fork },
+  { name: "reload", description: "Reload extensions, resources and keybindings.json", run: reload },
+  { name: "settings", description: "Theme, thinking display, tool output", run: settings },
+  {
+    name: "trust",
+    description: "Trust this project's own resources, or not, from the next start",
+    run: trust,
+  },
+  { name: "hotkeys", description: "List the keys", run: hotkeys },
+  { name: "quit", description: "Leave KnightCode", run: async (app) => app.quit() },
+  { name: "exit", description: "Leave KnightCode", run: async (app) => app.quit() },
+];
+
+/** Runs `/name args` when it is a built-in; false when it is not (an extension command, say). */
+export async function runBuiltin(app: App, name: string, args: string): Promise<boolean> {
+  const command = BUILTIN_COMMANDS.find((c) => c.name === name);
+  if (!command) return false;
+  if (!app.session.isIdle() && !["help", "hotkeys", "quit", "exit", "settings"].includes(name)) {
+    app.notice(`/${name} waits for the run to finish (esc stops it)`, "warning");
+    return true;
+  }
+  await command.run(app, args);
+  return true;
+}
+
+async function help(app: App): Promise<void> {
+  const rows = [
+    ...BUILTIN_COMMANDS.filter((c) => c.name !== "exit").map((c) => [`/${c.name}`, c.description] as const),
+    ...app.session
+      .getCommands()
+      .map((c) => [`/${c.name}`, `${c.description ?? ""} (${c.owner ?? c.source})`] as const),
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+  app.notice(rows.map(([name, text]) => `${name.padEnd(width)}${text}`).join("\n"), "muted");
+}
+
+async function model(app: App, args: string): Promise<void> {
+  const session = app.session;
+  let chosen: string | undefined = args;
+  if (!chosen) {
+    const current = session.getState().model;
+    const models = session.getAvailableModels();
+    if (models.length === 0) {
+      app.notice("No models are available: add a provider key or models.json", "warning");
+      return;
+    }
+    chosen = await app.ui.pick(
+      "Model",
+      models.map((m) => ({
+        value: `${m.provider}/${m.id}`,
+        label: `${m.provider}/${m.id}`,
+        ...(m.name ? { description: m.name } : {}),
+      })),
+      { ...(current ? { initial: `${current.provider}/${current.id}` } : {}), filterable: true },
+    );
+    if (!chosen) return;
+  }
+  const slash = chosen.indexOf("/");
+  const ok = slash > 0 && (await session.setModel(chosen.slice(0, slash), chosen.slice(slash + 1)));
+  app.notice(ok ? `Model: ${chosen}` : `No model ${chosen}; /model lists them`, ok ? "muted" : "error");
+}
+
+async function thinking(app: App, args: string): Promise<void> {
+  let level = args as ThinkingLevel;
+  if (!args) {
+    const picked = await app.ui.pick(
+      "Thinking level",
+      LEVELS.map((l) => ({ value: l, label: l })),
+      { initial: app.session.getThinkingLevel() },
+    );
+    if (!picked) return;
+    level = picked as ThinkingLevel;
+  }
+  if (!LEVELS.includes(level)) {
+    app.notice(`"${args}" is not a thinking level (${LEVELS.join(", ")})`, "error");
+    return;
+  }
+  app.session.setThinkingLevel(level);
+  app.notice(`Thinking: ${app.session.getThinkingLevel()}`, "muted");
+}
+
+/** `/tree` picks an entry; `/tree <id prefix> [--summarize [instructions]]` goes to one directly. */
+async function tree(app: App, args: string): Promise<void> {
+  const manager = app.session.sessionManager;
+  const [prefix = "", flag, ...rest] = args.split(/\s+/).filter(Boolean);
+  let targetId: string;
+  if (!prefix) {
+    const { rows, active } = treeRows(manager, app.tui.terminal.columns - 4);
+    if (rows.length === 0) {
+      app.notice("The session is empty", "muted");
+      return;
+    }
+    const picked = await app.ui.pick(
+      "Continue from which entry?",
+      rows.map((r) => ({ value: r.id, label: r.line })),
+      { ...(active ? { initial: active } : {}), maxVisible: 15 },
+    );
+    if (!picked) return;
+    targetId = picked;
+  } else {
+    if (flag !== undefined && flag !== "--summarize") {
+      app.notice(`/tree takes an entry id and optionally --summarize [instructions], not "${flag}"`, "error");
+      return;
+    }
+    const found = findEntry(manager, prefix);
+    if (typeof found === "string") {
+      app.notice(found, "error");
+      return;
+    }
+    targetId = found.id;
+  }
+  // Going back to one of your own messages continues from just before it, with its text in the editor to edit
+  // and send again (sending it as it is would repeat it).
+  const target = manager.getEntry(targetId);
+  const prompt =
+    target?.type === "message" && target.message.role === "user" && target.parentId !== null
+      ? textOf(target.message.content)
+      : undefined;
+  const instructions = rest.join(" ");
+  const result = await app.session.navigateTree(prompt !== undefined ? target!.parentId! : targetId, {
+    ...(flag ? { summarize: true } : {}),
+    ...(instructions ? { customInstructions: instructions } : {}),
+  });
+  if (result.cancelled) {
+    app.notice("Not moved: stopped, or an extension kept the session where it was", "warning");
+    return;
+  }
+  app.showHistory();
+  if (prompt !== undefined) app.editor.setText(prompt);
+  const summary = result.summaryEntry ? "; the branch you left was summarised" : "";
+  app.notice(`Continuing from ${result.leafId ?? targetId}${summary}`, "muted");
+}
+
+function textOf(content: string | { type: string; text?: string }[]): string {
+  return typeof content === "string"
+    ? content
+    : content.map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
+}
+
+async function label(app: App, args: string): Promise<void> {
+  const manager = app.session.sessionManager;
+  let text = args;
+  let target = currentEntry(manager);
+  if (args.startsWith("@")) {
+    const [ref = "", ...words] = args.slice(1).split(/\s+/);
+    const found = findEntry(manager, ref);
+    if (typeof found === "string") {
+      app.notice(found, "error");
+      return;
+    }
+    target = found;
+    text = words.join(" ");
+  }
+  if (!target) {
+    app.notice("Nothing to label yet: the session has no messages", "error");
+    return;
+  }
+  app.session.setLabel(target.id, text || undefined);
+  app.notice(text ? `Labelled ${target.id} "${text}"` : `Label of ${target.id} cleared`, "muted");
+}
+
+async function resume(app: App): Promise<void> {
+  const current = app.session.getState().sessionFile;
+  const sessions = app.session
+    .listSessions()
+    .filter((s) => s.path !== current)
+    .slice(0, 50);
+  if (sessions.length === 0) {
+    app.notice("No earlier sessions in this folder", "muted");
+    return;
+  }
+  const picked = await app.ui.pick(
+    "Resume which session?",
+    sessions.map((s) => ({
+      value: s.path,
+      label: (s.name ?? s.firstMessage).replace(/\s+/g, " ").slice(0, 70),
+      description: `${s.messageCount} messages, ${s.modified.toLocaleString()}${s.labels ? ` [${s.labels.join("] [")}]` : ""}`,
+    })),
+    { filterable: true },
+  );
+  if (!picked) return;
+  const { cancelled } = await app.session.switchSession(picked);
+  if (cancelled) app.notice("An extension kept this session", "warning");
+  app.showHistory();
+}
+
+async function fresh(app: App): Promise<void> {
+  const { cancelled } = await app.session.newSession();
+  app.showHistory();
+  app.notice(cancelled ? "An extension kept this session" : "New session", "muted");
+}
+
+async function fork(app: App): Promise<void> {
+  const messages = app.session.sessionManager
+    .getBranch()
+    .filter((e) => e.type === "message" && e.message.role === "user");
+  if (messages.length === 0) {
+    app.notice("Nothing to fork from yet: you have sent no message", "muted");
+    return;
+  }
+  const text = (id: string) => {
+    const entry = messages.find((e) => e.id === id);
+    if (entry?.type !== "message" || entry.message.role !== "user") return "";
+    const content = entry.message.content;
+    return typeof content === "string"
+      ? content
+      : content.map((c) => (c.type === "text" ? c.text : "")).join("");
+  };
+  const picked = await app.ui.pick(
+    "Fork from which message? (it returns to the editor)",
+    messages.reverse().map((e) => ({ value: e.id, label: text(e.id).replace(/\s+/g, " ").slice(0, 100) })),
+  );
+  if (!picked) return;
+  const prompt = text(picked);
+  const { cancelled } = await app.session.fork(picked);
+  app.showHistory();
+  if (cancelled) {
+    app.notice("An extension kept this session", "warning");
+    return;
+  }
+  app.editor.setText(prompt);
+  app.notice("Forked: a new session up to that message", "muted");
+}
+
+async function reload(app: App): Promise<void> {
+  try {
+    await app.session.reload();
+  } catch (error) {
+    app.notice(`Reload failed: ${errorMessage(error)}`, "error");
+    return;
+  }
+  app.keys = loadKeybindings(app.session.agentDir);
+  for (const problem of app.keys.problems) app.notice(problem, "warning");
+  app.checkShortcuts();
+  app.notice("Reloaded extensions, resources and keybindings", "muted");
+}
+
+async function settings(app: App): Promise<void> {
+  for (;;) {
+    const themes = app.ui.getAllThemes().map((t) => t.name);
+    const picked = await app.ui.pick("Settings (this session)", [
+      { value: "theme", label: "Theme", description: app.theme.name ?? "custom" },
+      { value: "thinking", label: "Show thinking", description: app.showThinking ? "on" : "off" },
+      { value: "tools", label: "Expand tool output", description: app.toolsExpanded ? "on" : "off" },
+    ]);
+    if (!picked) return;
+    if (picked === "theme") {
+      const theme = await app.ui.pick(
+        "Theme",
+        themes.map((name) => ({ value: name, label: name })),
+        app.theme.name ? { initial: app.theme.name } : {},
+      );
+      if (theme) {
+        const result = app.ui.setTheme(theme);
+        if (!result.success) app.notice(result.error ?? "The theme could not be set", "error");
+      }
+    } else if (picked === "thinking") {
+      app.showThinking = !app.showThinking;
+      app.transcript.invalidate();
+    } else {
+      app.ui.setToolsExpanded(!app.toolsExpanded);
+    }
+  }
+}
+
+/**
+ * `/trust` saves a decision for this folder in trust.json. The session keeps the decision it started with (project
+ * extensions cannot be unloaded halfway), so the new one applies from the next start.
+ */
+async function trust(app: App): Promise<void> {
+  const cwd = app.session.cwd;
+  const agentDir = app.session.agentDir;
+  const inputs = await findProtectedInputs(cwd);
+  const saved = findSavedDecision(readTrustDecisions(agentDir), cwd);
+  const now = saved
+    ? `saved for ${saved.path}: ${saved.trusted ? "trusted" : "not trusted"}`
+    : "no decision saved for this folder";
+  const what = inputs.length ? `its own ${inputs.join(", ")}` : "nothing of its own yet";
+  const picked = await app.ui.pick(`Trust ${cwd}? It has ${what} (${now}).`, [
+    {
+      value: "yes",
+      label: "Trust and remember",
+      description: "load the project's resources from the next start",
+    },
+    { value: "no", label: "Do not trust, and remember", description: "never load them, never ask" },
+  ]);
+  if (!picked) return;
+  try {
+    saveTrustDecision({ agentDir, path: cwd, trusted: picked === "yes" });
+  } catch (error) {
+    app.notice(`Could not save the decision: ${errorMessage(error)}`, "error");
+    return;
+  }
+  app.notice(
+    `${picked === "yes" ? "Trusted" : "Not trusted"}: ${cwd}; this applies from the next start`,
+    "muted",
+  );
+}
+
+async function hotkeys(app: App): Promise<void> {
+  const rows = describeBindings(app.keys.manager)
+    .filter((b) => b.keys.length > 0)
+    .map((b) => [b.keys.join(", "), `${b.description} (${b.name})`] as const);
+  for (const s of app.session.getShortcuts())
+    rows.push([s.key, `${s.description ?? "extension shortcut"} (${s.owner})`]);
+  const width = Math.max(...rows.map(([keys]) => keys.length)) + 2;
+  app.notice(
+    [
+      ...rows.map(([keys, text]) => `${keys.padEnd(width)}${text}`),
+      `Change keys in ${app.session.agentDir}/keybindings.json`,
+    ].join("\n"),
+    "muted",
+  );
+}

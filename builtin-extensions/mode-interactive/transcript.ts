@@ -1,0 +1,413 @@
+/**
+ * The transcript's pieces: user and assistant messages (markdown, thinking shown or folded), tool calls drawn by
+ * their renderers (output folded or expanded), shell commands, custom messages and notices. Each view keeps the
+ * lines it drew for a width until it changes, so a frame while an answer streams redraws one message, not two
+ * thousand; the terminal UI then writes only the lines that differ.
+ */
+import type {
+  AssistantMessage,
+  MessageRenderer,
+  ToolRenderers,
+  ToolResult,
+  UIComponent,
+  UITheme,
+} from "@knightcodeai/cli/kit";
+import { errorMessage } from "@knightcodeai/cli/kit";
+import { getMarkdownTheme } from "@knightcodeai/cli/tui";
+import { type Component, Container, Markdown, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
+
+/** What every view reads when it draws: the theme and the person's display choices. */
+export interface Look {
+  readonly theme: UITheme;
+  readonly showThinking: boolean;
+  readonly toolsExpanded: boolean;
+  readonly hiddenThinkingLabel: string;
+  readonly cwd: string;
+  /** Where a renderer's failure goes (once per view). */
+  warn(message: string): void;
+}
+
+const FOLDED_LINES = 4;
+const EXPANDED_LINES = 400;
+
+/** A view that keeps its lines until `changed()` or a new width; lines never exceed the width. */
+abstract class View implements Component {
+  private cache: { width: number; lines: string[] } | undefined;
+  constructor(protected readonly look: Look) {}
+  protected abstract draw(width: number): string[];
+  changed(): void {
+    this.cache = undefined;
+  }
+  invalidate(): void {
+    this.cache = undefined;
+  }
+  render(width: number): string[] {
+    if (this.cache?.width !== width) {
+      this.cache = { width, lines: this.draw(width).map((line) => truncateToWidth(line, width)) };
+    }
+    return this.cache.lines;
+  }
+}
+
+function wrap(text: string, width: number, prefix = "", rest = prefix): string[] {
+  const room = Math.max(10, width - Math.max(prefix.length, rest.length));
+  return wrapTextWithAnsi(text, room).map((line, i) => `${i === 0 ? prefix : rest}${line}`);
+}
+
+/** Attached files are shown by name, not by content. */
+export function displayPrompt(text: string): string {
+  return text.replace(
+    /<file name="([^"]+)">\n[\s\S]*?\n<\/file>(?:\n\n)?/g,
+    (_m, name: string) => `[attached ${name}]\n`,
+  );
+}
+
+export class UserMessageView extends View {
+  constructor(
+    look: Look,
+    private readonly text: string,
+  ) {
+    super(look);
+  }
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+  }
+}
+
+type Block = { kind: "text" | "thinking"; text: string; markdown?: Markdown; markdownTheme?: UITheme };
+
+export class AssistantMessageView extends View {
+  private blocks: Block[] = [];
+  private error: string | undefined;
+  private aborted = false;
+
+  /** A streamed piece of a text or thinking block (`contentIndex` as the provider numbers them). */
+  append(kind: "text" | "thinking", index: number, delta: string): void {
+    const block = this.blocks[index] ?? { kind, text: "" };
+    this.blocks[index] = block;
+    block.text += delta;
+    this.changed();
+  }
+
+  /** The final message replaces what streamed (a `message_end` handler may have changed it). */
+  finish(message: AssistantMessage): void {
+    this.blocks = message.content.flatMap((part): Block[] => {
+      if (part.type === "text") return [{ kind: "text", text: part.text }];
+      if (part.type === "thinking") return [{ kind: "thinking", text: part.thinking }];
+      return [];
+    });
+    this.error = message.stopReason === "error" ? (message.errorMessage ?? "the provider failed") : undefined;
+    this.aborted = message.stopReason === "aborted";
+    this.changed();
+  }
+
+  /** The text a person reads (for tests and `/copy`-like uses). */
+  text(): string {
+    return this.blocks
+      .filter((b) => b?.kind === "text")
+      .map((b) => b.text)
+      .join("\n");
+  }
+
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    const lines: string[] = [];
+    for (const block of this.blocks) {
+      if (!block?.text.trim()) continue;
+      if (block.kind === "thinking") {
+        if (this.look.showThinking) {
+          lines.push(
+            "",
+            ...wrap(t.italic(t.fg("thinkingText", block.text.trim())), width, t.fg("dim", "┊ ")),
+          );
+        } else {
+          lines.push("", t.fg("dim", `${this.look.hiddenThinkingLabel} (ctrl+t shows it)`));
+        }
+        continue;
+      }
+      if (!block.markdown || block.markdownTheme !== t) {
+        block.markdown = new Markdown(block.text, 0, 0, getMarkdownTheme(t));
+        block.markdownTheme = t;
+      } else {
+        block.markdown.setText(block.text);
+      }
+      lines.push("", ...block.markdown.render(width));
+    }
+    if (this.error) lines.push("", ...wrap(t.fg("error", this.error), width, t.fg("error", "✖ ")));
+    if (this.aborted) lines.push(t.fg("dim", "(stopped)"));
+    return lines;
+  }
+}
+
+/** What a renderer returned: text, a component, or nothing usable (`undefined`). */
+function rendered(value: unknown, width: number): string[] | undefined {
+  if (typeof value === "string") return value.split("\n");
+  if (value && typeof (value as UIComponent).render === "function")
+    return (value as UIComponent).render(width);
+  return undefined;
+}
+
+export class ToolCallView extends View {
+  private result: ToolResult | undefined;
+  private partial: ToolResult | undefined;
+  private isError = false;
+  private warned = false;
+
+  constructor(
+    look: Look,
+    readonly toolCallId: string,
+    readonly toolName: string,
+    private args: unknown,
+    private readonly renderers: () => ToolRenderers | undefined,
+  ) {
+    super(look);
+  }
+
+  setArgs(args: unknown): void {
+    this.args = args;
+    this.changed();
+  }
+
+  update(partial: ToolResult): void {
+    this.partial = partial;
+    this.changed();
+  }
+
+  finish(result: ToolResult, isError: boolean): void {
+    this.result = result;
+    this.isError = isError;
+    this.partial = undefined;
+    this.changed();
+  }
+
+  get done(): boolean {
+    return this.result !== undefined;
+  }
+
+  private call<T>(run: () => T): T | undefined {
+    try {
+      return run();
+    } catch (error) {
+      if (!this.warned) this.look.warn(`The renderer of ${this.toolName} failed: ${errorMessage(error)}`);
+      this.warned = true;
+      return undefined;
+    }
+  }
+
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    const expanded = this.look.toolsExpanded;
+    const renderers = this.renderers();
+    const options = { expanded, isPartial: !this.result, cwd: this.look.cwd };
+    const dot = !this.result ? t.fg("dim", "●") : this.isError ? t.fg("error", "●") : t.fg("success", "●");
+    const custom = renderers?.renderCall && this.call(() => renderers.renderCall!(this.args, options));
+    const head = rendered(custom, width - 2) ?? [
+      `${t.bold(this.toolName)} ${t.fg("muted", summary(this.args))}`,
+    ];
+    const lines = ["", `${dot} ${head[0] ?? ""}`, ...head.slice(1).map((l) => `  ${l}`)];
+    const result = this.result ?? this.partial;
+    if (!result) return lines;
+    const customResult =
+      renderers?.renderResult &&
+      this.call(() => renderers.renderResult!(result, { ...options, isError: this.isError }));
+    const body = rendered(customResult, width - 4) ?? textLines(result);
+    while (body.length > 0 && body[body.length - 1] === "") body.pop();
+    const limit = expanded ? EXPANDED_LINES : FOLDED_LINES;
+    const paint = (l: string) => (this.isError ? t.fg("error", l) : t.fg("toolOutput", l));
+    for (const [i, line] of body.slice(0, limit).entries())
+      lines.push(`${t.fg("dim", i === 0 ? "  ⎿ " : "    ")}${paint(line)}`);
+    if (body.length > limit) {
+      const hint = expanded ? "" : " (ctrl+o expands)";
+      lines.push(t.fg("dim", `    … ${body.length - limit} more lines${hint}`));
+    }
+    return lines;
+  }
+}
+
+function textLines(result: ToolResult): string[] {
+  return result.content
+    .map((c) => (c.type === "text" ? c.text : `[${c.type}]`))
+    .join("\n")
+    .split("\n");
+}
+
+function summary(args: unknown): string {
+  if (args && typeof args === "object") {
+    const record = args as Record<string, unknown>;
+    for (const key of ["command", "path", "file_path", "pattern", "url", "query"]) {
+      if (typeof record[key] === "string") return oneLine(record[key] as string, 100);
+    }
+  }
+  return oneLine(JSON.stringify(args ?? {}), 100);
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** `!cmd` and `!!cmd`: the command, its output as it arrives (folded like tool output) and how it ended. */
+export class BashView extends View {
+  private output = "";
+  private status: string | undefined;
+  constructor(
+    look: Look,
+    private readonly command: string,
+    private readonly excluded: boolean,
+  ) {
+    super(look);
+  }
+  append(chunk: string): void {
+    this.output += chunk;
+    this.changed();
+  }
+  finish(exitCode: number | null, cancelled: boolean): void {
+    this.status = cancelled ? "stopped" : exitCode === 0 ? undefined : `exit ${exitCode ?? "?"}`;
+    this.changed();
+  }
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    const mark = this.excluded ? "!!" : "!";
+    const lines = [
+      "",
+      `${t.fg("bashMode", mark)} ${t.bold(this.command)}${this.excluded ? t.fg("dim", "  (not sent)") : ""}`,
+    ];
+    const body = this.output.replace(/\n$/, "").split("\n");
+    const limit = this.look.toolsExpanded ? EXPANDED_LINES : FOLDED_LINES;
+    if (this.output)
+      for (const [i, line] of body.slice(0, limit).entries())
+        lines.push(`${t.fg("dim", i === 0 ? "  ⎿ " : "    ")}${t.fg("toolOutput", line)}`);
+    if (body.length > limit)
+      lines.push(t.fg("dim", `    … ${body.length - limit} more lines (ctrl+o expands)`));
+    if (this.status) lines.push(t.fg("warning", `    (${this.status})`));
+    return lines.map((l) => truncateToWidth(l, width));
+  }
+}
+
+/** A custom message: what its extension's renderer draws, else its type and text. */
+export class CustomMessageView extends View {
+  constructor(
+    look: Look,
+    private readonly message: { customType: string; content: unknown; details?: unknown },
+    private readonly renderer: MessageRenderer | undefined,
+  ) {
+    super(look);
+  }
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    if (this.renderer) {
+      try {
+        const lines = rendered(this.renderer(this.message, { expanded: this.look.toolsExpanded }), width);
+        if (lines) return ["", ...lines];
+      } catch (error) {
+        this.look.warn(`The renderer of ${this.message.customType} messages failed: ${errorMessage(error)}`);
+      }
+    }
+    const content = this.message.content;
+    const text =
+      typeof content === "string"
+        ? content
+        : Array.isArray(content)
+          ? content
+              .map((c: { type?: string; text?: string }) => (c?.type === "text" ? c.text : `[${c?.type}]`))
+              .join("\n")
+          : "";
+    return ["", ...wrap(text, width, t.fg("customMessageLabel", `[${this.message.customType}] `), "  ")];
+  }
+}
+
+/** One line of information from the mode or an extension (`notify`). */
+export class NoticeView extends View {
+  constructor(
+    look: Look,
+    private readonly text: string,
+    private readonly level: "info" | "warning" | "error" | "muted" = "info",
+  ) {
+    super(look);
+  }
+  protected draw(width: number): string[] {
+    const t = this.look.theme;
+    const mark =
+      this.level === "error"
+        ? t.fg("error", "✖ ")
+        : this.level === "warning"
+          ? t.fg("warning", "! ")
+          : this.level === "info"
+            ? t.fg("accent", "ℹ ")
+            : "";
+    const body = this.level === "muted" ? t.fg("dim", this.text) : this.text;
+    return wrap(body, width, mark, "  ");
+  }
+}
+
+/** A component an extension made (a header or widget), kept inside the width it is given. */
+export class Fitted implements Component {
+  constructor(readonly inner: UIComponent) {}
+  /** Focus reaches the component, so an input inside it shows the cursor. */
+  get focused(): boolean {
+    return (this.inner as { focused?: boolean }).focused === true;
+  }
+  set focused(value: boolean) {
+    if ("focused" in this.inner) (this.inner as { focused: boolean }).focused = value;
+  }
+  render(width: number): string[] {
+    return this.inner.render(width).map((line) => truncateToWidth(line, width));
+  }
+  handleInput(data: string): void {
+    this.inner.handleInput?.(data);
+  }
+  invalidate(): void {
+    this.inner.invalidate();
+  }
+}
+
+/**
+ * The transcript: views in order, tool calls findable by id. Its lines are kept between frames; a frame re-joins
+ * only from the first view whose lines changed (views return the same array until they change), so streaming into
+ * the last message of a long transcript does not copy the thousands of lines above it.
+ */
+export class Transcript extends Container {
+  private readonly calls = new Map<string, ToolCallView>();
+  private joined: { width: number; parts: string[][]; lines: string[] } | undefined;
+
+  add(view: Component): void {
+    this.addChild(view);
+    if (view instanceof ToolCallView) this.calls.set(view.toolCallId, view);
+  }
+
+  call(toolCallId: string): ToolCallView | undefined {
+    return this.calls.get(toolCallId);
+  }
+
+  override clear(): void {
+    super.clear();
+    this.calls.clear();
+    this.joined = undefined;
+  }
+
+  override invalidate(): void {
+    super.invalidate();
+    this.joined = undefined;
+  }
+
+  override render(width: number): string[] {
+    const parts = this.children.map((child) => child.render(width));
+    const before = this.joined?.width === width ? this.joined : undefined;
+    let same = 0;
+    let kept = 0;
+    if (before) {
+      while (same < parts.length && same < before.parts.length && parts[same] === before.parts[same]) {
+        kept += parts[same]!.length;
+        same++;
+      }
+      if (same === parts.length && same === before.parts.length) return before.lines;
+    }
+    // The array is reused: the terminal UI copies what a component returns before it changes anything.
+    const lines = before ? before.lines : [];
+    lines.length = kept;
+    for (let i = same; i < parts.length; i++) for (const line of parts[i]!) lines.push(line);
+    this.joined = { width, parts, lines };
+    return lines;
+  }
+}

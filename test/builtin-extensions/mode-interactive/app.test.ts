@@ -1,0 +1,273 @@
+/**
+ * The terminal UI's behaviour in-process: a real session (scripted provider) drawn by the mode's App on a
+ * terminal that keeps what it is sent and takes key data from the test. Keys, keybindings.json, extension
+ * shortcuts, the editor, header and footer extensions install, custom message renderers, themes.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
+import { expect } from "chai";
+import { App } from "../../../builtin-extensions/mode-interactive/app.js";
+import { CustomEditor } from "../../../plugins/kit/tui/custom-editor.js";
+import { stripAnsi } from "../../../plugins/kit/tui/width.js";
+import { type Harness, useHarness } from "../../helpers/agent-harness.js";
+
+class KeyTerminal implements Terminal {
+  private onInput: (data: string) => void = () => {};
+  readonly columns = 80;
+  readonly rows = 30;
+  title = "";
+  start(onInput: (data: string) => void): void {
+    this.onInput = onInput;
+  }
+  press(...keys: string[]): void {
+    for (const key of keys) this.onInput(key);
+  }
+  stop(): void {}
+  async drainInput(): Promise<void> {}
+  write(): void {}
+  get kittyProtocolActive(): boolean {
+    return false;
+  }
+  moveBy(): void {}
+  hideCursor(): void {}
+  showCursor(): void {}
+  clearLine(): void {}
+  clearFromCursor(): void {}
+  clearScreen(): void {}
+  setTitle(title: string): void {
+    this.title = title;
+  }
+  setProgress(): void {}
+}
+
+const CTRL_O = "\x0f";
+const CTRL_G = "\x07";
+const CTRL_X = "\x18";
+
+describe("interactive terminal UI (in-process)", () => {
+  const harness = useHarness();
+  const apps: App[] = [];
+  afterEach(() => {
+    for (const app of apps.splice(0)) app.stop();
+  });
+
+  function open(h: Harness): {
+    app: App;
+    term: KeyTerminal;
+    screen(): string;
+    shows(text: string): Promise<void>;
+  } {
+    const term = new KeyTerminal();
+    const app = new App(h.handle, term);
+    apps.push(app);
+    h.handle.setUI(app.ui, true);
+    h.handle.subscribe((event) => app.onEvent(event));
+    // Wrapped lines joined again, so a sentence can be found wherever the terminal broke it.
+    const screen = () => stripAnsi(app.tui.render(term.columns).join("\n")).replace(/\n\s*/g, " ");
+    /** Waits (at most 10 s) until the screen shows `text`, for what happens after an await. */
+    const shows = async (text: string) => {
+      const deadline = Date.now() + 10_000;
+      while (!screen().includes(text)) {
+        if (Date.now() > deadline) throw new Error(`"${text}" did not appear:\n${screen()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    return { app, term, screen, shows };
+  }
+
+  it("reads keybindings.json: a rebound key works, unknown names and keys bound twice are reported", async () => {
+    const h = await harness.open({ steps: [] });
+    mkdirSync(join(h.dir, "agent"), { recursive: true });
+    writeFileSync(
+      join(h.dir, "agent", "keybindings.json"),
+      JSON.stringify({
+        "app.tools.expand": "ctrl+x",
+        "app.thinking.toggle": "ctrl+x",
+        "app.nothing": "ctrl+y",
+      }),
+    );
+    const { app, term, screen } = open(h);
+    expect(screen()).to.contain('"app.nothing" is not a key binding');
+    expect(screen()).to.match(/key ctrl\+x is bound to app\.tools\.expand and app\.thinking\.toggle/);
+    term.press(CTRL_X);
+    expect(app.toolsExpanded).to.equal(true);
+    expect(app.showThinking).to.equal(false);
+    term.press(CTRL_O);
+    expect(app.toolsExpanded, "ctrl+o no longer expands").to.equal(true);
+  });
+
+  it("runs registerShortcut handlers; a shortcut on a key the app uses is reported and left inactive", async () => {
+    const ran: string[] = [];
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerShortcut("ctrl+g", {
+            description: "say G",
+            handler: (ctx) => {
+              ran.push("g");
+              ctx.ui.setStatus("g", "G-PRESSED");
+            },
+          });
+          kc.registerShortcut("ctrl+o", { handler: () => void ran.push("o") });
+        },
+      ],
+    });
+    const { app, term, screen } = open(h);
+    app.checkShortcuts();
+    expect(screen()).to.match(/shortcut ctrl\+o is already bound to .*app\.tools\.expand/);
+    term.press(CTRL_G);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ran).to.deep.equal(["g"]);
+    expect(screen()).to.contain("G-PRESSED");
+    term.press(CTRL_O);
+    expect(ran).to.deep.equal(["g"]);
+    expect(app.toolsExpanded).to.equal(true);
+  });
+
+  it("puts an extension's editor in place with the text typed so far, and its header and footer", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, screen } = open(h);
+    term.press(..."draft");
+    const ui = app.ui;
+    ui.setEditorComponent((tui, theme, keys) => {
+      const editor = new CustomEditor(tui, theme, keys);
+      editor.borderColor = (s) => `[${s.length}]`;
+      return editor;
+    });
+    expect(app.editor).to.not.equal(app.defaultEditor);
+    expect(ui.getEditorText()).to.equal("draft");
+    term.press("!");
+    expect(ui.getEditorText()).to.equal("draft!");
+    expect(screen()).to.contain("[80]");
+    ui.setHeader((_tui, theme) => ({ render: () => [theme.bold("MY HEADER")], invalidate() {} }));
+    ui.setFooter((_tui, _theme, data) => ({
+      render: () => [`MY FOOTER ${[...data.getExtensionStatuses().values()].join(",")}`],
+      invalidate() {},
+    }));
+    ui.setStatus("x", "s1");
+    expect(screen()).to.contain("MY HEADER");
+    expect(screen()).to.contain("MY FOOTER s1");
+    expect(screen()).to.not.contain("KnightCode");
+    ui.setHeader(undefined);
+    ui.setFooter(undefined);
+    ui.setEditorComponent(undefined);
+    expect(screen()).to.contain("KnightCode");
+    expect(screen()).to.not.contain("MY FOOTER");
+    expect(app.editor).to.equal(app.defaultEditor);
+    expect(ui.getEditorText()).to.equal("draft!");
+  });
+
+  it("draws custom messages with their renderer and keeps over-wide lines inside the terminal", async () => {
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerMessageRenderer(
+            "note",
+            (message) => `NOTE>> ${String(message.content)} ${"=".repeat(200)}`,
+          );
+        },
+      ],
+    });
+    const { app, screen, term } = open(h);
+    app.onEvent({
+      type: "message_start",
+      message: { role: "custom", customType: "note", content: "hello", display: true, timestamp: 0 },
+    });
+    const shown = screen();
+    expect(shown).to.contain("NOTE>> hello");
+    for (const line of app.tui.render(term.columns)) expect(visibleWidth(line)).to.be.at.most(80);
+  });
+
+  it("switches themes by name and reports an unknown one", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app } = open(h);
+    expect(app.ui.setTheme("light")).to.deep.equal({ success: true });
+    expect(app.ui.theme.name).to.equal("light");
+    const wrong = app.ui.setTheme("neon");
+    expect(wrong.success).to.equal(false);
+    expect(wrong.error).to.contain('Unknown theme "neon"');
+    app.ui.setTitle("my title");
+    expect((app.tui.terminal as KeyTerminal).title).to.equal("my title");
+  });
+  it("folds thinking to one line and shows it with ctrl+t", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, screen } = open(h);
+    app.onEvent({ type: "message_start", message: { role: "assistant", content: [] } });
+    for (const [type, delta] of [
+      ["thinking_delta", "weighing the options carefully"],
+      ["text_delta", "The answer."],
+    ] as const)
+      app.onEvent({
+        type: "message_update",
+        assistantMessageEvent: { type, contentIndex: type === "thinking_delta" ? 0 : 1, delta },
+      });
+    expect(screen()).to.contain("Thinking… (ctrl+t shows it)");
+    expect(screen()).to.not.contain("weighing the options");
+    app.ui.setHiddenThinkingLabel("Pondering");
+    expect(screen()).to.contain("Pondering (ctrl+t shows it)");
+    term.press("\x14");
+    expect(screen()).to.contain("weighing the options carefully");
+    expect(screen()).to.contain("The answer.");
+  });
+
+  it("draws tool calls with the renderers a registerToolRenderer resolver picks", async () => {
+    const h = await harness.open({
+      steps: [],
+      extensions: [
+        (kc) => {
+          kc.registerToolRenderer((name, next) =>
+            name === "deploy"
+              ? {
+                  renderCall: (args) => `DEPLOY to ${(args as { env: string }).env}`,
+                  renderResult: (_result, options) => (options.expanded ? "all 3 steps ok" : "ok"),
+                }
+              : next(),
+          );
+        },
+      ],
+    });
+    const { app, term, screen } = open(h);
+    app.onEvent({
+      type: "tool_execution_start",
+      toolCallId: "c1",
+      toolName: "deploy",
+      args: { env: "staging" },
+    });
+    expect(screen()).to.contain("● DEPLOY to staging");
+    app.onEvent({
+      type: "tool_execution_end",
+      toolCallId: "c1",
+      toolName: "deploy",
+      result: { content: [{ type: "text", text: "raw output" }] },
+      isError: false,
+    });
+    expect(screen()).to.contain("⎿ ok");
+    expect(screen()).to.not.contain("raw output");
+    term.press(CTRL_O);
+    expect(screen()).to.contain("⎿ all 3 steps ok");
+  });
+
+  it("stops a running !command with Escape", async () => {
+    const h = await harness.open({ steps: [] });
+    const { term, shows } = open(h);
+    term.press(..."!echo started; sleep 20", "\r");
+    await shows("⎿ started");
+    term.press("\x1b");
+    await shows("(stopped)");
+  });
+
+  it("/trust saves the decision for the folder in trust.json", async () => {
+    const h = await harness.open({ steps: [] });
+    const { app, term, shows } = open(h);
+    const done = app.submit("/trust");
+    await shows("Trust and remember");
+    term.press("\r");
+    await done;
+    const saved = JSON.parse(readFileSync(join(h.dir, "agent", "trust.json"), "utf8"));
+    expect(saved.decisions[h.dir]).to.include({ trusted: true });
+    await shows("this applies from the next start");
+  });
+});

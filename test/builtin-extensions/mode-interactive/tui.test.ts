@@ -1,0 +1,275 @@
+/**
+ * The full terminal UI, end to end: the built `knightcode` runs in tmux against a local server that speaks the
+ * OpenAI Chat Completions wire format, and the tests read the screen. With KC_TUI_SCREENS=<dir> set, the screens
+ * docs/interactive.md shows are written there.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { cliBin } from "../../helpers/cli.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
+import {
+  type RecordedRequest,
+  startTestServer,
+  type TestServer,
+  writeSse,
+} from "../../helpers/sse-server.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+import {
+  DONE,
+  finishChunk,
+  roleChunk,
+  textChunks,
+  textStream,
+  toolCallStream,
+  usageChunk,
+} from "../providers/openai-compatible/fixtures.js";
+import { hasTmux, TmuxDriver } from "./tmux-driver.js";
+
+/** An answer that streams slowly enough to act while it runs (about `seconds`). */
+function slowStream(words: number, delayMs: number) {
+  const pieces = Array.from({ length: words }, (_, i) => `word${i} `);
+  return {
+    events: [roleChunk(), ...textChunks(...pieces), finishChunk("stop"), usageChunk(40, words), DONE],
+    delayMs,
+  };
+}
+
+function lastUserText(request: RecordedRequest): string {
+  const users = (request.body.messages as { role: string; content: unknown }[]).filter(
+    (m) => m.role === "user",
+  );
+  return JSON.stringify(users.at(-1)?.content ?? "");
+}
+
+describe("interactive terminal UI (tmux, local model server)", function () {
+  this.timeout(90_000);
+  const tmp = useTempDir("kc-tui-");
+  let server: TestServer;
+  let term: TmuxDriver;
+
+  before(function () {
+    if (!hasTmux) this.skip();
+  });
+  beforeEach(async () => {
+    server = await startTestServer();
+    term = new TmuxDriver();
+  });
+  afterEach(async () => {
+    term.close();
+    await server.close();
+  });
+
+  function snap(name: string): void {
+    const dir = process.env.KC_TUI_SCREENS;
+    if (!dir) return;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.txt`), term.screen().replace(/\n+$/, "\n"));
+  }
+
+  function launch(extension?: string, columns = 100, rows = 32): void {
+    const agentDir = join(tmp.path, "agent");
+    writeLocalModels(agentDir, {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "LOCAL_KEY",
+      models: [
+        { id: "m1", contextWindow: 32_000, maxTokens: 1024 },
+        { id: "m2", contextWindow: 64_000, maxTokens: 1024 },
+      ],
+    });
+    const command = [
+      `KNIGHTCODE_AGENT_DIR=${agentDir} LOCAL_KEY=sk-local`,
+      process.execPath,
+      cliBin,
+      ...(extension ? ["-e", extension] : []),
+      "--provider local --model m1",
+    ].join(" ");
+    term.start(command, tmp.path, columns, rows);
+  }
+
+  it("streams an answer, folds and expands tool output, attaches @files, runs !commands, reflows on resize", async () => {
+    execFileSync("git", ["init", "-q"], { cwd: tmp.path });
+    tmp.write(".gitignore", "secret.txt\nagent/\n");
+    tmp.write("secret.txt", "hidden\n");
+    tmp.write("notes.txt", "NOTE-CONTENT-42\n");
+    const ext = tmp.write(
+      "lines.ts",
+      `import { Type } from "@sinclair/typebox";
+       export default (kc: any) => kc.registerTool({
+         name: "lines", description: "Ten lines", parameters: Type.Object({ n: Type.Number() }),
+         execute: async () => ({ content: [{ type: "text", text: Array.from({ length: 10 }, (_, i) => "row " + (i + 1)).join("\\n") }], details: undefined }),
+       });`,
+    );
+    server.respondInOrder(
+      (_req, res) => writeSse(res, toolCallStream("call_1", "lines", { n: 10 })),
+      (_req, res) => writeSse(res, textStream("Here is **the list**:\n\n```sh\necho done\n```\n")),
+      (_req, res) => writeSse(res, textStream("Read your notes.")),
+      (_req, res) => writeSse(res, textStream("Saw the shell output.")),
+    );
+    launch(ext);
+    await term.waitFor("KnightCode");
+    await term.waitFor("local/m1");
+
+    term.enter("show me the lines");
+    const answered = await term.waitFor("echo done");
+    expect(answered).to.contain("● lines");
+    expect(answered).to.contain("⎿ row 1");
+    expect(answered).to.match(/… 6 more lines \(ctrl\+o expands\)/);
+    expect(answered).to.not.contain("row 10");
+    snap("tool-folded");
+    term.key("C-o");
+    const expanded = await term.waitFor("row 10");
+    expect(expanded).to.not.contain("more lines");
+    term.key("C-o");
+    await term.waitForGone("row 10");
+
+    term.type("summarise @secr");
+    await new Promise((r) => setTimeout(r, 400));
+    expect(term.screen()).to.not.contain("secret.txt");
+    term.key("BSpace", "BSpace", "BSpace", "BSpace");
+    term.type("note");
+    await term.waitFor("→ notes.txt");
+    snap("file-attach");
+    term.key("Tab");
+    await term.waitFor("summarise @notes.txt");
+    term.key("Enter");
+    await term.waitFor("Read your notes.");
+    expect(term.screen()).to.contain("[attached notes.txt]");
+    expect(lastUserText(server.requests[2]!)).to.contain("NOTE-CONTENT-42");
+
+    term.enter("!echo shell-$((6*7))");
+    await term.waitFor("⎿ shell-42");
+    term.enter("!!echo private-$((1+1))");
+    await term.waitFor("⎿ private-2");
+    term.enter("what did the shell say?");
+    await term.waitFor("Saw the shell output.");
+    const sent = JSON.stringify(server.requests[3]!.body.messages);
+    expect(sent).to.contain("shell-42");
+    expect(sent).to.not.contain("private-2");
+
+    term.resize(60, 32);
+    const narrow = await term.waitFor(/^─{60}$/m);
+    expect(narrow).to.not.match(/^─{61,}$/m);
+    expect(narrow).to.contain("local/m1");
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
+  it("shows extension UI: footer status, widget above the editor, a dialog, a custom overlay", async () => {
+    const ext = tmp.write(
+      "ui.ts",
+      `export default (kc: any) => {
+        kc.on("session_start", (_e: any, ctx: any) => {
+          ctx.ui.setStatus("demo", "STATUS-OK");
+          ctx.ui.setWidget("todo", ["WIDGET: 2 todos"]);
+        });
+        kc.registerCommand("ask", { description: "ask a question", handler: async (_a: string, ctx: any) => {
+          const yes = await ctx.ui.confirm("Deploy now?", "This touches production");
+          ctx.ui.notify("answer: " + yes);
+        } });
+        kc.registerCommand("box", { description: "open a box", handler: async (_a: string, ctx: any) => {
+          const result = await ctx.ui.custom((_tui: any, theme: any, _kb: any, done: (r: string) => void) => ({
+            render: (w: number) => [theme.fg("accent", "+-- OVERLAY BOX --+"), "| press q to close |", "+-----------------+"],
+            handleInput: (data: string) => { if (data === "q") done("closed-by-q"); },
+            invalidate() {},
+          }), { overlay: true });
+          ctx.ui.notify("box: " + result);
+        } });
+      };`,
+    );
+    launch(ext);
+    const start = await term.waitFor("STATUS-OK");
+    const rows = start.split("\n");
+    const widget = rows.findIndex((l) => l.includes("WIDGET: 2 todos"));
+    const rules = rows.flatMap((l, i) => (/^─{20,}$/.test(l) ? [i] : []));
+    const status = rows.findIndex((l) => l.includes("STATUS-OK"));
+    // The widget sits above the editor's top rule, the status below its bottom rule, in the footer.
+    expect(widget).to.be.greaterThan(-1);
+    expect(rules[0]).to.be.greaterThan(widget);
+    expect(status).to.be.greaterThan(rules[1]!);
+    snap("extension-ui");
+
+    term.enter("/ask");
+    await term.waitFor("Deploy now?");
+    await term.waitFor("This touches production");
+    snap("dialog");
+    term.type("y");
+    await term.waitFor("answer: true");
+
+    term.enter("/box");
+    await term.waitFor("OVERLAY BOX");
+    snap("overlay");
+    term.type("x");
+    expect(term.screen()).to.contain("OVERLAY BOX");
+    term.type("q");
+    await term.waitFor("box: closed-by-q");
+    expect(term.screen()).to.not.contain("OVERLAY BOX");
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
+  it("stops with Escape, steers while busy, picks a model with /model and moves with /tree", async () => {
+    const slow = slowStream(60, 100);
+    server.respondInOrder(
+      (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
+      (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
+      (_req, res) => writeSse(res, textStream("Took the steer.")),
+      (_req, res) => writeSse(res, textStream("From m2.")),
+    );
+    launch();
+    await term.waitFor("local/m1");
+
+    term.enter("first question");
+    await term.waitFor("word3");
+    await term.waitFor("esc stops");
+    term.key("Escape");
+    await term.waitFor("(stopped)");
+    await term.waitForGone("esc stops)");
+
+    term.enter("second question");
+    // The second answer has started once word0 shows twice (the first answer shows it too).
+    await term.waitFor(/word0[\s\S]*word0/);
+    term.enter("also consider this");
+    await term.waitFor("↳ steer: also consider this");
+    snap("steer");
+    await term.waitFor("Took the steer.", 30_000);
+    expect(lastUserText(server.requests[2]!)).to.contain("also consider this");
+
+    term.enter("/model");
+    await term.waitFor("→ local/m1");
+    term.type("m2");
+    await term.waitFor("→ local/m2");
+    snap("model-picker");
+    term.key("Enter");
+    await term.waitFor("Model: local/m2");
+    term.enter("which model?");
+    await term.waitFor("From m2.");
+    expect(server.requests[3]!.body.model).to.equal("m2");
+
+    term.enter("/tree");
+    await term.waitFor("Continue from which entry?");
+    await term.waitFor("← active");
+    snap("tree");
+    // The first entry is the first question: Home is not a list key, so go up past the top, which wraps.
+    expect(term.screen()).to.contain("user: first question");
+    for (let i = 0; i < 20; i++) {
+      const selected = term
+        .screen()
+        .split("\n")
+        .find((l) => l.startsWith("→"));
+      if (selected?.includes("user: first question")) break;
+      term.key("Up");
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    term.key("Enter");
+    await term.waitFor(/Continuing from [0-9a-f]{8}/);
+    const moved = term.screen();
+    expect(moved).to.not.contain("From m2.");
+    // The message returns to the editor to edit and send again.
+    expect(moved).to.match(/^ first question\s*$/m);
+    term.key("C-c");
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+});
