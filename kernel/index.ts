@@ -1,12 +1,12 @@
 /** The kernel's exports, for the package entry points. */
 
 export { errorCodes } from "./api/error-codes.js";
+export * from "./api/event-catalog.js";
 export type * from "./api/index.js";
 export * from "./container/container.js";
 export * from "./container/core-tokens.js";
 export * from "./container/tokens.js";
 export * from "./errors.js";
-export * from "./api/event-catalog.js";
 export * from "./events/hook-bus.js";
 export * from "./extensions/loader.js";
 export * from "./kernel.js";

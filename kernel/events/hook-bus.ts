@@ -6,6 +6,7 @@
  * unsubscribing never changes a dispatch already running. Each handler is wrapped with its event's error policy.
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "../api/event-catalog.js";
 import type {
   BoundaryResult,
   BoundaryState,
@@ -15,7 +16,6 @@ import type {
 } from "../api/events.js";
 import type { ExtensionOrigin } from "../api/extension-api.js";
 import { errorMessage, isExtensionStartupError, KernelError } from "../errors.js";
-import { type EventKind, type EventSpec, type EventsOfKind, eventCatalog } from "../api/event-catalog.js";
 
 /** The payload a handler of event `E` receives. */
 export type PayloadOf<E extends ExtensionEventName> = ExtensionEvents[E]["event"];
