@@ -102,13 +102,18 @@ function objectType(s: Schema, walk: Walk): string {
   const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
   const inner = `${walk.indent}  `;
   const lines: string[] = [];
-  for (const [name, child] of Object.entries(properties)) {
+  const entries = Object.entries(properties);
+  for (const [index, [name, child]] of entries.entries()) {
+    if (walk.budget.chars <= 0) {
+      lines.push(`${inner}// ${entries.length - index} more properties: describeTool() shows them`);
+      break;
+    }
     const type = typeOf(child, { ...walk, depth: walk.depth + 1, indent: inner });
     const description = (child as Schema | undefined)?.description;
     const optional = required.has(name) ? "" : "?";
-    lines.push(
-      `${typeof description === "string" ? doc(description, inner) : ""}${inner}${propertyKey(name)}${optional}: ${type};`,
-    );
+    const line = `${typeof description === "string" ? doc(description, inner) : ""}${inner}${propertyKey(name)}${optional}: ${type};`;
+    walk.budget.chars -= line.length;
+    lines.push(line);
   }
   const extra = s.additionalProperties;
   if (extra !== undefined && extra !== false && (extra !== true || lines.length === 0)) {

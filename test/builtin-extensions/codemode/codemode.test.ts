@@ -8,8 +8,14 @@ import { join } from "node:path";
 import { type ExtensionAPI, type ProviderStreamRequest, Type } from "@knightcodeai/cli";
 import { expect } from "chai";
 import { CODEMODE_INTRO } from "../../../builtin-extensions/codemode/catalogue.js";
-import type { CodemodeDetails } from "../../../builtin-extensions/codemode/index.js";
+import {
+  type CodemodeDetails,
+  codemodeSettings,
+  DEFAULT_CODEMODE_SETTINGS,
+} from "../../../builtin-extensions/codemode/index.js";
+import { loadSettings } from "../../../plugins/settings/settings.js";
 import { type Harness, useHarness } from "../../helpers/agent-harness.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
 
 interface Fixtures {
   aborted: string[];
@@ -359,5 +365,55 @@ describe("builtin:codemode", function () {
     const bare = await harness.open({ steps: [capture({ text: "hi" })] });
     await bare.handle.prompt("hello");
     expect(requests[2]!.tools.map((t) => t.name)).to.not.include("codemode");
+  });
+
+  it("can be named in defaultTools and --tools like any tool", async () => {
+    const declaredWith = async (options: { settings?: Record<string, unknown>; tools?: string[] }) => {
+      const requests: ProviderStreamRequest[] = [];
+      const h = await harness.open({
+        steps: [
+          (request: ProviderStreamRequest) => {
+            requests.push(request);
+            return { text: "ok" };
+          },
+        ],
+        extensions: [fixtureTools(seen)],
+        ...options,
+      });
+      await h.handle.prompt("go");
+      return requests[0]!.tools.map((t) => t.name);
+    };
+    expect(await declaredWith({})).to.include("codemode");
+    expect(await declaredWith({ settings: { defaultTools: ["-codemode"] } })).to.not.include("codemode");
+    expect(await declaredWith({ tools: ["read"] })).to.deep.equal(["read"]);
+    expect(await declaredWith({ tools: ["read", "codemode"] })).to.deep.equal(["read", "codemode"]);
+  });
+});
+
+describe("codemode settings", () => {
+  const tmp = useTempDir("kc-codemode-settings-");
+
+  it("validates codemode.* in settings files, naming the key", () => {
+    tmp.write("agent/settings.json", JSON.stringify({ codemode: { timeoutMs: "soon", memoryMb: 16 } }));
+    const settings = loadSettings({
+      agentDir: join(tmp.path, "agent"),
+      cwd: tmp.path,
+      projectTrusted: false,
+    });
+    expect(settings.warnings.join("\n")).to.contain(
+      'setting "codemode.timeoutMs" ignored: expected an integer',
+    );
+    expect(codemodeSettings(settings.all())).to.deep.equal({
+      timeoutMs: 30_000,
+      memoryMb: 16,
+      maxConcurrent: 4,
+    });
+  });
+
+  it("falls back to the default for a value out of range", () => {
+    expect(codemodeSettings({ codemode: { timeoutMs: 0, memoryMb: 2.5, maxConcurrent: 2 } })).to.deep.equal({
+      ...DEFAULT_CODEMODE_SETTINGS,
+      maxConcurrent: 2,
+    });
   });
 });
