@@ -4,6 +4,7 @@
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
+import { codemodeBench } from "./codemode.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { lineReadersBench } from "./line-readers.bench.js";
@@ -24,6 +25,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["rpc-frame", rpcFrameBench],
   ["tool-args", toolArgsBench],
   ["line-readers", lineReadersBench],
+  ["codemode", codemodeBench],
 ];
 
 const wanted = process.argv.slice(2);
