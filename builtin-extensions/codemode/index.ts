@@ -151,7 +151,7 @@ export default function codemode(knightcode: ExtensionAPI): void {
           onLog: (level, text) => logs.push(level === "log" ? text : `[${level}] ${text}`),
         });
       } catch (error) {
-        // Only an abort while waiting for a free sandbox gets here.
+        // Aborted while waiting for a free sandbox, or the sandbox worker could not start.
         throw new Error(`codemode: ${(error as Error).message}`);
       }
       const details: CodemodeDetails = {

@@ -135,7 +135,6 @@ port.on("message", (message: HostToWorker) => {
 post({ type: "ready" });
 
 function start(message: Extract<HostToWorker, { type: "run" }>): void {
-  if (current && !current.finished) finish(current, { ok: false, kind: "sandbox", message: "superseded" });
   const runtime = quickjs.newRuntime();
   const flag = new Int32Array(message.interrupt);
   const { memoryBytes, stackBytes, deadline } = message.limits;

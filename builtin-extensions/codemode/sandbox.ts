@@ -80,7 +80,7 @@ interface PooledWorker {
 
 const pool = {
   running: 0,
-  queue: [] as { grant: () => void; fail: (error: Error) => void; signal?: AbortSignal }[],
+  queue: [] as { grant: () => void }[],
   idle: [] as PooledWorker[],
 };
 
@@ -106,11 +106,6 @@ export async function runScript(request: ScriptRequest): Promise<ScriptResult> {
   }
 }
 
-/** Starts a worker now so the first script does not pay for it (the bench measures both). */
-export async function warmUp(): Promise<void> {
-  if (pool.idle.length === 0) keepWarm(await spawnWorker());
-}
-
 /** Ends the idle workers (tests and benchmarks that want a cold start). */
 export async function drainPool(): Promise<void> {
   await Promise.all(pool.idle.splice(0).map((p) => p.worker.terminate()));
@@ -133,8 +128,6 @@ function acquireSlot(max: number, signal: AbortSignal | undefined): Promise<void
         signal?.removeEventListener("abort", onAbort);
         resolve();
       },
-      fail: reject,
-      ...(signal ? { signal } : {}),
     };
     const onAbort = () => {
       const index = pool.queue.indexOf(entry);
@@ -194,9 +187,12 @@ function spawnWorker(): Promise<PooledWorker> {
       eval: isCode,
       // QuickJS memory lives in wasm memory, outside these limits; they bound the worker's own JavaScript.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
-      stdout: false,
-      stderr: false,
+      // Whatever the wasm runtime prints must not reach the host's stdout, which may be a protocol stream.
+      stdout: true,
+      stderr: true,
     });
+    worker.stdout.resume();
+    worker.stderr.resume();
     const pooled: PooledWorker = { worker, dead: false };
     const died = (reason: string) => {
       if (pooled.dead) return;
