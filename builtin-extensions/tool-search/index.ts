@@ -36,9 +36,16 @@ export interface ToolSearchDetails {
   activated: string[];
 }
 
-/** What tool_search can find: deferred tools, and codemode tools the model cannot call directly. */
-export function searchable(tool: Pick<ToolInfo, "exposure" | "name">, active: ReadonlySet<string>): boolean {
-  return tool.exposure === "deferred" || (tool.exposure === "codemode" && !active.has(tool.name));
+/**
+ * What tool_search can find: deferred tools, and inactive codemode tools while no active tool reaches them. An
+ * active tool that declares `reachesTools` (codemode, or a replacement) lists codemode tools itself and hides the
+ * declarations of those activated, so activating them here would only promise the model tools it does not get.
+ */
+export function searchableTools(all: readonly ToolInfo[], active: ReadonlySet<string>): ToolInfo[] {
+  const orchestrated = all.some((t) => t.reachesTools && t.name !== TOOL_SEARCH && active.has(t.name));
+  return all.filter(
+    (t) => t.exposure === "deferred" || (t.exposure === "codemode" && !orchestrated && !active.has(t.name)),
+  );
 }
 
 export default function toolSearch(knightcode: ExtensionAPI): void {
@@ -66,7 +73,7 @@ export default function toolSearch(knightcode: ExtensionAPI): void {
     },
     async execute(_id, params) {
       const active = new Set(knightcode.getActiveTools());
-      const candidates = knightcode.getAllTools().filter((tool) => searchable(tool, active));
+      const candidates = searchableTools(knightcode.getAllTools(), active);
       const query = parseToolQuery(params.query);
       const ranked = rankTools(candidates, query, params.limit ?? DEFAULT_LIMIT).map((r) => r.tool);
       const details: ToolSearchDetails = {

@@ -66,7 +66,7 @@ describe("builtin:tool-search in a session", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(extensions: ((kc: ExtensionAPI) => void)[]) {
+  async function open(extensions: ((kc: ExtensionAPI) => void)[], settings: Record<string, unknown> = {}) {
     const agentDir = join(dir, "agent");
     kernel ??= await createStandardKernel({ agentDir, cacheDir: false });
     const handle = await createAgentSession({
@@ -76,7 +76,7 @@ describe("builtin:tool-search in a session", () => {
       provider: "local",
       model: "m1",
       session: { inMemory: true },
-      settings: { retry: { enabled: false } },
+      settings: { retry: { enabled: false }, ...settings },
       extensions: [openaiCompatible, ...extensions],
       warn: () => {},
     });
@@ -114,13 +114,13 @@ describe("builtin:tool-search in a session", () => {
     expect(describedAs(1, "tool_search")).to.equal(TOOL_SEARCH_DESCRIPTION);
   });
 
-  it("select: activates a whole namespace, and an inactive codemode tool by name", async () => {
+  it("select: activates a whole namespace, and an inactive codemode tool by name without codemode", async () => {
     server.respondInOrder(
       (_req, res) =>
         writeSse(res, toolCallStream("call_1", "tool_search", { query: "select:tracker,weather_forecast" })),
       (_req, res) => writeSse(res, textStream("done")),
     );
-    const handle = await open([catalogue]);
+    const handle = await open([catalogue], { extensions: ["-builtin:codemode"] });
     await handle.prompt("load them");
     expect(declared(1)).to.include.members([
       "tracker_create_ticket",
@@ -128,6 +128,20 @@ describe("builtin:tool-search in a session", () => {
       "weather_forecast",
     ]);
     expect(declared(1)).to.not.include("docs_read_page");
+  });
+
+  it("leaves codemode tools to an active codemode tool", async () => {
+    server.respondInOrder(
+      (_req, res) =>
+        writeSse(res, toolCallStream("call_1", "tool_search", { query: "select:weather_forecast" })),
+      (_req, res) => writeSse(res, textStream("done")),
+    );
+    const handle = await open([catalogue]);
+    await handle.prompt("load it");
+    expect(declared(0)).to.include("codemode");
+    expect(declared(1)).to.not.include("weather_forecast");
+    const toolMessage = server.requests[1]!.body.messages.find((m: { role: string }) => m.role === "tool");
+    expect(toolMessage.content).to.contain('No tool or namespace is named "weather_forecast"');
   });
 
   it("says there is no match and names the namespaces to select", async () => {
