@@ -185,6 +185,8 @@ function spawnWorker(): Promise<PooledWorker> {
     const { entry, eval: isCode } = workerEntry();
     const worker = new Worker(entry, {
       eval: isCode,
+      // The worker needs none of the host's Node flags; inheriting a loader (tsx, say) only slows its start.
+      execArgv: [],
       // QuickJS memory lives in wasm memory, outside these limits; they bound the worker's own JavaScript.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       // Whatever the wasm runtime prints must not reach the host's stdout, which may be a protocol stream.
