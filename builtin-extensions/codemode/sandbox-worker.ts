@@ -9,14 +9,17 @@
  * deadline passes or the host raises the shared interrupt flag. The host terminates the whole worker when the
  * script does not stop within a grace period, so nothing here has to be trusted to stop.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import {
+  type CustomizeVariantOptions,
   newQuickJSWASMModuleFromVariant,
+  newVariant,
   type QuickJSContext,
   type QuickJSDeferredPromise,
   type QuickJSHandle,
   type QuickJSRuntime,
+  type QuickJSSyncVariant,
 } from "quickjs-emscripten-core";
 import type { HostToWorker, RunFailureKind, RunOutcome, WorkerToHost } from "./protocol.js";
 
@@ -120,9 +123,12 @@ interface ActiveRun {
   finished: boolean;
 }
 
-// The package's CommonJS typings type its default export as the module object; at run time it is the variant.
+// The package's CommonJS typings type its default export as the module object; at run time it is the variant. The
+// host compiled the wasm once for every worker (sandbox.ts).
 const quickjs = await newQuickJSWASMModuleFromVariant(
-  variant as unknown as Parameters<typeof newQuickJSWASMModuleFromVariant>[0],
+  newVariant(variant as unknown as QuickJSSyncVariant, {
+    wasmModule: (workerData as { wasm: CustomizeVariantOptions["wasmModule"] }).wasm,
+  }),
 );
 let current: ActiveRun | undefined;
 

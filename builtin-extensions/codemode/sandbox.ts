@@ -12,6 +12,7 @@
  * an idle one answers the cancel at once, and one that does neither within `STOP_GRACE_MS` is terminated.
  */
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -85,6 +86,21 @@ const pool = {
 };
 
 let nextRunId = 1;
+
+/**
+ * QuickJS compiled once per process and handed to each worker: V8 shares a compiled WebAssembly module, and the
+ * code it compiled lazily, between threads, so a worker started after a timeout or crash skips the compilation.
+ */
+let quickjsModule: Promise<object> | undefined;
+/** Node's global `WebAssembly`, which the TypeScript libs of this project do not declare. */
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<object> } })
+  .WebAssembly;
+function compiledQuickjs(): Promise<object> {
+  quickjsModule ??= readFile(
+    createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm"),
+  ).then((bytes) => wasm.compile(bytes));
+  return quickjsModule;
+}
 
 /** Runs one script: waits for a slot, takes a worker, runs, and returns the worker (or ends it). */
 export async function runScript(request: ScriptRequest): Promise<ScriptResult> {
@@ -180,11 +196,13 @@ function workerEntry(): { entry: string; eval: boolean } {
   throw new Error(`codemode: the sandbox worker file is missing next to ${fileURLToPath(own)}`);
 }
 
-function spawnWorker(): Promise<PooledWorker> {
+async function spawnWorker(): Promise<PooledWorker> {
+  const wasm = await compiledQuickjs();
   return new Promise((resolve, reject) => {
     const { entry, eval: isCode } = workerEntry();
     const worker = new Worker(entry, {
       eval: isCode,
+      workerData: { wasm },
       // The worker needs none of the host's Node flags; inheriting a loader (tsx, say) only slows its start.
       execArgv: [],
       // QuickJS memory lives in wasm memory, outside these limits; they bound the worker's own JavaScript.
