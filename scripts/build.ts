@@ -8,7 +8,7 @@
  * mode's implementation, the CLI's run code) stays its own chunk and loads only when it is called.
  *
  * Bundled: our code, TypeBox, tapable and awilix (small, needed by every session). External: what loads lazily or
- * must stay a real package (jiti, the provider SDKs, the MCP SDK, execa, ajv, QuickJS).
+ * must stay a real package (jiti, the provider SDKs, the MCP SDK, execa, ajv).
  */
 import { chmodSync, rmSync } from "node:fs";
 import { build, type Plugin } from "esbuild";
