@@ -76,6 +76,19 @@ export {
   themeFromFile,
 } from "./plugins/kit/theme.js";
 export {
+  BM25,
+  FIELD_WEIGHTS,
+  namespaceNames,
+  normalizeToolName,
+  parseToolQuery,
+  type RankableTool,
+  type RankedTool,
+  rankTools,
+  type ToolQuery,
+  toolWords,
+  unknownSelections,
+} from "./plugins/kit/tool-ranking.js";
+export {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINE_CHARS,
   DEFAULT_MAX_LINES,

@@ -4,6 +4,7 @@
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
+import { codemodeBench } from "./codemode.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { gateBench } from "./gate.bench.js";
@@ -28,6 +29,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["line-readers", lineReadersBench],
   ["gate", gateBench],
   ["tui", tuiBench],
+  ["codemode", codemodeBench],
 ];
 
 const wanted = process.argv.slice(2);

@@ -21,7 +21,17 @@ import { build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
-const external = ["@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "ajv", "execa", "jiti", "openai"];
+const external = [
+  "@anthropic-ai/sdk",
+  "@modelcontextprotocol/sdk",
+  "ajv",
+  "execa",
+  "jiti",
+  "openai",
+  // The codemode sandbox's QuickJS loads its .wasm file from beside its own module.
+  "quickjs-emscripten-core",
+  "@jitl/quickjs-wasmfile-release-sync",
+];
 
 // awilix imports fast-glob (and with it micromatch, picomatch, braces) for loadModules(), which KnightCode never
 // calls; a stub keeps those packages out of every start-up.
@@ -63,7 +73,16 @@ rmSync(outdir, { recursive: true, force: true });
 const cliBundle = await buildCliBundle();
 await build({
   absWorkingDir: root.pathname,
-  entryPoints: ["index.ts", "kit.ts", "testing.ts", "plugin.ts", "tui.ts", "hosts/cli/main.ts"],
+  entryPoints: [
+    "index.ts",
+    "kit.ts",
+    "testing.ts",
+    "plugin.ts",
+    "tui.ts",
+    "hosts/cli/main.ts",
+    // A worker thread's entry must be a file of its own (builtin-extensions/codemode/sandbox.ts finds it).
+    "builtin-extensions/codemode/sandbox-worker.ts",
+  ],
   outbase: ".",
   outdir,
   bundle: true,

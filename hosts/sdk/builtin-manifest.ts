@@ -43,6 +43,10 @@ const MANIFEST = [
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.
   { name: "mcp", modes: [], flags: [], providers: [] },
+  // The `codemode` tool: scripts that call tools, in a QuickJS sandbox started on first use.
+  { name: "codemode", modes: [], flags: [], providers: [] },
+  // The `tool_search` tool: finds deferred tools and activates them for the next request.
+  { name: "tool-search", modes: [], flags: [], providers: [] },
   // The permission gate: a fallback tool_call handler, off until tools.json turns it on.
   { name: "classifier-gate", modes: [], flags: [], providers: [] },
   { name: "ask-user", modes: [], flags: [], providers: [] },

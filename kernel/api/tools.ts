@@ -61,6 +61,9 @@ export interface ExtensionToolContext extends ExtensionContext {
 export interface ToolLoadoutEntry {
   name: string;
   description: string;
+  /** The schemas, so an orchestrating tool can describe the tools it lists (codemode renders declarations). */
+  parameters: TSchema;
+  outputSchema?: TSchema;
   exposure: ToolExposure;
   namespace?: ToolNamespace;
   promptGuidelines?: string[];

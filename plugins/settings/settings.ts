@@ -21,6 +21,9 @@
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | repeats in a row that count as a loop    |
  * | `gates.timeoutMs`      | integer >= 0       | `300000` | time a `tool_call`/`user_bash` handler has to answer (0: none) |
  * | `toolResults.maxBytes` | integer >= 0       | `102400` | text one tool result may send to the model (0: no cap) |
+ * | `codemode.timeoutMs`   | integer >= 1       | `30000` | wall-clock limit of a codemode script (builtin:codemode) |
+ * | `codemode.memoryMb`    | integer >= 1       | `64`    | memory of a codemode script's sandbox    |
+ * | `codemode.maxConcurrent` | integer >= 1     | `4`     | codemode sandboxes running in the process |
  * | `shellEnv.include`     | string[]           | `[]`    | let these names through to tool processes |
  * | `shellEnv.exclude`     | string[]           | `[]`    | keep these names from tool processes     |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
@@ -163,6 +166,14 @@ export const SettingsFileSchema = Type.Object({
   ),
   gates: Type.Optional(Type.Object({ timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
   toolResults: Type.Optional(Type.Object({ maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  // Read by builtin:codemode, which holds the defaults.
+  codemode: Type.Optional(
+    Type.Object({
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+      memoryMb: Type.Optional(Type.Integer({ minimum: 1 })),
+      maxConcurrent: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
   shellEnv: Type.Optional(
     Type.Object({
       include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),

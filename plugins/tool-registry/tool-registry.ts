@@ -186,6 +186,8 @@ export class ToolRegistry implements ToolService {
       return {
         name,
         description: definition.description,
+        parameters: definition.parameters,
+        ...(definition.outputSchema ? { outputSchema: definition.outputSchema } : {}),
         exposure,
         ...(definition.namespace ? { namespace: definition.namespace } : {}),
         ...(definition.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),

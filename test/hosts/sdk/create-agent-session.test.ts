@@ -323,7 +323,10 @@ describe("createAgentSession", () => {
 
   it("applies defaultTools from settings to the active set", async () => {
     const handle = await open({
-      settings: { defaultTools: ["-two", "+three"], extensions: ["-builtin:core-tools"] },
+      settings: {
+        defaultTools: ["-two", "+three"],
+        extensions: ["-builtin:core-tools", "-builtin:codemode", "-builtin:tool-search"],
+      },
       extensions: [
         (kc: ExtensionAPI) => {
           const tool = (name: string, defaultActive = true) =>
