@@ -95,6 +95,7 @@ export {
   type WireSpec,
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
+export { type JsonlItem, JsonlReader } from "./plugins/kit/wire/jsonl.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export {
   DEFAULT_SECRET_PATTERNS,
@@ -112,6 +113,8 @@ export {
   type ShellOptions,
   type ShellResult,
 } from "./plugins/process/shell.js";
+export { listAllSessions, listSessionsForCwd, type SessionInfo } from "./plugins/session-store/list.js";
+export { resolveSessionRoot } from "./plugins/session-store/paths.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 export {

@@ -15,7 +15,7 @@ import { build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
-const external = ["@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "ajv", "execa", "jiti", "openai"];
+const external = ["@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "ajv", "execa", "jiti", "openai", "ws"];
 
 // awilix imports fast-glob (and with it micromatch, picomatch, braces) for loadModules(), which KnightCode never
 // calls; a stub keeps those packages out of every start-up.

@@ -149,8 +149,11 @@ export interface ModeContext {
   session: SessionController;
   /** What the mode's `ui()` returned, already bound to the session (absent for a mode without one). */
   ui?: ExtensionUIContext;
-  /** Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`. */
-  options: { resume?: boolean };
+  /**
+   * Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`, or the app-server's
+   * `--listen` address.
+   */
+  options: { resume?: boolean; listen?: string };
   /** Prompts from the command line, with `@file` contents and piped stdin already inlined (not for RPC). */
   prompts: string[];
   io: ModeIO;
@@ -162,6 +165,25 @@ export interface ModeContext {
    * run, the interactive mode at once (a run in progress is stopped). A host that offers no shutdown leaves it out.
    */
   shutdown?: AbortSignal;
+  /**
+   * Opens another session in this process, through the same SDK the host used for `session`: what a mode that
+   * serves many sessions at once needs (the app-server, one session per thread). Absent when the host offers none.
+   */
+  openSession?(options: ModeSessionOptions): Promise<SessionController>;
+  /** The agent directory the host's sessions use (settings, sessions, models.json). */
+  agentDir?: string;
+}
+
+export interface ModeSessionOptions {
+  cwd: string;
+  /** Opens this session file (its owner lock is taken); without it, a new session in `cwd`'s folder. */
+  sessionFile?: string;
+  /** A model id, or `provider/model`. */
+  model?: string;
+  /** Bound as `ctx.ui` (with `ctx.hasUI` true) before `session_start`, project trust included. */
+  ui?: ExtensionUIContext;
+  /** The session's diagnostics (settings, extension errors, skipped lines); stderr otherwise. */
+  warn?(message: string): void;
 }
 
 export interface ModeDefinition {
