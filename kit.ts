@@ -115,6 +115,7 @@ export {
 } from "./plugins/process/shell.js";
 export { listAllSessions, listSessionsForCwd, type SessionInfo } from "./plugins/session-store/list.js";
 export { resolveSessionRoot } from "./plugins/session-store/paths.js";
+export { globalSettingsPath, projectSettingsPath } from "./plugins/settings/agent-dir.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 export {
@@ -134,3 +135,15 @@ export {
   removeMcpServer,
   updateMcpServer,
 } from "./plugins/settings/mcp-files.js";
+export {
+  DEFAULT_SETTINGS,
+  loadSettings,
+  type Settings,
+  SettingsFileSchema,
+} from "./plugins/settings/settings.js";
+export {
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  saveTrustDecision,
+} from "./plugins/settings/trust.js";

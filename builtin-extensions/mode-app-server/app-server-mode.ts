@@ -4,6 +4,7 @@
  * shut down in order before the process exits.
  */
 import { type ExtensionEventBus, errorMessage, JsonlReader, type ModeContext } from "@knightcodeai/cli/kit";
+import { registerConfigMethods } from "./methods-config.js";
 import type { MethodSpec } from "./protocol.js";
 import type { Handler } from "./registry.js";
 import { AppServer } from "./server.js";
@@ -35,6 +36,7 @@ export async function runAppServer(ctx: ModeContext, events: ExtensionEventBus):
       : {}),
     ...(Number.isFinite(queue) && queue > 0 ? { queueLimitBytes: queue } : {}),
   });
+  registerConfigMethods(server, { session: ctx.session });
   const contribution: AppServerContribution = {
     register: (name, spec, handler) => server.methods.register(name, spec, handler),
     threadSession: (threadId) => server.loaded(threadId)?.session,

@@ -333,14 +333,6 @@ export const requestSpecs = {
     params: CwdOpt,
     result: Obj({ commands: Arr(Obj({ name: Str(), description: Opt(Str()), source: Str() })) }),
   },
-  "tool/list": {
-    description: "The tools a new thread in cwd registers",
-    params: CwdOpt,
-    result: Obj({
-      tools: Arr(Obj({ name: Str(), description: Str(), source: Str() })),
-      defaultTools: Arr(Str()),
-    }),
-  },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
     params: Empty,

@@ -57,7 +57,11 @@ export async function appServerCommand(argv: string[]): Promise<number> {
         ...(options.model ? { model: options.model } : {}),
         ...(options.ui ? { ui: options.ui, hasUI: true } : {}),
         ...(options.warn ? { warn: options.warn } : {}),
-        session: options.sessionFile ? { path: options.sessionFile } : {},
+        session: options.inMemory
+          ? { inMemory: true }
+          : options.sessionFile
+            ? { path: options.sessionFile }
+            : {},
       });
     return await mode.run({
       session: host,

@@ -178,6 +178,8 @@ export interface ModeSessionOptions {
   cwd: string;
   /** Opens this session file (its owner lock is taken); without it, a new session in `cwd`'s folder. */
   sessionFile?: string;
+  /** Keeps the session in memory (nothing is written), e.g. to ask what a session in `cwd` would offer. */
+  inMemory?: boolean;
   /** A model id, or `provider/model`. */
   model?: string;
   /** Bound as `ctx.ui` (with `ctx.hasUI` true) before `session_start`, project trust included. */

@@ -435,20 +435,6 @@ export type CommandListResult = {
   }[];
 };
 
-/** The tools a new thread in cwd registers */
-export type ToolListParams = {
-  cwd?: string;
-};
-
-export type ToolListResult = {
-  tools: {
-    name: string;
-    description: string;
-    source: string;
-  }[];
-  defaultTools: string[];
-};
-
 /** Process memory, loaded threads, connections and queue depths of the shared server */
 export type ServerDiagnosticsParams = Record<string, never>;
 
@@ -497,7 +483,6 @@ export interface Requests {
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/write": { params: ProjectTrustWriteParams; result: ProjectTrustWriteResult };
   "command/list": { params: CommandListParams; result: CommandListResult };
-  "tool/list": { params: ToolListParams; result: ToolListResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
 }
 

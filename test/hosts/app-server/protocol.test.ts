@@ -92,4 +92,20 @@ describe("knightcode app-server: protocol", function () {
     expect(server.stderr()).to.contain("stray write");
     expect(server.stderr()).to.contain("hello from the extension");
   });
+
+  it("serves methods another extension registers on the app-server.register channel", async () => {
+    h = await harness(tmp.path, {
+      "contrib.ts": `import { Type } from "@sinclair/typebox";
+      export default (kc: any) => kc.events.on("app-server.register", (server: any) => {
+        server.register("demo/echo", {
+          description: "Echo", params: Type.Object({ text: Type.String() }), result: Type.Object({ echoed: Type.String() }),
+        }, (params: any) => ({ echoed: params.text.toUpperCase() }));
+      });`,
+    });
+    const { client } = await h.start();
+    await client.initialize();
+    expect(await client.request("demo/echo", { text: "hi" })).to.deep.equal({ echoed: "HI" });
+    const wrong = await rejection(client.request("demo/echo", { text: 1 }));
+    expect(wrong.data?.code).to.equal("invalidParams");
+  });
 });

@@ -158,7 +158,10 @@ describe("knightcode app-server: threads", function () {
     ) as Record<string, any>;
     expect(resolved.result).to.have.length(80 * 1024 + 3);
     expect(resolved.result.endsWith("END")).to.equal(true);
-    const chunk = await client.request("thread/payload/read", { threadId: thread.id, ref: call.result.ref });
+    const chunk = await client.request("thread/payload/read", {
+      threadId: thread.id,
+      ref: String(call.result.ref),
+    });
     expect(Buffer.from(chunk.data, "base64").length).to.equal(48 * 1024);
     expect(chunk.done).to.equal(false);
     for (const line of client.received) expect(JSON.stringify(line).length).to.be.below(70 * 1024);
