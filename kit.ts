@@ -113,7 +113,13 @@ export {
   type ShellOptions,
   type ShellResult,
 } from "./plugins/process/shell.js";
-export { listAllSessions, listSessionsForCwd, type SessionInfo } from "./plugins/session-store/list.js";
+export {
+  listAllSessions,
+  listSessionsForCwd,
+  type SessionInfo,
+  sessionDirsIn,
+  sessionFilesIn,
+} from "./plugins/session-store/list.js";
 export { resolveSessionRoot } from "./plugins/session-store/paths.js";
 export { globalSettingsPath, projectSettingsPath } from "./plugins/settings/agent-dir.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";

@@ -3,6 +3,7 @@
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
+import { appServerBench } from "./app-server.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
@@ -24,6 +25,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["rpc-frame", rpcFrameBench],
   ["tool-args", toolArgsBench],
   ["line-readers", lineReadersBench],
+  ["app-server", appServerBench],
 ];
 
 const wanted = process.argv.slice(2);

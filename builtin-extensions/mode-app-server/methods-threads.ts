@@ -1,7 +1,7 @@
 /** The handshake, thread, turn and diagnostics methods (protocol.ts defines their shapes). */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { listAllSessions, VERSION } from "@knightcodeai/cli/kit";
+import { type SessionInfo, VERSION } from "@knightcodeai/cli/kit";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
@@ -74,12 +74,14 @@ export function registerThreadMethods(server: AppServer): void {
         throw invalidParams("The thread has nothing saved to fork yet", { reason: "empty" });
       const manager = loaded.session.sessionManager;
       fork = writeFork(source, manager.getHeader(), manager.getBranch());
+      server.touched(fork.file);
       name = String(loaded.info().name ?? loaded.info().preview ?? "");
     } else {
       const info = server.findSession(params.threadId);
       if (!info) throw threadNotFound(params.threadId);
       const { header, branch } = readBranch(info.path);
       fork = writeFork(info.path, header, branch);
+      server.touched(fork.file);
       name = info.name ?? (info.firstMessage === "(no messages)" ? "" : info.firstMessage);
     }
     const { thread, warnings } = await server.load(fork.id, connection);
@@ -90,21 +92,16 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/list", R["thread/list"], (params) => {
-    const root = params.archived ? server.archiveRoot : server.sessionRoot;
-    const all = listAllSessions(root);
-    const parents = new Map(all.map((s) => [resolve(s.path), s.id]));
+    const { infos: all, mtimes } = server.listSessions(params.archived === true);
+    const parents = parentIds(all);
     const wanted = params.cwd ? resolve(params.cwd) : undefined;
-    const sorted = all
-      .filter((s) => wanted === undefined || s.cwd === wanted)
-      .sort(
-        (a, b) => b.modified.getTime() - a.modified.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-      );
+    // The listing is newest first already; a cursor names the last summary of the previous page.
+    const sorted = wanted === undefined ? all : all.filter((s) => s.cwd === wanted);
     let start = 0;
     if (params.cursor !== undefined) {
       const after = decodeCursor(params.cursor);
-      start = sorted.findIndex(
-        (s) => s.modified.getTime() < after.t || (s.modified.getTime() === after.t && s.id > after.id),
-      );
+      const at = sorted.findIndex((s) => s.id === after.id);
+      start = at >= 0 ? at + 1 : sorted.findIndex((s) => s.modified.getTime() < after.t);
       if (start < 0) start = sorted.length;
     }
     const limit = params.limit ?? PAGE_DEFAULT;
@@ -112,7 +109,7 @@ export function registerThreadMethods(server: AppServer): void {
     const last = page.at(-1);
     return {
       data: page.map((info) => {
-        const { path: _path, ...summary } = server.summarize(info, parents);
+        const { path: _path, ...summary } = server.summarize(info, parents, mtimes);
         return summary as never;
       }),
       ...(last && start + limit < sorted.length
@@ -258,6 +255,17 @@ export function registerThreadMethods(server: AppServer): void {
       })),
     };
   });
+}
+
+/** Header ids by path, built once per listing (the same array object as long as nothing changed). */
+const parentCache = new WeakMap<readonly SessionInfo[], Map<string, string>>();
+function parentIds(all: readonly SessionInfo[]): Map<string, string> {
+  let map = parentCache.get(all);
+  if (!map) {
+    map = new Map(all.map((s) => [resolve(s.path), s.id]));
+    parentCache.set(all, map);
+  }
+  return map;
 }
 
 function encodeCursor(t: number, id: string): string {

@@ -359,10 +359,6 @@ export const notificationSpecs = {
     description: "A thread was named",
     params: Obj({ threadId: Str(), name: Opt(Str()) }),
   },
-  "thread/replaced": {
-    description: "A thread was reloaded; subscriptions moved to it",
-    params: Obj({ threadId: Str(), thread: Thread }),
-  },
   "thread/closed": { description: "A thread unloaded", params: Obj({ threadId: Str() }) },
   "thread/tokenUsage/updated": {
     description: "Token usage of the thread after a model response",

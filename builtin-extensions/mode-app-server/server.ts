@@ -15,13 +15,13 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import {
   errorMessage,
-  listAllSessions,
   type ModeSessionOptions,
   resolveSessionRoot,
   type SessionController,
   type SessionInfo,
   VERSION,
 } from "@knightcodeai/cli/kit";
+import { SessionCatalog } from "./catalog.js";
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
@@ -63,11 +63,15 @@ export class AppServer {
   private readonly unloadTimers = new Map<string, NodeJS.Timeout>();
   private readonly pending = new Set<Promise<void>>();
   readonly sessionRoot: string;
+  readonly active: SessionCatalog;
+  readonly archived: SessionCatalog;
   readonly startedAt = Date.now();
   closing = false;
 
   constructor(readonly options: AppServerOptions) {
     this.sessionRoot = resolveSessionRoot({ agentDir: options.agentDir });
+    this.active = new SessionCatalog(this.sessionRoot);
+    this.archived = new SessionCatalog(this.archiveRoot);
     registerThreadMethods(this);
   }
 
@@ -284,7 +288,28 @@ export class AppServer {
   }
 
   findSession(threadId: string, archived = false): SessionInfo | undefined {
-    return listAllSessions(archived ? this.archiveRoot : this.sessionRoot).find((s) => s.id === threadId);
+    return archived ? this.archived.find(threadId) : this.active.find(threadId, this.busyDirs());
+  }
+
+  /** Listing of the active (or archived) sessions, with what this process writes looked at again. */
+  listSessions(archived: boolean): ReturnType<SessionCatalog["list"]> {
+    return archived ? this.archived.list() : this.active.list(this.busyDirs());
+  }
+
+  /** The folders of the loaded threads' files: this process appends there. */
+  private busyDirs(): string[] {
+    const dirs = new Set<string>();
+    for (const thread of this.threads.values()) {
+      const file = thread.disposed ? undefined : thread.session.getState().sessionFile;
+      if (file) dirs.add(dirname(file));
+    }
+    return [...dirs];
+  }
+
+  /** A file this process wrote, moved or removed outside a session. */
+  touched(file: string): void {
+    this.active.touched(dirname(file));
+    this.archived.touched(dirname(file));
   }
 
   private scheduleUnload(thread: LoadedThread): void {
@@ -335,12 +360,18 @@ export class AppServer {
     return historyTurns(readBranch(info.path).branch, new PayloadStore());
   }
 
-  summarize(info: SessionInfo, parents: Map<string, string> | undefined): Summary {
-    let updatedAt = info.modified.getTime();
-    try {
-      updatedAt = statSync(info.path).mtimeMs;
-    } catch {
-      // Listed a moment ago; keep its last activity.
+  summarize(
+    info: SessionInfo,
+    parents: ReadonlyMap<string, string> | undefined,
+    mtimes?: ReadonlyMap<string, number>,
+  ): Summary {
+    let updatedAt = mtimes?.get(info.path) ?? info.modified.getTime();
+    if (!mtimes) {
+      try {
+        updatedAt = statSync(info.path).mtimeMs;
+      } catch {
+        // Listed a moment ago; keep its last activity.
+      }
     }
     const parent = info.parentSession
       ? (parents?.get(resolve(info.parentSession)) ?? headerIdOf(info.parentSession))
@@ -369,6 +400,8 @@ export class AppServer {
       });
     mkdirSync(dirname(to), { recursive: true });
     renameSync(from, to);
+    this.touched(from);
+    this.touched(to);
   }
 
   archivedPath(file: string): string {
@@ -381,6 +414,7 @@ export class AppServer {
 
   deleteFile(file: string): void {
     rmSync(file, { force: true });
+    this.touched(file);
   }
 
   /** Ends every thread and connection. */
@@ -390,6 +424,8 @@ export class AppServer {
     this.unloadTimers.clear();
     await Promise.allSettled([...this.threads.values()].map((t) => this.unload(t)));
     for (const connection of [...this.connections]) connection.close("the server is shutting down");
+    this.active.close();
+    this.archived.close();
   }
 
   userAgent(clientName: string): string {

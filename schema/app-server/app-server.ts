@@ -503,12 +503,6 @@ export type ThreadNameUpdatedParams = {
   name?: string;
 };
 
-/** A thread was reloaded; subscriptions moved to it */
-export type ThreadReplacedParams = {
-  threadId: string;
-  thread: Thread;
-};
-
 /** A thread unloaded */
 export type ThreadClosedParams = {
   threadId: string;
@@ -641,7 +635,6 @@ export interface Notifications {
   "thread/started": ThreadStartedParams;
   "thread/status/changed": ThreadStatusChangedParams;
   "thread/name/updated": ThreadNameUpdatedParams;
-  "thread/replaced": ThreadReplacedParams;
   "thread/closed": ThreadClosedParams;
   "thread/tokenUsage/updated": ThreadTokenUsageUpdatedParams;
   "turn/started": TurnStartedParams;
