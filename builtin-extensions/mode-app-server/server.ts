@@ -219,8 +219,10 @@ export class AppServer {
         ...options,
         ui: thread.ui,
         warn: (message) => {
-          warnings.push(warningOf(message));
           this.options.log(message);
+          // While the thread loads, warnings go in the result; afterwards to its subscribers.
+          if (thread.id) thread.broadcast("warning", warningOf(message));
+          else warnings.push(warningOf(message));
         },
       });
     } catch (error) {

@@ -260,10 +260,11 @@ export class LoadedThread {
     const { text, images } = splitInput(input);
     const turn = this.newTurn(clientMessageId, true);
     this.running = turn;
-    this.updateStatus();
     return {
       turn: { id: turn.id, status: "inProgress", items: [] },
+      // After the response: the status change and the turn's notifications follow it.
       announce: () => {
+        this.updateStatus();
         this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
         this.run(turn, text, images, undefined);
       },

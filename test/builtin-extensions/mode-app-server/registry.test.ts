@@ -54,3 +54,53 @@ describe("app-server method table", () => {
     });
   });
 });
+
+describe("app-server backpressure", () => {
+  let dir = "";
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "kc-appserver-queue-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("answers -32001 while a connection's queue is over the limit, and drops a client four times over", async () => {
+    const s = new AppServer({
+      openSession: () => Promise.reject(new Error("no sessions here")),
+      agentDir: dir,
+      log: () => {},
+      queueLimitBytes: 1000,
+    });
+    const sent: Record<string, any>[] = [];
+    let buffered = 0;
+    let closed = "";
+    const connection = s.connect({
+      kind: "stdio",
+      write: (text) => sent.push(JSON.parse(text)),
+      bufferedBytes: () => buffered,
+      close: (reason) => {
+        closed = reason;
+      },
+    });
+    s.receive(
+      connection,
+      JSON.stringify({ id: 1, method: "initialize", params: { clientInfo: { name: "t", version: "1" } } }),
+    );
+    await s.drain();
+    expect(sent[0]!.result.serverInfo.name).to.equal("knightcode");
+    buffered = 2000;
+    s.receive(connection, JSON.stringify({ id: 2, method: "thread/list", params: {} }));
+    await s.drain();
+    expect(sent[1]).to.deep.equal({
+      id: 2,
+      error: { code: -32001, message: "Server overloaded; retry later.", data: { code: "overloaded" } },
+    });
+    buffered = 10;
+    s.receive(connection, JSON.stringify({ id: 3, method: "thread/list", params: {} }));
+    await s.drain();
+    expect(sent[2]).to.deep.equal({ id: 3, result: { data: [] } });
+    buffered = 5000;
+    connection.notify("ui/notify", { threadId: "t", message: "x", level: "info" });
+    expect(closed).to.match(/stopped reading/);
+    expect(s.connections.size).to.equal(0);
+    await s.close();
+  });
+});
