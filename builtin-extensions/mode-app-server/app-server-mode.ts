@@ -5,6 +5,7 @@
  */
 import { type ExtensionEventBus, errorMessage, JsonlReader, type ModeContext } from "@knightcodeai/cli/kit";
 import { registerConfigMethods } from "./methods-config.js";
+import { registerMcpMethods } from "./methods-mcp.js";
 import type { MethodSpec } from "./protocol.js";
 import type { Handler } from "./registry.js";
 import { AppServer } from "./server.js";
@@ -37,6 +38,7 @@ export async function runAppServer(ctx: ModeContext, events: ExtensionEventBus):
     ...(Number.isFinite(queue) && queue > 0 ? { queueLimitBytes: queue } : {}),
   });
   registerConfigMethods(server, { session: ctx.session });
+  registerMcpMethods(server);
   const contribution: AppServerContribution = {
     register: (name, spec, handler) => server.methods.register(name, spec, handler),
     threadSession: (threadId) => server.loaded(threadId)?.session,

@@ -333,6 +333,51 @@ export const requestSpecs = {
     params: CwdOpt,
     result: Obj({ commands: Arr(Obj({ name: Str(), description: Opt(Str()), source: Str() })) }),
   },
+  "mcp/list": {
+    description: "The MCP servers of the global mcp.json and an explicitly trusted project's",
+    params: CwdOpt,
+    result: Obj({
+      servers: Arr(
+        Obj({
+          name: Str(),
+          scope: Type.Union([Lit("global"), Lit("project")]),
+          source: Str(),
+          override: Opt(Str()),
+          transport: Type.Union([Lit("stdio"), Lit("http")]),
+          target: Str(),
+          description: Opt(Str()),
+          enabled: Bool(),
+          exposure: Opt(Str()),
+        }),
+      ),
+      errors: Arr(Str()),
+      paths: Obj({ global: Str(), project: Opt(Str()) }),
+    }),
+  },
+  "mcp/update": {
+    description: "Turns a server on or off, or changes its exposure, where /mcp would save it",
+    params: Obj({ cwd: Opt(Str()), name: Str({ minLength: 1 }), enabled: Opt(Bool()), exposure: Opt(Str()) }),
+    result: Obj({ path: Str() }),
+  },
+  "mcp/add": {
+    description: "Adds or replaces an mcpServers entry",
+    params: Obj({
+      scope: Type.Union([Lit("global"), Lit("project")]),
+      cwd: Opt(Str()),
+      name: Str({ minLength: 1 }),
+      config: Type.Record(Str(), Any()),
+    }),
+    result: Obj({ replaced: Bool() }),
+  },
+  "mcp/remove": {
+    description: "Removes an mcpServers entry",
+    params: Obj({
+      scope: Type.Union([Lit("global"), Lit("project")]),
+      cwd: Opt(Str()),
+      name: Str({ minLength: 1 }),
+    }),
+    result: Obj({ removed: Bool() }),
+  },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
     params: Empty,

@@ -435,6 +435,65 @@ export type CommandListResult = {
   }[];
 };
 
+/** The MCP servers of the global mcp.json and an explicitly trusted project's */
+export type McpListParams = {
+  cwd?: string;
+};
+
+export type McpListResult = {
+  servers: ({
+    name: string;
+    scope: "global" | "project";
+    source: string;
+    override?: string;
+    transport: "stdio" | "http";
+    target: string;
+    description?: string;
+    enabled: boolean;
+    exposure?: string;
+  })[];
+  errors: string[];
+  paths: {
+    global: string;
+    project?: string;
+  };
+};
+
+/** Turns a server on or off, or changes its exposure, where /mcp would save it */
+export type McpUpdateParams = {
+  cwd?: string;
+  name: string;
+  enabled?: boolean;
+  exposure?: string;
+};
+
+export type McpUpdateResult = {
+  path: string;
+};
+
+/** Adds or replaces an mcpServers entry */
+export type McpAddParams = {
+  scope: "global" | "project";
+  cwd?: string;
+  name: string;
+  config: Record<string, unknown>;
+};
+
+export type McpAddResult = {
+  replaced: boolean;
+};
+
+/** Removes an mcpServers entry */
+export type McpRemoveParams = {
+  scope: "global" | "project";
+  cwd?: string;
+  name: string;
+};
+
+export type McpRemoveResult = {
+  removed: boolean;
+};
+
 /** Process memory, loaded threads, connections and queue depths of the shared server */
 export type ServerDiagnosticsParams = Record<string, never>;
 
@@ -483,6 +542,10 @@ export interface Requests {
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/write": { params: ProjectTrustWriteParams; result: ProjectTrustWriteResult };
   "command/list": { params: CommandListParams; result: CommandListResult };
+  "mcp/list": { params: McpListParams; result: McpListResult };
+  "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
+  "mcp/add": { params: McpAddParams; result: McpAddResult };
+  "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
 }
 

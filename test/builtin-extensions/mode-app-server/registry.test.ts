@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import { registerConfigMethods } from "../../../builtin-extensions/mode-app-server/methods-config.js";
+import { registerMcpMethods } from "../../../builtin-extensions/mode-app-server/methods-mcp.js";
 import { requestSpecs } from "../../../builtin-extensions/mode-app-server/protocol.js";
 import { checkParams } from "../../../builtin-extensions/mode-app-server/registry.js";
 import { AppServer } from "../../../builtin-extensions/mode-app-server/server.js";
@@ -23,6 +24,7 @@ describe("app-server method table", () => {
       log: () => {},
     });
     registerConfigMethods(s, { session: undefined as never });
+    registerMcpMethods(s);
     return s;
   }
 

@@ -114,4 +114,66 @@ describe("knightcode app-server: config, trust and commands", function () {
     expect(diag.connections[0]).to.deep.include({ transport: "stdio", initialized: true });
     expect(diag.threads).to.deep.equal([]);
   });
+
+  it("lists, adds, updates and removes MCP servers in mcp.json, refusing an untrusted project", async () => {
+    h = await harness(tmp.path);
+    const { client } = await h.start();
+    await client.initialize();
+    const globalFile = join(h.agentDir, "mcp.json");
+    expect(await client.request("mcp/list", {})).to.deep.equal({
+      servers: [],
+      errors: [],
+      paths: { global: globalFile },
+    });
+    expect(
+      await client.request("mcp/add", {
+        scope: "global",
+        name: "docs",
+        config: { url: "https://example.com/mcp" },
+      }),
+    ).to.deep.equal({
+      replaced: false,
+    });
+    expect(
+      await client.request("mcp/add", {
+        scope: "global",
+        name: "docs",
+        config: { url: "https://example.com/v2" },
+      }),
+    ).to.deep.equal({
+      replaced: true,
+    });
+    const bad = await client
+      .request("mcp/add", { scope: "global", name: "x", config: { nothing: true } })
+      .catch((e) => e);
+    expect(bad.data?.code).to.equal("invalidParams");
+    const listed = await client.request("mcp/list", {});
+    expect(listed.servers).to.have.length(1);
+    expect(listed.servers[0]).to.deep.include({
+      name: "docs",
+      scope: "global",
+      transport: "http",
+      target: "https://example.com/v2",
+      enabled: true,
+    });
+    expect(await client.request("mcp/update", { name: "docs", enabled: false })).to.deep.equal({
+      path: globalFile,
+    });
+    expect(JSON.parse(readFileSync(globalFile, "utf8")).mcpServers.docs.enabled).to.equal(false);
+    const untrusted = await client
+      .request("mcp/add", {
+        scope: "project",
+        cwd: h.project,
+        name: "p",
+        config: { url: "https://example.com/p" },
+      })
+      .catch((e) => e);
+    expect(untrusted.data?.reason).to.equal("untrusted");
+    expect(await client.request("mcp/remove", { scope: "global", name: "docs" })).to.deep.equal({
+      removed: true,
+    });
+    expect(await client.request("mcp/remove", { scope: "global", name: "docs" })).to.deep.equal({
+      removed: false,
+    });
+  });
 });
