@@ -286,6 +286,10 @@ export class LoadedThread {
   }
 
   private run(turn: LiveTurn, text: string, images: ImageContent[], queued: QueuedInput | undefined): void {
+    if (text.trim() === "/reload") {
+      this.reload(turn);
+      return;
+    }
     let accepted = turn.announced;
     const onAccepted = () => {
       if (accepted) return;
@@ -313,6 +317,22 @@ export class LoadedThread {
         onAccepted();
         this.finishTurn(turn, message);
       },
+    );
+  }
+
+  /**
+   * `/reload`, as in the terminal: the thread's extensions restart. What the old ones showed is cleared first (one
+   * `ui/state`, a removal per widget), so the new ones start from nothing.
+   */
+  private reload(turn: LiveTurn): void {
+    if (!turn.announced) {
+      turn.announced = true;
+      this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
+    }
+    this.ui.clear();
+    this.session.reload().then(
+      () => this.finishTurn(turn, undefined),
+      (error: unknown) => this.finishTurn(turn, error instanceof Error ? error.message : String(error)),
     );
   }
 

@@ -197,5 +197,27 @@ describe("knightcode app-server: WebSocket, dialogs and extension UI", function 
     const late = await c.request("thread/resume", { threadId: id });
     expect(late.ui.widgets).to.deep.equal([{ key: "above", placement: "aboveEditor", lines: ["top again"] }]);
     expect(late.ui.statuses.map((s) => s.text)).to.deep.equal(["first line", "middle", "last"]);
+
+    // /reload clears what the old extensions showed (one ui/state, a removal per widget), then the new ones start.
+    const mark = c.received.length;
+    const reloaded = c.waitFor(
+      "turn/completed",
+      (p) =>
+        p.turn.id !== first.turn.id &&
+        p.turn.id !== second.turn.id &&
+        p.turn.status === "completed" &&
+        c.received.length > mark,
+    );
+    await c.request("turn/start", { threadId: id, input: [{ type: "text", text: "/reload" }] });
+    await reloaded;
+    const after = c.received.slice(mark).filter((m) => m.method === "ui/state" || m.method === "ui/widget");
+    expect(after[0]).to.deep.equal({
+      method: "ui/state",
+      params: { threadId: id, statuses: [], workingVisible: true },
+    });
+    expect(after[1]).to.deep.equal({ method: "ui/widget", params: { threadId: id, key: "above" } });
+    const again = await c.request("thread/resume", { threadId: id });
+    expect(again.ui.statuses.map((s) => s.key)).to.deep.equal(["alpha", "zeta"]);
+    expect(again.ui.widgets.map((w) => w.key)).to.deep.equal(["above", "below"]);
   });
 });
