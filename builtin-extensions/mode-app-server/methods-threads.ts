@@ -47,7 +47,13 @@ export function registerThreadMethods(server: AppServer): void {
     if (params.cursor !== undefined && !/^\d+$/.test(params.cursor))
       throw invalidParams(`Invalid cursor "${params.cursor}"`, { reason: "cursor" });
     const { thread, warnings } = await server.load(params.threadId, undefined);
-    const history = server.pageHistory(thread.history(), params.cursor);
+    let history: ReturnType<AppServer["pageHistory"]>;
+    try {
+      history = server.pageHistory(thread.history(), params.cursor);
+    } catch (error) {
+      thread.checkIdle();
+      throw error;
+    }
     // Snapshots and the subscription are taken in the same synchronous step as the response is written.
     thread.subscribe(connection);
     const runningTurn = thread.runningTurn();

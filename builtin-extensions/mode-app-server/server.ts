@@ -232,8 +232,7 @@ export class AppServer {
           reason: "ownedByAnotherProcess",
           ...(options.sessionFile ? { path: options.sessionFile } : {}),
         });
-      if (code === "KC_ERR_NO_MODEL" || code === "KC_ERR_MODEL_NOT_FOUND")
-        throw invalidParams(errorMessage(error), { reason: "model" });
+      if (code === "KC_ERR_NO_MODEL") throw invalidParams(errorMessage(error), { reason: "model" });
       throw error;
     }
     const id = session.sessionManager.getSessionId();

@@ -153,7 +153,8 @@ export class LoadedThread {
     else turn.held.push([method, message]);
   }
 
-  private checkIdle(): void {
+  /** Unloads later if nobody uses the thread (after a load that subscribed nobody, say). */
+  checkIdle(): void {
     if (this.subscribers.length === 0 && !this.running && this.dialogs.size === 0 && this.queue.length === 0)
       this.host.idleWithoutSubscribers(this);
   }
