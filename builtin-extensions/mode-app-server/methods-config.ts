@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   DEFAULT_SETTINGS,
+  type ExtensionAPI,
   findProtectedInputs,
   findSavedDecision,
   globalSettingsPath,
@@ -165,6 +166,32 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
     return {};
   });
 
+  m.register("tool/list", R["tool/list"], async (params) => {
+    // An in-memory session (in cwd, or in the agent dir for a project-less one) with one more extension that
+    // reads what the others registered.
+    let api: ExtensionAPI | undefined;
+    const session = await server.options.openSession({
+      cwd: params.cwd !== undefined ? resolve(params.cwd) : agentDir,
+      inMemory: true,
+      warn: () => {},
+      extensions: [
+        (knightcode) => {
+          api = knightcode;
+        },
+      ],
+    });
+    try {
+      const tools = (api?.getAllTools() ?? [])
+        .filter((t) => t.exposure !== "hidden")
+        .map((t) => ({ name: t.name, description: t.description, source: t.owner }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const global = loadSettings({ agentDir, cwd: agentDir, projectTrusted: false });
+      return { tools, defaultTools: resolveDefaultTools(global.get("defaultTools") as string[]) };
+    } finally {
+      await session.dispose();
+    }
+  });
+
   m.register("command/list", R["command/list"], async (params) => {
     // Without cwd, the server's own session answers; with one, an in-memory session there (nothing is written).
     if (params.cwd === undefined) return { commands: describeCommands(host.session) };
@@ -179,6 +206,20 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
       await session.dispose();
     }
   });
+}
+
+/** The built-in default set of active tools, before the `defaultTools` setting's `+name`/`-name`. */
+const BUILTIN_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
+
+/** `defaultTools` resolved as sessions apply it: plain names set the list, `+name` adds, `-name` removes. */
+export function resolveDefaultTools(spec: readonly string[]): string[] {
+  const plain = spec.filter((s) => !s.startsWith("+") && !s.startsWith("-"));
+  const active = new Set(plain.length > 0 ? plain : BUILTIN_DEFAULT_TOOLS);
+  for (const item of spec) {
+    if (item.startsWith("+")) active.add(item.slice(1));
+    else if (item.startsWith("-")) active.delete(item.slice(1));
+  }
+  return [...active];
 }
 
 function describeCommands(

@@ -333,6 +333,15 @@ export const requestSpecs = {
     params: CwdOpt,
     result: Obj({ commands: Arr(Obj({ name: Str(), description: Opt(Str()), source: Str() })) }),
   },
+  "tool/list": {
+    description:
+      "The tools a new thread in cwd registers (hidden ones left out), and the resolved defaultTools",
+    params: CwdOpt,
+    result: Obj({
+      tools: Arr(Obj({ name: Str(), description: Str(), source: Str() })),
+      defaultTools: Arr(Str()),
+    }),
+  },
   "mcp/list": {
     description: "The MCP servers of the global mcp.json and an explicitly trusted project's",
     params: CwdOpt,

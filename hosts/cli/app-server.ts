@@ -57,6 +57,7 @@ export async function appServerCommand(argv: string[]): Promise<number> {
         ...(options.model ? { model: options.model } : {}),
         ...(options.ui ? { ui: options.ui, hasUI: true } : {}),
         ...(options.warn ? { warn: options.warn } : {}),
+        ...(options.extensions ? { extensions: options.extensions } : {}),
         session: options.inMemory
           ? { inMemory: true }
           : options.sessionFile

@@ -4,7 +4,7 @@
  */
 import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
-import type { CommandInfo } from "./extension-api.js";
+import type { CommandInfo, ExtensionFactory } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
 import type { ToolRenderers } from "./tools.js";
@@ -180,6 +180,8 @@ export interface ModeSessionOptions {
   sessionFile?: string;
   /** Keeps the session in memory (nothing is written), e.g. to ask what a session in `cwd` would offer. */
   inMemory?: boolean;
+  /** Extensions loaded after the others (origin `sdk`), e.g. one that reads what the session registered. */
+  extensions?: ExtensionFactory[];
   /** A model id, or `provider/model`. */
   model?: string;
   /** Bound as `ctx.ui` (with `ctx.hasUI` true) before `session_start`, project trust included. */

@@ -435,6 +435,20 @@ export type CommandListResult = {
   }[];
 };
 
+/** The tools a new thread in cwd registers (hidden ones left out), and the resolved defaultTools */
+export type ToolListParams = {
+  cwd?: string;
+};
+
+export type ToolListResult = {
+  tools: {
+    name: string;
+    description: string;
+    source: string;
+  }[];
+  defaultTools: string[];
+};
+
 /** The MCP servers of the global mcp.json and an explicitly trusted project's */
 export type McpListParams = {
   cwd?: string;
@@ -542,6 +556,7 @@ export interface Requests {
   "project/trust/read": { params: ProjectTrustReadParams; result: ProjectTrustReadResult };
   "project/trust/write": { params: ProjectTrustWriteParams; result: ProjectTrustWriteResult };
   "command/list": { params: CommandListParams; result: CommandListResult };
+  "tool/list": { params: ToolListParams; result: ToolListResult };
   "mcp/list": { params: McpListParams; result: McpListResult };
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };

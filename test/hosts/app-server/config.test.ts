@@ -176,4 +176,30 @@ describe("knightcode app-server: config, trust and commands", function () {
       removed: false,
     });
   });
+
+  it("lists the tools a new thread registers, hidden ones left out, and the resolved defaultTools", async () => {
+    h = await harness(
+      tmp.path,
+      {
+        "tools.ts": `import { Type } from "@sinclair/typebox";
+        const tool = (name: string, exposure?: string) => ({
+          name, label: name, description: "The " + name + " tool", parameters: Type.Object({}), ...(exposure ? { exposure } : {}),
+          execute: async () => ({ content: [{ type: "text", text: name }], details: undefined }),
+        });
+        export default (kc: any) => { kc.registerTool(tool("echo")); kc.registerTool(tool("secret", "hidden")); };`,
+      },
+      { defaultTools: ["+echo", "-bash"] },
+    );
+    const { client } = await h.start();
+    await client.initialize();
+    const listed = await client.request("tool/list", { cwd: h.project });
+    const names = listed.tools.map((t) => t.name);
+    expect(names).to.include.members(["echo", "read", "bash"]);
+    expect(names).to.not.include("secret");
+    expect([...names].sort()).to.deep.equal(names);
+    expect(listed.tools.find((t) => t.name === "read")!.source).to.equal("builtin:core-tools");
+    expect(listed.tools.find((t) => t.name === "echo")!.description).to.equal("The echo tool");
+    expect(listed.defaultTools).to.deep.equal(["read", "edit", "write", "echo"]);
+    expect((await client.request("tool/list", {})).tools.map((t) => t.name)).to.include("echo");
+  });
 });
