@@ -109,6 +109,7 @@ export {
   type WireSpec,
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
+export { type JsonlItem, JsonlReader } from "./plugins/kit/wire/jsonl.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export {
   DEFAULT_SECRET_PATTERNS,
@@ -126,6 +127,15 @@ export {
   type ShellOptions,
   type ShellResult,
 } from "./plugins/process/shell.js";
+export {
+  listAllSessions,
+  listSessionsForCwd,
+  type SessionInfo,
+  sessionDirsIn,
+  sessionFilesIn,
+} from "./plugins/session-store/list.js";
+export { resolveSessionRoot } from "./plugins/session-store/paths.js";
+export { globalSettingsPath, projectSettingsPath } from "./plugins/settings/agent-dir.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 export {
@@ -145,6 +155,12 @@ export {
   removeMcpServer,
   updateMcpServer,
 } from "./plugins/settings/mcp-files.js";
+export {
+  DEFAULT_SETTINGS,
+  loadSettings,
+  type Settings,
+  SettingsFileSchema,
+} from "./plugins/settings/settings.js";
 export {
   displaySetting,
   isToolEnabled,

@@ -5,8 +5,8 @@
  * a reader that appends each chunk to what it holds and searches it again from the start took 24.6 s for 40 MB.
  */
 import { PassThrough } from "node:stream";
-import { JsonlReader } from "../builtin-extensions/mode-rpc/jsonl.js";
 import { SseDecoder } from "../builtin-extensions/providers/openai-compatible/sse.js";
+import { JsonlReader } from "../plugins/kit/wire/jsonl.js";
 
 const CHUNK = 64 * 1024;
 

@@ -3,6 +3,7 @@
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
 import { agentLoopBench } from "./agent-loop.bench.js";
+import { appServerBench } from "./app-server.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { codemodeBench } from "./codemode.bench.js";
 import { compactionBench } from "./compaction.bench.js";
@@ -30,6 +31,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["gate", gateBench],
   ["tui", tuiBench],
   ["codemode", codemodeBench],
+  ["app-server", appServerBench],
 ];
 
 const wanted = process.argv.slice(2);

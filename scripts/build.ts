@@ -28,6 +28,7 @@ const external = [
   "execa",
   "jiti",
   "openai",
+  "ws",
   // The codemode sandbox's QuickJS loads its .wasm file from beside its own module.
   "quickjs-emscripten-core",
   "@jitl/quickjs-wasmfile-release-sync",

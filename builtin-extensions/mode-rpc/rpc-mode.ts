@@ -15,6 +15,8 @@
 import {
   type ExtensionUIContext,
   errorMessage,
+  type JsonlItem,
+  JsonlReader,
   type ModeContext,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
@@ -22,7 +24,6 @@ import {
   toJsonEvent,
 } from "@knightcodeai/cli/kit";
 import { commands } from "./commands.js";
-import { type JsonlItem, JsonlReader } from "./jsonl.js";
 import { RpcUI } from "./ui.js";
 
 export interface RpcRuntime {

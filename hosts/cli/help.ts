@@ -38,6 +38,11 @@ const COMMANDS: [string, string][] = [
   ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
   ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],
   ["mcp remove <name>", "Remove an MCP server from mcp.json"],
+  [
+    "app-server [--listen ws://127.0.0.1:PORT]",
+    "Serve JSON-RPC to desktop and editor clients (docs/app-server.md)",
+  ],
+  ["app-server schema --out <dir>", "Write the app-server protocol as JSON Schema and TypeScript"],
 ];
 
 const OPTIONS: [string, string][] = [

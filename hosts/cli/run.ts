@@ -56,6 +56,10 @@ export async function main(argv: string[]): Promise<number> {
       err: (text) => process.stderr.write(text),
     });
   }
+  if (argv[0] === "app-server") {
+    const { appServerCommand } = await import("./app-server.js");
+    return appServerCommand(argv.slice(1));
+  }
   // `knightcode install npm:x` is a command, not two prompts.
   if (argv[0] !== undefined && PACKAGE_COMMANDS.has(argv[0])) return packagesCommand(argv);
   const parsed = parseArgs(argv);

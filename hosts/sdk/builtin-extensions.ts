@@ -28,6 +28,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),
+  "mode-app-server": () => import("../../builtin-extensions/mode-app-server/index.js"),
   "mode-interactive": () => import("../../builtin-extensions/mode-interactive/index.js"),
 };
 

@@ -78,6 +78,18 @@ const MANIFEST = [
     providers: [],
   },
   {
+    name: "mode-app-server",
+    modes: [
+      {
+        name: "app-server",
+        description: "JSON-RPC over stdio (and WebSocket with --listen) for desktop and editor clients",
+        readsStdin: false,
+      },
+    ],
+    flags: [],
+    providers: [],
+  },
+  {
     name: "mode-interactive",
     modes: [{ name: "interactive", description: "Chat in the terminal", readsStdin: false }],
     flags: [],

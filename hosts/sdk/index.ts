@@ -2,6 +2,22 @@
 
 export * from "../../builtin-extensions/core-tools/tools.js";
 export { resolveAgentDir as getAgentDir } from "../../plugins/settings/agent-dir.js";
+export {
+  AppServerClient,
+  type AppServerItem,
+  type AppServerMethod,
+  type AppServerNotification,
+  type AppServerNotificationName,
+  type AppServerParams,
+  AppServerRequestError,
+  type AppServerResult,
+  type AppServerTransport,
+  type AppServerTurn,
+  connectAppServer,
+  type SpawnedAppServer,
+  spawnAppServer,
+  writeAppServerSchema,
+} from "./app-server-client.js";
 export { BUILTIN_MANIFEST, type BuiltinManifest, type BuiltinName } from "./builtin-manifest.js";
 export {
   AgentSessionHandle,

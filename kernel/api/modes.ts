@@ -4,7 +4,7 @@
  */
 import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
-import type { CommandInfo, EntryRenderer, MessageRenderer } from "./extension-api.js";
+import type { CommandInfo, EntryRenderer, ExtensionFactory, MessageRenderer } from "./extension-api.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
 import type { ToolRenderers } from "./tools.js";
@@ -167,8 +167,11 @@ export interface ModeContext {
   session: SessionController;
   /** What the mode's `ui()` returned, already bound to the session (absent for a mode without one). */
   ui?: ExtensionUIContext;
-  /** Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`. */
-  options: { resume?: boolean };
+  /**
+   * Requests from the command line for the mode, e.g. `{resume: true}` for `--resume`, or the app-server's
+   * `--listen` address.
+   */
+  options: { resume?: boolean; listen?: string };
   /** Prompts from the command line, with `@file` contents and piped stdin already inlined (not for RPC). */
   prompts: string[];
   io: ModeIO;
@@ -180,6 +183,29 @@ export interface ModeContext {
    * run, the interactive mode at once (a run in progress is stopped). A host that offers no shutdown leaves it out.
    */
   shutdown?: AbortSignal;
+  /**
+   * Opens another session in this process, through the same SDK the host used for `session`: what a mode that
+   * serves many sessions at once needs (the app-server, one session per thread). Absent when the host offers none.
+   */
+  openSession?(options: ModeSessionOptions): Promise<SessionController>;
+  /** The agent directory the host's sessions use (settings, sessions, models.json). */
+  agentDir?: string;
+}
+
+export interface ModeSessionOptions {
+  cwd: string;
+  /** Opens this session file (its owner lock is taken); without it, a new session in `cwd`'s folder. */
+  sessionFile?: string;
+  /** Keeps the session in memory (nothing is written), e.g. to ask what a session in `cwd` would offer. */
+  inMemory?: boolean;
+  /** Extensions loaded after the others (origin `sdk`), e.g. one that reads what the session registered. */
+  extensions?: ExtensionFactory[];
+  /** A model id, or `provider/model`. */
+  model?: string;
+  /** Bound as `ctx.ui` (with `ctx.hasUI` true) before `session_start`, project trust included. */
+  ui?: ExtensionUIContext;
+  /** The session's diagnostics (settings, extension errors, skipped lines); stderr otherwise. */
+  warn?(message: string): void;
 }
 
 export interface ModeDefinition {

@@ -1,12 +1,12 @@
 /**
- * Strict JSONL framing: records end at LF only (an optional CR before it is dropped). Unicode line and paragraph
+ * Strict JSONL framing (RPC mode and the app-server): records end at LF only (an optional CR before it is dropped). Unicode line and paragraph
  * separators inside JSON strings are not record breaks, which is why Node's readline cannot be used here.
  *
  * Lines are split as bytes (an LF byte never occurs inside a multi-byte UTF-8 sequence) and decoded one line at a
  * time, so a line longer than the cap is never held whole: once it passes the cap its bytes are dropped until the
  * next LF and the reader reports its size instead. Invalid UTF-8 decodes to U+FFFD and is left to the JSON parser.
  */
-import { RPC_MAX_FRAME_BYTES } from "@knightcodeai/cli/kit";
+import { RPC_MAX_FRAME_BYTES } from "./frames.js";
 
 /** One line of input, or the size of a line that was too long to read. */
 export type JsonlItem = { line: string } | { tooLong: number };

@@ -1,0 +1,17 @@
+/**
+ * builtin:mode-app-server — `knightcode app-server`: JSON-RPC for desktop and editor clients, many threads in one
+ * process (docs/app-server.md). The factory registers only the name and a loader, so another mode never loads
+ * the server's code.
+ *
+ * Other extensions add methods through the `app-server.register` channel of `knightcode.events`: the server
+ * emits it once when it starts, with `{register(name, spec, handler), threads}` (see docs/app-server.md).
+ */
+import type { ExtensionAPI } from "@knightcodeai/cli/kit";
+
+export default function (knightcode: ExtensionAPI): void {
+  knightcode.registerMode("app-server", {
+    description: "JSON-RPC over stdio (and WebSocket with --listen) for desktop and editor clients",
+    readsStdin: false,
+    run: async (ctx) => (await import("./app-server-mode.js")).runAppServer(ctx, knightcode.events),
+  });
+}

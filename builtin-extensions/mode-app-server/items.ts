@@ -1,0 +1,191 @@
+/**
+ * Turns and items: built from a session's active branch for history (`thread/resume`, `thread/read`), and the
+ * helpers the live turn uses for the same shapes. A turn starts at each user message; a history turn's id is that
+ * message's entry id, its items' ids the entry id plus the block's index.
+ *
+ * Limits (UTF-8 bytes): an inline item holds at most 64 KiB; a larger tool result or text is kept by the thread's
+ * payload store and sent as `{ref, bytes}`, read back in 48 KiB chunks with `thread/payload/read`. A history
+ * response holds at most 1 MiB (with room for the envelope); older turns come a page at a time by cursor.
+ */
+import { randomUUID } from "node:crypto";
+import type { AgentMessage, SessionEntry } from "@knightcodeai/cli/kit";
+
+export const ITEM_INLINE_BYTES = 64 * 1024;
+export const PAYLOAD_CHUNK_BYTES = 48 * 1024;
+export const RESPONSE_BYTES = 1024 * 1024;
+/** What a response envelope (ids, the thread, snapshots) may take beside the turns. */
+export const ENVELOPE_RESERVE_BYTES = 64 * 1024;
+
+export type Item = Record<string, unknown> & { type: string; id: string };
+export interface Turn {
+  id: string;
+  status: "inProgress" | "completed" | "interrupted" | "failed";
+  items: Item[];
+  error?: { message: string };
+}
+
+/** Values sent by reference, per thread; kept while the thread is loaded. */
+export class PayloadStore {
+  private readonly values = new Map<string, Buffer>();
+
+  /** The text itself when small enough, else a reference to it. */
+  inline(text: string): string | { ref: string; bytes: number } {
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes <= ITEM_INLINE_BYTES) return text;
+    const ref = randomUUID();
+    this.values.set(ref, Buffer.from(text, "utf8"));
+    return { ref, bytes };
+  }
+
+  read(
+    ref: string,
+    offset: number,
+  ): { data: string; offset: number; total: number; done: boolean } | undefined {
+    const value = this.values.get(ref);
+    if (!value) return undefined;
+    const end = Math.min(value.length, offset + PAYLOAD_CHUNK_BYTES);
+    return {
+      data: value.subarray(offset, end).toString("base64"),
+      offset,
+      total: value.length,
+      done: end >= value.length,
+    };
+  }
+}
+
+export function textOf(content: string | readonly { type: string; text?: string }[] | undefined): string {
+  if (content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("");
+}
+
+export function userContent(content: AgentMessage["content"]): Record<string, unknown>[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return content.flatMap((c): Record<string, unknown>[] =>
+    c.type === "text"
+      ? [{ type: "text", text: c.text }]
+      : c.type === "image"
+        ? [{ type: "image", data: c.data, mimeType: c.mimeType }]
+        : [],
+  );
+}
+
+/** Items of one message, as history shows them (tool results are merged into their calls by the caller). */
+export function messageItems(id: string, message: AgentMessage, payloads: PayloadStore): Item[] {
+  switch (message.role) {
+    case "user":
+      return [{ type: "userMessage", id, content: userContent(message.content) }];
+    case "custom":
+      return message.display
+        ? [{ type: "extensionMessage", id, customType: message.customType, text: textOf(message.content) }]
+        : [];
+    case "assistant":
+      return message.content.flatMap((block, index): Item[] => {
+        if (block.type === "text") return [{ type: "agentMessage", id: `${id}:${index}`, text: block.text }];
+        if (block.type === "thinking")
+          return [{ type: "reasoning", id: `${id}:${index}`, text: block.thinking }];
+        if (block.type === "toolCall")
+          return [
+            {
+              type: "toolCall",
+              id: block.id,
+              name: block.name,
+              arguments: block.arguments,
+              status: "inProgress",
+            },
+          ];
+        return [];
+      });
+    case "toolResult":
+      return [];
+    default:
+      void payloads;
+      return [];
+  }
+}
+
+/** The active branch as turns, oldest first. */
+export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadStore): Turn[] {
+  const turns: Turn[] = [];
+  let current: Turn | undefined;
+  const calls = new Map<string, Item>();
+  const open = (id: string): Turn => {
+    current = { id, status: "completed", items: [] };
+    turns.push(current);
+    return current;
+  };
+  for (const entry of branch) {
+    if (entry.type === "compaction") {
+      (current ?? open(entry.id)).items.push({
+        type: "contextCompaction",
+        id: entry.id,
+        status: "completed",
+        summary: entry.summary,
+      });
+      continue;
+    }
+    if (entry.type === "custom_message") {
+      if (entry.display)
+        (current ?? open(entry.id)).items.push({
+          type: "extensionMessage",
+          id: entry.id,
+          customType: entry.customType,
+          text: textOf(entry.content),
+        });
+      continue;
+    }
+    if (entry.type !== "message") continue;
+    const message = entry.message;
+    if (message.role === "user" && (!current || current.items.some((i) => i.type !== "userMessage")))
+      open(entry.id);
+    const turn = current ?? open(entry.id);
+    if (message.role === "toolResult") {
+      const call = calls.get(message.toolCallId);
+      if (call) {
+        call.status = message.isError ? "failed" : "completed";
+        call.result = payloads.inline(textOf(message.content));
+      }
+      continue;
+    }
+    if (message.role === "assistant") {
+      if (message.stopReason === "error") {
+        turn.status = "failed";
+        turn.error = { message: message.errorMessage ?? "The model request failed" };
+      } else if (message.stopReason === "aborted") turn.status = "interrupted";
+    }
+    for (const item of messageItems(entry.id, message, payloads)) {
+      if (item.type === "toolCall") calls.set(item.id, item);
+      turn.items.push(item);
+    }
+  }
+  return turns;
+}
+
+/**
+ * The newest turns that fit one response, and the cursor for the older ones. `cursor` is the index (into
+ * `turns`) the page ends before; an invalid cursor answers undefined.
+ */
+export function pageTurns(
+  turns: readonly Turn[],
+  cursor: string | undefined,
+  budget = RESPONSE_BYTES - ENVELOPE_RESERVE_BYTES,
+): { turns: Turn[]; nextCursor?: string } | undefined {
+  let end = turns.length;
+  if (cursor !== undefined) {
+    if (!/^\d+$/.test(cursor)) return undefined;
+    end = Number(cursor);
+    if (end > turns.length) return undefined;
+  }
+  let used = 0;
+  let start = end;
+  while (start > 0) {
+    const size = Buffer.byteLength(JSON.stringify(turns[start - 1]), "utf8") + 1;
+    if (used + size > budget && start < end) break;
+    used += size;
+    start--;
+  }
+  return { turns: turns.slice(start, end), ...(start > 0 ? { nextCursor: String(start) } : {}) };
+}

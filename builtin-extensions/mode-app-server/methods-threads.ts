@@ -1,0 +1,292 @@
+/** The handshake, thread, turn and diagnostics methods (protocol.ts defines their shapes). */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type SessionInfo, VERSION } from "@knightcodeai/cli/kit";
+import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { requestSpecs as R } from "./protocol.js";
+import type { AppServer } from "./server.js";
+import { readBranch, writeFork } from "./store-files.js";
+import type { LoadedThread } from "./thread.js";
+
+const PAGE_DEFAULT = 50;
+
+export function registerThreadMethods(server: AppServer): void {
+  const m = server.methods;
+
+  m.register("initialize", R.initialize, (params, { connection }) => {
+    connection.initialized = true;
+    connection.handshaking = true;
+    connection.clientName = params.clientInfo.name;
+    connection.setOptOut(params.capabilities?.optOutNotificationMethods ?? []);
+    return {
+      userAgent: server.userAgent(params.clientInfo.name),
+      serverInfo: { name: "knightcode", version: VERSION },
+      platformOs: process.platform,
+    };
+  });
+
+  m.register("thread/start", R["thread/start"], async (params, { connection, afterResponse }) => {
+    if (params.workspace && params.workspace.mode !== "local")
+      throw invalidParams(`Workspace mode "${params.workspace.mode}" is not available yet; use "local"`, {
+        reason: "workspace",
+      });
+    const cwd = resolve(params.cwd);
+    if (!existsSync(cwd)) throw invalidParams(`cwd ${cwd} does not exist`, { reason: "cwd" });
+    const { thread, warnings } = await server.openThread(
+      { cwd, ...(params.model ? { model: params.model } : {}) },
+      connection,
+    );
+    if (params.name) thread.session.setSessionName(params.name);
+    const info = thread.info();
+    afterResponse(() => connection.notify("thread/started", { thread: info }));
+    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
+  });
+
+  m.register("thread/resume", R["thread/resume"], async (params, { connection }) => {
+    // An invalid cursor subscribes nobody: check it against the history before loading or subscribing.
+    if (params.cursor !== undefined && !/^\d+$/.test(params.cursor))
+      throw invalidParams(`Invalid cursor "${params.cursor}"`, { reason: "cursor" });
+    const { thread, warnings } = await server.load(params.threadId, undefined);
+    let history: ReturnType<AppServer["pageHistory"]>;
+    try {
+      history = server.pageHistory(thread.history(), params.cursor);
+    } catch (error) {
+      thread.checkIdle();
+      throw error;
+    }
+    // Snapshots and the subscription are taken in the same synchronous step as the response is written.
+    thread.subscribe(connection);
+    const runningTurn = thread.runningTurn();
+    return {
+      thread: thread.info() as never,
+      turns: history.turns as never,
+      ...(history.nextCursor ? { nextCursor: history.nextCursor } : {}),
+      ...(runningTurn ? { runningTurn: runningTurn as never } : {}),
+      queue: thread.queueSnapshot(),
+      usage: thread.usage() as never,
+      ui: thread.ui.snapshot(),
+      warnings: warnings as never,
+    };
+  });
+
+  m.register("thread/fork", R["thread/fork"], async (params, { connection, afterResponse }) => {
+    const loaded = server.loaded(params.threadId);
+    let source: string | undefined;
+    let fork: { file: string; id: string };
+    let name: string;
+    if (loaded) {
+      source = loaded.session.getState().sessionFile;
+      if (!source || !existsSync(source))
+        throw invalidParams("The thread has nothing saved to fork yet", { reason: "empty" });
+      const manager = loaded.session.sessionManager;
+      fork = writeFork(source, manager.getHeader(), manager.getBranch());
+      server.touched(fork.file);
+      name = String(loaded.info().name ?? loaded.info().preview ?? "");
+    } else {
+      const info = server.findSession(params.threadId);
+      if (!info) throw threadNotFound(params.threadId);
+      const { header, branch } = readBranch(info.path);
+      fork = writeFork(info.path, header, branch);
+      server.touched(fork.file);
+      name = info.name ?? (info.firstMessage === "(no messages)" ? "" : info.firstMessage);
+    }
+    const { thread, warnings } = await server.load(fork.id, connection);
+    thread.session.setSessionName(`${(name || "Untitled").slice(0, 200)} (fork)`);
+    const info = thread.info();
+    afterResponse(() => connection.notify("thread/started", { thread: info }));
+    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
+  });
+
+  m.register("thread/list", R["thread/list"], (params) => {
+    const { infos: all, mtimes } = server.listSessions(params.archived === true);
+    const parents = parentIds(all);
+    const wanted = params.cwd ? resolve(params.cwd) : undefined;
+    // The listing is newest first already; a cursor names the last summary of the previous page.
+    const sorted = wanted === undefined ? all : all.filter((s) => s.cwd === wanted);
+    let start = 0;
+    if (params.cursor !== undefined) {
+      const after = decodeCursor(params.cursor);
+      const at = sorted.findIndex((s) => s.id === after.id);
+      start = at >= 0 ? at + 1 : sorted.findIndex((s) => s.modified.getTime() < after.t);
+      if (start < 0) start = sorted.length;
+    }
+    const limit = params.limit ?? PAGE_DEFAULT;
+    const page = sorted.slice(start, start + limit);
+    const last = page.at(-1);
+    return {
+      data: page.map((info) => {
+        const { path: _path, ...summary } = server.summarize(info, parents, mtimes);
+        return summary as never;
+      }),
+      ...(last && start + limit < sorted.length
+        ? { nextCursor: encodeCursor(last.modified.getTime(), last.id) }
+        : {}),
+    };
+  });
+
+  m.register("thread/read", R["thread/read"], (params) => {
+    const thread = server.threadInfo(params.threadId);
+    if (!params.includeTurns) return { thread: thread as never };
+    const page = server.pageHistory(server.history(params.threadId), undefined);
+    return {
+      thread: thread as never,
+      turns: page.turns as never,
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    };
+  });
+
+  m.register("thread/name/set", R["thread/name/set"], async (params) => {
+    const loaded = server.loaded(params.threadId);
+    if (loaded) {
+      loaded.session.setSessionName(params.name === "" ? undefined : params.name);
+      return {};
+    }
+    // Not loaded: load it just for this (the owner lock keeps the file safe), then let it unload.
+    const { thread } = await server.load(params.threadId, undefined);
+    thread.session.setSessionName(params.name === "" ? undefined : params.name);
+    await server.unload(thread);
+    return {};
+  });
+
+  m.register("thread/unsubscribe", R["thread/unsubscribe"], (params, { connection }) => {
+    const thread = server.loaded(params.threadId);
+    return {
+      status: thread?.unsubscribe(connection) ? ("unsubscribed" as const) : ("notSubscribed" as const),
+    };
+  });
+
+  m.register("thread/archive", R["thread/archive"], async (params) => {
+    const loaded = server.loaded(params.threadId);
+    if (loaded?.isBusy())
+      throw new AppServerError("turnInProgress", "A turn is running; interrupt it before archiving");
+    const info = server.findSession(params.threadId);
+    if (!info) {
+      if (loaded) throw invalidParams("The thread has nothing saved to archive yet", { reason: "empty" });
+      throw threadNotFound(params.threadId);
+    }
+    if (loaded) await server.unload(loaded);
+    server.moveSessionFile(info.path, server.archivedPath(info.path));
+    return {};
+  });
+
+  m.register("thread/unarchive", R["thread/unarchive"], (params) => {
+    const info = server.findSession(params.threadId, true);
+    if (!info) throw threadNotFound(params.threadId);
+    server.moveSessionFile(info.path, server.unarchivedPath(info.path));
+    return { thread: server.threadInfo(params.threadId) as never };
+  });
+
+  m.register("thread/delete", R["thread/delete"], (params) => {
+    const info = server.findSession(params.threadId, true);
+    if (!info) {
+      if (server.loaded(params.threadId) || server.findSession(params.threadId))
+        throw invalidParams("Only an archived thread can be deleted; archive it first", {
+          reason: "notArchived",
+        });
+      throw threadNotFound(params.threadId);
+    }
+    server.deleteFile(info.path);
+    return {};
+  });
+
+  m.register("thread/payload/read", R["thread/payload/read"], (params) => {
+    const thread = server.requireLoaded(params.threadId);
+    const chunk = thread.payloads.read(params.ref, params.offset ?? 0);
+    if (!chunk)
+      throw invalidParams(
+        `No payload "${params.ref}" on this thread (it is kept while the thread is loaded)`,
+        { reason: "ref" },
+      );
+    return chunk;
+  });
+
+  const subscribed = (
+    threadId: string,
+    connection: Parameters<LoadedThread["subscribe"]>[0],
+  ): LoadedThread => {
+    const thread = server.requireLoaded(threadId);
+    thread.subscribe(connection);
+    return thread;
+  };
+
+  m.register("turn/start", R["turn/start"], (params, { connection, afterResponse }) => {
+    const thread = subscribed(params.threadId, connection);
+    const started = thread.startTurn(params.input as never, params.clientMessageId);
+    afterResponse(started.announce);
+    return { turn: started.turn as never };
+  });
+
+  m.register("turn/steer", R["turn/steer"], (params, { connection }) => {
+    const thread = subscribed(params.threadId, connection);
+    return { turnId: thread.steer(params.input as never, params.expectedTurnId) };
+  });
+
+  m.register("turn/interrupt", R["turn/interrupt"], (params) => {
+    server.requireLoaded(params.threadId).interrupt(params.turnId);
+    return {};
+  });
+
+  m.register("turn/queue/add", R["turn/queue/add"], (params, { connection }) => {
+    const thread = subscribed(params.threadId, connection);
+    return {
+      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments?.length ?? 0),
+    };
+  });
+
+  m.register("turn/queue/remove", R["turn/queue/remove"], (params) => {
+    return { removed: server.requireLoaded(params.threadId).dequeue(params.id) };
+  });
+
+  m.register("server/diagnostics", R["server/diagnostics"], () => {
+    const memory = process.memoryUsage();
+    return {
+      process: {
+        pid: process.pid,
+        residentMemoryBytes: memory.rss,
+        heapUsedBytes: memory.heapUsed,
+        uptimeMs: Date.now() - server.startedAt,
+      },
+      threads: [...server.threads.values()].map((t) => ({
+        id: t.id,
+        status: t.getStatus() as never,
+        subscribers: t.subscriberCount(),
+        queued: t.queuedCount(),
+      })),
+      connections: [...server.connections].map((c) => ({
+        id: c.id,
+        transport: c.transport.kind,
+        initialized: c.initialized,
+        queuedBytes: c.transport.bufferedBytes(),
+        inFlight: c.inFlight,
+      })),
+    };
+  });
+}
+
+/** Header ids by path, built once per listing (the same array object as long as nothing changed). */
+const parentCache = new WeakMap<readonly SessionInfo[], Map<string, string>>();
+function parentIds(all: readonly SessionInfo[]): Map<string, string> {
+  let map = parentCache.get(all);
+  if (!map) {
+    map = new Map(all.map((s) => [resolve(s.path), s.id]));
+    parentCache.set(all, map);
+  }
+  return map;
+}
+
+function encodeCursor(t: number, id: string): string {
+  return Buffer.from(JSON.stringify({ t, id })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { t: number; id: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
+      t?: unknown;
+      id?: unknown;
+    };
+    if (typeof value.t === "number" && typeof value.id === "string") return { t: value.t, id: value.id };
+  } catch {
+    // answered below
+  }
+  throw invalidParams(`Invalid cursor "${cursor}"`, { reason: "cursor" });
+}

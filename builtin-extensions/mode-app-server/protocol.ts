@@ -1,0 +1,525 @@
+/**
+ * The app-server protocol, defined once: every request (params and result), notification and server request as a
+ * TypeBox schema. The server validates params against these, `knightcode app-server schema` writes them out as
+ * JSON Schema and TypeScript, and the generated copies in `schema/` are checked against this file by a test.
+ *
+ * Shapes follow docs/app-server.md (the spec's known parts, Codex's conventions for the rest). Times are epoch
+ * milliseconds.
+ */
+import { type TSchema, Type } from "@sinclair/typebox";
+
+const Opt = Type.Optional;
+const Str = Type.String;
+const Num = Type.Number;
+const Bool = Type.Boolean;
+const Lit = Type.Literal;
+const Obj = Type.Object;
+const Arr = Type.Array;
+const Any = Type.Unknown;
+
+const ThreadId = Str({ minLength: 1, description: "The session id of the thread" });
+
+export const ThreadStatus = Type.Union(
+  [
+    Obj({ type: Lit("notLoaded") }),
+    Obj({ type: Lit("idle") }),
+    Obj({
+      type: Lit("active"),
+      waitingOn: Arr(Str(), { description: 'What the turn waits for, e.g. "dialog"' }),
+    }),
+    Obj({ type: Lit("systemError"), message: Opt(Str()) }),
+  ],
+  { $id: "ThreadStatus" },
+);
+
+export const Warning = Obj(
+  {
+    message: Str(),
+    source: Type.Union([Lit("settings"), Lit("extension"), Lit("trust"), Lit("server")]),
+    path: Opt(Str()),
+    line: Opt(Num()),
+    column: Opt(Num()),
+  },
+  { $id: "Warning" },
+);
+
+export const Thread = Obj(
+  {
+    id: Str(),
+    name: Opt(Str()),
+    preview: Str({ description: "The first user message, shortened" }),
+    cwd: Str(),
+    createdAt: Num(),
+    updatedAt: Num(),
+    status: ThreadStatus,
+    forkedFromId: Opt(Str()),
+    sessionFile: Opt(Str()),
+    model: Opt(Str({ description: "provider/model" })),
+    archived: Opt(Bool()),
+  },
+  { $id: "Thread" },
+);
+
+export const ThreadSummary = Obj(
+  {
+    id: Str(),
+    name: Opt(Str()),
+    preview: Str(),
+    cwd: Str(),
+    createdAt: Num(),
+    updatedAt: Num({ description: "The session file's modification time" }),
+    status: ThreadStatus,
+    forkedFromId: Opt(Str()),
+    messageCount: Num(),
+  },
+  { $id: "ThreadSummary" },
+);
+
+/** A value too large to travel inline: read it with `thread/payload/read`. */
+export const PayloadRef = Obj({ ref: Str(), bytes: Num() }, { $id: "PayloadRef" });
+
+const TextInput = Obj({ type: Lit("text"), text: Str() });
+const ImageInput = Obj({ type: Lit("image"), data: Str({ description: "base64" }), mimeType: Str() });
+export const UserInput = Type.Union([TextInput, ImageInput], { $id: "UserInput" });
+
+const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
+
+export const ThreadItem = Type.Union(
+  [
+    Obj({ type: Lit("userMessage"), id: Str(), content: Arr(UserInput), clientMessageId: Opt(Str()) }),
+    Obj({ type: Lit("agentMessage"), id: Str(), text: Str() }),
+    Obj({ type: Lit("reasoning"), id: Str(), text: Str() }),
+    Obj({
+      type: Lit("toolCall"),
+      id: Str(),
+      name: Str(),
+      arguments: Any(),
+      status: ItemStatus,
+      result: Opt(Any({ description: "The tool's text output, or a PayloadRef when over 64 KiB" })),
+      view: Opt(Any()),
+    }),
+    Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: Str(), view: Opt(Any()) }),
+    Obj({ type: Lit("contextCompaction"), id: Str(), status: ItemStatus, summary: Opt(Str()) }),
+  ],
+  { $id: "ThreadItem" },
+);
+
+const TurnStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("interrupted"), Lit("failed")]);
+export const Turn = Obj(
+  {
+    id: Str(),
+    status: TurnStatus,
+    items: Arr(ThreadItem),
+    error: Opt(Obj({ message: Str() })),
+  },
+  { $id: "Turn" },
+);
+
+export const QueueSnapshot = Obj(
+  {
+    steering: Arr(Str()),
+    followUp: Arr(Obj({ id: Str(), text: Str(), attachments: Opt(Num()) })),
+  },
+  { $id: "QueueSnapshot" },
+);
+
+export const TokenUsage = Obj(
+  {
+    input: Num(),
+    output: Num(),
+    cacheRead: Num(),
+    cacheWrite: Num(),
+    total: Num(),
+    contextTokens: Opt(Num()),
+    contextWindow: Opt(Num()),
+  },
+  { $id: "TokenUsage" },
+);
+
+const Placement = Type.Union([Lit("aboveEditor"), Lit("belowEditor")]);
+export const Widget = Obj(
+  { key: Str(), placement: Placement, lines: Opt(Arr(Str())), view: Opt(Any()) },
+  { $id: "Widget" },
+);
+const UiStateFields = {
+  statuses: Arr(Obj({ key: Str(), text: Str() })),
+  title: Opt(Str()),
+  workingMessage: Opt(Str()),
+  workingVisible: Bool(),
+};
+export const ExtensionUi = Obj({ ...UiStateFields, widgets: Arr(Widget) }, { $id: "ExtensionUi" });
+
+const Empty = Obj({});
+const WithThread = Obj({ threadId: ThreadId });
+const CwdOpt = Obj({ cwd: Opt(Str()) });
+const Workspace = Obj({
+  mode: Type.Union([Lit("local"), Lit("worktree")]),
+  baseRef: Opt(Str()),
+  carryLocalChanges: Opt(Bool()),
+  environment: Opt(Str()),
+});
+
+export interface MethodSpec {
+  readonly description: string;
+  readonly params: TSchema;
+  readonly result: TSchema;
+}
+export interface NotificationSpec {
+  readonly description: string;
+  readonly params: TSchema;
+}
+
+const ThreadResult = Obj({ thread: Thread, warnings: Arr(Warning), ui: ExtensionUi });
+
+/** Client → server requests. */
+export const requestSpecs = {
+  initialize: {
+    description: "The handshake; the first request of every connection",
+    params: Obj({
+      clientInfo: Obj({ name: Str({ minLength: 1 }), title: Opt(Str()), version: Str() }),
+      capabilities: Opt(Obj({ optOutNotificationMethods: Opt(Arr(Str())) }, { additionalProperties: true })),
+    }),
+    result: Obj({
+      userAgent: Str(),
+      serverInfo: Obj({ name: Str(), version: Str() }),
+      platformOs: Str(),
+    }),
+  },
+  "thread/start": {
+    description: "Starts a thread (a new session) in cwd and subscribes the connection",
+    params: Obj({
+      cwd: Str({ minLength: 1 }),
+      model: Opt(Str()),
+      name: Opt(Str()),
+      workspace: Opt(Workspace),
+    }),
+    result: ThreadResult,
+  },
+  "thread/resume": {
+    description:
+      "Loads a thread if needed, returns its history and live snapshots, and subscribes in one step",
+    params: Obj({ threadId: ThreadId, cursor: Opt(Str()) }),
+    result: Obj({
+      thread: Thread,
+      turns: Arr(Turn),
+      nextCursor: Opt(Str({ description: "Pass back as cursor for older turns" })),
+      runningTurn: Opt(Turn),
+      queue: QueueSnapshot,
+      usage: TokenUsage,
+      ui: ExtensionUi,
+      warnings: Arr(Warning),
+    }),
+  },
+  "thread/fork": {
+    description: 'Copies a thread\'s current branch into a new thread named "<source> (fork)"',
+    params: Obj({ threadId: ThreadId }),
+    result: ThreadResult,
+  },
+  "thread/list": {
+    description: "Thread summaries, newest first, a page at a time",
+    params: Obj({
+      cursor: Opt(Str()),
+      limit: Opt(Type.Integer({ minimum: 1, maximum: 1000 })),
+      cwd: Opt(Str()),
+      archived: Opt(Bool()),
+    }),
+    result: Obj({ data: Arr(ThreadSummary), nextCursor: Opt(Str()) }),
+  },
+  "thread/read": {
+    description: "A thread without subscribing; with includeTurns, its history",
+    params: Obj({ threadId: ThreadId, includeTurns: Opt(Bool()) }),
+    result: Obj({ thread: Thread, turns: Opt(Arr(Turn)), nextCursor: Opt(Str()) }),
+  },
+  "thread/name/set": {
+    description: "Names a thread",
+    params: Obj({ threadId: ThreadId, name: Str() }),
+    result: Empty,
+  },
+  "thread/unsubscribe": {
+    description: "Stops this connection's notifications for a thread",
+    params: WithThread,
+    result: Obj({ status: Type.Union([Lit("unsubscribed"), Lit("notSubscribed")]) }),
+  },
+  "thread/archive": {
+    description: "Moves a thread's file to the archive",
+    params: WithThread,
+    result: Empty,
+  },
+  "thread/unarchive": {
+    description: "Brings an archived thread back",
+    params: WithThread,
+    result: Obj({ thread: Thread }),
+  },
+  "thread/delete": {
+    description: "Permanently removes an archived thread",
+    params: WithThread,
+    result: Empty,
+  },
+  "thread/payload/read": {
+    description: "A chunk (48 KiB before base64) of a value sent by reference",
+    params: Obj({ threadId: ThreadId, ref: Str(), offset: Opt(Type.Integer({ minimum: 0 })) }),
+    result: Obj({ data: Str({ description: "base64" }), offset: Num(), total: Num(), done: Bool() }),
+  },
+  "turn/start": {
+    description: "Starts a turn on an idle thread",
+    params: Obj({
+      threadId: ThreadId,
+      input: Arr(UserInput, { minItems: 1 }),
+      clientMessageId: Opt(Str()),
+      comments: Opt(Arr(Any())),
+    }),
+    result: Obj({ turn: Turn }),
+  },
+  "turn/steer": {
+    description: "Adds input to the running turn",
+    params: Obj({ threadId: ThreadId, input: Arr(UserInput, { minItems: 1 }), expectedTurnId: Opt(Str()) }),
+    result: Obj({ turnId: Str() }),
+  },
+  "turn/interrupt": {
+    description: "Stops the running turn; a stale turnId answers turnMismatch",
+    params: Obj({ threadId: ThreadId, turnId: Opt(Str()) }),
+    result: Empty,
+  },
+  "turn/queue/add": {
+    description: "Queues an input that starts a turn of its own once the thread is idle",
+    params: Obj({
+      threadId: ThreadId,
+      input: Arr(UserInput, { minItems: 1 }),
+      clientMessageId: Opt(Str()),
+      comments: Opt(Arr(Any())),
+    }),
+    result: Obj({ id: Str() }),
+  },
+  "turn/queue/remove": {
+    description: "Removes a queued input that has not started",
+    params: Obj({ threadId: ThreadId, id: Str() }),
+    result: Obj({ removed: Bool() }),
+  },
+  "config/read": {
+    description: "Settings with their origins, SHA-256 versions, defaults, paths and parse errors",
+    params: CwdOpt,
+    result: Obj({
+      settings: Type.Record(Str(), Any()),
+      defaults: Type.Record(Str(), Any()),
+      origins: Type.Record(Str(), Type.Union([Lit("global"), Lit("project")])),
+      versions: Obj({ global: Str(), project: Opt(Str()) }),
+      paths: Obj({ global: Str(), project: Opt(Str()) }),
+      errors: Arr(Warning),
+    }),
+  },
+  "config/write": {
+    description: "Sets one dotted key in the global or project settings file",
+    params: Obj({
+      scope: Type.Union([Lit("global"), Lit("project")]),
+      cwd: Opt(Str()),
+      key: Str({ minLength: 1 }),
+      value: Any({ description: "null deletes the key" }),
+      expectedVersion: Opt(Str()),
+    }),
+    result: Obj({ version: Str(), path: Str() }),
+  },
+  "project/trust/read": {
+    description: "Whether a project is trusted, and whether it has resources that need trust",
+    params: Obj({ cwd: Str({ minLength: 1 }) }),
+    result: Obj({ trusted: Type.Union([Bool(), Type.Null()]), needsTrust: Bool() }),
+  },
+  "project/trust/write": {
+    description: "Records a trust decision for a project",
+    params: Obj({ cwd: Str({ minLength: 1 }), trusted: Bool() }),
+    result: Empty,
+  },
+  "command/list": {
+    description: "The slash commands a thread in cwd offers",
+    params: CwdOpt,
+    result: Obj({ commands: Arr(Obj({ name: Str(), description: Opt(Str()), source: Str() })) }),
+  },
+  "tool/list": {
+    description:
+      "The tools a new thread in cwd registers (hidden ones left out), and the resolved defaultTools",
+    params: CwdOpt,
+    result: Obj({
+      tools: Arr(Obj({ name: Str(), description: Str(), source: Str() })),
+      defaultTools: Arr(Str()),
+    }),
+  },
+  "mcp/list": {
+    description: "The MCP servers of the global mcp.json and an explicitly trusted project's",
+    params: CwdOpt,
+    result: Obj({
+      servers: Arr(
+        Obj({
+          name: Str(),
+          scope: Type.Union([Lit("global"), Lit("project")]),
+          source: Str(),
+          override: Opt(Str()),
+          transport: Type.Union([Lit("stdio"), Lit("http")]),
+          target: Str(),
+          description: Opt(Str()),
+          enabled: Bool(),
+          exposure: Opt(Str()),
+        }),
+      ),
+      errors: Arr(Str()),
+      paths: Obj({ global: Str(), project: Opt(Str()) }),
+    }),
+  },
+  "mcp/update": {
+    description: "Turns a server on or off, or changes its exposure, where /mcp would save it",
+    params: Obj({ cwd: Opt(Str()), name: Str({ minLength: 1 }), enabled: Opt(Bool()), exposure: Opt(Str()) }),
+    result: Obj({ path: Str() }),
+  },
+  "mcp/add": {
+    description: "Adds or replaces an mcpServers entry",
+    params: Obj({
+      scope: Type.Union([Lit("global"), Lit("project")]),
+      cwd: Opt(Str()),
+      name: Str({ minLength: 1 }),
+      config: Type.Record(Str(), Any()),
+    }),
+    result: Obj({ replaced: Bool() }),
+  },
+  "mcp/remove": {
+    description: "Removes an mcpServers entry",
+    params: Obj({
+      scope: Type.Union([Lit("global"), Lit("project")]),
+      cwd: Opt(Str()),
+      name: Str({ minLength: 1 }),
+    }),
+    result: Obj({ removed: Bool() }),
+  },
+  "server/diagnostics": {
+    description: "Process memory, loaded threads, connections and queue depths of the shared server",
+    params: Empty,
+    result: Obj({
+      process: Obj({ pid: Num(), residentMemoryBytes: Num(), heapUsedBytes: Num(), uptimeMs: Num() }),
+      threads: Arr(Obj({ id: Str(), status: ThreadStatus, subscribers: Num(), queued: Num() })),
+      connections: Arr(
+        Obj({ id: Str(), transport: Str(), initialized: Bool(), queuedBytes: Num(), inFlight: Num() }),
+      ),
+    }),
+  },
+} as const satisfies Record<string, MethodSpec>;
+
+const TurnRef = { threadId: Str(), turnId: Str() };
+
+/** Server → client notifications. */
+export const notificationSpecs = {
+  "thread/started": { description: "A thread was started or forked", params: Obj({ thread: Thread }) },
+  "thread/status/changed": {
+    description: "A thread's status changed",
+    params: Obj({ threadId: Str(), status: ThreadStatus }),
+  },
+  "thread/name/updated": {
+    description: "A thread was named",
+    params: Obj({ threadId: Str(), name: Opt(Str()) }),
+  },
+  "thread/closed": { description: "A thread unloaded", params: Obj({ threadId: Str() }) },
+  "thread/tokenUsage/updated": {
+    description: "Token usage of the thread after a model response",
+    params: Obj({ ...TurnRef, usage: TokenUsage }),
+  },
+  "turn/started": { description: "A turn started", params: Obj({ threadId: Str(), turn: Turn }) },
+  "turn/completed": {
+    description: "A turn ended: completed, interrupted or failed",
+    params: Obj({ threadId: Str(), turn: Turn }),
+  },
+  "turn/queue/updated": {
+    description: "The thread's undelivered steers and queued inputs, whole",
+    params: Obj({ threadId: Str(), ...QueueSnapshot.properties }),
+  },
+  "item/started": { description: "An item began", params: Obj({ ...TurnRef, item: ThreadItem }) },
+  "item/completed": {
+    description: "An item ended (the authoritative copy)",
+    params: Obj({ ...TurnRef, item: ThreadItem }),
+  },
+  "item/agentMessage/delta": {
+    description: "Text of an agent message",
+    params: Obj({ ...TurnRef, itemId: Str(), delta: Str() }),
+  },
+  "item/reasoning/delta": {
+    description: "Text of a reasoning item",
+    params: Obj({ ...TurnRef, itemId: Str(), delta: Str() }),
+  },
+  "item/toolCall/outputDelta": {
+    description: "Partial output of a running tool",
+    params: Obj({ ...TurnRef, itemId: Str(), output: Str() }),
+  },
+  error: {
+    description: "A turn failure or a dropped queued input (not a JSON-RPC error)",
+    params: Obj({
+      threadId: Opt(Str()),
+      turnId: Opt(Str()),
+      clientMessageId: Opt(Str()),
+      error: Obj({ message: Str() }),
+      willRetry: Bool(),
+    }),
+  },
+  warning: {
+    description: "Something the user should know that did not stop the work",
+    params: Obj({ ...Warning.properties, threadId: Opt(Str()) }),
+  },
+  "serverRequest/cancelled": {
+    description: "A server request was withdrawn; do not answer it",
+    params: Obj({ requestId: Type.Union([Str(), Num()]), threadId: Opt(Str()) }),
+  },
+  "ui/notify": {
+    description: "A notice from an extension",
+    params: Obj({
+      threadId: Str(),
+      message: Str(),
+      level: Type.Union([Lit("info"), Lit("warning"), Lit("error")]),
+    }),
+  },
+  "ui/state": {
+    description: "The thread's extension UI but the widgets, whole",
+    params: Obj({ threadId: Str(), ...UiStateFields }),
+  },
+  "ui/widget": {
+    description: "One widget set or replaced, or {threadId, key} when removed",
+    params: Obj({
+      threadId: Str(),
+      key: Str(),
+      placement: Opt(Placement),
+      lines: Opt(Arr(Str())),
+      view: Opt(Any()),
+    }),
+  },
+} as const satisfies Record<string, NotificationSpec>;
+
+/** Server → client requests. */
+export const serverRequestSpecs = {
+  "ui/dialog": {
+    description: "An extension asks the user; reply {value}, {confirmed} or {} to cancel",
+    params: Obj({
+      threadId: Str(),
+      kind: Type.Union([Lit("select"), Lit("confirm"), Lit("input"), Lit("editor")]),
+      title: Str(),
+      options: Opt(Arr(Str())),
+      message: Opt(Str()),
+      placeholder: Opt(Str()),
+      prefill: Opt(Str()),
+      timeoutMs: Opt(Num()),
+    }),
+    result: Obj({ value: Opt(Str()), confirmed: Opt(Bool()) }),
+  },
+} as const satisfies Record<string, MethodSpec>;
+
+export type RequestName = keyof typeof requestSpecs;
+export type NotificationName = keyof typeof notificationSpecs;
+export type ServerRequestName = keyof typeof serverRequestSpecs;
+
+/** Shared schemas with an `$id`, written as definitions of their own. */
+export const sharedSchemas = [
+  ThreadStatus,
+  Warning,
+  Thread,
+  ThreadSummary,
+  PayloadRef,
+  UserInput,
+  ThreadItem,
+  Turn,
+  QueueSnapshot,
+  TokenUsage,
+  Widget,
+  ExtensionUi,
+] as const;

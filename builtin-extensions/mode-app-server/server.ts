@@ -1,0 +1,464 @@
+/**
+ * The app-server: JSON-RPC 2.0 messages (with or without `"jsonrpc": "2.0"`) from any number of connections,
+ * many threads in one process, each thread a session of its own opened through the host's SDK
+ * (`ModeContext.openSession`).
+ *
+ * A connection first does the handshake (`initialize`; anything else before it answers `notInitialized`, a
+ * second one `alreadyInitialized`). A request's params are checked against its schema before its handler runs.
+ * Malformed input gets an error response and the connection keeps serving. Errors carry the spec's name in
+ * `data.code` (errors.ts).
+ *
+ * Threads unload `unloadDelayMs` after their last subscriber left while nothing runs (default 60 s, the
+ * `KNIGHTCODE_APP_SERVER_UNLOAD_MS` environment variable changes it).
+ */
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import {
+  errorMessage,
+  type ModeSessionOptions,
+  resolveSessionRoot,
+  type SessionController,
+  type SessionInfo,
+  VERSION,
+} from "@knightcodeai/cli/kit";
+import { SessionCatalog } from "./catalog.js";
+import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
+import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
+import { registerThreadMethods } from "./methods-threads.js";
+import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
+import { ARCHIVE_DIR, archivedPath, headerIdOf, readBranch, unarchivedPath } from "./store-files.js";
+import { LoadedThread, type ThreadStatus } from "./thread.js";
+import { cleanText } from "./ui.js";
+
+export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
+
+export interface AppServerOptions {
+  openSession(options: ModeSessionOptions): Promise<SessionController>;
+  agentDir: string;
+  /** Diagnostics for the server's log (stderr): never on a protocol stream. */
+  log(message: string): void;
+  unloadDelayMs?: number;
+  queueLimitBytes?: number;
+}
+
+export interface Summary {
+  id: string;
+  name?: string;
+  preview: string;
+  cwd: string;
+  createdAt: number;
+  updatedAt: number;
+  status: ThreadStatus;
+  forkedFromId?: string;
+  messageCount: number;
+  path: string;
+}
+
+export class AppServer {
+  readonly methods = new MethodRegistry();
+  readonly connections = new Set<Connection>();
+  readonly threads = new Map<string, LoadedThread>();
+  private readonly loading = new Map<string, Promise<LoadedThread>>();
+  private readonly unloadTimers = new Map<string, NodeJS.Timeout>();
+  private readonly pending = new Set<Promise<void>>();
+  readonly sessionRoot: string;
+  readonly active: SessionCatalog;
+  readonly archived: SessionCatalog;
+  readonly startedAt = Date.now();
+  closing = false;
+
+  constructor(readonly options: AppServerOptions) {
+    this.sessionRoot = resolveSessionRoot({ agentDir: options.agentDir });
+    this.active = new SessionCatalog(this.sessionRoot);
+    this.archived = new SessionCatalog(this.archiveRoot);
+    registerThreadMethods(this);
+  }
+
+  get archiveRoot(): string {
+    return resolve(this.sessionRoot, ARCHIVE_DIR);
+  }
+
+  // ---- connections and framing -------------------------------------------------------------------
+
+  connect(transport: Transport): Connection {
+    const connection = new Connection(transport, this.options.queueLimitBytes ?? DEFAULT_QUEUE_LIMIT_BYTES);
+    this.connections.add(connection);
+    connection.onClose.push(() => this.connections.delete(connection));
+    return connection;
+  }
+
+  /** One incoming message (a line of stdio, a WebSocket text frame). */
+  receive(connection: Connection, text: string): void {
+    if (text.trim() === "") return;
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      connection.send(errorReply(null, -32700, `Parse error: ${errorMessage(error)}`, "parseError"));
+      return;
+    }
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      connection.send(
+        errorReply(null, -32600, "Invalid request: a message must be a JSON object", "invalidRequest"),
+      );
+      return;
+    }
+    const m = message as Record<string, unknown>;
+    const id = Object.hasOwn(m, "id") ? m.id : undefined;
+    const validId = typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+    if (Object.hasOwn(m, "jsonrpc") && m.jsonrpc !== "2.0") {
+      connection.send(
+        errorReply(validId ? id : null, -32600, 'Invalid request: "jsonrpc" must be "2.0"', "invalidRequest"),
+      );
+      return;
+    }
+    if (typeof m.method !== "string") {
+      // A reply to one of our server requests.
+      if (validId && (Object.hasOwn(m, "result") || Object.hasOwn(m, "error"))) {
+        connection.reply(id, { result: m.result, error: m.error });
+        return;
+      }
+      connection.send(
+        errorReply(
+          validId ? id : null,
+          -32600,
+          'Invalid request: "method" must be a string',
+          "invalidRequest",
+        ),
+      );
+      return;
+    }
+    if (id === undefined) {
+      if (m.method === "initialized") connection.handshaking = false;
+      return;
+    }
+    if (!validId) {
+      connection.send(
+        errorReply(null, -32600, 'Invalid request: "id" must be a string or a number', "invalidRequest"),
+      );
+      return;
+    }
+    const work = this.dispatch(connection, id as string | number, m.method, m.params);
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+
+  /** Settles once every request received so far has been answered. */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  private async dispatch(
+    connection: Connection,
+    id: string | number,
+    method: string,
+    params: unknown,
+  ): Promise<void> {
+    const after: (() => void)[] = [];
+    try {
+      if (method === "initialize" && (connection.initialized || connection.handshaking))
+        throw new AppServerError("alreadyInitialized", "This connection is already initialized");
+      if (method !== "initialize" && !connection.initialized)
+        throw new AppServerError("notInitialized", `Send "initialize" before "${method}"`);
+      if (connection.overloaded()) throw new AppServerError("overloaded", "Server overloaded; retry later.");
+      const entry = this.methods.get(method);
+      if (!entry) throw new AppServerError("methodNotFound", `Unknown method "${method}"`, { method });
+      if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params)))
+        throw invalidParams("Invalid params: params must be an object");
+      const checked = checkParams(entry.spec, params);
+      connection.inFlight++;
+      let result: unknown;
+      try {
+        const call: CallContext = { connection, afterResponse: (fn) => after.push(fn) };
+        result = await entry.handler(checked, call);
+      } finally {
+        connection.inFlight--;
+      }
+      connection.send({ id, result: result ?? {} });
+    } catch (error) {
+      after.length = 0;
+      if (error instanceof AppServerError) connection.send({ id, error: error.toWire() });
+      else {
+        this.options.log(
+          `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
+        connection.send(errorReply(id, -32603, `Internal error: ${errorMessage(error)}`, "internal"));
+      }
+    }
+    for (const fn of after) {
+      try {
+        fn();
+      } catch (error) {
+        this.options.log(`${method}: ${errorMessage(error)}`);
+      }
+    }
+  }
+
+  // ---- threads -----------------------------------------------------------------------------------
+
+  private threadHost = {
+    log: (message: string) => this.options.log(message),
+    idleWithoutSubscribers: (thread: LoadedThread) => this.scheduleUnload(thread),
+  };
+
+  /** Opens a thread's session (a new one, or a file) with `initiator` already subscribed (trust dialogs reach it). */
+  async openThread(
+    options: Omit<ModeSessionOptions, "ui" | "warn">,
+    initiator: Connection | undefined,
+  ): Promise<{
+    thread: LoadedThread;
+    warnings: Record<string, unknown>[];
+  }> {
+    const warnings: Record<string, unknown>[] = [];
+    const thread = new LoadedThread("", this.threadHost);
+    if (initiator) thread.subscribe(initiator);
+    let session: SessionController;
+    try {
+      session = await this.options.openSession({
+        ...options,
+        ui: thread.ui,
+        warn: (message) => {
+          this.options.log(message);
+          // While the thread loads, warnings go in the result; afterwards to its subscribers.
+          if (thread.id) thread.broadcast("warning", warningOf(message));
+          else warnings.push(warningOf(message));
+        },
+      });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === "KC_ERR_SESSION_LOCKED")
+        throw new AppServerError("threadLocked", `${errorMessage(error)}`, {
+          reason: "ownedByAnotherProcess",
+          ...(options.sessionFile ? { path: options.sessionFile } : {}),
+        });
+      if (code === "KC_ERR_NO_MODEL") throw invalidParams(errorMessage(error), { reason: "model" });
+      throw error;
+    }
+    const id = session.sessionManager.getSessionId();
+    Object.assign(thread, { id });
+    thread.attach(session);
+    const parent = session.sessionManager.getHeader().parentSession;
+    if (parent) thread.forkedFromId = headerIdOf(parent);
+    this.threads.set(id, thread);
+    return { thread, warnings };
+  }
+
+  /** A loaded thread, or undefined. */
+  loaded(threadId: string): LoadedThread | undefined {
+    const thread = this.threads.get(threadId);
+    return thread && !thread.disposed ? thread : undefined;
+  }
+
+  /** A loaded thread, or `threadNotFound`. */
+  requireLoaded(threadId: string): LoadedThread {
+    const thread = this.loaded(threadId);
+    if (!thread) throw threadNotFound(threadId);
+    return thread;
+  }
+
+  /** The thread, loaded now if it was not (one load at a time per id). */
+  async load(
+    threadId: string,
+    initiator: Connection | undefined,
+  ): Promise<{ thread: LoadedThread; warnings: Record<string, unknown>[] }> {
+    const existing = this.loaded(threadId);
+    if (existing) {
+      if (initiator) existing.subscribe(initiator);
+      this.cancelUnload(threadId);
+      return { thread: existing, warnings: [] };
+    }
+    const pending = this.loading.get(threadId);
+    if (pending) {
+      const thread = await pending;
+      if (initiator) thread.subscribe(initiator);
+      return { thread, warnings: [] };
+    }
+    const info = this.findSession(threadId);
+    if (!info) throw threadNotFound(threadId);
+    const opening = this.openThread({ cwd: info.cwd, sessionFile: info.path }, initiator);
+    this.loading.set(
+      threadId,
+      opening.then((o) => o.thread),
+    );
+    try {
+      return await opening;
+    } finally {
+      this.loading.delete(threadId);
+    }
+  }
+
+  findSession(threadId: string, archived = false): SessionInfo | undefined {
+    return archived ? this.archived.find(threadId) : this.active.find(threadId, this.busyDirs());
+  }
+
+  /** Listing of the active (or archived) sessions, with what this process writes looked at again. */
+  listSessions(archived: boolean): ReturnType<SessionCatalog["list"]> {
+    return archived ? this.archived.list() : this.active.list(this.busyDirs());
+  }
+
+  /** The folders of the loaded threads' files: this process appends there. */
+  private busyDirs(): string[] {
+    const dirs = new Set<string>();
+    for (const thread of this.threads.values()) {
+      const file = thread.disposed ? undefined : thread.session.getState().sessionFile;
+      if (file) dirs.add(dirname(file));
+    }
+    return [...dirs];
+  }
+
+  /** A file this process wrote, moved or removed outside a session. */
+  touched(file: string): void {
+    this.active.touched(dirname(file));
+    this.archived.touched(dirname(file));
+  }
+
+  private scheduleUnload(thread: LoadedThread): void {
+    this.cancelUnload(thread.id);
+    const delay = this.options.unloadDelayMs ?? DEFAULT_UNLOAD_DELAY_MS;
+    const timer = setTimeout(() => {
+      this.unloadTimers.delete(thread.id);
+      if (thread.subscriberCount() === 0 && !thread.isBusy()) void this.unload(thread);
+    }, delay);
+    timer.unref();
+    this.unloadTimers.set(thread.id, timer);
+  }
+
+  private cancelUnload(threadId: string): void {
+    const timer = this.unloadTimers.get(threadId);
+    if (timer) clearTimeout(timer);
+    this.unloadTimers.delete(threadId);
+  }
+
+  async unload(thread: LoadedThread): Promise<void> {
+    this.cancelUnload(thread.id);
+    if (this.threads.get(thread.id) === thread) this.threads.delete(thread.id);
+    thread.broadcast("thread/closed", {});
+    try {
+      await thread.dispose();
+    } catch (error) {
+      this.options.log(`thread ${thread.id}: shutting down failed: ${errorMessage(error)}`);
+    }
+  }
+
+  /** A thread for the wire: live when loaded, from its file otherwise. */
+  threadInfo(threadId: string): Record<string, unknown> {
+    const loaded = this.loaded(threadId);
+    if (loaded) return loaded.info();
+    const active = this.findSession(threadId);
+    const info = active ?? this.findSession(threadId, true);
+    if (!info) throw threadNotFound(threadId);
+    const { path: _path, messageCount: _count, ...summary } = this.summarize(info, undefined);
+    return { ...summary, sessionFile: info.path, ...(active ? {} : { archived: true }) };
+  }
+
+  /** History of a thread, loaded or not. */
+  history(threadId: string): Turn[] {
+    const loaded = this.loaded(threadId);
+    if (loaded) return loaded.history();
+    const info = this.findSession(threadId) ?? this.findSession(threadId, true);
+    if (!info) throw threadNotFound(threadId);
+    return historyTurns(readBranch(info.path).branch, new PayloadStore());
+  }
+
+  summarize(
+    info: SessionInfo,
+    parents: ReadonlyMap<string, string> | undefined,
+    mtimes?: ReadonlyMap<string, number>,
+  ): Summary {
+    let updatedAt = mtimes?.get(info.path) ?? info.modified.getTime();
+    if (!mtimes) {
+      try {
+        updatedAt = statSync(info.path).mtimeMs;
+      } catch {
+        // Listed a moment ago; keep its last activity.
+      }
+    }
+    const parent = info.parentSession
+      ? (parents?.get(resolve(info.parentSession)) ?? headerIdOf(info.parentSession))
+      : undefined;
+    const loaded = this.loaded(info.id);
+    return {
+      id: info.id,
+      ...(info.name ? { name: info.name } : {}),
+      preview: info.firstMessage === "(no messages)" ? "" : cleanText(info.firstMessage),
+      cwd: info.cwd,
+      createdAt: info.created.getTime(),
+      updatedAt: Math.round(updatedAt),
+      status: loaded ? loaded.getStatus() : { type: "notLoaded" },
+      ...(parent ? { forkedFromId: parent } : {}),
+      messageCount: info.messageCount,
+      path: info.path,
+    };
+  }
+
+  /** Moves a thread's file into or out of the archive. */
+  moveSessionFile(from: string, to: string): void {
+    if (existsSync(`${from}.lock`))
+      throw new AppServerError("threadLocked", `Another process owns ${from}; close it there first`, {
+        reason: "ownedByAnotherProcess",
+        path: from,
+      });
+    mkdirSync(dirname(to), { recursive: true });
+    renameSync(from, to);
+    this.touched(from);
+    this.touched(to);
+  }
+
+  archivedPath(file: string): string {
+    return archivedPath(this.sessionRoot, file);
+  }
+
+  unarchivedPath(file: string): string {
+    return unarchivedPath(this.sessionRoot, file);
+  }
+
+  deleteFile(file: string): void {
+    rmSync(file, { force: true });
+    this.touched(file);
+  }
+
+  /** Ends every thread and connection. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.unloadTimers.values()) clearTimeout(timer);
+    this.unloadTimers.clear();
+    await Promise.allSettled([...this.threads.values()].map((t) => this.unload(t)));
+    for (const connection of [...this.connections]) connection.close("the server is shutting down");
+    this.active.close();
+    this.archived.close();
+  }
+
+  userAgent(clientName: string): string {
+    return `${clientName || "client"}/${VERSION} (knightcode-app-server; ${process.platform})`;
+  }
+
+  pageHistory(turns: Turn[], cursor: string | undefined): { turns: Turn[]; nextCursor?: string } {
+    const page = pageTurns(turns, cursor);
+    if (!page) throw invalidParams(`Invalid cursor "${cursor}"`, { reason: "cursor" });
+    return page;
+  }
+}
+
+function errorReply(id: unknown, code: number, message: string, name: string): Record<string, unknown> {
+  return { id, error: { code, message, data: { code: name } } };
+}
+
+/** A session diagnostic as a structured warning: "settings: ..." and file:line:column references are picked out. */
+export function warningOf(message: string): Record<string, unknown> {
+  const source = /settings/i.test(message)
+    ? "settings"
+    : /trust/i.test(message)
+      ? "trust"
+      : /extension|builtin:|\(session_start\)/i.test(message)
+        ? "extension"
+        : "server";
+  const where = /(\/[^\s:]+):(\d+)(?::(\d+))?/.exec(message);
+  return {
+    message,
+    source,
+    ...(where
+      ? { path: where[1], line: Number(where[2]), ...(where[3] ? { column: Number(where[3]) } : {}) }
+      : {}),
+  };
+}

@@ -1,0 +1,692 @@
+/**
+ * A loaded thread: one session of its own (its own extension instances), its subscribers, its running turn, its
+ * queue of inputs and its extension UI. Session events become turn and item notifications for every subscriber.
+ *
+ * Turns: `turn/start` (or a queued input once the thread is idle) runs one `prompt`; its events are items, and
+ * the prompt settling ends the turn (`completed`, `interrupted` after an abort, `failed` when the model's reply
+ * failed or the prompt was refused). Queued inputs are this thread's own queue, each a turn of its own; steers go
+ * to the session and are delivered inside the running turn.
+ *
+ * Dialogs go to the most recent initiating subscriber (the last to start, resume or send a turn) and move to the
+ * next one when it disconnects or unsubscribes; with nobody left they are cancelled.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import type {
+  AgentMessage,
+  DialogOptions,
+  ImageContent,
+  SessionController,
+  SessionStreamEvent,
+} from "@knightcodeai/cli/kit";
+import type { Connection } from "./connection.js";
+import { AppServerError } from "./errors.js";
+import { historyTurns, type Item, PayloadStore, type Turn, textOf, userContent } from "./items.js";
+import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
+
+export type ThreadStatus =
+  | { type: "notLoaded" }
+  | { type: "idle" }
+  | { type: "active"; waitingOn: string[] }
+  | { type: "systemError"; message?: string };
+
+export interface UserInput {
+  type: "text" | "image";
+  text?: string;
+  data?: string;
+  mimeType?: string;
+}
+
+interface QueuedInput {
+  id: string;
+  text: string;
+  images: ImageContent[];
+  clientMessageId?: string;
+  attachments: number;
+}
+
+interface LiveTurn extends Turn {
+  clientMessageId?: string;
+  /** Notifications wait until the turn is announced (a queued input that has not been taken yet). */
+  announced: boolean;
+  held: [string, Record<string, unknown>][];
+  /** Open items by content key (`<message>:<index>`) or tool call id. */
+  open: Map<string, Item>;
+  messageSeq: number;
+  interrupted: boolean;
+}
+
+interface PendingDialog {
+  kind: DialogKind;
+  fields: Record<string, unknown>;
+  asked?: { connection: Connection; requestId: string };
+  finish(reply: Record<string, unknown> | undefined): void;
+}
+
+export interface ThreadHost {
+  log(message: string): void;
+  /** The thread has no subscriber and nothing running: the server may unload it. */
+  idleWithoutSubscribers(thread: LoadedThread): void;
+}
+
+export function splitInput(input: readonly UserInput[]): { text: string; images: ImageContent[] } {
+  const text = input
+    .filter((i) => i.type === "text")
+    .map((i) => i.text ?? "")
+    .join("\n");
+  const images: ImageContent[] = input
+    .filter((i) => i.type === "image")
+    .map((i) => ({ type: "image", data: i.data ?? "", mimeType: i.mimeType ?? "image/png" }));
+  return { text, images };
+}
+
+export class LoadedThread {
+  readonly id: string;
+  readonly ui: ThreadUi;
+  readonly payloads = new PayloadStore();
+  /** Initiating order: the last is asked first. */
+  private subscribers: Connection[] = [];
+  private running: LiveTurn | undefined;
+  private readonly queue: QueuedInput[] = [];
+  private steering: string[] = [];
+  private readonly dialogs = new Set<PendingDialog>();
+  private status: ThreadStatus = { type: "idle" };
+  private unsubscribeSession: (() => void) | undefined;
+  session!: SessionController;
+  forkedFromId: string | undefined;
+  disposed = false;
+
+  constructor(
+    id: string,
+    private readonly host: ThreadHost,
+  ) {
+    this.id = id;
+    this.ui = new ThreadUi({
+      dialog: (kind, fields, opts) => this.dialog(kind, fields, opts),
+      notify: (method, params) => this.broadcast(method, params),
+      warn: (message) => this.broadcast("warning", { message, source: "extension" }),
+      log: (message) => host.log(`thread ${this.id}: ${message}`),
+    });
+  }
+
+  attach(session: SessionController): void {
+    this.session = session;
+    this.unsubscribeSession = session.subscribe((event) => this.onEvent(event));
+  }
+
+  // ---- subscribers -------------------------------------------------------------------------------
+
+  /** Subscribes `connection` as the most recent initiator. */
+  subscribe(connection: Connection): void {
+    const known = this.subscribers.includes(connection);
+    this.subscribers = [...this.subscribers.filter((c) => c !== connection), connection];
+    if (!known) connection.onClose.push(() => this.unsubscribe(connection));
+  }
+
+  isSubscribed(connection: Connection): boolean {
+    return this.subscribers.includes(connection);
+  }
+
+  subscriberCount(): number {
+    return this.subscribers.length;
+  }
+
+  unsubscribe(connection: Connection): boolean {
+    if (!this.subscribers.includes(connection)) return false;
+    this.subscribers = this.subscribers.filter((c) => c !== connection);
+    // Dialogs asked of it move to the next subscriber (or are cancelled).
+    for (const dialog of this.dialogs)
+      if (dialog.asked?.connection === connection) this.ask(dialog, connection);
+    this.checkIdle();
+    return true;
+  }
+
+  broadcast(method: string, params: Record<string, unknown>): void {
+    const message = { threadId: this.id, ...params };
+    for (const connection of this.subscribers) connection.notify(method, message);
+  }
+
+  /** A notification of the running turn: held until the turn is announced. */
+  private turnEvent(turn: LiveTurn, method: string, params: Record<string, unknown>): void {
+    const message = { turnId: turn.id, ...params };
+    if (turn.announced) this.broadcast(method, message);
+    else turn.held.push([method, message]);
+  }
+
+  /** Unloads later if nobody uses the thread (after a load that subscribed nobody, say). */
+  checkIdle(): void {
+    if (this.subscribers.length === 0 && !this.running && this.dialogs.size === 0 && this.queue.length === 0)
+      this.host.idleWithoutSubscribers(this);
+  }
+
+  // ---- status ------------------------------------------------------------------------------------
+
+  getStatus(): ThreadStatus {
+    return this.status;
+  }
+
+  private updateStatus(): void {
+    const next: ThreadStatus = this.running
+      ? { type: "active", waitingOn: this.dialogs.size > 0 ? ["dialog"] : [] }
+      : { type: "idle" };
+    if (JSON.stringify(next) === JSON.stringify(this.status)) return;
+    this.status = next;
+    this.broadcast("thread/status/changed", { status: next });
+  }
+
+  // ---- snapshots ---------------------------------------------------------------------------------
+
+  runningTurn(): Turn | undefined {
+    const turn = this.running;
+    if (!turn?.announced) return undefined;
+    return { id: turn.id, status: turn.status, items: turn.items.map((i) => ({ ...i })) };
+  }
+
+  queueSnapshot(): { steering: string[]; followUp: { id: string; text: string; attachments?: number }[] } {
+    return {
+      steering: [...this.steering],
+      followUp: this.queue.map((q) => ({
+        id: q.id,
+        text: q.text,
+        ...(q.attachments > 0 ? { attachments: q.attachments } : {}),
+      })),
+    };
+  }
+
+  usage(): Record<string, number> {
+    const stats = this.session.getSessionStats();
+    const t = stats.tokens;
+    return {
+      input: t.input,
+      output: t.output,
+      cacheRead: t.cacheRead,
+      cacheWrite: t.cacheWrite,
+      total: t.totalTokens,
+      ...(stats.contextUsage?.tokens != null ? { contextTokens: stats.contextUsage.tokens } : {}),
+      ...(stats.contextUsage ? { contextWindow: stats.contextUsage.contextWindow } : {}),
+    };
+  }
+
+  history(): Turn[] {
+    return historyTurns(this.session.sessionManager.getBranch(), this.payloads);
+  }
+
+  info(): Record<string, unknown> {
+    const manager = this.session.sessionManager;
+    const header = manager.getHeader();
+    const state = this.session.getState();
+    let preview = "";
+    let updated = Date.parse(header.timestamp);
+    for (const entry of manager.getEntries()) {
+      const at = Date.parse(entry.timestamp);
+      if (at > updated) updated = at;
+      if (!preview && entry.type === "message" && entry.message.role === "user")
+        preview = cleanText(textOf(entry.message.content));
+    }
+    // A new session's file is written with its first entry; until then the thread has none to name.
+    const file = state.sessionFile && existsSync(state.sessionFile) ? state.sessionFile : undefined;
+    return {
+      id: this.id,
+      ...(state.sessionName ? { name: state.sessionName } : {}),
+      preview,
+      cwd: manager.getCwd(),
+      createdAt: Date.parse(header.timestamp),
+      updatedAt: updated,
+      status: this.status,
+      ...(this.forkedFromId ? { forkedFromId: this.forkedFromId } : {}),
+      ...(file ? { sessionFile: file } : {}),
+      ...(state.model ? { model: `${state.model.provider}/${state.model.id}` } : {}),
+    };
+  }
+
+  // ---- turns -------------------------------------------------------------------------------------
+
+  isBusy(): boolean {
+    return this.running !== undefined || !this.session.isIdle();
+  }
+
+  /** Starts a turn now (the response carries it); call `announce` once the response is written. */
+  startTurn(
+    input: readonly UserInput[],
+    clientMessageId: string | undefined,
+  ): { turn: Turn; announce(): void } {
+    if (this.isBusy())
+      throw new AppServerError(
+        "turnInProgress",
+        "A turn is running on this thread; steer it, queue the input or interrupt it",
+        {
+          turnId: this.running?.id,
+        },
+      );
+    const { text, images } = splitInput(input);
+    const turn = this.newTurn(clientMessageId, true);
+    this.running = turn;
+    return {
+      turn: { id: turn.id, status: "inProgress", items: [] },
+      // After the response: the status change and the turn's notifications follow it.
+      announce: () => {
+        this.updateStatus();
+        this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
+        this.run(turn, text, images, undefined);
+      },
+    };
+  }
+
+  private newTurn(clientMessageId: string | undefined, announced: boolean): LiveTurn {
+    return {
+      id: randomUUID(),
+      status: "inProgress",
+      items: [],
+      ...(clientMessageId !== undefined ? { clientMessageId } : {}),
+      announced,
+      held: [],
+      open: new Map(),
+      messageSeq: 0,
+      interrupted: false,
+    };
+  }
+
+  private run(turn: LiveTurn, text: string, images: ImageContent[], queued: QueuedInput | undefined): void {
+    if (text.trim() === "/reload") {
+      this.reload(turn);
+      return;
+    }
+    let accepted = turn.announced;
+    const onAccepted = () => {
+      if (accepted) return;
+      accepted = true;
+      turn.announced = true;
+      this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
+      for (const [method, params] of turn.held.splice(0)) this.broadcast(method, params);
+    };
+    this.session.prompt(text, { ...(images.length > 0 ? { images } : {}), onAccepted }).then(
+      () => this.finishTurn(turn, undefined),
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!accepted && queued) {
+          // A queued input that cannot start is dropped, and says so.
+          this.running = undefined;
+          this.broadcast("error", {
+            error: { message },
+            willRetry: false,
+            ...(queued.clientMessageId !== undefined ? { clientMessageId: queued.clientMessageId } : {}),
+          });
+          this.updateStatus();
+          this.next();
+          return;
+        }
+        onAccepted();
+        this.finishTurn(turn, message);
+      },
+    );
+  }
+
+  /**
+   * `/reload`, as in the terminal: the thread's extensions restart. What the old ones showed is cleared first (one
+   * `ui/state`, a removal per widget), so the new ones start from nothing.
+   */
+  private reload(turn: LiveTurn): void {
+    if (!turn.announced) {
+      turn.announced = true;
+      this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
+    }
+    this.ui.clear();
+    this.session.reload().then(
+      () => this.finishTurn(turn, undefined),
+      (error: unknown) => this.finishTurn(turn, error instanceof Error ? error.message : String(error)),
+    );
+  }
+
+  private finishTurn(turn: LiveTurn, failure: string | undefined): void {
+    for (const item of turn.open.values()) {
+      if (item.type === "toolCall" || item.type === "contextCompaction") item.status = "failed";
+      this.turnEvent(turn, "item/completed", { item });
+    }
+    turn.open.clear();
+    if (failure !== undefined) {
+      turn.status = "failed";
+      turn.error = { message: failure };
+      this.turnEvent(turn, "error", { error: { message: failure }, willRetry: false });
+    } else if (turn.status === "inProgress") turn.status = turn.interrupted ? "interrupted" : "completed";
+    this.running = undefined;
+    this.steering = [];
+    this.turnEvent(turn, "turn/completed", {
+      turn: {
+        id: turn.id,
+        status: turn.status,
+        items: turn.items,
+        ...(turn.error ? { error: turn.error } : {}),
+      },
+    });
+    this.updateStatus();
+    this.next();
+  }
+
+  /** The oldest queued input starts once the thread is idle. */
+  private next(): void {
+    if (this.running || this.disposed) {
+      return;
+    }
+    const queued = this.queue.shift();
+    if (!queued) {
+      this.checkIdle();
+      return;
+    }
+    this.sendQueue();
+    const turn = this.newTurn(queued.clientMessageId, false);
+    this.running = turn;
+    this.updateStatus();
+    this.run(turn, queued.text, queued.images, queued);
+  }
+
+  steer(input: readonly UserInput[], expectedTurnId: string | undefined): string {
+    const turn = this.running;
+    if (!turn)
+      throw new AppServerError("noActiveTurn", "No turn is running on this thread; start one instead");
+    if (expectedTurnId !== undefined && expectedTurnId !== turn.id)
+      throw new AppServerError("turnMismatch", `The running turn is ${turn.id}, not ${expectedTurnId}`, {
+        turnId: turn.id,
+      });
+    const { text } = splitInput(input);
+    this.session.steer(text);
+    return turn.id;
+  }
+
+  interrupt(turnId: string | undefined): void {
+    const turn = this.running;
+    if (turnId !== undefined && turn?.id !== turnId)
+      throw new AppServerError(
+        "turnMismatch",
+        turn ? `The running turn is ${turn.id}, not ${turnId}` : `Turn ${turnId} is not running`,
+        turn ? { turnId: turn.id } : {},
+      );
+    if (!turn) return;
+    turn.interrupted = true;
+    // Steers not yet delivered go with the turn; queued inputs stay queued.
+    this.session.abort();
+  }
+
+  enqueue(input: readonly UserInput[], clientMessageId: string | undefined, comments: number): string {
+    const { text, images } = splitInput(input);
+    const id = randomUUID();
+    this.queue.push({
+      id,
+      text,
+      images,
+      ...(clientMessageId !== undefined ? { clientMessageId } : {}),
+      attachments: images.length + comments,
+    });
+    this.sendQueue();
+    // On an idle thread it starts at once, after the response is written.
+    queueMicrotask(() => this.next());
+    return id;
+  }
+
+  dequeue(id: string): boolean {
+    const index = this.queue.findIndex((q) => q.id === id);
+    if (index < 0) return false;
+    this.queue.splice(index, 1);
+    this.sendQueue();
+    return true;
+  }
+
+  queuedCount(): number {
+    return this.queue.length;
+  }
+
+  private sendQueue(): void {
+    this.broadcast("turn/queue/updated", this.queueSnapshot());
+  }
+
+  // ---- session events ----------------------------------------------------------------------------
+
+  private onEvent(event: SessionStreamEvent): void {
+    if (event.type === "queue_update") {
+      this.steering = [...((event.steering as string[] | undefined) ?? [])];
+      this.sendQueue();
+      return;
+    }
+    if (event.type === "session_info_changed") {
+      this.broadcast("thread/name/updated", typeof event.name === "string" ? { name: event.name } : {});
+      return;
+    }
+    const turn = this.running;
+    if (!turn) return;
+    switch (event.type) {
+      case "message_start":
+        this.messageStart(turn, event.message as AgentMessage);
+        return;
+      case "message_update":
+        this.messageUpdate(turn, event.assistantMessageEvent as Record<string, unknown>);
+        return;
+      case "message_end":
+        this.messageEnd(turn, event.message as AgentMessage);
+        return;
+      case "tool_execution_start":
+        this.toolStart(turn, event);
+        return;
+      case "tool_execution_update":
+        this.toolUpdate(turn, event);
+        return;
+      case "tool_execution_end":
+        this.toolEnd(turn, event);
+        return;
+      case "compaction_start":
+        this.compactionStart(turn);
+        return;
+      case "compaction_end":
+        this.compactionEnd(turn, event);
+        return;
+      case "turn_end":
+        // The session's figures include the response once its turn ended.
+        this.turnEvent(turn, "thread/tokenUsage/updated", { usage: this.usage() });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private startItem(turn: LiveTurn, key: string, item: Item): void {
+    turn.open.set(key, item);
+    turn.items.push(item);
+    this.turnEvent(turn, "item/started", { item: { ...item } });
+  }
+
+  private completeItem(turn: LiveTurn, key: string): void {
+    const item = turn.open.get(key);
+    if (!item) return;
+    turn.open.delete(key);
+    this.turnEvent(turn, "item/completed", { item });
+  }
+
+  private messageStart(turn: LiveTurn, message: AgentMessage): void {
+    turn.messageSeq++;
+    if (message.role === "user") {
+      const first = !turn.items.some((i) => i.type === "userMessage");
+      const item: Item = { type: "userMessage", id: randomUUID(), content: userContent(message.content) };
+      if (first && turn.clientMessageId !== undefined) item.clientMessageId = turn.clientMessageId;
+      this.startItem(turn, "user", item);
+      this.completeItem(turn, "user");
+    } else if (message.role === "custom" && message.display) {
+      const item: Item = {
+        type: "extensionMessage",
+        id: randomUUID(),
+        customType: message.customType,
+        text: textOf(message.content),
+      };
+      this.startItem(turn, "custom", item);
+      this.completeItem(turn, "custom");
+    }
+  }
+
+  private messageUpdate(turn: LiveTurn, event: Record<string, unknown>): void {
+    const index = typeof event.contentIndex === "number" ? event.contentIndex : 0;
+    const key = `m${turn.messageSeq}:${index}`;
+    switch (event.type) {
+      case "text_start":
+        this.startItem(turn, key, { type: "agentMessage", id: randomUUID(), text: "" });
+        return;
+      case "thinking_start":
+        this.startItem(turn, key, { type: "reasoning", id: randomUUID(), text: "" });
+        return;
+      case "text_delta":
+      case "thinking_delta": {
+        const item = turn.open.get(key);
+        const delta = typeof event.delta === "string" ? event.delta : "";
+        if (!item || delta === "") return;
+        item.text = `${item.text as string}${delta}`;
+        const method = item.type === "reasoning" ? "item/reasoning/delta" : "item/agentMessage/delta";
+        this.turnEvent(turn, method, { itemId: item.id, delta });
+        return;
+      }
+      case "text_end":
+      case "thinking_end": {
+        const item = turn.open.get(key);
+        if (item && typeof event.content === "string") item.text = event.content;
+        this.completeItem(turn, key);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private messageEnd(turn: LiveTurn, message: AgentMessage): void {
+    if (message.role !== "assistant") return;
+    // Blocks a provider sent without streaming events still become items.
+    message.content.forEach((block, index) => {
+      const key = `m${turn.messageSeq}:${index}`;
+      if (block.type === "text" || block.type === "thinking") {
+        const text = block.type === "text" ? block.text : block.thinking;
+        if (!turn.open.has(key) && !turn.items.some((i) => i.text === text && i.type !== "userMessage")) {
+          if (text === "") return;
+          this.startItem(turn, key, {
+            type: block.type === "text" ? "agentMessage" : "reasoning",
+            id: randomUUID(),
+            text,
+          });
+        }
+        this.completeItem(turn, key);
+      }
+    });
+    if (message.stopReason === "error") {
+      turn.status = "failed";
+      turn.error = { message: message.errorMessage ?? "The model request failed" };
+      this.turnEvent(turn, "error", { error: turn.error, willRetry: false });
+    } else if (message.stopReason === "aborted") turn.interrupted = true;
+  }
+
+  private toolStart(turn: LiveTurn, event: SessionStreamEvent): void {
+    if (event.parentToolCallId !== undefined) return;
+    const id = String(event.toolCallId);
+    this.startItem(turn, `tool:${id}`, {
+      type: "toolCall",
+      id,
+      name: String(event.toolName),
+      arguments: event.args ?? {},
+      status: "inProgress",
+    });
+  }
+
+  private toolUpdate(turn: LiveTurn, event: SessionStreamEvent): void {
+    const item = turn.open.get(`tool:${String(event.toolCallId)}`);
+    if (!item) return;
+    const partial = event.partialResult as { content?: { type: string; text?: string }[] } | undefined;
+    const output = textOf(partial?.content);
+    if (output)
+      this.turnEvent(turn, "item/toolCall/outputDelta", { itemId: item.id, output: output.slice(-16_384) });
+  }
+
+  private toolEnd(turn: LiveTurn, event: SessionStreamEvent): void {
+    const key = `tool:${String(event.toolCallId)}`;
+    const item = turn.open.get(key);
+    if (!item) return;
+    const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
+    item.status = event.isError === true ? "failed" : "completed";
+    item.result = this.payloads.inline(textOf(result?.content));
+    this.completeItem(turn, key);
+  }
+
+  private compactionStart(turn: LiveTurn): void {
+    this.startItem(turn, "compaction", { type: "contextCompaction", id: randomUUID(), status: "inProgress" });
+  }
+
+  private compactionEnd(turn: LiveTurn, event: SessionStreamEvent): void {
+    const item = turn.open.get("compaction");
+    if (!item) return;
+    const result = event.result as { summary?: string } | undefined;
+    item.status = result ? "completed" : "failed";
+    if (result?.summary) item.summary = result.summary;
+    this.completeItem(turn, "compaction");
+  }
+
+  // ---- dialogs -----------------------------------------------------------------------------------
+
+  private dialog(
+    kind: DialogKind,
+    fields: Record<string, unknown>,
+    opts: DialogOptions | undefined,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (opts?.signal?.aborted || this.disposed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const dialog: PendingDialog = {
+        kind,
+        fields: { ...fields, ...(opts?.timeout !== undefined ? { timeoutMs: opts.timeout } : {}) },
+        finish: (reply) => {
+          if (!this.dialogs.delete(dialog)) return;
+          if (timer) clearTimeout(timer);
+          opts?.signal?.removeEventListener("abort", onAbort);
+          this.updateStatus();
+          resolve(reply);
+          this.checkIdle();
+        },
+      };
+      const withdraw = () => {
+        if (dialog.asked) dialog.asked.connection.withdraw(dialog.asked.requestId, this.id);
+        dialog.finish(undefined);
+      };
+      const onAbort = () => withdraw();
+      this.dialogs.add(dialog);
+      this.updateStatus();
+      if (opts?.timeout !== undefined && opts.timeout > 0) timer = setTimeout(withdraw, opts.timeout);
+      opts?.signal?.addEventListener("abort", onAbort, { once: true });
+      this.ask(dialog, undefined);
+    });
+  }
+
+  /** Asks the most recent initiating subscriber (other than the one that left); nobody left cancels. */
+  private ask(dialog: PendingDialog, leaving: Connection | undefined): void {
+    if (dialog.asked && dialog.asked.connection !== leaving) return;
+    const target = [...this.subscribers].reverse().find((c) => c !== leaving && !c.closed);
+    if (leaving && dialog.asked && !leaving.closed) leaving.withdraw(dialog.asked.requestId, this.id);
+    dialog.asked = undefined;
+    if (!target) {
+      dialog.finish(undefined);
+      return;
+    }
+    const requestId = target.request(
+      "ui/dialog",
+      { threadId: this.id, kind: dialog.kind, ...dialog.fields },
+      ({ result }) => {
+        const reply = result && typeof result === "object" ? (result as Record<string, unknown>) : undefined;
+        dialog.finish(reply && Object.keys(reply).length > 0 ? reply : undefined);
+      },
+    );
+    dialog.asked = { connection: target, requestId };
+  }
+
+  // ---- unload ------------------------------------------------------------------------------------
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const dialog of [...this.dialogs]) {
+      if (dialog.asked) dialog.asked.connection.withdraw(dialog.asked.requestId, this.id);
+      dialog.finish(undefined);
+    }
+    this.unsubscribeSession?.();
+    if (this.running) this.session.abort();
+    await this.session.dispose();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * `knightcode app-server` over stdio, end to end: the handshake and its errors, JSON-RPC framing with and without
+ * `"jsonrpc"`, malformed input that leaves the connection serving, and stdout that carries only protocol messages
+ * whatever an extension prints.
+ */
+import { expect } from "chai";
+import { AppServerRequestError } from "../../../hosts/sdk/app-server-client.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+import { type Harness, harness } from "./harness.js";
+
+describe("knightcode app-server: protocol", function () {
+  this.timeout(60_000);
+  const tmp = useTempDir("kc-appserver-");
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  async function rejection(promise: Promise<unknown>): Promise<AppServerRequestError> {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof AppServerRequestError) return error;
+      throw error;
+    }
+    throw new Error("the request succeeded");
+  }
+
+  it("answers notInitialized before the handshake and alreadyInitialized after it", async () => {
+    h = await harness(tmp.path);
+    const { client } = await h.start();
+    const early = await rejection(client.request("thread/list", {}));
+    expect(early.code).to.equal(-32600);
+    expect(early.data?.code).to.equal("notInitialized");
+    const init = await client.initialize("test-client", "1.2.3");
+    expect(init.userAgent).to.match(/^test-client\/\d+\.\d+\.\d+/);
+    expect(init.serverInfo.name).to.equal("knightcode");
+    const again = await rejection(client.request("initialize", { clientInfo: { name: "x", version: "1" } }));
+    expect(again.data?.code).to.equal("alreadyInitialized");
+    // The connection still serves after both errors.
+    expect((await client.request("thread/list", {})).data).to.deep.equal([]);
+  });
+
+  it("keeps serving after malformed JSON, invalid requests, unknown methods and wrong params", async () => {
+    h = await harness(tmp.path);
+    const server = await h.start();
+    const { client, child } = server;
+    await client.initialize();
+    child.stdin.write("{not json\n");
+    child.stdin.write("[1,2]\n");
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "1.0", id: "old", method: "thread/list" })}\n`);
+    child.stdin.write(`${JSON.stringify({ id: { x: 1 }, method: "thread/list" })}\n`);
+    const unknown = await rejection(client.request("thread/explode", {}));
+    expect(unknown.code).to.equal(-32601);
+    expect(unknown.data?.code).to.equal("methodNotFound");
+    const wrong = await rejection(client.request("thread/start", { cwd: 42 } as never));
+    expect(wrong.code).to.equal(-32602);
+    expect(wrong.data).to.include({ code: "invalidParams", path: "/cwd" });
+    const errors = client.received.filter((m) => m.error !== undefined);
+    const codes = errors.map((m) => [(m.error as any).code, (m.error as any).data.code, m.id]);
+    expect(codes.slice(0, 4)).to.deep.equal([
+      [-32700, "parseError", null],
+      [-32600, "invalidRequest", null],
+      [-32600, "invalidRequest", "old"],
+      [-32600, "invalidRequest", null],
+    ]);
+    // With "jsonrpc": "2.0" too, and numeric ids.
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 77, method: "thread/list", params: {} })}\n`);
+    const deadline = Date.now() + 10_000;
+    while (!client.received.some((m) => m.id === 77) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(client.received.find((m) => m.id === 77)).to.deep.include({ result: { data: [] } });
+  });
+
+  it("writes only protocol messages to stdout, whatever an extension prints", async () => {
+    h = await harness(tmp.path, {
+      "noisy.ts": `export default function (kc: any) {
+        console.log("hello from the extension");
+        kc.on("session_start", () => { process.stdout.write("stray write\\n"); console.log("started"); });
+      }`,
+    });
+    const server = await h.start();
+    let raw = "";
+    server.child.stdout.on("data", (d: Buffer | string) => {
+      raw += d.toString();
+    });
+    await server.client.initialize();
+    await server.client.request("thread/start", { cwd: h.project });
+    await server.stop();
+    for (const line of raw.split("\n").filter((l) => l.trim() !== "")) {
+      const message = JSON.parse(line) as Record<string, unknown>;
+      expect("result" in message || "error" in message || "method" in message, line).to.equal(true);
+    }
+    expect(server.stderr()).to.contain("stray write");
+    expect(server.stderr()).to.contain("hello from the extension");
+  });
+
+  it("serves methods another extension registers on the app-server.register channel", async () => {
+    h = await harness(tmp.path, {
+      "contrib.ts": `import { Type } from "@sinclair/typebox";
+      export default (kc: any) => kc.events.on("app-server.register", (server: any) => {
+        server.register("demo/echo", {
+          description: "Echo", params: Type.Object({ text: Type.String() }), result: Type.Object({ echoed: Type.String() }),
+        }, (params: any) => ({ echoed: params.text.toUpperCase() }));
+      });`,
+    });
+    const { client } = await h.start();
+    await client.initialize();
+    expect(await client.request("demo/echo", { text: "hi" })).to.deep.equal({ echoed: "HI" });
+    const wrong = await rejection(client.request("demo/echo", { text: 1 }));
+    expect(wrong.data?.code).to.equal("invalidParams");
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Threads over `knightcode app-server`: start, resume (history and live snapshots), fork, list with a cursor,
+ * read, name, unsubscribe, archive/unarchive/delete, idle unload, ownership between two servers, and values over
+ * the inline limit sent by reference.
+ */
+import { existsSync } from "node:fs";
+import { expect } from "chai";
+import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { writeSse } from "../../helpers/sse-server.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+import { type Harness, harness, notifications } from "./harness.js";
+
+const BIG = `import { Type } from "@sinclair/typebox";
+export default (kc: any) => kc.registerTool({
+  name: "big", label: "Big", description: "A large output", parameters: Type.Object({}),
+  execute: async () => ({ content: [{ type: "text", text: "x".repeat(80 * 1024) + "END" }], details: undefined }),
+});`;
+
+describe("knightcode app-server: threads", function () {
+  this.timeout(90_000);
+  const tmp = useTempDir("kc-appserver-threads-");
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it("starts, resumes with history from another client, forks, lists, reads, names, archives and deletes", async () => {
+    h = await harness(tmp.path);
+    h.model.respond((_req, res) => writeSse(res, textStream("An answer")));
+    const server = await h.start({ KNIGHTCODE_APP_SERVER_UNLOAD_MS: "200" });
+    const { client } = server;
+    await client.initialize();
+    const started = await client.request("thread/start", { cwd: h.project, name: "First thread" });
+    const id = started.thread.id;
+    expect(started.thread).to.deep.include({ name: "First thread", cwd: h.project });
+    expect(started.ui).to.deep.equal({ statuses: [], workingVisible: true, widgets: [] });
+    await client.waitFor("thread/started");
+    const done = client.waitFor("turn/completed");
+    await client.request("turn/start", { threadId: id, input: [{ type: "text", text: "Question one" }] });
+    await done;
+
+    // thread/read without subscribing, with the history as turns.
+    const read = await client.request("thread/read", { threadId: id, includeTurns: true });
+    expect(read.thread.preview).to.equal("Question one");
+    expect(read.thread.sessionFile).to.be.a("string");
+    expect(read.turns).to.have.length(1);
+    expect(read.turns![0]!.items.map((i) => i.type)).to.deep.equal(["userMessage", "agentMessage"]);
+
+    // A second connection (a second process would hold the lock: the same server, so a new client on stdio is
+    // simulated by unsubscribing and resuming).
+    expect(await client.request("thread/unsubscribe", { threadId: id })).to.deep.equal({
+      status: "unsubscribed",
+    });
+    expect(await client.request("thread/unsubscribe", { threadId: id })).to.deep.equal({
+      status: "notSubscribed",
+    });
+    const bad = await client.request("thread/resume", { threadId: id, cursor: "x" }).catch((e) => e);
+    expect(bad.data?.code).to.equal("invalidParams");
+    const resumed = await client.request("thread/resume", { threadId: id });
+    expect(resumed.turns.map((t) => t.items.map((i) => i.type))).to.deep.equal([
+      ["userMessage", "agentMessage"],
+    ]);
+    expect(resumed.queue).to.deep.equal({ steering: [], followUp: [] });
+    expect(resumed.usage.output).to.equal(5);
+    expect(resumed.runningTurn).to.equal(undefined);
+
+    // Fork: a new thread named after its source, with the history and forkedFromId.
+    const fork = await client.request("thread/fork", { threadId: id });
+    expect(fork.thread.name).to.equal("First thread (fork)");
+    expect(fork.thread.forkedFromId).to.equal(id);
+    expect(fork.thread.id).to.not.equal(id);
+    const forkRead = await client.request("thread/read", { threadId: fork.thread.id, includeTurns: true });
+    expect(forkRead.turns![0]!.items[0]).to.deep.include({ type: "userMessage" });
+
+    // List: both, newest first, with a cursor.
+    await client.request("thread/name/set", { threadId: id, name: "Renamed" });
+    const page1 = await client.request("thread/list", { limit: 1 });
+    expect(page1.data).to.have.length(1);
+    expect(page1.nextCursor).to.be.a("string");
+    const page2 = await client.request("thread/list", { limit: 1, cursor: page1.nextCursor! });
+    expect(page2.data).to.have.length(1);
+    expect(page2.nextCursor).to.equal(undefined);
+    const all = [...page1.data, ...page2.data];
+    expect(all.map((t) => t.id).sort()).to.deep.equal([id, fork.thread.id].sort());
+    const source = all.find((t) => t.id === id)!;
+    expect(source).to.deep.include({ name: "Renamed", preview: "Question one", status: { type: "idle" } });
+    expect(all.find((t) => t.id === fork.thread.id)!.forkedFromId).to.equal(id);
+    expect(source.createdAt).to.be.a("number");
+    const bogus = await client.request("thread/list", { cursor: "###" }).catch((e) => e);
+    expect(bogus.data?.code).to.equal("invalidParams");
+
+    // Archive: gone from the list, in the archived list; delete needs an archived thread.
+    const notArchived = await client.request("thread/delete", { threadId: fork.thread.id }).catch((e) => e);
+    expect(notArchived.data?.code).to.equal("invalidParams");
+    await client.request("thread/archive", { threadId: fork.thread.id });
+    expect((await client.request("thread/list", {})).data.map((t) => t.id)).to.deep.equal([id]);
+    expect((await client.request("thread/list", { archived: true })).data.map((t) => t.id)).to.deep.equal([
+      fork.thread.id,
+    ]);
+    const back = await client.request("thread/unarchive", { threadId: fork.thread.id });
+    expect(back.thread.id).to.equal(fork.thread.id);
+    await client.request("thread/archive", { threadId: fork.thread.id });
+    const archivedFile = (await client.request("thread/read", { threadId: fork.thread.id })).thread
+      .sessionFile!;
+    await client.request("thread/delete", { threadId: fork.thread.id });
+    expect(existsSync(archivedFile)).to.equal(false);
+    const gone = await client.request("thread/read", { threadId: fork.thread.id }).catch((e) => e);
+    expect(gone.data?.code).to.equal("threadNotFound");
+
+    // With no subscriber and nothing running, the thread unloads after the idle delay.
+    await client.request("thread/unsubscribe", { threadId: id });
+    const deadline = Date.now() + 10_000;
+    let status = "";
+    while (Date.now() < deadline) {
+      status = (await client.request("thread/read", { threadId: id })).thread.status.type;
+      if (status === "notLoaded") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).to.equal("notLoaded");
+  });
+
+  it("lets one process own a session file: a second server gets threadLocked", async () => {
+    h = await harness(tmp.path);
+    h.model.respond((_req, res) => writeSse(res, textStream("Saved")));
+    const a = await h.start();
+    await a.client.initialize();
+    const { thread } = await a.client.request("thread/start", { cwd: h.project });
+    const done = a.client.waitFor("turn/completed");
+    await a.client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Save me" }] });
+    await done;
+    const b = await h.start();
+    await b.client.initialize();
+    const locked = await b.client.request("thread/resume", { threadId: thread.id }).catch((e) => e);
+    expect(locked.data?.code).to.equal("threadLocked");
+    expect(locked.message).to.match(/lock|owned|in use/i);
+    // The listing still works from the second server, and the file is intact for the owner.
+    expect((await b.client.request("thread/list", {})).data.map((t) => t.id)).to.deep.equal([thread.id]);
+    const read = await a.client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(read.turns).to.have.length(1);
+  });
+
+  it("sends a tool result over 64 KiB by reference and reads it back in chunks", async () => {
+    h = await harness(tmp.path, { "big.ts": BIG });
+    h.model.respondInOrder(
+      (_req, res) => writeSse(res, toolCallStream("call_big", "big", {})),
+      (_req, res) => writeSse(res, textStream("done")),
+    );
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const done = client.waitFor("turn/completed");
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "big" }] });
+    const turn = (await done).turn;
+    const call = turn.items.find((i) => i.type === "toolCall")! as Record<string, any>;
+    expect(call.result).to.have.keys(["ref", "bytes"]);
+    expect(call.result.bytes).to.equal(80 * 1024 + 3);
+    const resolved = (await client.resolveTurn(thread.id, turn)).items.find(
+      (i) => i.type === "toolCall",
+    ) as Record<string, any>;
+    expect(resolved.result).to.have.length(80 * 1024 + 3);
+    expect(resolved.result.endsWith("END")).to.equal(true);
+    const chunk = await client.request("thread/payload/read", {
+      threadId: thread.id,
+      ref: String(call.result.ref),
+    });
+    expect(Buffer.from(chunk.data, "base64").length).to.equal(48 * 1024);
+    expect(chunk.done).to.equal(false);
+    for (const line of client.received) expect(JSON.stringify(line).length).to.be.below(70 * 1024);
+    expect(notifications(server, "item/completed").length).to.be.greaterThan(0);
+  });
+});
