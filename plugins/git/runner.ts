@@ -4,6 +4,7 @@
  * docs/worktrees.md); the wrapper is small enough to own.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { GitServiceError } from "./errors.js";
 
 /** Output past this many bytes kills git and fails the call, so a runaway diff cannot exhaust memory. */
@@ -137,9 +138,11 @@ export function runGit(args: readonly string[], options: GitRunOptions): Promise
       errBytes += chunk.length;
     });
     child.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") {
-        reject(new GitServiceError("toolMissing", "git is not installed or not on PATH"));
-      } else reject(error);
+      if (error.code !== "ENOENT") reject(error);
+      // spawn says ENOENT for a missing cwd as well as for a missing git.
+      else if (!existsSync(options.cwd))
+        reject(new GitCommandError(args, options.cwd, -1, `no such folder: ${options.cwd}`));
+      else reject(new GitServiceError("toolMissing", "git is not installed or not on PATH"));
     });
     child.on("close", (code) => {
       if (tooLarge) return reject(new GitOutputTooLargeError(args, options.cwd, maxBytes));
