@@ -20,6 +20,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   skills: () => import("../../builtin-extensions/skills/index.js"),
   mcp: () => import("../../builtin-extensions/mcp/index.js"),
   themes: () => import("../../builtin-extensions/themes/index.js"),
+  worktrees: () => import("../../builtin-extensions/worktrees/index.js"),
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),

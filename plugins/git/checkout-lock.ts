@@ -27,6 +27,13 @@ export function beginCheckoutTurn(root: string): () => void {
   };
 }
 
+/** `beginCheckoutTurn` once no exclusive action runs in `root`; the check and the mark happen in one step. */
+export async function enterCheckoutTurn(root: string): Promise<() => void> {
+  const k = key(root);
+  for (let other = actions.get(k); other; other = actions.get(k)) await other.catch(() => undefined);
+  return beginCheckoutTurn(k);
+}
+
 export function isTurnRunning(root: string): boolean {
   return turns.has(key(root));
 }
@@ -56,4 +63,9 @@ export async function runExclusive<T>(root: string, fn: () => Promise<T>): Promi
   } finally {
     if (actions.get(k) === running) actions.delete(k);
   }
+}
+
+/** Whether an exclusive action runs in `root` now (a cheap check before awaiting `waitForCheckout`). */
+export function isCheckoutBusy(root: string): boolean {
+  return actions.has(key(root));
 }

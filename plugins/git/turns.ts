@@ -42,3 +42,32 @@ export async function snapshotTurnEnd(start: TurnStart, turnId?: string): Promis
     files,
   };
 }
+
+/** The custom entry type `builtin:worktrees` records each turn's `TurnRecord` under. */
+export const TURN_ENTRY_TYPE = "worktrees.turn";
+
+interface EntryLike {
+  type: string;
+  customType?: string;
+  data?: unknown;
+}
+
+function isTurnRecord(data: unknown): data is TurnRecord {
+  const record = data as TurnRecord | undefined;
+  return (
+    typeof record?.before === "string" && typeof record.after === "string" && Array.isArray(record.files)
+  );
+}
+
+/** The turn records among session entries (`getBranch()` gives the active branch's), oldest first. */
+export function turnRecords(entries: readonly EntryLike[]): TurnRecord[] {
+  return entries
+    .filter((entry) => entry.type === "custom" && entry.customType === TURN_ENTRY_TYPE)
+    .map((entry) => entry.data)
+    .filter(isTurnRecord);
+}
+
+/** The last turn's record, for the `lastTurn` scope. */
+export function lastTurnRecord(entries: readonly EntryLike[]): TurnRecord | undefined {
+  return turnRecords(entries).at(-1);
+}
