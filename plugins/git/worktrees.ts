@@ -9,6 +9,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { writeFileAtomic } from "../settings/atomic-write.js";
+import {
+  findEnvironment,
+  listEnvironments,
+  runEnvironmentScript,
+  type ScriptPhase,
+  type ScriptRun,
+} from "./environments.js";
 import { GitServiceError, gitConflict, invalidParams } from "./errors.js";
 import { assertNoOperation, openRepo, type RepoInfo, resolveCommit } from "./repo.js";
 import { GitCommandError, gitText, runGit, splitNul } from "./runner.js";
@@ -64,6 +71,8 @@ export interface WorktreeRecord {
   snapshot?: string;
   /** The branch the last handoff to the main checkout used (fast-forwarded by the next one). */
   handoffBranch?: string;
+  /** The environment whose setup ran at creation; its cleanup runs before deletion. */
+  environment?: string;
 }
 
 /** `worktree/list`'s entries. */
@@ -190,10 +199,18 @@ export interface CreateWorktreeOptions {
   /** Brings the checkout's staged, unstaged and untracked (not ignored) changes along, uncommitted. */
   carryLocalChanges?: boolean;
   threadId?: string;
+  /** An environment of the project's `.knightcode/environments.json` whose setup script runs in the new worktree. */
+  environment?: string;
+  /** Whether the project is trusted; an untrusted project's scripts never run. */
+  trusted?: boolean;
+  /** The setup script's output as it comes (`thread/workspace/progress`). */
+  onProgress?: (phase: ScriptPhase, output: string) => void;
 }
 
 export interface CreatedWorktree {
   record: WorktreeRecord;
+  /** The environment's setup run, when one was asked for: its exit code and output, or why it was skipped. */
+  setup?: ScriptRun;
   /** Where the thread runs: the same subfolder of the worktree as `cwd` was of its checkout. */
   cwd: string;
   /** The cwd was already inside a managed worktree, which the thread joins. */
@@ -225,6 +242,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
     throw invalidParams(`${repo.root} has no commit yet; commit once before starting a worktree thread`);
   const base = await resolveCommit(repo.root, options.baseRef ?? "HEAD");
   if (!base) throw invalidParams(`"${options.baseRef}" names no commit`);
+  const environment =
+    options.environment !== undefined ? findEnvironment(repo.root, options.environment) : undefined;
   let patch: Buffer | undefined;
   if (options.carryLocalChanges) {
     assertNoOperation(repo);
@@ -273,11 +292,19 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
       createdAt: now,
       lastUsedAt: now,
       deleted: false,
+      ...(environment ? { environment: environment.name } : {}),
     };
     saveRecord(settings.root, record);
     const cwd = join(path, repo.prefix);
     mkdirSync(cwd, { recursive: true });
-    return { record, cwd, joined: false };
+    if (!environment) return { record, cwd, joined: false };
+    // The worktree stands once git made it; a failing setup script is reported, not rolled back.
+    const setup = await runEnvironmentScript(environment, "setup", {
+      worktreePath: path,
+      trusted: options.trusted ?? false,
+      ...(options.onProgress ? { onOutput: options.onProgress } : {}),
+    });
+    return { record, cwd, joined: false, setup };
   } catch (error) {
     if (added) await removeWorktreeFolder(repo.commonDir, { path }, settings.root, id);
     else rmSync(join(settings.root, id), { recursive: true, force: true });
@@ -348,6 +375,9 @@ async function isLocked(record: WorktreeRecord): Promise<boolean> {
 export interface DeleteWorktreeOptions {
   /** True for a worktree a thread is loaded in: it is never deleted. */
   isInUse?: (path: string) => boolean;
+  /** Whether the project is trusted, so its environment's cleanup script may run first. */
+  trusted?: boolean;
+  onProgress?: (phase: ScriptPhase, output: string) => void;
 }
 
 /** Refuses to delete a worktree in use, locked, or holding a nested repository. */
@@ -387,6 +417,19 @@ export async function deleteWorktree(
     const repo = await openRepo(record.path);
     assertNoOperation(repo);
     snapshot = (await writeSnapshot(repo, `worktree-${record.id}`)).ref;
+    // After the snapshot: whatever the cleanup script removes can still be restored.
+    if (record.environment !== undefined && options.trusted) {
+      const environment = listEnvironments(record.projectCwd, true).environments.find(
+        (e) => e.name === record.environment,
+      );
+      if (environment) {
+        await runEnvironmentScript(environment, "cleanup", {
+          worktreePath: record.path,
+          trusted: true,
+          ...(options.onProgress ? { onOutput: options.onProgress } : {}),
+        });
+      }
+    }
   }
   await removeWorktreeFolder(record.commonDir, record, settings.root, record.id);
   record.deleted = true;

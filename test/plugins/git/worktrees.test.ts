@@ -180,3 +180,42 @@ describe("plugins/git worktrees", () => {
     expect(list.find((w) => w.path === older.record.path)?.deleted).to.equal(true);
   });
 });
+
+describe("plugins/git worktree environments", () => {
+  const fx = useGitRepo();
+
+  it("runs the environment's setup in a new worktree of a trusted project and its cleanup before deletion", async () => {
+    const settings = worktreeSettings(join(fx.dir, "agent"), {});
+    const log = join(fx.dir, "env.log");
+    fx.write(
+      ".knightcode/environments.json",
+      JSON.stringify({
+        environments: [
+          {
+            name: "node",
+            setup: { default: `echo "setup $KNIGHTCODE_WORKTREE_PATH" >> "${log}"; echo progress` },
+            cleanup: { default: `echo "cleanup $KNIGHTCODE_WORKTREE_PATH" >> "${log}"` },
+          },
+        ],
+      }),
+    );
+    const progress: string[] = [];
+    const created = await createWorktree({
+      cwd: fx.repo,
+      settings,
+      environment: "node",
+      trusted: true,
+      onProgress: (phase, output) => progress.push(`${phase}:${output}`),
+    });
+    expect(created.setup?.exitCode).to.equal(0);
+    expect(progress.join("")).to.equal("setup:progress\n");
+    await deleteWorktree(settings, created.record.path, { trusted: true });
+    const path = created.record.path;
+    expect(readFileSync(log, "utf8")).to.equal(`setup ${path}\ncleanup ${path}\n`);
+
+    const untrusted = await createWorktree({ cwd: fx.repo, settings, environment: "node", trusted: false });
+    expect(untrusted.setup?.skipped).to.equal("untrusted");
+    const missing = await rejection(createWorktree({ cwd: fx.repo, settings, environment: "none" }));
+    expect(missing.errorName).to.equal("invalidParams");
+  });
+});
