@@ -52,6 +52,20 @@ export {
   handoffToWorktree,
 } from "./handoff.js";
 export {
+  type DiffReadParams,
+  type DiffRevertParams,
+  environmentList,
+  environmentSave,
+  gitBranchMethod,
+  gitCommitMethod,
+  gitLogMethod,
+  gitStageMethod,
+  type ThreadCheckout,
+  threadDiffRead,
+  threadDiffRevert,
+  threadLastTurn,
+} from "./methods.js";
+export {
   type BranchInfo,
   type CommitRequest,
   type GitStatus,
