@@ -6,6 +6,7 @@ import { agentLoopBench } from "./agent-loop.bench.js";
 import { cliBench } from "./cli.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
+import { gitBench } from "./git.bench.js";
 import { lineReadersBench } from "./line-readers.bench.js";
 import { rpcFrameBench } from "./rpc-frame.bench.js";
 import { searchBench } from "./search.bench.js";
@@ -24,6 +25,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["rpc-frame", rpcFrameBench],
   ["tool-args", toolArgsBench],
   ["line-readers", lineReadersBench],
+  ["git", gitBench],
 ];
 
 const wanted = process.argv.slice(2);

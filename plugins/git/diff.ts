@@ -209,6 +209,8 @@ interface Section {
   binary: boolean;
   hunks: { header: string; lines: string[] }[];
   bytes: number;
+  additions: number;
+  deletions: number;
 }
 
 function parsePatch(text: string): Section[] {
@@ -219,7 +221,7 @@ function parsePatch(text: string): Section[] {
   if (lines[lines.length - 1] === "") lines.pop();
   for (const line of lines) {
     if (line.startsWith("diff --git ")) {
-      current = { headerLines: [line], binary: false, hunks: [], bytes: 0 };
+      current = { headerLines: [line], binary: false, hunks: [], bytes: 0, additions: 0, deletions: 0 };
       hunk = undefined;
       sections.push(current);
       continue;
@@ -231,6 +233,8 @@ function parsePatch(text: string): Section[] {
       current.hunks.push(hunk);
     } else if (hunk) {
       hunk.lines.push(line);
+      if (line.startsWith("+")) current.additions++;
+      else if (line.startsWith("-")) current.deletions++;
     } else {
       if (line.startsWith("Binary files ") || line === "GIT binary patch") current.binary = true;
       if (line.startsWith("index ")) current.blobs = line.slice(6).split(" ")[0];
@@ -255,15 +259,13 @@ export async function diffTrees(
   const run = { cwd: repo.root, read: true };
   const pathArgs = literalPaths(options.paths);
   const common = diffArgs(options);
-  const [raw, numstat] = await Promise.all([
-    runGit(["diff-tree", "-r", "-z", "--no-abbrev", ...common, from, to, ...pathArgs], run),
-    runGit(["diff-tree", "-r", "-z", "--numstat", ...common, from, to, ...pathArgs], run),
-  ]);
+  const raw = await runGit(["diff-tree", "-r", "-z", "--no-abbrev", ...common, from, to, ...pathArgs], run);
   const entries = parseRaw(raw.stdout);
-  const totals = parseNumstat(numstat.stdout);
   const maxFiles = options.maxFiles ?? DIFF_MAX_FILES;
   const listed = entries.slice(0, maxFiles);
   let sections: Section[] | undefined;
+  // The totals are counted from the patch: a separate `--numstat` would read every blob a second time.
+  let totals: ReturnType<typeof parseNumstat> | undefined;
   try {
     const patch = await runGit(
       ["diff-tree", "-r", "-p", `-U${context}`, "--full-index", ...common, from, to, ...pathArgs],
@@ -273,24 +275,27 @@ export async function diffTrees(
   } catch (error) {
     // A patch too big to hold: every file is listed with its totals and no hunks.
     if (!(error instanceof GitOutputTooLargeError)) throw error;
+    totals = parseNumstat(
+      (await runGit(["diff-tree", "-r", "-z", "--numstat", ...common, from, to, ...pathArgs], run)).stdout,
+    );
   }
   let budget = options.budgetBytes ?? DIFF_BUDGET_BYTES;
   // git leaves out the patch of a file whose change `-w` hides; walk both lists in step, matching blob ids.
   let next = 0;
   const files: ParsedFileDiff[] = listed.map((entry, index) => {
-    const total = totals[index];
     let section = sections?.[next];
     if (section?.blobs !== undefined && section.blobs !== `${entry.oldBlob}..${entry.newBlob}`)
       section = undefined;
     else next++;
-    const binary = total?.binary ?? section?.binary ?? false;
+    const total = totals?.[index] ?? section ?? { additions: 0, deletions: 0, binary: false };
+    const binary = total.binary;
     const file: DiffFile = {
       path: entry.path,
       ...(entry.oldPath !== undefined ? { oldPath: entry.oldPath } : {}),
       status: entry.status,
       binary,
-      additions: total?.additions ?? 0,
-      deletions: total?.deletions ?? 0,
+      additions: total.additions,
+      deletions: total.deletions,
       hunks: [],
     };
     if (!section) {

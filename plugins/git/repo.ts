@@ -1,6 +1,6 @@
 /** Finding the repository a path belongs to, and the states of it the services refuse to act in. */
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import { GitServiceError, gitConflict } from "./errors.js";
 import { GitCommandError, gitText, runGit } from "./runner.js";
 
@@ -11,6 +11,8 @@ export interface RepoInfo {
   gitDir: string;
   /** The repository's shared git dir, where refs, objects and the worktree registry live. */
   commonDir: string;
+  /** This checkout's index file (read, never written, by diffs and snapshots). */
+  indexFile: string;
   /** `cwd` relative to `root`, `""` at the top, with a trailing `/` otherwise. */
   prefix: string;
   /** The commit checked out; undefined in a repository with no commit yet (unborn `HEAD`). */
@@ -21,36 +23,57 @@ export interface RepoInfo {
   emptyTree: string;
 }
 
-/** Resolves `cwd`'s repository; `notGitRepo` outside one. */
+/** The empty tree's id in each object format git supports. */
+const EMPTY_TREES: Record<string, string> = {
+  sha1: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+  sha256: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+};
+
+/** Resolves `cwd`'s repository in one git call (two on an unborn `HEAD`); `notGitRepo` outside one. */
 export async function openRepo(cwd: string): Promise<RepoInfo> {
-  let lines: string[];
+  const args = [
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--absolute-git-dir",
+    "--git-common-dir",
+    "--show-object-format",
+    "--git-path",
+    "index",
+    "--show-prefix",
+    "HEAD",
+    "--symbolic-full-name",
+    "HEAD",
+  ];
+  let out: { stdout: Buffer; code: number };
   try {
-    const out = await gitText(
-      ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-prefix"],
-      {
-        cwd,
-        read: true,
-      },
-    );
-    lines = out.split("\n");
+    // An unborn HEAD fails the last two arguments (exit 128) after the others printed.
+    out = await runGit(args, { cwd, read: true, okCodes: [128] });
   } catch (error) {
-    if (error instanceof GitCommandError || (error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (error instanceof GitCommandError)
       throw new GitServiceError("notGitRepo", `${cwd} is not inside a git repository`);
-    }
     throw error;
   }
-  const [root = "", gitDir = "", common = "", prefix = ""] = lines;
-  if (!root) throw new GitServiceError("notGitRepo", `${cwd} is not inside a git work tree`);
-  const commonDir = isAbsolute(common) ? common : resolve(cwd, common);
-  const head = await resolveCommit(root, "HEAD");
-  const branchOut = await runGit(["symbolic-ref", "-q", "--short", "HEAD"], {
-    cwd: root,
-    read: true,
-    okCodes: [1],
-  });
-  const branch = head && branchOut.code === 0 ? branchOut.stdout.toString("utf8").trim() : undefined;
-  const emptyTree = await gitText(["hash-object", "-t", "tree", "--stdin"], { cwd: root, read: true });
-  return { root, gitDir, commonDir, prefix, head, branch, emptyTree };
+  const lines = out.stdout.toString("utf8").split("\n");
+  const [
+    root = "",
+    gitDir = "",
+    commonDir = "",
+    format = "sha1",
+    indexFile = "",
+    prefix = "",
+    head = "",
+    symbolic = "",
+  ] = lines;
+  if (!root || !indexFile) throw new GitServiceError("notGitRepo", `${cwd} is not inside a git work tree`);
+  const emptyTree =
+    EMPTY_TREES[format] ??
+    (await gitText(["hash-object", "-t", "tree", "--stdin"], { cwd: root, read: true }));
+  if (out.code === 0) {
+    const branch = symbolic.startsWith("refs/heads/") ? symbolic.slice(11) : undefined;
+    return { root, gitDir, commonDir, indexFile, prefix, head, branch, emptyTree };
+  }
+  return { root, gitDir, commonDir, indexFile, prefix, head: undefined, branch: undefined, emptyTree };
 }
 
 /** The commit `rev` names, or undefined when it names none. */

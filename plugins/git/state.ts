@@ -33,15 +33,13 @@ export async function withTempIndex<T>(
   const dir = mkdtempSync(join(tmpdir(), "kc-git-index-"));
   try {
     const file = join(dir, "index");
-    const real = await gitText(["rev-parse", "--path-format=absolute", "--git-path", "index"], {
-      cwd: repo.root,
-      read: true,
-    });
+    const real = repo.indexFile;
     if (existsSync(real)) {
       copyFileSync(real, file);
-      // git trusts an entry's stat data only when the file is older than the index file (its "racy git" rule); the
-      // copy keeps the original's time, rounded down, so a file edited in the index's second is still compared.
-      const seconds = Math.floor(statSync(real).mtimeMs / 1000);
+      // git trusts an entry's stat data only when the file is older than the index file (its "racy git" rule). The
+      // copy keeps the original's time, a millisecond earlier to stay on the safe side of the rounding, so a file
+      // edited just before the index was written is still compared by content.
+      const seconds = (statSync(real).mtimeMs - 1) / 1000;
       utimesSync(file, seconds, seconds);
     }
     return await fn({ GIT_INDEX_FILE: file });
