@@ -10,7 +10,9 @@
  *   `knightcode.events` for hosts that stream it (`turn/diff/updated`).
  * - While a revert or a handoff holds the checkout (`runExclusive` of the git services), a run waits before it
  *   starts and each tool call waits before it runs; while a run is going, such actions answer `turnInProgress`.
- * - In a managed worktree, a session marks the worktree used (`lastUsedAt`), which `worktrees.keep` pruning reads.
+ * - In a managed worktree, a session's first run marks the worktree used (`lastUsedAt`), which `worktrees.keep`
+ *   pruning reads.
+ * - Nothing happens at session start: the services load and the repository is found on the first run.
  *
  * Nothing is recorded outside a git repository, nor in the one-shot `print` and `json` modes, where nobody can
  * review or undo a turn. The services themselves are `loadGitServices()` of the kit (docs/worktrees.md).
@@ -31,34 +33,38 @@ interface RunState {
 
 export default function worktrees(knightcode: ExtensionAPI): void {
   let git: GitServices | undefined;
-  let root: string | undefined;
+  /** The checkout's root once known; `null` when the cwd is in no repository. */
+  let root: string | null | undefined;
   let run: RunState | undefined;
 
   const bucketOf = (ctx: ExtensionContext) => ctx.sessionManager.getSessionId();
-  const enabled = (ctx: ExtensionContext) => !ONE_SHOT_MODES.has(ctx.mode);
+
+  /** Loads the services and finds the repository on the first run, so a session start costs nothing. */
+  async function checkout(ctx: ExtensionContext): Promise<string | null> {
+    if (root !== undefined) return root;
+    git ??= await loadGitServices();
+    try {
+      root = (await git.openRepo(ctx.cwd)).root;
+    } catch {
+      // Not a repository (or no git): nothing to snapshot in this session.
+      root = null;
+      return root;
+    }
+    const settings = (knightcode.getSettings().worktrees ?? {}) as { root?: string };
+    git.touchWorktree(git.worktreeSettings(ctx.agentDir, settings).root, ctx.cwd);
+    return root;
+  }
 
   /** Waits while a revert or handoff holds this checkout. */
   async function waitForActions(): Promise<void> {
     if (git && root && git.isCheckoutBusy(root)) await git.waitForCheckout(root);
   }
 
-  knightcode.on("session_start", async (_event, ctx) => {
-    if (!enabled(ctx)) return;
-    git = await loadGitServices();
-    try {
-      root = (await git.openRepo(ctx.cwd)).root;
-    } catch {
-      // Not a repository (or git is missing): nothing to snapshot in this session.
-      root = undefined;
-      return;
-    }
-    const settings = (knightcode.getSettings().worktrees ?? {}) as { root?: string };
-    git.touchWorktree(git.worktreeSettings(ctx.agentDir, settings).root, ctx.cwd);
-  });
-
   knightcode.on("agent_start", async (_event, ctx) => {
-    if (!git || !root) return;
-    const endTurn = await git.enterCheckoutTurn(root);
+    if (ONE_SHOT_MODES.has(ctx.mode)) return;
+    const found = await checkout(ctx);
+    if (!git || !found) return;
+    const endTurn = await git.enterCheckoutTurn(found);
     run = {
       start: git.snapshotTurnStart(ctx.cwd, bucketOf(ctx)).catch((error: unknown) => {
         knightcode.log.warn(`turn snapshot failed: ${errorMessage(error)}`);

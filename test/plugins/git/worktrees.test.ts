@@ -152,6 +152,33 @@ describe("plugins/git worktrees", () => {
     expect(existsSync(record.path)).to.equal(true);
   });
 
+  it("treats a locked worktree as in use", async () => {
+    const { record } = await createWorktree({ cwd: fx.repo, settings });
+    fx.git(["worktree", "lock", record.path]);
+    const error = await rejection(deleteWorktree(settings, record.path));
+    expect(error.data?.reason).to.equal("worktreeInUse");
+    expect(existsSync(record.path)).to.equal(true);
+  });
+
+  it("works in a repository with a submodule, and refuses to restore a snapshot holding it", async () => {
+    const lib = join(fx.dir, "lib");
+    mkdirSync(lib);
+    fx.git(["init", "-q", "-b", "main"], lib);
+    fx.write("lib.txt", "lib\n", lib);
+    fx.commitAll("lib", lib);
+    fx.git(["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub"]);
+    fx.commitAll("add submodule");
+    const { record } = await createWorktree({ cwd: fx.repo, settings, carryLocalChanges: true });
+    // New worktrees do not initialise submodules: the folder is there, empty.
+    expect(readdirSync(join(record.path, "sub"))).to.deep.equal([]);
+    fx.write("a.txt", "changed\n", record.path);
+    const { snapshot } = await deleteWorktree(settings, record.path);
+    expect(snapshot).to.be.a("string");
+    const error = await rejection(restoreWorktree(settings, record.path));
+    expect(error.data?.reason).to.equal("submodules");
+    expect(existsSync(record.path)).to.equal(false);
+  });
+
   it("unregisters a worktree deleted behind its back, which then cannot be restored", async () => {
     const { record } = await createWorktree({ cwd: fx.repo, settings });
     fx.git(["worktree", "remove", "--force", record.path]);
