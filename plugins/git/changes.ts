@@ -16,7 +16,7 @@ import {
 import { gitConflict, invalidParams } from "./errors.js";
 import { openRepo, type RepoInfo, resolveCommit, treeOf } from "./repo.js";
 import { GitCommandError, gitText, runGit } from "./runner.js";
-import { readSnapshot } from "./snapshots.js";
+import { readSnapshot, type Snapshot } from "./snapshots.js";
 import { captureState } from "./state.js";
 import { writePathsFromTree } from "./tree-files.js";
 
@@ -104,11 +104,14 @@ async function scopeTrees(repo: RepoInfo, scope: DiffScope, query: ChangesQuery)
     case "lastTurn": {
       const turn = query.lastTurn;
       if (!turn) return { from: repo.emptyTree, to: repo.emptyTree, untrackedSkipped: 0 };
-      const [before, after] = await Promise.all([
-        readSnapshot(repo, turn.before),
-        readSnapshot(repo, turn.after),
-      ]);
-      return { from: before.workTree, to: after.workTree, untrackedSkipped: 0 };
+      let trees: [Snapshot, Snapshot];
+      try {
+        trees = await Promise.all([readSnapshot(repo, turn.before), readSnapshot(repo, turn.after)]);
+      } catch (error) {
+        if (error instanceof GitCommandError) throw invalidParams("the last turn's snapshots were pruned");
+        throw error;
+      }
+      return { from: trees[0].workTree, to: trees[1].workTree, untrackedSkipped: 0 };
     }
     case "staged": {
       const state = await captureState(repo, { untrackedLimit: 0 });
@@ -257,8 +260,9 @@ export async function revertChanges(cwd: string, request: RevertRequest): Promis
   const paths = affectedPaths(files);
   const target = request.reapply ? trees.to : trees.from;
 
-  if (scope === "lastTurn") {
-    // Undo only over the files exactly as the turn left them; reapply only over them as the turn found them.
+  if (scope === "lastTurn" && request.hunkId === undefined) {
+    // Whole files are written back: only over files exactly as the turn left them (reapply: as it found them).
+    // A single hunk needs no such check: `git apply` refuses it when its lines moved on.
     const expected = request.reapply ? trees.from : trees.to;
     if (await workingDiffers(repo, expected, paths)) {
       throw gitConflict(

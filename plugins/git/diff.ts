@@ -68,6 +68,8 @@ export interface TreeDiff {
 }
 
 export const DEFAULT_CONTEXT = 3;
+/** The `a/` and `b/` prefixes `git apply` expects, whatever `diff.noprefix` or `diff.mnemonicPrefix` say. */
+export const PATCH_PREFIXES = ["--src-prefix=a/", "--dst-prefix=b/"] as const;
 /** About 4 MB of hunk text per response; the app-server's frames stay far below any client's limit. */
 export const DIFF_BUDGET_BYTES = 4 * 1024 * 1024;
 export const DIFF_MAX_FILES = 3000;
@@ -268,7 +270,18 @@ export async function diffTrees(
   let totals: ReturnType<typeof parseNumstat> | undefined;
   try {
     const patch = await runGit(
-      ["diff-tree", "-r", "-p", `-U${context}`, "--full-index", ...common, from, to, ...pathArgs],
+      [
+        "diff-tree",
+        "-r",
+        "-p",
+        `-U${context}`,
+        "--full-index",
+        ...PATCH_PREFIXES,
+        ...common,
+        from,
+        to,
+        ...pathArgs,
+      ],
       { ...run, maxBytes: 64 * 1024 * 1024 },
     );
     sections = parsePatch(patch.stdout.toString("utf8"));

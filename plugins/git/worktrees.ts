@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { writeFileAtomic } from "../settings/atomic-write.js";
+import { PATCH_PREFIXES } from "./diff.js";
 import {
   findEnvironment,
   listEnvironments,
@@ -175,7 +176,7 @@ export async function localChangesPatch(repo: RepoInfo): Promise<Buffer> {
     const run = { cwd: repo.root, env };
     await runGit(["add", "-A", "--", "."], run);
     const out = await runGit(
-      ["diff", "--cached", "--binary", "--no-ext-diff", "--no-color", repo.head ?? "HEAD"],
+      ["diff", "--cached", "--binary", "--no-ext-diff", "--no-color", ...PATCH_PREFIXES, repo.head ?? "HEAD"],
       run,
     );
     return out.stdout;

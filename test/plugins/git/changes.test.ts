@@ -77,6 +77,15 @@ describe("plugins/git changes", () => {
     expect(fx.read("a.txt")).to.equal(TEN.replace("nine", "NINE"));
   });
 
+  it("reverts a hunk whatever diff.noprefix and diff.mnemonicPrefix say", async () => {
+    fx.git(["config", "diff.noprefix", "true"]);
+    fx.git(["config", "diff.mnemonicPrefix", "true"]);
+    fx.write("a.txt", TEN.replace("two", "TWO"));
+    const read = await readChanges(fx.repo);
+    await revertChanges(fx.repo, { path: "a.txt", hunkId: read.files[0]?.hunks[0]?.id ?? "" });
+    expect(fx.read("a.txt")).to.equal(TEN);
+  });
+
   it("matches no action with an id from a context 0 or ignoreWhitespace read", async () => {
     fx.write("a.txt", TEN.replace("two", "TWO"));
     const zero = await readChanges(fx.repo, { context: 0 });
@@ -210,6 +219,20 @@ describe("plugins/git changes", () => {
       expect(fx.read("a.txt")).to.equal("edited by hand\n");
       expect(existsSync(join(fx.repo, "c.txt"))).to.equal(true);
       expect((await readChanges(fx.repo, { scope: "lastTurn", lastTurn: record })).stale).to.equal(true);
+    });
+
+    it("undoes one hunk of the turn over later edits elsewhere in the file", async () => {
+      const record = await turn(() => fx.write("a.txt", TEN.replace("two", "TWO")));
+      fx.write("a.txt", TEN.replace("two", "TWO").replace("nine", "NINE"));
+      const read = await readChanges(fx.repo, { scope: "lastTurn", lastTurn: record });
+      expect(read.stale).to.equal(true);
+      const hunkId = read.files[0]?.hunks[0]?.id ?? "";
+      await revertChanges(fx.repo, { scope: "lastTurn", lastTurn: record, path: "a.txt", hunkId });
+      expect(fx.read("a.txt")).to.equal(TEN.replace("nine", "NINE"));
+      const again = await rejection(
+        revertChanges(fx.repo, { scope: "lastTurn", lastTurn: record, path: "a.txt", hunkId }),
+      );
+      expect(again.data?.reason).to.equal("patchFailed");
     });
 
     it("answers diffChanged for an undo naming an older turn", async () => {
