@@ -3,14 +3,20 @@
  * exclusive git actions (a revert, a handoff). An action is refused while a turn runs there (`turnInProgress`);
  * a turn or a tool call that wants to start while an action runs waits for it (`waitForCheckout`).
  */
+import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { GitServiceError } from "./errors.js";
 
 const turns = new Map<string, number>();
 const actions = new Map<string, Promise<unknown>>();
 
+/** The same folder reached through a symlink is the same checkout. */
 function key(root: string): string {
-  return resolve(root);
+  try {
+    return realpathSync(root);
+  } catch {
+    return resolve(root);
+  }
 }
 
 /** Marks a turn running in `root` until the returned function is called (once). */

@@ -11,6 +11,7 @@ import { GitCommandError, runGit, splitNul } from "./runner.js";
 import { insideRoot } from "./tree-files.js";
 import {
   type CreatedWorktree,
+  type CreateWorktreeOptions,
   createWorktree,
   localChangesPatch,
   saveRecord,
@@ -190,6 +191,10 @@ export interface HandoffToWorktreeOptions {
   /** The thread's worktree, when it has one; without it one is created. */
   record?: WorktreeRecord;
   threadId?: string;
+  /** For a new worktree: the environment whose setup runs there (trusted projects only). */
+  environment?: string;
+  trusted?: boolean;
+  onProgress?: CreateWorktreeOptions["onProgress"];
 }
 
 /**
@@ -212,6 +217,9 @@ export async function handoffToWorktree(
       settings: options.settings,
       carryLocalChanges: true,
       ...(options.threadId !== undefined ? { threadId: options.threadId } : {}),
+      ...(options.environment !== undefined ? { environment: options.environment } : {}),
+      ...(options.trusted !== undefined ? { trusted: options.trusted } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
   } else {
     const worktree = await openOrDeleted(options.record);

@@ -60,9 +60,13 @@ export {
   gitCommitMethod,
   gitLogMethod,
   gitStageMethod,
+  type HandoffOutcome,
+  type HandoffParams,
+  type HandoffThread,
   type ThreadCheckout,
   threadDiffRead,
   threadDiffRevert,
+  threadHandoff,
   threadLastTurn,
 } from "./methods.js";
 export {

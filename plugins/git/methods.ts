@@ -5,6 +5,8 @@
  * error it names. Actions that write the checkout run under `runExclusive`, so they answer `turnInProgress`
  * while a turn runs there and hold off turns and tool calls while they run.
  */
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
 import {
   type ChangesQuery,
   type DiffReadResult,
@@ -14,8 +16,10 @@ import {
   type TurnRecord,
 } from "./changes.js";
 import { runExclusive } from "./checkout-lock.js";
+import type { ScriptPhase, ScriptRun } from "./environments.js";
 import { type Environment, listEnvironments, saveEnvironments } from "./environments.js";
-import { invalidParams } from "./errors.js";
+import { gitConflict, invalidParams } from "./errors.js";
+import { handoffToLocal, handoffToWorktree } from "./handoff.js";
 import {
   type CommitRequest,
   gitBranchCreate,
@@ -28,7 +32,7 @@ import {
 } from "./ops.js";
 import { openRepo } from "./repo.js";
 import { lastTurnRecord } from "./turns.js";
-import { findWorktree, type WorktreeSettings } from "./worktrees.js";
+import { findWorktree, readRecords, type WorktreeSettings } from "./worktrees.js";
 
 /** What a handler knows about the thread a method names. */
 export interface ThreadCheckout {
@@ -138,4 +142,86 @@ export async function environmentSave(params: {
 }): Promise<{ environments: Environment[] }> {
   const repo = await openRepo(params.cwd).catch(() => undefined);
   return { environments: saveEnvironments(repo?.root ?? params.cwd, params.environments) };
+}
+
+export interface HandoffParams {
+  to: "local" | "worktree";
+  branch?: string;
+  environment?: string;
+}
+
+export interface HandoffThread extends ThreadCheckout {
+  threadId: string;
+  agentDir: string;
+  /** The thread's title, for a `<worktrees.branchPrefix><title>` branch. */
+  title: string;
+  /** Whether the project is trusted (a new worktree's environment setup runs only then). */
+  trusted?: boolean;
+  onProgress?: (phase: ScriptPhase, output: string) => void;
+}
+
+export interface HandoffOutcome {
+  /** Where the thread runs now: the host reloads it there. */
+  cwd: string;
+  /** The branch checked out in the main checkout (to `local`). */
+  branch?: string;
+  /** The saved patch under `<agentDir>/handoff/`. */
+  patch: string;
+  /** A new worktree's environment setup run, when one ran. */
+  setup?: ScriptRun;
+}
+
+/** Runs `fn` holding both checkouts, always in the same order so two handoffs cannot wait on each other. */
+async function holdingBoth<T>(a: string, b: string, fn: () => Promise<T>): Promise<T> {
+  if (a === b) return runExclusive(a, fn);
+  const [first, second] = a < b ? [a, b] : [b, a];
+  return runExclusive(first, () => runExclusive(second, fn));
+}
+
+/**
+ * `thread/handoff`: moves the thread's uncommitted changes between its worktree and the main checkout. The host
+ * checks that no turn runs and the thread has a message, then reloads the thread at the returned `cwd`.
+ */
+export async function threadHandoff(thread: HandoffThread, params: HandoffParams): Promise<HandoffOutcome> {
+  const here = findWorktree(thread.settings.root, thread.cwd);
+  if (params.to === "local") {
+    if (!here) throw invalidParams("the thread already runs in the main checkout");
+    if (here.deleted || !existsSync(here.path)) {
+      throw gitConflict("worktreeDeleted", `the worktree ${here.path} was deleted; restore it first`, {
+        paths: [here.path],
+      });
+    }
+    const inside = relative(here.path, thread.cwd);
+    const done = await holdingBoth(here.path, here.projectCwd, () =>
+      handoffToLocal({
+        record: here,
+        settings: thread.settings,
+        agentDir: thread.agentDir,
+        title: thread.title,
+        ...(params.branch !== undefined ? { branch: params.branch } : {}),
+      }),
+    );
+    return { cwd: join(here.projectCwd, inside), branch: done.branch, patch: done.patch };
+  }
+  if (here) throw invalidParams("the thread already runs in its worktree");
+  const main = await openRepo(thread.cwd);
+  const own = readRecords(thread.settings.root).find((r) => r.threadIds.includes(thread.threadId));
+  if (own && (own.deleted || !existsSync(own.path))) {
+    throw gitConflict("worktreeDeleted", `the thread's worktree ${own.path} was deleted; restore it first`, {
+      paths: [own.path],
+    });
+  }
+  const moved = await holdingBoth(main.root, own?.path ?? main.root, () =>
+    handoffToWorktree({
+      cwd: thread.cwd,
+      settings: thread.settings,
+      agentDir: thread.agentDir,
+      threadId: thread.threadId,
+      ...(own ? { record: own } : {}),
+      ...(params.environment !== undefined ? { environment: params.environment } : {}),
+      ...(thread.trusted !== undefined ? { trusted: thread.trusted } : {}),
+      ...(thread.onProgress ? { onProgress: thread.onProgress } : {}),
+    }),
+  );
+  return { cwd: moved.cwd, patch: moved.patch, ...(moved.setup ? { setup: moved.setup } : {}) };
 }

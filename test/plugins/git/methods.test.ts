@@ -7,6 +7,7 @@ import {
   type ThreadCheckout,
   threadDiffRead,
   threadDiffRevert,
+  threadHandoff,
 } from "../../../plugins/git/methods.js";
 import { snapshotTurnEnd, snapshotTurnStart, TURN_ENTRY_TYPE } from "../../../plugins/git/turns.js";
 import { createWorktree, worktreeSettings } from "../../../plugins/git/worktrees.js";
@@ -53,5 +54,28 @@ describe("plugins/git methods", () => {
     expect(branch.against).to.equal(record.baseCommit);
     expect(branch.files.map((f) => f.path)).to.deep.equal(["w.txt"]);
     expect((await gitLogMethod(thread, {})).commits.map((c) => c.subject)).to.deep.equal(["in the worktree"]);
+  });
+
+  it("hands a local thread to a new worktree of its own and back, keeping its subfolder", async () => {
+    const agentDir = join(fx.dir, "agent");
+    const settings = worktreeSettings(agentDir);
+    fx.write("pkg/x.txt", "x\n");
+    fx.commitAll("pkg");
+    fx.write("pkg/x.txt", "edited locally\n");
+    const base = { settings, entries: [], threadId: "th", agentDir, title: "Tidy up" };
+    const there = await threadHandoff({ ...base, cwd: join(fx.repo, "pkg") }, { to: "worktree" });
+    expect(fx.read("x.txt", there.cwd)).to.equal("edited locally\n");
+    expect(fx.read("pkg/x.txt")).to.equal("x\n");
+    const again = await threadHandoff({ ...base, cwd: there.cwd }, { to: "worktree" }).catch(
+      (e: unknown) => e,
+    );
+    expect((again as GitServiceError).errorName).to.equal("invalidParams");
+    const back = await threadHandoff({ ...base, cwd: there.cwd }, { to: "local" });
+    expect(back.cwd).to.equal(join(fx.repo, "pkg"));
+    expect(back.branch).to.equal("knightcode/tidy-up");
+    expect(fx.read("pkg/x.txt")).to.equal("edited locally\n");
+    // The second trip back reuses the thread's worktree.
+    const reused = await threadHandoff({ ...base, cwd: back.cwd }, { to: "worktree" });
+    expect(reused.cwd).to.equal(there.cwd);
   });
 });
