@@ -22,6 +22,7 @@ export {
   runExclusive,
   waitForCheckout,
 } from "./checkout-lock.js";
+export { COMMIT_DIFF_BUDGET_CHARS, commitMessageWriter } from "./commit-message.js";
 export type { DiffFile, DiffFileStatus, DiffHunk, FileTotals } from "./diff.js";
 export {
   type Environment,
