@@ -9,6 +9,7 @@ import { codemodeBench } from "./codemode.bench.js";
 import { compactionBench } from "./compaction.bench.js";
 import { dispatchBench } from "./dispatch.bench.js";
 import { gateBench } from "./gate.bench.js";
+import { gitBench } from "./git.bench.js";
 import { lineReadersBench } from "./line-readers.bench.js";
 import { rpcFrameBench } from "./rpc-frame.bench.js";
 import { searchBench } from "./search.bench.js";
@@ -32,6 +33,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["tui", tuiBench],
   ["codemode", codemodeBench],
   ["app-server", appServerBench],
+  ["git", gitBench],
 ];
 
 const wanted = process.argv.slice(2);

@@ -25,6 +25,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "ask-user": () => import("../../builtin-extensions/ask-user/index.js"),
   "tool-settings": () => import("../../builtin-extensions/tool-settings/index.js"),
   themes: () => import("../../builtin-extensions/themes/index.js"),
+  worktrees: () => import("../../builtin-extensions/worktrees/index.js"),
   "mode-print": () => import("../../builtin-extensions/mode-print/index.js"),
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),

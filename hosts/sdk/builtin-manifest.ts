@@ -53,6 +53,8 @@ const MANIFEST = [
   // The /tools command over tools.json.
   { name: "tool-settings", modes: [], flags: [], providers: [] },
   { name: "themes", modes: [], flags: [], providers: [] },
+  // Turn snapshots for the lastTurn diff scope and turn/diff/updated; the git services load on first use.
+  { name: "worktrees", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",
     modes: [{ name: "print", description: "Run the prompts and print the final answer", readsStdin: true }],

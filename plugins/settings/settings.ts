@@ -26,6 +26,9 @@
  * | `codemode.maxConcurrent` | integer >= 1     | `4`     | codemode sandboxes running in the process |
  * | `shellEnv.include`     | string[]           | `[]`    | let these names through to tool processes |
  * | `shellEnv.exclude`     | string[]           | `[]`    | keep these names from tool processes     |
+ * | `worktrees.root`       | non-empty string   | unset   | managed worktrees' folder (default `<agentDir>/worktrees`) |
+ * | `worktrees.keep`       | integer >= 1       | `15`    | managed worktrees kept before the least recently used go |
+ * | `worktrees.branchPrefix` | string           | `knightcode/` | prefix of a handoff's branch named after the thread |
  * | `defaultProjectTrust`  | ask, always, never | `ask`   | no saved decision (global/override only) |
  * | `defaultTools`         | string[]           | `[]`    | `+name` / `-name` tool defaults          |
  * | `enableSkillCommands`  | boolean            | `true`  | `/skill:<name>` runs a skill (skills)    |
@@ -97,6 +100,14 @@ export interface ShellEnvSettings {
   exclude: string[];
 }
 
+/** Managed git worktrees (plugins/git/worktrees.ts, docs/worktrees.md). */
+export interface WorktreesSettings {
+  /** Unset: `<agentDir>/worktrees`. */
+  root?: string;
+  keep: number;
+  branchPrefix: string;
+}
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
@@ -105,6 +116,7 @@ export interface KnownSettings {
   gates: GateSettings;
   toolResults: ToolResultSettings;
   shellEnv: ShellEnvSettings;
+  worktrees: WorktreesSettings;
   defaultProjectTrust: ProjectTrustDefault;
   defaultTools: string[];
   /** Read by builtin:skills. */
@@ -126,6 +138,7 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   gates: { timeoutMs: 300000 },
   toolResults: { maxBytes: 102400 },
   shellEnv: { include: [], exclude: [] },
+  worktrees: { keep: 15, branchPrefix: "knightcode/" },
   defaultProjectTrust: "ask",
   defaultTools: [],
   enableSkillCommands: true,
@@ -178,6 +191,13 @@ export const SettingsFileSchema = Type.Object({
     Type.Object({
       include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
       exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    }),
+  ),
+  worktrees: Type.Optional(
+    Type.Object({
+      root: Type.Optional(Type.String({ minLength: 1 })),
+      keep: Type.Optional(Type.Integer({ minimum: 1 })),
+      branchPrefix: Type.Optional(Type.String()),
     }),
   ),
   defaultProjectTrust: Type.Optional(literals(["ask", "always", "never"] as const)),

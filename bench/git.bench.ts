@@ -1,0 +1,124 @@
+/**
+ * The git services on real repositories in a temp dir (removed afterwards):
+ * - a turn snapshot (`snapshotTurnStart`: temporary index, `git add -A`, two trees, two commits, one ref) on a
+ *   committed 10,000-file repository with 20 files edited, and whether the user's index file changed (it must not:
+ *   bytes and modification time are compared);
+ * - `thread/diff/read` (`readChanges`, the `uncommitted` scope, context 3) on a repository with 1,000 changed
+ *   files, with the size of the JSON result.
+ * Median of 5 rounds each, after one warm-up, in wall time and in CPU time (this process and its git children).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readChanges } from "../plugins/git/changes.js";
+import { snapshotTurnStart } from "../plugins/git/turns.js";
+
+const ROUNDS = 5;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+const ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Bench",
+  GIT_AUTHOR_EMAIL: "bench@example.com",
+  GIT_COMMITTER_NAME: "Bench",
+  GIT_COMMITTER_EMAIL: "bench@example.com",
+};
+
+function git(cwd: string, args: string[]): void {
+  execFileSync("git", args, { cwd, env: ENV, stdio: "ignore" });
+}
+
+/** A repository of `count` small files in folders of 100, committed. */
+function makeRepo(dir: string, count: number): void {
+  mkdirSync(dir, { recursive: true });
+  git(dir, ["init", "-q", "-b", "main"]);
+  for (let i = 0; i < count; i++) {
+    const folder = join(dir, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(folder);
+    writeFileSync(join(folder, `f${i}.txt`), `file ${i}\nline two\nline three\nline four\nline five\n`);
+  }
+  // Files older than the index, as in a checkout in use (a file as new as the index is hashed again on each read).
+  const hourAgo = Date.now() / 1000 - 3600;
+  for (let i = 0; i < count; i++)
+    utimesSync(join(dir, `d${Math.floor(i / 100)}`, `f${i}.txt`), hourAgo, hourAgo);
+  git(dir, ["add", "-A"]);
+  git(dir, ["commit", "-q", "-m", "files"]);
+}
+
+function edit(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    writeFileSync(
+      join(dir, `d${Math.floor(i / 100)}`, `f${i}.txt`),
+      `file ${i}\nline 2 changed\nline three\nline four\nline five\n`,
+    );
+  }
+}
+
+/**
+ * CPU time in ms used so far by this process and its finished children (Linux: /proc/self/stat's cutime and
+ * cstime, in clock ticks of 10 ms). On a busy machine wall time mostly measures waiting for a core; CPU time
+ * shows the work itself.
+ */
+function cpuMs(): number {
+  const own = process.cpuUsage();
+  let children = 0;
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]?.split(" ") ?? [];
+    children = (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    // Not Linux: children's time is not counted.
+  }
+  return (own.user + own.system) / 1000 + children;
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<{ ms: number; cpu: number; last: unknown }> {
+  await fn();
+  const times: number[] = [];
+  const cpus: number[] = [];
+  let last: unknown;
+  for (let i = 0; i < ROUNDS; i++) {
+    const start = performance.now();
+    const cpu = cpuMs();
+    last = await fn();
+    times.push(performance.now() - start);
+    cpus.push(cpuMs() - cpu);
+  }
+  return { ms: median(times), cpu: median(cpus), last };
+}
+
+export async function gitBench(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "kc-bench-git-"));
+  try {
+    const big = join(root, "big");
+    makeRepo(big, 10_000);
+    edit(big, 20);
+    const indexFile = join(big, ".git", "index");
+    const before = { bytes: readFileSync(indexFile), mtime: statSync(indexFile).mtimeMs };
+    const snap = await timed(() => snapshotTurnStart(big, "bench"));
+    const unchanged =
+      readFileSync(indexFile).equals(before.bytes) && statSync(indexFile).mtimeMs === before.mtime;
+    console.log(
+      `git turn snapshot, 10,000 files (20 edited): ${snap.ms.toFixed(1)} ms wall, ${snap.cpu.toFixed(0)} ms CPU (medians of ${ROUNDS})`,
+    );
+    console.log(`git turn snapshot: user's index file unchanged: ${unchanged ? "yes" : "NO"}`);
+
+    const changed = join(root, "changed");
+    makeRepo(changed, 1_000);
+    edit(changed, 1_000);
+    const read = await timed(() => readChanges(changed, { scope: "uncommitted", context: 3 }));
+    const result = read.last as Awaited<ReturnType<typeof readChanges>>;
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    console.log(
+      `git thread/diff/read, 1,000 changed files: ${read.ms.toFixed(1)} ms wall, ${read.cpu.toFixed(0)} ms CPU ` +
+        `(medians of ${ROUNDS}), ` +
+        `${result.files.length} files, ${(bytes / 1024).toFixed(0)} KB of JSON`,
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Writing working files from a tree without going through the index: a revert or an undo puts a file back as a
+ * tree holds it (content, executable bit, symlink) or removes it when the tree has none, and leaves the user's
+ * index alone. The blob is written as stored, with no smudge filter (no user code runs).
+ */
+import { chmodSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, relative, resolve, sep } from "node:path";
+import { invalidParams } from "./errors.js";
+import type { RepoInfo } from "./repo.js";
+import { runGit, splitNul } from "./runner.js";
+
+export interface TreeEntry {
+  mode: string;
+  type: string;
+  oid: string;
+}
+
+/** The entries of `paths` in `tree`; a path the tree lacks is absent from the map. */
+export async function readTreeEntries(
+  repo: RepoInfo,
+  tree: string,
+  paths: readonly string[],
+): Promise<Map<string, TreeEntry>> {
+  const found = new Map<string, TreeEntry>();
+  if (paths.length === 0) return found;
+  const out = await runGit(
+    ["ls-tree", "-z", "--full-tree", tree, "--", ...paths.map((p) => `:(literal)${p}`)],
+    {
+      cwd: repo.root,
+      read: true,
+    },
+  );
+  for (const record of splitNul(out.stdout)) {
+    const tab = record.indexOf("\t");
+    const [mode = "", type = "", oid = ""] = record.slice(0, tab).split(" ");
+    found.set(record.slice(tab + 1), { mode, type, oid });
+  }
+  return found;
+}
+
+/** `rel` as an absolute path inside the checkout; a path that leaves it is refused. */
+export function insideRoot(repo: RepoInfo, rel: string): string {
+  const full = resolve(repo.root, rel);
+  const back = relative(repo.root, full);
+  if (!back || back.startsWith(`..${sep}`) || back === ".." || back.split(sep).includes(".git")) {
+    throw invalidParams(`${rel} is not a path inside ${repo.root}`);
+  }
+  return full;
+}
+
+function removePath(full: string): void {
+  try {
+    lstatSync(full);
+  } catch {
+    return;
+  }
+  rmSync(full, { recursive: true, force: true });
+}
+
+/** Makes each of `paths` in the working tree what `tree` holds, deleting those it lacks. */
+export async function writePathsFromTree(
+  repo: RepoInfo,
+  tree: string,
+  paths: readonly string[],
+): Promise<void> {
+  const entries = await readTreeEntries(repo, tree, paths);
+  for (const rel of paths) {
+    const full = insideRoot(repo, rel);
+    const entry = entries.get(rel);
+    if (!entry) {
+      removePath(full);
+      continue;
+    }
+    // A submodule's checkout is its own repository; nothing of it is written from here.
+    if (entry.type === "commit") continue;
+    const blob = (await runGit(["cat-file", "blob", entry.oid], { cwd: repo.root, read: true })).stdout;
+    removePath(full);
+    mkdirSync(dirname(full), { recursive: true });
+    if (entry.mode === "120000") {
+      symlinkSync(blob.toString("utf8"), full);
+    } else {
+      writeFileSync(full, blob);
+      chmodSync(full, entry.mode === "100755" ? 0o755 : 0o644);
+    }
+  }
+}
