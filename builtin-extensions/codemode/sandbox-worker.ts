@@ -23,6 +23,11 @@ import {
 } from "quickjs-emscripten-core";
 import type { HostToWorker, RunFailureKind, RunOutcome, WorkerToHost } from "./protocol.js";
 
+// The host gives this worker a stdout and stderr of its own and never reads them (a host reading a worker's streams
+// is kept alive by them even after unref()), so what the wasm runtime might print is dropped here.
+process.stdout.write = (() => true) as typeof process.stdout.write;
+process.stderr.write = (() => true) as typeof process.stderr.write;
+
 /** Console output one script may produce; past it, lines are dropped and one note says so. */
 const MAX_LOG_BYTES = 1024 * 1024;
 /** Stack frames kept in an error's message. */

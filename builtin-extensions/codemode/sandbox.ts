@@ -207,12 +207,11 @@ async function spawnWorker(): Promise<PooledWorker> {
       execArgv: [],
       // QuickJS memory lives in wasm memory, outside these limits; they bound the worker's own JavaScript.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
-      // Whatever the wasm runtime prints must not reach the host's stdout, which may be a protocol stream.
+      // Whatever the wasm runtime prints must not reach the host's stdout, which may be a protocol stream. The
+      // worker drops it itself: reading these streams here would keep the process alive after unref().
       stdout: true,
       stderr: true,
     });
-    worker.stdout.resume();
-    worker.stderr.resume();
     const pooled: PooledWorker = { worker, dead: false };
     const died = (reason: string) => {
       if (pooled.dead) return;
