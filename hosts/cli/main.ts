@@ -8,7 +8,6 @@
  * handle an extension left open (a file watcher, an interval) must not keep a finished print run or an RPC
  * process whose input ended alive.
  */
-import { loadBundledCli } from "./bundle-loader.js";
 import { packageVersion } from "./version.js";
 
 const argv = process.argv.slice(2);
@@ -33,7 +32,8 @@ if (argv.includes("--version") || argv.includes("-v")) {
   // The built CLI runs from its bundle with a code cache (bundle-loader.ts); from source, run.ts loads directly.
   // So does --help, which needs only a few small modules: compiling them costs less than reading the whole bundle.
   const help = argv.includes("--help") || argv.includes("-h");
-  const { main } = (!help && loadBundledCli()) || (await import("./run.js"));
+  const bundled = help ? undefined : (await import("./bundle-loader.js")).loadBundledCli();
+  const { main } = bundled ?? (await import("./run.js"));
   main(argv).then(
     (code) => exitAfterFlush(code),
     (error: unknown) => {
