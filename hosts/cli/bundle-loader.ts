@@ -48,13 +48,19 @@ type CacheState = "off" | "hit" | "miss" | "rejected";
 export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli | undefined {
   const name = typeof __KNIGHTCODE_CLI_BUNDLE__ === "string" ? __KNIGHTCODE_CLI_BUNDLE__ : undefined;
   if (!name || env.KNIGHTCODE_CLI_BUNDLE === "0") return undefined;
-  const file = fileURLToPath(new URL(`../../chunks/${name}`, import.meta.url));
-  let source: string;
-  try {
-    source = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
+  // This module is a chunk of dist/chunks itself, beside the bundle (or inlined in dist/hosts/cli/main.js).
+  let file = "";
+  let source: string | undefined;
+  for (const candidate of [`./${name}`, `../../chunks/${name}`]) {
+    file = fileURLToPath(new URL(candidate, import.meta.url));
+    try {
+      source = readFileSync(file, "utf8");
+      break;
+    } catch {
+      // the next place
+    }
   }
+  if (source === undefined) return undefined;
   const enabled = env.KNIGHTCODE_CODE_CACHE !== "0";
   const dir = join(cliAgentDir(env), "cache", "v8");
   const stem = `${name.replace(/\.cjs$/, "")}-${process.version}-${process.arch}`;
