@@ -65,7 +65,10 @@ describe("knightcode app-server: turns", function () {
     expect(done.turn.id).to.equal(turn.id);
     expect(done.turn.status).to.equal("completed");
     // The thread turns idle right after turn/completed, possibly in the next chunk of the stream.
-    await client.waitFor("thread/status/changed", (n) => n.threadId === thread.id && n.status.type === "idle");
+    await client.waitFor(
+      "thread/status/changed",
+      (n) => n.threadId === thread.id && n.status.type === "idle",
+    );
     const methods = notifications(server)
       .filter((n) => n.threadId === thread.id && n.method !== "thread/status/changed")
       .map((n) => (n.item ? `${n.method}:${n.item.type}` : n.method));
