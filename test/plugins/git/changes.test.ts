@@ -2,20 +2,8 @@ import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { readChanges, revertChanges, type TurnRecord } from "../../../plugins/git/changes.js";
-import { GitServiceError } from "../../../plugins/git/errors.js";
 import { snapshotTurnEnd, snapshotTurnStart } from "../../../plugins/git/turns.js";
-import { useGitRepo } from "./git-fixture.js";
-
-async function rejection(promise: Promise<unknown>): Promise<GitServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, "expected a GitServiceError").to.be.instanceOf(GitServiceError);
-  return error as GitServiceError;
-}
-
-const TEN = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+import { rejection, TEN, useGitRepo } from "./git-fixture.js";
 
 describe("plugins/git changes", () => {
   const fx = useGitRepo();

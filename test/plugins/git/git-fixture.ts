@@ -3,6 +3,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { expect } from "chai";
+import { GitServiceError } from "../../../plugins/git/errors.js";
 
 export interface Fixture {
   readonly dir: string;
@@ -74,3 +76,16 @@ export function useGitRepo(options: { empty?: boolean } = {}): Fixture {
   });
   return fixture;
 }
+
+/** The rejection of `promise`, which must be a GitServiceError. */
+export async function rejection(promise: Promise<unknown>): Promise<GitServiceError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, "expected a GitServiceError").to.be.instanceOf(GitServiceError);
+  return error as GitServiceError;
+}
+
+/** Ten short lines: room for hunks that do not touch. */
+export const TEN = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";

@@ -2,7 +2,6 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { readChanges } from "../../../plugins/git/changes.js";
-import { GitServiceError } from "../../../plugins/git/errors.js";
 import { handoffToLocal, handoffToWorktree } from "../../../plugins/git/handoff.js";
 import {
   gitBranchCreate,
@@ -22,18 +21,7 @@ import {
   type WorktreeSettings,
   worktreeSettings,
 } from "../../../plugins/git/worktrees.js";
-import { useGitRepo } from "./git-fixture.js";
-
-async function rejection(promise: Promise<unknown>): Promise<GitServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, "expected a GitServiceError").to.be.instanceOf(GitServiceError);
-  return error as GitServiceError;
-}
-
-const TEN = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+import { rejection, TEN, useGitRepo } from "./git-fixture.js";
 
 describe("plugins/git operations", () => {
   const fx = useGitRepo();

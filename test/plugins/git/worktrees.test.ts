@@ -1,7 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { expect } from "chai";
-import { GitServiceError } from "../../../plugins/git/errors.js";
 import {
   createWorktree,
   deleteWorktree,
@@ -11,16 +10,7 @@ import {
   type WorktreeSettings,
   worktreeSettings,
 } from "../../../plugins/git/worktrees.js";
-import { useGitRepo } from "./git-fixture.js";
-
-async function rejection(promise: Promise<unknown>): Promise<GitServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, "expected a GitServiceError").to.be.instanceOf(GitServiceError);
-  return error as GitServiceError;
-}
+import { rejection, useGitRepo } from "./git-fixture.js";
 
 describe("plugins/git worktrees", () => {
   const fx = useGitRepo();
