@@ -17,7 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { build, type Plugin } from "esbuild";
+import { type BuildOptions, build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
@@ -70,6 +70,41 @@ const typeboxWithoutSideEffects: Plugin = {
   },
 };
 
+/**
+ * Parts of the CLI that only some runs use, each built as a bundle of its own (`knightcode-side-<name>-<hash>.cjs`)
+ * so that every other run neither reads nor deserialises them: the main bundle's `import()` of the entry becomes
+ * `__kcSide(file, shared)`, which the loader compiles with its own code cache. A side bundle takes the package's
+ * public modules (`shared`) from the main bundle rather than carrying copies, so there is one kit, one set of
+ * error classes and one token table; the build fails if a source file would be in both.
+ */
+const sideEntries: Record<string, string> = {
+  interactive: "builtin-extensions/mode-interactive/interactive-mode.ts",
+  "app-server": "builtin-extensions/mode-app-server/app-server-mode.ts",
+  "app-server-schema": "builtin-extensions/mode-app-server/schema-gen.ts",
+};
+const shareable = ["@knightcodeai/cli", "@knightcodeai/cli/kit", "@knightcodeai/cli/tui"];
+
+/** Settings both kinds of CLI bundle are built with. */
+const cjsBundle = {
+  absWorkingDir: root.pathname,
+  bundle: true,
+  write: false,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  conditions: ["knightcode-source"],
+  define: { "import.meta.url": "__kcImportMetaUrl" },
+  banner: { js: 'var __kcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  metafile: true,
+  // Whitespace and comments are a third of the text, and every run reads and decodes all of it; one character
+  // outside ASCII (in a comment) would make V8 hold the whole source as two-byte text. Names stay, so stack
+  // traces read as before, with columns instead of lines.
+  minifyWhitespace: true,
+  charset: "ascii",
+  legalComments: "eof",
+  logLevel: "warning",
+} satisfies BuildOptions;
+
 rmSync(outdir, { recursive: true, force: true });
 const cliBundle = await buildCliBundle();
 await build({
@@ -105,40 +140,26 @@ await build({
 });
 chmodSync(new URL("hosts/cli/main.js", `file://${outdir}`), 0o755);
 
+interface CjsOutput {
+  name: string;
+  /** Our own source files in it. */
+  sources: string[];
+  /** The shareable modules it imports. */
+  shared: string[];
+}
+
 /**
- * The CLI as one CommonJS bundle (see the top of this file), written as `dist/chunks/knightcode-cli-<hash>.cjs`;
- * returns its file name. Code that asks for its own address (`import.meta.url`) gets the bundle's, which sits with
- * the chunks. Calls of `import()` (external packages only: everything of ours is inside) become `__kcImport()`,
- * the loader's function, because a script restored from a code cache on Node 20 cannot run `import()` itself.
+ * Writes one CLI bundle as `dist/chunks/<stem>-<hash>.cjs`. Code that asks for its own address (`import.meta.url`)
+ * gets the bundle's, which sits with the chunks. Calls of `import()` (external packages only: everything of ours
+ * is inside) become `__kcImport()`, the loader's function, because a script restored from a code cache on Node 20
+ * cannot run `import()` itself.
  */
-async function buildCliBundle(): Promise<string> {
-  const result = await build({
-    absWorkingDir: root.pathname,
-    entryPoints: ["hosts/cli/run.ts"],
-    bundle: true,
-    write: false,
-    outfile: "knightcode-cli.cjs",
-    format: "cjs",
-    platform: "node",
-    target: "node20",
-    conditions: ["knightcode-source"],
-    external: external.flatMap((name) => [name, `${name}/*`]),
-    define: { "import.meta.url": "__kcImportMetaUrl" },
-    banner: { js: 'var __kcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [noGlob, typeboxWithoutSideEffects],
-    metafile: true,
-    // Whitespace and comments are a third of the text, and every run reads and decodes all of it; one character
-    // outside ASCII (in a comment) would make V8 hold the whole source as two-byte text. Names stay, so stack
-    // traces read as before, with columns instead of lines.
-    minifyWhitespace: true,
-    charset: "ascii",
-    legalComments: "eof",
-    logLevel: "warning",
-  });
-  const text = result.outputFiles[0]!.text;
-  const dynamicImports = Object.values(result.metafile.inputs)
-    .flatMap((input) => input.imports)
-    .filter((i) => i.kind === "dynamic-import" && i.external).length;
+async function writeCjsBundle(stem: string, options: BuildOptions): Promise<CjsOutput> {
+  const result = await build({ ...cjsBundle, outfile: `${stem}.cjs`, ...options });
+  const text = result.outputFiles![0]!.text;
+  const inputs = result.metafile!.inputs;
+  const imports = Object.values(inputs).flatMap((input) => input.imports);
+  const dynamicImports = imports.filter((i) => i.kind === "dynamic-import" && i.external).length;
   let rewritten = 0;
   const code = text.replace(/(?<![\w$.])import\(/g, () => {
     rewritten++;
@@ -146,11 +167,67 @@ async function buildCliBundle(): Promise<string> {
   });
   if (rewritten < dynamicImports) {
     throw new Error(
-      `The CLI bundle has import() calls the loader cannot serve (${rewritten} rewritten, ${dynamicImports} external dynamic imports)`,
+      `${stem} has import() calls the loader cannot serve (${rewritten} rewritten, ${dynamicImports} external dynamic imports)`,
     );
   }
-  const name = `knightcode-cli-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.cjs`;
+  const name = `${stem}-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.cjs`;
   mkdirSync(new URL("chunks/", `file://${outdir}`), { recursive: true });
   writeFileSync(new URL(`chunks/${name}`, `file://${outdir}`), code);
-  return name;
+  return {
+    name,
+    sources: Object.keys(inputs).filter((path) => !path.includes("node_modules/")),
+    shared: [...new Set(imports.filter((i) => i.external && shareable.includes(i.path)).map((i) => i.path))],
+  };
+}
+
+/**
+ * The CLI as CommonJS bundles (see the top of this file): the side bundles, then the main one, whose `import()` of a
+ * side entry is replaced by a module that asks the loader for it. Returns the main bundle's file name.
+ */
+async function buildCliBundle(): Promise<string> {
+  const externals = external.flatMap((name) => [name, `${name}/*`]);
+  const sides = new Map<string, CjsOutput>();
+  for (const [name, entry] of Object.entries(sideEntries)) {
+    const side = await writeCjsBundle(`knightcode-side-${name}`, {
+      entryPoints: [entry],
+      external: [...externals, ...shareable],
+      plugins: [noGlob, typeboxWithoutSideEffects],
+    });
+    sides.set(new URL(entry, root).pathname, side);
+  }
+  const sidePlugin: Plugin = {
+    name: "cli-side-bundles",
+    setup(b) {
+      b.onResolve({ filter: /^\./ }, async (args) => {
+        if (args.kind !== "dynamic-import" || args.pluginData === "side") return undefined;
+        const resolved = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: "side",
+        });
+        return sides.has(resolved.path) ? { path: resolved.path, namespace: "kc-side" } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: "kc-side" }, (args) => {
+        const side = sides.get(args.path)!;
+        const shared = side.shared.map((id) => `${JSON.stringify(id)}: require(${JSON.stringify(id)})`);
+        return {
+          contents: `module.exports = __kcSide(${JSON.stringify(side.name)}, { ${shared.join(", ")} });`,
+          loader: "js",
+          resolveDir: root.pathname,
+        };
+      });
+    },
+  };
+  const main = await writeCjsBundle("knightcode-cli", {
+    entryPoints: ["hosts/cli/run.ts"],
+    external: externals,
+    plugins: [noGlob, typeboxWithoutSideEffects, sidePlugin],
+  });
+  for (const side of sides.values()) {
+    const both = side.sources.filter((path) => main.sources.includes(path));
+    if (both.length > 0)
+      throw new Error(`${side.name} repeats modules of the main CLI bundle: ${both.join(", ")}`);
+  }
+  return main.name;
 }

@@ -28,7 +28,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 import { cliAgentDir } from "./agent-dir.js";
@@ -49,63 +49,120 @@ export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli
   const name = typeof __KNIGHTCODE_CLI_BUNDLE__ === "string" ? __KNIGHTCODE_CLI_BUNDLE__ : undefined;
   if (!name || env.KNIGHTCODE_CLI_BUNDLE === "0") return undefined;
   // This module is a chunk of dist/chunks itself, beside the bundle (or inlined in dist/hosts/cli/main.js).
-  let file = "";
-  let source: string | undefined;
+  let found: { file: string; source: string } | undefined;
   for (const candidate of [`./${name}`, `../../chunks/${name}`]) {
-    file = fileURLToPath(new URL(candidate, import.meta.url));
+    const file = fileURLToPath(new URL(candidate, import.meta.url));
     try {
-      source = readFileSync(file, "utf8");
+      found = { file, source: readFileSync(file, "utf8") };
       break;
     } catch {
       // the next place
     }
   }
-  if (source === undefined) return undefined;
-  const enabled = env.KNIGHTCODE_CODE_CACHE !== "0";
-  const dir = join(cliAgentDir(env), "cache", "v8");
-  const stem = `${name.replace(/\.cjs$/, "")}-${process.version}-${process.arch}`;
-  const sessionFile = join(dir, `${stem}.bin`);
-  const partialFile = join(dir, `${stem}.partial.bin`);
-  let cachedData: Buffer | undefined;
-  let fromSession = false;
-  let damaged = false;
-  if (enabled) {
-    const session = readCache(sessionFile);
-    const found = session ?? readCache(partialFile);
-    fromSession = session !== undefined;
-    damaged = found === "damaged";
-    cachedData = found === "damaged" ? undefined : found;
-  }
-  const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname, __kcImport) {"use strict";${source}\n})`,
-    { filename: file, ...(cachedData ? { cachedData } : {}) },
-  );
-  const state: CacheState = !enabled
-    ? "off"
-    : damaged || script.cachedDataRejected
-      ? "rejected"
-      : cachedData
-        ? "hit"
-        : "miss";
-  if (env.KNIGHTCODE_DEBUG_CODE_CACHE === "1") process.stderr.write(`knightcode: code cache ${state}\n`);
-  const module = { exports: {} as BundledCli };
-  const run = script.runInThisContext() as (...args: unknown[]) => void;
-  run(
-    module.exports,
-    createRequire(file),
-    module,
-    file,
-    dirname(file),
-    (specifier: string) => import(specifier),
-  );
-  const cli = module.exports;
-  if (enabled) {
-    process.once("exit", () => {
-      const worth = state !== "hit" || (!fromSession && cli.openedSession());
-      if (worth) writeCache(script, dir, cli.openedSession() ? sessionFile : partialFile, stem);
-    });
-  }
+  if (found === undefined) return undefined;
+  const cache = new CodeCache(join(cliAgentDir(env), "cache", "v8"), env.KNIGHTCODE_CODE_CACHE !== "0");
+  const debug = env.KNIGHTCODE_DEBUG_CODE_CACHE === "1";
+  const chunks = dirname(found.file);
+  const nodeRequire = createRequire(found.file);
+  const dynamicImport = (specifier: string) => import(specifier);
+  // A side bundle (scripts/build.ts) is a part only some runs use; it gets the package's public modules from this
+  // bundle (`shared`), anything else from Node.
+  const loadSide = (sideName: string, shared: Record<string, unknown>): unknown => {
+    const file = join(chunks, sideName);
+    let source: string;
+    try {
+      source = readFileSync(file, "utf8");
+    } catch (error) {
+      throw new Error(
+        `knightcode: ${file} is missing (${(error as NodeJS.ErrnoException).code}); reinstall, or run with KNIGHTCODE_CLI_BUNDLE=0`,
+      );
+    }
+    const side = cache.compile(file, source, false);
+    if (debug)
+      process.stderr.write(
+        `knightcode: code cache ${side.state} (${sideName.replace(/^knightcode-side-|-[0-9a-f]{16}\.cjs$/g, "")})\n`,
+      );
+    const sideRequire = (id: string) => (id in shared ? shared[id] : nodeRequire(id));
+    return side.run(sideRequire, dynamicImport, undefined).exports;
+  };
+  const main = cache.compile(found.file, found.source, true);
+  if (debug) process.stderr.write(`knightcode: code cache ${main.state}\n`);
+  const cli = main.run(nodeRequire, dynamicImport, loadSide).exports as BundledCli;
+  cache.whenSession(() => cli.openedSession());
   return cli;
+}
+
+interface CompiledBundle {
+  state: CacheState;
+  /** Runs the bundle's top level; returns its `module`. */
+  run(
+    require: (id: string) => unknown,
+    dynamicImport: (specifier: string) => Promise<unknown>,
+    loadSide: ((name: string, shared: Record<string, unknown>) => unknown) | undefined,
+  ): { exports: unknown };
+}
+
+/**
+ * The code caches of one run's bundles, written when the process exits. The main bundle keeps two: one from a run
+ * that opened a session (`<stem>.bin`) and one from a run that did not (`<stem>.partial.bin`, `--help`-like runs
+ * compile a fraction of what a session needs); a session's cache is preferred and replaces the partial one.
+ */
+class CodeCache {
+  private openedSession: () => boolean = () => false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly enabled: boolean,
+  ) {}
+
+  whenSession(openedSession: () => boolean): void {
+    this.openedSession = openedSession;
+  }
+
+  compile(file: string, source: string, main: boolean): CompiledBundle {
+    const bundle = basename(file).replace(/\.cjs$/, "");
+    const stem = `${bundle}-${process.version}-${process.arch}`;
+    const sessionFile = join(this.dir, `${stem}.bin`);
+    const partialFile = join(this.dir, `${stem}.partial.bin`);
+    let cachedData: Buffer | undefined;
+    let fromSession = false;
+    let damaged = false;
+    if (this.enabled) {
+      const session = readCache(sessionFile);
+      const found = session ?? (main ? readCache(partialFile) : undefined);
+      fromSession = session !== undefined;
+      damaged = found === "damaged";
+      cachedData = found === "damaged" ? undefined : found;
+    }
+    const script = new vm.Script(
+      `(function (exports, require, module, __filename, __dirname, __kcImport, __kcSide) {"use strict";${source}\n})`,
+      { filename: file, ...(cachedData ? { cachedData } : {}) },
+    );
+    const state: CacheState = !this.enabled
+      ? "off"
+      : damaged || script.cachedDataRejected
+        ? "rejected"
+        : cachedData
+          ? "hit"
+          : "miss";
+    if (this.enabled) {
+      process.once("exit", () => {
+        const session = !main || this.openedSession();
+        if (state !== "hit" || (main && !fromSession && session)) {
+          writeCache(script, this.dir, session ? sessionFile : partialFile, bundle, stem);
+        }
+      });
+    }
+    return {
+      state,
+      run: (require, dynamicImport, loadSide) => {
+        const module = { exports: {} };
+        const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
+        wrapper(module.exports, require, module, file, dirname(file), dynamicImport, loadSide);
+        return module;
+      },
+    };
+  }
 }
 
 const DIGEST_BYTES = 32;
@@ -125,22 +182,25 @@ function readCache(path: string): Buffer | "damaged" | undefined {
 }
 
 /** Best effort: a cache that cannot be written costs the next start its speed, nothing else. */
-function writeCache(script: vm.Script, dir: string, path: string, stem: string): void {
+function writeCache(script: vm.Script, dir: string, path: string, bundle: string, stem: string): void {
   try {
     mkdirSync(dir, { recursive: true });
     const temporary = `${path}.${process.pid}.tmp`;
     const data = script.createCachedData();
     writeFileSync(temporary, Buffer.concat([digest(data), data]));
     renameSync(temporary, path);
-    // Caches of earlier builds for this Node would only take space (other Node versions keep theirs), and a
-    // session run's cache replaces the partial one.
+    // Caches of earlier builds of this bundle for this Node would only take space (other Node versions keep
+    // theirs), and a session run's cache replaces the partial one.
+    const family = bundle.replace(/-[0-9a-f]{16}$/, "");
     const ours = `-${process.version}-${process.arch}`;
     for (const entry of readdirSync(dir)) {
-      const stale =
-        (!entry.startsWith(stem) &&
-          (entry.endsWith(`${ours}.bin`) || entry.endsWith(`${ours}.partial.bin`))) ||
-        (path.endsWith(`${stem}.bin`) && entry === `${stem}.partial.bin`);
-      if (stale) rmSync(join(dir, entry), { force: true });
+      const earlierBuild =
+        entry.startsWith(`${family}-`) &&
+        /^[0-9a-f]{16}-/.test(entry.slice(family.length + 1)) &&
+        !entry.startsWith(stem) &&
+        (entry.endsWith(`${ours}.bin`) || entry.endsWith(`${ours}.partial.bin`));
+      const replaced = path.endsWith(`${stem}.bin`) && entry === `${stem}.partial.bin`;
+      if (earlierBuild || replaced) rmSync(join(dir, entry), { force: true });
     }
   } catch {
     // a read-only or full disk: the next run compiles again

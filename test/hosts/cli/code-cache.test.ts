@@ -73,6 +73,30 @@ describe("the CLI's code cache", () => {
     expect(caches()).to.include(otherNode);
   });
 
+  it("compiles a part only some runs use (the app-server) from a bundle of its own, with its own cache", async () => {
+    const serve = async () => {
+      const result = await runCli(["app-server"], {
+        cwd: tmp.path,
+        env: { KNIGHTCODE_AGENT_DIR: agentDir(), KNIGHTCODE_DEBUG_CODE_CACHE: "1" },
+        stdin: `${JSON.stringify({ id: 1, method: "initialize", params: { clientInfo: { name: "t", version: "1" } } })}\n`,
+      });
+      expect(result.code, result.stderr).to.equal(0);
+      expect(JSON.parse(result.stdout.split("\n")[0]!).result.serverInfo.name).to.equal("knightcode");
+      return /code cache (\w+) \(app-server\)/.exec(result.stderr)?.[1];
+    };
+    await run();
+    const printOnly = caches();
+    expect(printOnly.filter((f) => f.startsWith("knightcode-side-"))).to.deep.equal([]);
+    expect(await serve()).to.equal("miss");
+    const side = caches().filter((f) => !printOnly.includes(f));
+    expect(side).to.have.length(1);
+    expect(side[0]).to.match(/^knightcode-side-app-server-[0-9a-f]{16}-/);
+    expect(await serve()).to.equal("hit");
+    // Writing one bundle's cache leaves the other bundles' caches alone.
+    expect(await run()).to.equal("hit");
+    expect(caches()).to.deep.equal([...printOnly, ...side].sort());
+  });
+
   it("reads and writes nothing with KNIGHTCODE_CODE_CACHE=0", async () => {
     expect(await run({ KNIGHTCODE_CODE_CACHE: "0" })).to.equal("off");
     expect(caches()).to.deep.equal([]);
