@@ -115,7 +115,8 @@ await build({
     "testing.ts",
     "plugin.ts",
     "tui.ts",
-    "hosts/cli/main.ts",
+    // The CLI's run code as an ES module, for `--help` and for KNIGHTCODE_CLI_BUNDLE=0 (see buildCliEntry).
+    { in: "hosts/cli/run.ts", out: "chunks/cli-run" },
     // A worker thread's entry must be a file of its own (builtin-extensions/codemode/sandbox.ts finds it).
     "builtin-extensions/codemode/sandbox-worker.ts",
   ],
@@ -135,10 +136,36 @@ await build({
     js: 'import { createRequire as __kcRequire } from "node:module"; const require = __kcRequire(import.meta.url);',
   },
   plugins: [noGlob, typeboxWithoutSideEffects],
-  define: { __KNIGHTCODE_CLI_BUNDLE__: JSON.stringify(cliBundle) },
   logLevel: "warning",
 });
-chmodSync(new URL("hosts/cli/main.js", `file://${outdir}`), 0o755);
+await buildCliEntry(cliBundle);
+
+/**
+ * `dist/hosts/cli/main.js`, the `knightcode` command: a CommonJS script (its folder's package.json says so) holding
+ * main.ts and the bundle loader. As an ES module it would start Node's ES module loader before anything of ours
+ * runs, which costs a run more than the loader's work. Its `import("./run.js")` (for `--help`, and without a
+ * bundle) reaches the ES module build of run.ts.
+ */
+async function buildCliEntry(cliBundle: string): Promise<void> {
+  const runModule: Plugin = {
+    name: "cli-run-module",
+    setup(b) {
+      b.onResolve({ filter: /^\.\/run\.js$/ }, () => ({ path: "../../chunks/cli-run.js", external: true }));
+    },
+  };
+  await build({
+    ...cjsBundle,
+    write: true,
+    metafile: false,
+    sourcemap: "linked",
+    entryPoints: ["hosts/cli/main.ts"],
+    outfile: new URL("hosts/cli/main.js", `file://${outdir}`).pathname,
+    define: { ...cjsBundle.define, __KNIGHTCODE_CLI_BUNDLE__: JSON.stringify(cliBundle) },
+    plugins: [runModule],
+  });
+  writeFileSync(new URL("hosts/cli/package.json", `file://${outdir}`), '{ "type": "commonjs" }\n');
+  chmodSync(new URL("hosts/cli/main.js", `file://${outdir}`), 0o755);
+}
 
 interface CjsOutput {
   name: string;

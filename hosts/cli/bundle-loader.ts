@@ -48,23 +48,22 @@ type CacheState = "off" | "hit" | "miss" | "rejected";
 export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli | undefined {
   const name = typeof __KNIGHTCODE_CLI_BUNDLE__ === "string" ? __KNIGHTCODE_CLI_BUNDLE__ : undefined;
   if (!name || env.KNIGHTCODE_CLI_BUNDLE === "0") return undefined;
-  // This module is a chunk of dist/chunks itself, beside the bundle (or inlined in dist/hosts/cli/main.js).
-  let found: { file: string; source: string } | undefined;
-  for (const candidate of [`./${name}`, `../../chunks/${name}`]) {
-    const file = fileURLToPath(new URL(candidate, import.meta.url));
-    try {
-      found = { file, source: readFileSync(file, "utf8") };
-      break;
-    } catch {
-      // the next place
-    }
+  // This module is part of dist/hosts/cli/main.js; the bundle is in dist/chunks.
+  const file = fileURLToPath(new URL(`../../chunks/${name}`, import.meta.url));
+  let found: { file: string; source: string };
+  try {
+    found = { file, source: readFileSync(file, "utf8") };
+  } catch {
+    return undefined;
   }
-  if (found === undefined) return undefined;
   const cache = new CodeCache(join(cliAgentDir(env), "cache", "v8"), env.KNIGHTCODE_CODE_CACHE !== "0");
   const debug = env.KNIGHTCODE_DEBUG_CODE_CACHE === "1";
   const chunks = dirname(found.file);
   const nodeRequire = createRequire(found.file);
-  const dynamicImport = (specifier: string) => import(specifier);
+  // Node's own modules come through require(): their named exports are the same properties, and an import() would
+  // start Node's ES module loader for them (which also reads every export of node:fs, loading its stream classes).
+  const dynamicImport = (specifier: string): Promise<unknown> =>
+    specifier.startsWith("node:") ? Promise.resolve(nodeRequire(specifier)) : import(specifier);
   // A side bundle (scripts/build.ts) is a part only some runs use; it gets the package's public modules from this
   // bundle (`shared`), anything else from Node.
   const loadSide = (sideName: string, shared: Record<string, unknown>): unknown => {

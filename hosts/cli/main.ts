@@ -7,6 +7,10 @@
  * Once the run is over (the session shut down in order), the process exits explicitly with the run's code: a
  * handle an extension left open (a file watcher, an interval) must not keep a finished print run or an RPC
  * process whose input ended alive.
+ *
+ * The build makes this file a CommonJS script (`dist/hosts/cli/main.js`, beside a package.json that says so), with
+ * the bundle loader inside: an ES module entry would start Node's ES module loader, and reading `node:fs` through
+ * it, before a line of KnightCode runs. No top-level `await` for that reason.
  */
 import { packageVersion } from "./version.js";
 
@@ -26,21 +30,23 @@ function exitAfterFlush(code: number): void {
   process.stderr.write("", done);
 }
 
-if (argv.includes("--version") || argv.includes("-v")) {
-  process.stdout.write(`${packageVersion()}\n`);
-} else {
+async function start(): Promise<void> {
   // The built CLI runs from its bundle with a code cache (bundle-loader.ts); from source, run.ts loads directly.
   // So does --help, which needs only a few small modules: compiling them costs less than reading the whole bundle.
   const help = argv.includes("--help") || argv.includes("-h");
   const bundled = help ? undefined : (await import("./bundle-loader.js")).loadBundledCli();
   const { main } = bundled ?? (await import("./run.js"));
-  main(argv).then(
-    (code) => exitAfterFlush(code),
-    (error: unknown) => {
-      process.stderr.write(
-        `knightcode: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      exitAfterFlush(1);
-    },
-  );
+  const code = await main(argv);
+  exitAfterFlush(code);
+}
+
+if (argv.includes("--version") || argv.includes("-v")) {
+  process.stdout.write(`${packageVersion()}\n`);
+} else {
+  start().catch((error: unknown) => {
+    process.stderr.write(
+      `knightcode: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    exitAfterFlush(1);
+  });
 }

@@ -4,7 +4,6 @@
  * lists. A failure prints one message (a failed npm or git command with its stderr) and exits 1; a usage error
  * exits 2.
  */
-import { createInterface } from "node:readline/promises";
 import type { ResolvedResource } from "@knightcodeai/cli/plugin";
 
 export const PACKAGE_COMMANDS = new Set(["install", "remove", "uninstall", "list", "update", "config"]);
@@ -160,6 +159,8 @@ async function config(
   };
   print();
   if (!io.stdout.isTTY || !io.stdin.isTTY || resources.length === 0) return 0;
+  // Loaded here: every run of the command imports this file, and only this prompt needs readline.
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: io.stdin, output: io.stdout });
   try {
     for (;;) {
