@@ -457,9 +457,12 @@ describe("plugins/kit/provider: PushStream", () => {
     const collect = collectGarbage();
     const stream = new PushStream<{ n: number }, void>();
     const consumer = stream[Symbol.asyncIterator]();
-    const first = { n: 0 };
-    const released = new WeakRef(first);
-    stream.push(first);
+    // Made in a function of its own, so no variable of this test's frame keeps the first event alive.
+    const released = (() => {
+      const first = { n: 0 };
+      stream.push(first);
+      return new WeakRef(first);
+    })();
     for (let n = 1; n < 5000; n++) stream.push({ n });
     for (let n = 0; n < 5000; n++) expect(((await consumer.next()).value as { n: number }).n).to.equal(n);
     stream.push({ n: 5000 });
