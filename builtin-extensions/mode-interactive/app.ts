@@ -28,7 +28,6 @@ import {
   matchesKey,
   ProcessTerminal,
   type Terminal,
-  TUI,
   truncateToWidth,
 } from "@mariozechner/pi-tui";
 import { AppUI } from "./app-ui.js";
@@ -36,6 +35,7 @@ import { BUILTIN_COMMANDS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { ScrollbackTUI } from "./scrollback-tui.js";
 import {
   AssistantMessageView,
   BashView,
@@ -50,7 +50,7 @@ import {
 type Level = "info" | "warning" | "error" | "muted";
 
 export class App {
-  readonly tui: TUI;
+  readonly tui: ScrollbackTUI;
   readonly ui: AppUI;
   readonly themes = new ThemeSelection();
   readonly transcript = new Transcript();
@@ -80,6 +80,8 @@ export class App {
   private bash: { view: BashView; abort: AbortController } | undefined;
   private shownSession: string | undefined;
   private lastCtrlC = 0;
+  /** Grows when the header is replaced: lines of it may be in the scrollback already. */
+  private headerEpoch = 0;
   private quitting = false;
   private stopped = false;
   private finished: () => void = () => {};
@@ -90,8 +92,15 @@ export class App {
     readonly session: ModeContext["session"],
     terminal: Terminal = new ProcessTerminal(),
   ) {
-    this.tui = new TUI(terminal);
+    this.tui = new ScrollbackTUI(terminal);
     const app = this;
+    // The header and the settled messages after it are final: once scrolled off, frames leave them out.
+    this.tui.setFinalLines({
+      finalLines: (width) => this.header.render(width).length + this.transcript.finalLines(width),
+      get epoch() {
+        return app.transcript.epoch + app.headerEpoch;
+      },
+    });
     this.look = {
       get theme() {
         return app.themes.theme;
@@ -252,6 +261,7 @@ export class App {
   setHeader(component: Component | undefined): void {
     this.header.clear();
     this.header.addChild(component ?? this.defaultHeader);
+    this.headerEpoch++;
     this.render();
   }
 
@@ -479,6 +489,7 @@ export class App {
   onEvent(event: SessionStreamEvent): void {
     switch (event.type) {
       case "agent_settled":
+        this.transcript.settleAll();
         this.working.stop();
         this.footerState.refreshBranch();
         this.footer.changed();
@@ -665,6 +676,7 @@ export class App {
           break;
       }
     }
+    this.transcript.settleAll();
     this.shownSession = this.session.getState().sessionId;
     this.footer.changed();
     this.tui.requestRender(true);

@@ -183,14 +183,14 @@ describe("interactive terminal UI (in-process)", () => {
 
   it("switches themes by name and reports an unknown one", async () => {
     const h = await harness.open({ steps: [] });
-    const { app } = open(h);
+    const { app, term } = open(h);
     expect(app.ui.setTheme("light")).to.deep.equal({ success: true });
     expect(app.ui.theme.name).to.equal("light");
     const wrong = app.ui.setTheme("neon");
     expect(wrong.success).to.equal(false);
     expect(wrong.error).to.contain('Unknown theme "neon"');
     app.ui.setTitle("my title");
-    expect((app.tui.terminal as KeyTerminal).title).to.equal("my title");
+    expect(term.title).to.equal("my title");
   });
   it("folds thinking to one line and shows it with ctrl+t", async () => {
     const h = await harness.open({ steps: [] });

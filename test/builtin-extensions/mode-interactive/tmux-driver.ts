@@ -38,6 +38,11 @@ export class TmuxDriver {
     return this.tmux("capture-pane", "-t", this.target, "-p");
   }
 
+  /** The scrollback and the screen, oldest line first. */
+  history(): string {
+    return this.tmux("capture-pane", "-t", this.target, "-p", "-S", "-", "-E", "-");
+  }
+
   type(text: string): void {
     this.tmux("send-keys", "-t", this.target, "-l", text);
   }

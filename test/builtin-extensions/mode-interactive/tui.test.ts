@@ -11,6 +11,7 @@ import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
 import {
   type RecordedRequest,
+  type Responder,
   startTestServer,
   type TestServer,
   writeSse,
@@ -152,6 +153,43 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     const narrow = await term.waitFor(/^─{60}$/m);
     expect(narrow).to.not.match(/^─{61,}$/m);
     expect(narrow).to.contain("local/m1");
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
+  it("leaves finished messages in the terminal's scrollback, each once and in order, also after a resize", async () => {
+    const answer = (n: number) =>
+      `${Array.from({ length: 12 }, (_, i) => `answer-${n} line ${i + 1}.`).join("\n\n")}\n\nanswer-${n}-end`;
+    server.respondInOrder(
+      ...[1, 2, 3, 4, 5].map(
+        (n): Responder =>
+          (_req, res) =>
+            writeSse(res, textStream(answer(n))),
+      ),
+    );
+    launch(undefined, 80, 20);
+    await term.waitFor("local/m1");
+    for (let n = 1; n <= 5; n++) {
+      term.enter(`question ${n}`);
+      await term.waitFor(`answer-${n}-end`);
+    }
+    const inOrder = (history: string) => {
+      const marks = [1, 2, 3, 4, 5].flatMap((n) => [
+        `› question ${n}`,
+        `answer-${n} line 1.`,
+        `answer-${n}-end`,
+      ]);
+      for (const mark of marks) expect(history.split(mark).length - 1, mark).to.equal(1);
+      const positions = marks.map((mark) => history.indexOf(mark));
+      expect(positions).to.deep.equal([...positions].sort((a, b) => a - b));
+      expect(history.split("KnightCode").length - 1).to.equal(1);
+    };
+    // 5 answers of 25 lines on a 20-row terminal: most of it is in the scrollback, not on the screen.
+    expect(term.screen()).to.not.contain("question 1");
+    inOrder(term.history());
+    term.resize(60, 20);
+    await term.waitFor(/^─{60}$/m);
+    inOrder(term.history());
     term.enter("/quit");
     await term.waitFor("KC-EXIT-0");
   });
