@@ -31,7 +31,7 @@ import {
   truncateToWidth,
 } from "@mariozechner/pi-tui";
 import { AppUI } from "./app-ui.js";
-import { BUILTIN_COMMANDS, runBuiltin } from "./commands.js";
+import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
@@ -88,10 +88,14 @@ export class App {
   /** Settles when the person quits. */
   readonly done: Promise<void>;
 
+  /** `settings`: the session's merged settings, for the display choices `/settings` saves. */
   constructor(
     readonly session: ModeContext["session"],
     terminal: Terminal = new ProcessTerminal(),
+    settings: Record<string, unknown> = {},
   ) {
+    this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
+    this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
     this.tui = new ScrollbackTUI(terminal);
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.

@@ -8,6 +8,8 @@ import {
   errorMessage,
   findProtectedInputs,
   findSavedDecision,
+  globalSettingsPath,
+  loadSettings,
   readTrustDecisions,
   saveTrustDecision,
 } from "@knightcodeai/cli/kit";
@@ -33,7 +35,7 @@ export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "new", description: "Start a new session", run: fresh },
   { name: "fork", description: "Fork a new session from one of your messages", run: fork },
   { name: "reload", description: "Reload extensions, resources and keybindings.json", run: reload },
-  { name: "settings", description: "Theme, thinking display, tool output", run: settings },
+  { name: "settings", description: "Theme, thinking display, tool output (saved)", run: settings },
   {
     name: "trust",
     description: "Trust this project's own resources, or not, from the next start",
@@ -268,10 +270,32 @@ async function reload(app: App): Promise<void> {
   app.notice("Reloaded extensions, resources and keybindings", "muted");
 }
 
+/** The settings.json keys of the display choices `/settings` saves (`hideThinkingBlock` is pi's name). */
+export const DISPLAY_SETTINGS = {
+  theme: "theme",
+  hideThinking: "hideThinkingBlock",
+  expandTools: "expandToolOutput",
+} as const;
+
+/**
+ * Saves a choice in the global settings.json through the settings service: read, merge, written atomically. A file
+ * that is not valid JSON is left as it is and the reason shown; the choice still applies to this session.
+ */
+function saveSetting(app: App, key: string, value: unknown): void {
+  try {
+    loadSettings({ agentDir: app.session.agentDir, cwd: app.session.cwd, projectTrusted: false }).saveGlobal({
+      [key]: value,
+    });
+  } catch (error) {
+    app.notice(`Not saved: ${errorMessage(error)}`, "error");
+  }
+}
+
+/** Display choices, applied at once and saved in settings.json for the next sessions. */
 async function settings(app: App): Promise<void> {
   for (;;) {
     const themes = app.ui.getAllThemes().map((t) => t.name);
-    const picked = await app.ui.pick("Settings (this session)", [
+    const picked = await app.ui.pick(`Settings (saved in ${globalSettingsPath(app.session.agentDir)})`, [
       { value: "theme", label: "Theme", description: app.theme.name ?? "custom" },
       { value: "thinking", label: "Show thinking", description: app.showThinking ? "on" : "off" },
       { value: "tools", label: "Expand tool output", description: app.toolsExpanded ? "on" : "off" },
@@ -283,15 +307,17 @@ async function settings(app: App): Promise<void> {
         themes.map((name) => ({ value: name, label: name })),
         app.theme.name ? { initial: app.theme.name } : {},
       );
-      if (theme) {
-        const result = app.ui.setTheme(theme);
-        if (!result.success) app.notice(result.error ?? "The theme could not be set", "error");
-      }
+      if (!theme) continue;
+      const result = app.ui.setTheme(theme);
+      if (result.success) saveSetting(app, DISPLAY_SETTINGS.theme, theme);
+      else app.notice(result.error ?? "The theme could not be set", "error");
     } else if (picked === "thinking") {
       app.showThinking = !app.showThinking;
       app.transcript.invalidate();
+      saveSetting(app, DISPLAY_SETTINGS.hideThinking, !app.showThinking);
     } else {
       app.ui.setToolsExpanded(!app.toolsExpanded);
+      saveSetting(app, DISPLAY_SETTINGS.expandTools, app.toolsExpanded);
     }
   }
 }

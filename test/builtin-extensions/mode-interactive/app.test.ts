@@ -44,6 +44,7 @@ class KeyTerminal implements Terminal {
 const CTRL_O = "\x0f";
 const CTRL_G = "\x07";
 const CTRL_X = "\x18";
+const DOWN = "\x1b[B";
 
 describe("interactive terminal UI (in-process)", () => {
   const harness = useHarness();
@@ -257,6 +258,57 @@ describe("interactive terminal UI (in-process)", () => {
     await shows("⎿ started");
     term.press("\x1b");
     await shows("(stopped)");
+  });
+
+  it("/settings applies each choice and saves it in settings.json, which the next start reads", async () => {
+    const h = await harness.open({ steps: [] });
+    const agentDir = join(h.dir, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { maxRetries: 1 } }));
+    const { app, term, shows } = open(h);
+    const tick = () => new Promise((r) => setTimeout(r, 20));
+    const done = app.submit("/settings");
+    await shows("Show thinking");
+    term.press(DOWN, "\r");
+    await tick();
+    expect(app.showThinking).to.equal(true);
+    term.press(DOWN, DOWN, "\r");
+    await tick();
+    expect(app.toolsExpanded).to.equal(true);
+    term.press("\r");
+    await shows("light");
+    term.press(DOWN, "\r");
+    await tick();
+    expect(app.ui.theme.name).to.equal("light");
+    term.press("\x1b");
+    await done;
+    const saved = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8"));
+    expect(saved).to.deep.equal({
+      retry: { maxRetries: 1 },
+      hideThinkingBlock: false,
+      expandToolOutput: true,
+      theme: "light",
+    });
+    const next = new App(h.handle, new KeyTerminal(), saved);
+    apps.push(next);
+    expect(next.showThinking).to.equal(true);
+    expect(next.toolsExpanded).to.equal(true);
+  });
+
+  it("/settings leaves a settings.json that is not valid JSON as it is and says why", async () => {
+    const h = await harness.open({ steps: [] });
+    const agentDir = join(h.dir, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), "{ not json");
+    const { app, term, shows } = open(h);
+    const done = app.submit("/settings");
+    await shows("Expand tool output");
+    term.press(DOWN, DOWN, "\r");
+    await shows("Not saved");
+    expect(app.toolsExpanded, "the choice still applies to this session").to.equal(true);
+    term.press("\x1b");
+    await done;
+    expect(readFileSync(join(agentDir, "settings.json"), "utf8")).to.equal("{ not json");
   });
 
   it("/trust saves the decision for the folder in trust.json", async () => {
