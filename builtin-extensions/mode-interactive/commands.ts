@@ -38,7 +38,7 @@ export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "settings", description: "Theme, thinking display, tool output (saved)", run: settings },
   {
     name: "trust",
-    description: "Trust this project's own resources, or not, from the next start",
+    description: "Trust this project's own resources (load them now), or not",
     run: trust,
   },
   { name: "hotkeys", description: "List the keys", run: hotkeys },
@@ -258,16 +258,21 @@ async function fork(app: App): Promise<void> {
 }
 
 async function reload(app: App): Promise<void> {
+  if (await reloadAll(app)) app.notice("Reloaded extensions, resources and keybindings", "muted");
+}
+
+/** Reloads the session's extensions and resources and the keys; false (and said why) when it failed. */
+async function reloadAll(app: App): Promise<boolean> {
   try {
     await app.session.reload();
   } catch (error) {
     app.notice(`Reload failed: ${errorMessage(error)}`, "error");
-    return;
+    return false;
   }
   app.keys = loadKeybindings(app.session.agentDir);
   for (const problem of app.keys.problems) app.notice(problem, "warning");
   app.checkShortcuts();
-  app.notice("Reloaded extensions, resources and keybindings", "muted");
+  return true;
 }
 
 /** The settings.json keys of the display choices `/settings` saves (`hideThinkingBlock` is pi's name). */
@@ -323,8 +328,8 @@ async function settings(app: App): Promise<void> {
 }
 
 /**
- * `/trust` saves a decision for this folder in trust.json. The session keeps the decision it started with (project
- * extensions cannot be unloaded halfway), so the new one applies from the next start.
+ * `/trust` saves a decision for this folder in trust.json, then reloads: the reload takes the saved decision, so the
+ * project's extensions, settings and resources load (or are left out) in this session, without a restart.
  */
 async function trust(app: App): Promise<void> {
   const cwd = app.session.cwd;
@@ -336,12 +341,12 @@ async function trust(app: App): Promise<void> {
     : "no decision saved for this folder";
   const what = inputs.length ? `its own ${inputs.join(", ")}` : "nothing of its own yet";
   const picked = await app.ui.pick(`Trust ${cwd}? It has ${what} (${now}).`, [
+    { value: "yes", label: "Trust and remember", description: "load the project's resources now (a reload)" },
     {
-      value: "yes",
-      label: "Trust and remember",
-      description: "load the project's resources from the next start",
+      value: "no",
+      label: "Do not trust, and remember",
+      description: "leave them out from now on (a reload), never ask",
     },
-    { value: "no", label: "Do not trust, and remember", description: "never load them, never ask" },
   ]);
   if (!picked) return;
   try {
@@ -350,8 +355,11 @@ async function trust(app: App): Promise<void> {
     app.notice(`Could not save the decision: ${errorMessage(error)}`, "error");
     return;
   }
+  if (!(await reloadAll(app))) return;
   app.notice(
-    `${picked === "yes" ? "Trusted" : "Not trusted"}: ${cwd}; this applies from the next start`,
+    picked === "yes"
+      ? `Trusted: ${cwd}; its own resources are loaded`
+      : `Not trusted: ${cwd}; its own resources are left out`,
     "muted",
   );
 }

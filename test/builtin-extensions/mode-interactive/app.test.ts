@@ -311,15 +311,37 @@ describe("interactive terminal UI (in-process)", () => {
     expect(readFileSync(join(agentDir, "settings.json"), "utf8")).to.equal("{ not json");
   });
 
-  it("/trust saves the decision for the folder in trust.json", async () => {
+  it("/trust saves the decision in trust.json and loads the project's extensions now, or leaves them out", async () => {
     const h = await harness.open({ steps: [] });
+    mkdirSync(join(h.dir, ".knightcode", "extensions"), { recursive: true });
+    writeFileSync(
+      join(h.dir, ".knightcode", "extensions", "hello.ts"),
+      `export default (kc: any) => kc.registerCommand("hello", {
+        description: "from the project",
+        handler: async (_args: string, ctx: any) => ctx.ui.notify("HELLO-FROM-PROJECT"),
+      });`,
+    );
     const { app, term, shows } = open(h);
-    const done = app.submit("/trust");
+    const commands = () => h.handle.getCommands().map((c) => c.name);
+    await app.submit("/reload");
+    expect(commands(), "an untrusted project's extension stays out of a reload").to.not.include("hello");
+
+    let done = app.submit("/trust");
     await shows("Trust and remember");
     term.press("\r");
     await done;
     const saved = JSON.parse(readFileSync(join(h.dir, "agent", "trust.json"), "utf8"));
     expect(saved.decisions[h.dir]).to.include({ trusted: true });
-    await shows("this applies from the next start");
+    await shows("its own resources are loaded");
+    expect(commands()).to.include("hello");
+    await app.submit("/hello");
+    await shows("HELLO-FROM-PROJECT");
+
+    done = app.submit("/trust");
+    await shows("Do not trust, and remember");
+    term.press(DOWN, "\r");
+    await done;
+    await shows("its own resources are left out");
+    expect(commands()).to.not.include("hello");
   });
 });
