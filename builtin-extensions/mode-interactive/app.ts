@@ -80,6 +80,8 @@ export class App {
   private bash: { view: BashView; abort: AbortController } | undefined;
   private shownSession: string | undefined;
   private lastCtrlC = 0;
+  /** A tree move waits for a branch summary (esc stops it). */
+  private summarizing = false;
   /** Grows when the header is replaced: lines of it may be in the scrollback already. */
   private headerEpoch = 0;
   private quitting = false;
@@ -305,7 +307,7 @@ export class App {
         this.bash.abort.abort();
         return { consume: true };
       }
-      if (!this.session.isIdle()) {
+      if (!this.session.isIdle() || this.summarizing) {
         this.interrupt();
         return { consume: true };
       }
@@ -365,6 +367,25 @@ export class App {
       return { consume: true };
     }
     return undefined;
+  }
+
+  /**
+   * Runs a tree move that may wait for a branch summary: the working row says so, and esc (the session's abort)
+   * stops the summary, leaving the session where it was.
+   */
+  async whileSummarizing<T>(summarizing: boolean, move: () => Promise<T>): Promise<T> {
+    if (!summarizing) return move();
+    const message = this.working.message;
+    this.summarizing = true;
+    this.working.message = "Summarizing the branch you leave…";
+    this.working.start();
+    try {
+      return await move();
+    } finally {
+      this.summarizing = false;
+      this.working.message = message;
+      this.working.stop();
+    }
   }
 
   private interrupt(): void {

@@ -114,24 +114,41 @@ async function thinking(app: App, args: string): Promise<void> {
   app.notice(`Thinking: ${app.session.getThinkingLevel()}`, "muted");
 }
 
-/** `/tree` picks an entry; `/tree <id prefix> [--summarize [instructions]]` goes to one directly. */
+/**
+ * `/tree` picks an entry, then asks whether to summarise the branch being left (as pi does; esc goes back to the
+ * tree); `/tree <id prefix> [--summarize [instructions]]` goes to one directly.
+ */
 async function tree(app: App, args: string): Promise<void> {
   const manager = app.session.sessionManager;
   const [prefix = "", flag, ...rest] = args.split(/\s+/).filter(Boolean);
   let targetId: string;
+  let summary: { summarize: boolean; instructions?: string };
   if (!prefix) {
     const { rows, active } = treeRows(manager, app.tui.terminal.columns - 4);
     if (rows.length === 0) {
       app.notice("The session is empty", "muted");
       return;
     }
-    const picked = await app.ui.pick(
-      "Continue from which entry?",
-      rows.map((r) => ({ value: r.id, label: r.line })),
-      { ...(active ? { initial: active } : {}), maxVisible: 15 },
-    );
-    if (!picked) return;
-    targetId = picked;
+    let initial = active;
+    for (;;) {
+      const picked = await app.ui.pick(
+        "Continue from which entry?",
+        rows.map((r) => ({ value: r.id, label: r.line })),
+        { ...(initial ? { initial } : {}), maxVisible: 15 },
+      );
+      if (!picked) return;
+      if (picked === active) {
+        app.notice("Already there", "muted");
+        return;
+      }
+      const asked = await askSummary(app);
+      if (asked) {
+        targetId = picked;
+        summary = asked;
+        break;
+      }
+      initial = picked;
+    }
   } else {
     if (flag !== undefined && flag !== "--summarize") {
       app.notice(`/tree takes an entry id and optionally --summarize [instructions], not "${flag}"`, "error");
@@ -143,6 +160,8 @@ async function tree(app: App, args: string): Promise<void> {
       return;
     }
     targetId = found.id;
+    const instructions = rest.join(" ");
+    summary = { summarize: flag !== undefined, ...(instructions ? { instructions } : {}) };
   }
   // Going back to one of your own messages continues from just before it, with its text in the editor to edit
   // and send again (sending it as it is would repeat it).
@@ -151,19 +170,39 @@ async function tree(app: App, args: string): Promise<void> {
     target?.type === "message" && target.message.role === "user" && target.parentId !== null
       ? textOf(target.message.content)
       : undefined;
-  const instructions = rest.join(" ");
-  const result = await app.session.navigateTree(prompt !== undefined ? target!.parentId! : targetId, {
-    ...(flag ? { summarize: true } : {}),
-    ...(instructions ? { customInstructions: instructions } : {}),
-  });
+  const result = await app.whileSummarizing(summary.summarize, () =>
+    app.session.navigateTree(prompt !== undefined ? target!.parentId! : targetId, {
+      ...(summary.summarize ? { summarize: true } : {}),
+      ...(summary.instructions ? { customInstructions: summary.instructions } : {}),
+    }),
+  );
   if (result.cancelled) {
     app.notice("Not moved: stopped, or an extension kept the session where it was", "warning");
     return;
   }
   app.showHistory();
   if (prompt !== undefined) app.editor.setText(prompt);
-  const summary = result.summaryEntry ? "; the branch you left was summarised" : "";
-  app.notice(`Continuing from ${result.leafId ?? targetId}${summary}`, "muted");
+  const summarised = result.summaryEntry ? "; the branch you left was summarised" : "";
+  app.notice(`Continuing from ${result.leafId ?? targetId}${summarised}`, "muted");
+}
+
+/** Whether to summarise the branch being left, with instructions; undefined when esc went back. */
+async function askSummary(app: App): Promise<{ summarize: boolean; instructions?: string } | undefined> {
+  for (;;) {
+    const choice = await app.ui.pick("Summarize the branch you leave?", [
+      { value: "no", label: "No summary" },
+      { value: "yes", label: "Summarize", description: "its summary stays in the context" },
+      {
+        value: "custom",
+        label: "Summarize with instructions",
+        description: "say what the summary should keep",
+      },
+    ]);
+    if (!choice) return undefined;
+    if (choice !== "custom") return { summarize: choice === "yes" };
+    const instructions = await app.ui.editor("Instructions for the summary");
+    if (instructions !== undefined) return { summarize: true, instructions };
+  }
 }
 
 function textOf(content: string | { type: string; text?: string }[]): string {

@@ -247,13 +247,14 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     await term.waitFor("KC-EXIT-0");
   });
 
-  it("stops with Escape, steers while busy, picks a model with /model and moves with /tree", async () => {
+  it("stops with Escape, steers while busy, picks a model with /model and moves with /tree, summarising the branch left", async () => {
     const slow = slowStream(60, 100);
     server.respondInOrder(
       (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
       (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
       (_req, res) => writeSse(res, textStream("Took the steer.")),
       (_req, res) => writeSse(res, textStream("From m2.")),
+      (_req, res) => writeSse(res, textStream("BRANCH-SUMMARY-42: asked three questions.")),
     );
     launch();
     await term.waitFor("local/m1");
@@ -301,9 +302,17 @@ describe("interactive terminal UI (tmux, local model server)", function () {
       await new Promise((r) => setTimeout(r, 60));
     }
     term.key("Enter");
-    await term.waitFor(/Continuing from [0-9a-f]{8}/);
+    await term.waitFor("Summarize the branch you leave?");
+    snap("tree-summary");
+    term.key("Down");
+    await term.waitFor("→ Summarize");
+    term.key("Enter");
+    await term.waitFor(/Continuing from [0-9a-f]{8}; the branch you left was summarised/);
     const moved = term.screen();
+    expect(moved).to.contain("Summary of the branch left: BRANCH-SUMMARY-42");
     expect(moved).to.not.contain("From m2.");
+    // The summary request carried the branch being left.
+    expect(JSON.stringify(server.requests[4]!.body.messages)).to.contain("which model?");
     // The message returns to the editor to edit and send again.
     expect(moved).to.match(/^ first question\s*$/m);
     term.key("C-c");
