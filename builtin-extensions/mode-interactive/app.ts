@@ -11,6 +11,7 @@ import type {
   AgentMessage,
   AssistantMessage,
   CustomMessage,
+  ImageContent,
   ModeContext,
   SessionEntry,
   SessionStreamEvent,
@@ -34,6 +35,7 @@ import { AppUI } from "./app-ui.js";
 import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
+import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
 import { ScrollbackTUI } from "./scrollback-tui.js";
 import {
@@ -333,8 +335,12 @@ export class App {
       if (!text) return { consume: true };
       this.editor.setText("");
       if (this.session.isIdle()) void this.submit(text);
-      else this.session.followUp(this.withAttachments(text));
+      else this.session.followUp(this.queuedText(text));
       this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.clipboard.pasteImage")) {
+      void this.pasteClipboardImage();
       return { consume: true };
     }
     if (keys.matches(data, "app.tools.expand")) {
@@ -444,17 +450,48 @@ export class App {
       return;
     }
     if (!this.session.isIdle() && !trimmed.startsWith("/")) {
-      this.session.steer(this.withAttachments(trimmed));
+      this.session.steer(this.queuedText(trimmed));
       this.render();
       return;
     }
     void this.submit(trimmed);
   }
 
-  private withAttachments(text: string): string {
+  /** The message with its `@files` attached, and the images its paths name. */
+  private withAttachments(text: string): { text: string; images: ImageContent[] } {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    for (const error of errors) this.notice(error, "warning");
+    const { images, errors: imageErrors } = attachImages(text, this.session.cwd);
+    for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
+    return { text: full, images };
+  }
+
+  /** A steer or follow-up: the session queues text only, so images it names go with the next message sent idle. */
+  private queuedText(text: string): string {
+    const { text: full, images } = this.withAttachments(text);
+    if (images.length > 0)
+      this.notice(
+        "Images go with a message sent while the agent is idle; this one is queued as text",
+        "warning",
+      );
     return full;
+  }
+
+  /** ctrl+v: the clipboard's image saved to a file whose path is typed into the editor (sent as an image). */
+  private async pasteClipboardImage(): Promise<void> {
+    const read = await readClipboardImage();
+    if ("missing" in read) {
+      this.notice(`No image pasted: ${read.missing}`, "muted");
+      return;
+    }
+    const saved = saveClipboardImage(read.bytes);
+    if ("error" in saved) {
+      this.notice(`No image pasted: ${saved.error}`, "muted");
+      return;
+    }
+    const editor = this.editor as UIEditorComponent & { insertTextAtCursor?(text: string): void };
+    if (editor.insertTextAtCursor) editor.insertTextAtCursor(`${saved.path} `);
+    else editor.setText(`${editor.getText()}${saved.path} `);
+    this.render();
   }
 
   /** A prompt or a command, as typed (or given on the command line). */
@@ -462,7 +499,11 @@ export class App {
     try {
       const command = /^\/(\S+)\s*([\s\S]*)$/.exec(text);
       if (command && (await runBuiltin(this, command[1]!, command[2]!.trim()))) return;
-      await this.session.prompt(command ? text : this.withAttachments(text));
+      if (command) await this.session.prompt(text);
+      else {
+        const { text: full, images } = this.withAttachments(text);
+        await this.session.prompt(full, images.length > 0 ? { images } : {});
+      }
     } catch (error) {
       this.notice(errorMessage(error), "error");
     } finally {

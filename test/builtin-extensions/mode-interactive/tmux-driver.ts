@@ -47,6 +47,12 @@ export class TmuxDriver {
     this.tmux("send-keys", "-t", this.target, "-l", text);
   }
 
+  /** Pastes `text` as a terminal paste does (bracketed, when the program asked for that). */
+  paste(text: string): void {
+    this.tmux("set-buffer", "-b", "kc-paste", "--", text);
+    this.tmux("paste-buffer", "-p", "-d", "-b", "kc-paste", "-t", this.target);
+  }
+
   /** tmux key names: `Enter`, `Escape`, `Tab`, `C-o`, `M-Enter`, `Down`, ... */
   key(...names: string[]): void {
     this.tmux("send-keys", "-t", this.target, ...names);

@@ -4,7 +4,8 @@
  * docs/interactive.md shows are written there.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
@@ -26,6 +27,7 @@ import {
   toolCallStream,
   usageChunk,
 } from "../providers/openai-compatible/fixtures.js";
+import { fakeXclip, PNG } from "./clipboard-fixture.js";
 import { hasTmux, TmuxDriver } from "./tmux-driver.js";
 
 /** An answer that streams slowly enough to act while it runs (about `seconds`). */
@@ -69,7 +71,7 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     writeFileSync(join(dir, `${name}.txt`), term.screen().replace(/\n+$/, "\n"));
   }
 
-  function launch(extension?: string, columns = 100, rows = 32): void {
+  function launch(extension?: string, columns = 100, rows = 32, env = ""): void {
     const agentDir = join(tmp.path, "agent");
     writeLocalModels(agentDir, {
       baseUrl: `${server.url}/v1`,
@@ -80,7 +82,7 @@ describe("interactive terminal UI (tmux, local model server)", function () {
       ],
     });
     const command = [
-      `KNIGHTCODE_AGENT_DIR=${agentDir} LOCAL_KEY=sk-local`,
+      `${env} KNIGHTCODE_AGENT_DIR=${agentDir} LOCAL_KEY=sk-local`,
       process.execPath,
       cliBin,
       ...(extension ? ["-e", extension] : []),
@@ -190,6 +192,46 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     term.resize(60, 20);
     await term.waitFor(/^─{60}$/m);
     inOrder(term.history());
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
+  it("attaches an image pasted as a path or taken from the clipboard with ctrl+v; the request carries it", async () => {
+    const shot = join(tmp.path, "shot.png");
+    writeFileSync(shot, PNG);
+    fakeXclip(join(tmp.path, "bin"), shot);
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Saw the pasted image.")),
+      (_req, res) => writeSse(res, textStream("Saw the clipboard image.")),
+    );
+    launch(undefined, 100, 32, `PATH=${join(tmp.path, "bin")}:$PATH WAYLAND_DISPLAY=`);
+    await term.waitFor("local/m1");
+    const dataUrl = `data:image/png;base64,${PNG.toString("base64")}`;
+    const imagesSent = (request: RecordedRequest) => {
+      const last = (request.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      return (last.content as { type: string; image_url?: { url: string } }[])
+        .filter((part) => part.type === "image_url")
+        .map((part) => part.image_url!.url);
+    };
+
+    term.type("what is in ");
+    term.paste(shot);
+    await term.waitFor("shot.png");
+    term.key("Enter");
+    await term.waitFor("Saw the pasted image.");
+    expect(imagesSent(server.requests[0]!)).to.deep.equal([dataUrl]);
+
+    term.type("and this? ");
+    term.key("C-v");
+    const typed = await term.waitFor(/knightcode-clipboard-[0-9a-f-]+\.png/);
+    snap("image-paste");
+    const saved = /\S*knightcode-clipboard-[0-9a-f-]+\.png/.exec(typed)![0];
+    term.key("Enter");
+    await term.waitFor("Saw the clipboard image.");
+    expect(imagesSent(server.requests[1]!)).to.deep.equal([dataUrl]);
+    rmSync(saved.startsWith("/") ? saved : join(tmpdir(), saved.slice(saved.indexOf("knightcode-"))), {
+      force: true,
+    });
     term.enter("/quit");
     await term.waitFor("KC-EXIT-0");
   });
