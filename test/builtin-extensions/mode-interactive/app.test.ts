@@ -260,6 +260,98 @@ describe("interactive terminal UI (in-process)", () => {
     await shows("(stopped)");
   });
 
+  it("queues a follow-up with alt+enter while busy, shows the working message, folds a large paste, draws custom entries and fills the footer", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const h = await harness.open({
+      steps: [
+        async () => {
+          await gate;
+          return { text: "First answer." };
+        },
+        { text: "Follow-up answer." },
+      ],
+      extensions: [
+        (kc) => {
+          kc.registerEntryRenderer("mark", (entry) => `MARK ${JSON.stringify(entry.data)}`);
+          kc.registerCommand("mark", { handler: async () => kc.appendEntry("mark", { n: 7 }) });
+        },
+      ],
+    });
+    const { app, term, screen, shows } = open(h);
+    term.press(..."start", "\r");
+    await shows("Working…");
+    app.ui.setWorkingMessage("Reading the repo");
+    await shows("Reading the repo");
+    term.press(..."then this", "\x1b\r");
+    await shows("↳ follow-up: then this");
+    expect(app.editor.getText()).to.equal("");
+    release();
+    await shows("Follow-up answer.");
+    const shown = screen();
+    expect(shown.indexOf("First answer.")).to.be.lessThan(shown.indexOf("› then this"));
+    expect(shown).to.not.contain("↳ follow-up");
+    expect(
+      h.ofType("message_start").filter((e) => (e.message as { role: string }).role === "user"),
+    ).to.have.length(2);
+
+    const pasted = Array.from({ length: 30 }, (_, i) => `pasted line ${i}`).join("\n");
+    term.press(`\x1b[200~${pasted}\x1b[201~`);
+    expect(screen()).to.match(/\[paste #1 \+30 lines\]/);
+    expect(app.defaultEditor.getExpandedText()).to.contain("pasted line 29");
+    app.editor.setText("");
+
+    await app.submit("/mark");
+    await shows('MARK {"n":7}');
+    // The footer: the folder, tokens, cost, context use, the model and its thinking level.
+    expect(shown).to.match(/↑[\d.]+k? ↓[\d.]+k? \$\d+\.\d{3} [\d.]+%\/200k/);
+    expect(shown).to.contain("scripted/scripted • off");
+    expect(shown).to.contain(h.dir.split("/").at(-1)!);
+  });
+
+  it("/new starts an empty session, /resume shows an earlier one, /fork puts the message back in the editor", async () => {
+    const h = await harness.open({
+      session: {},
+      // Each session numbers its requests from the first: the answer follows the question instead.
+      steps: Array.from({ length: 4 }, () => (request: { messages: { content: unknown }[] }) => ({
+        text: JSON.stringify(request.messages.at(-1)?.content).includes("alpha")
+          ? "Alpha answer."
+          : "Beta answer.",
+      })),
+    });
+    const { app, term, screen, shows } = open(h);
+    await app.submit("alpha question");
+    await shows("Alpha answer.");
+    const alpha = h.handle.getState().sessionId;
+
+    await app.submit("/new");
+    await shows("New session");
+    expect(screen()).to.not.contain("Alpha answer.");
+    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    await app.submit("beta question");
+    await shows("Beta answer.");
+
+    const resumed = app.submit("/resume");
+    await shows("Resume which session?");
+    expect(screen()).to.contain("alpha question");
+    term.press("\r");
+    await resumed;
+    expect(h.handle.getState().sessionId).to.equal(alpha);
+    expect(screen()).to.contain("Alpha answer.");
+    expect(screen()).to.not.contain("Beta answer.");
+
+    const forked = app.submit("/fork");
+    await shows("Fork from which message?");
+    term.press("\r");
+    await forked;
+    await shows("Forked: a new session up to that message");
+    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    expect(app.editor.getText()).to.equal("alpha question");
+    expect(screen()).to.not.contain("Alpha answer.");
+  });
+
   it("/settings applies each choice and saves it in settings.json, which the next start reads", async () => {
     const h = await harness.open({ steps: [] });
     const agentDir = join(h.dir, "agent");
