@@ -754,12 +754,12 @@ function firstLine(text: string): string {
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
+/** A message's text, with the images it carries counted at the end. */
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content
-    .map((part: { type?: string; text?: string }) =>
-      part?.type === "text" ? part.text : part?.type === "image" ? "[image]" : "",
-    )
-    .join("");
+  const parts = content as { type?: string; text?: string }[];
+  const text = parts.map((part) => (part?.type === "text" ? part.text : "")).join("");
+  const images = parts.filter((part) => part?.type === "image").length;
+  return images === 0 ? text : `${text} [${images} image${images === 1 ? "" : "s"}]`;
 }
