@@ -352,6 +352,34 @@ describe("interactive terminal UI (in-process)", () => {
     expect(screen()).to.not.contain("Alpha answer.");
   });
 
+  it("/label labels the current entry, which /tree shows; /thinking sets the level; /hotkeys lists the keys", async () => {
+    const h = await harness.open({ steps: [{ text: "Labelled answer." }] });
+    const { app, term, screen, shows } = open(h);
+    await app.submit("a question");
+    await shows("Labelled answer.");
+    await app.submit("/label checkpoint-one");
+    await shows('"checkpoint-one"');
+    const tree = app.submit("/tree");
+    await shows("Continue from which entry?");
+    expect(screen()).to.match(/assistant: Labelled answer\. \[checkpoint-one\]\s+← active/);
+    term.press("\x1b");
+    await tree;
+
+    const thinking = app.submit("/thinking");
+    await shows("Thinking level");
+    term.press(DOWN, DOWN, "\r");
+    await thinking;
+    expect(h.handle.getThinkingLevel()).to.not.equal("off");
+    await shows(`Thinking: ${h.handle.getThinkingLevel()}`);
+
+    await app.submit("/hotkeys");
+    await shows("ctrl+v");
+    expect(screen()).to.contain(
+      "Paste an image from the clipboard (types its saved path) (app.clipboard.pasteImage)",
+    );
+    expect(screen()).to.contain("keybindings.json");
+  });
+
   it("/settings applies each choice and saves it in settings.json, which the next start reads", async () => {
     const h = await harness.open({ steps: [] });
     const agentDir = join(h.dir, "agent");
