@@ -61,8 +61,9 @@ const look: Look = {
 /** A header, the transcript and a bottom part (an editor's place), with a line count the test can change. */
 function screen(tui: TUI, messages: number) {
   const header = { lines: ["HEADER"], render: () => header.lines, invalidate() {} };
-  const bottom: Component = {
-    render: () => ["─".repeat(10), "> ", "─".repeat(10), "footer"],
+  const bottom = {
+    lines: ["─".repeat(10), "> ", "─".repeat(10), "footer"],
+    render: () => bottom.lines,
     invalidate() {},
   };
   const transcript = new Transcript();
@@ -80,8 +81,8 @@ function screen(tui: TUI, messages: number) {
   transcript.settleAll();
   tui.addChild(header as Component);
   tui.addChild(transcript);
-  tui.addChild(bottom);
-  return { header, transcript };
+  tui.addChild(bottom as Component);
+  return { header, transcript, bottom };
 }
 
 const frame = (tui: TUI) => (tui as unknown as { doRender(): void }).doRender();
@@ -100,7 +101,9 @@ describe("ScrollbackTUI", () => {
         return b.transcript.epoch;
       },
     });
-    const both = (act: (s: { transcript: Transcript; header: { lines: string[] } }) => void) => {
+    const both = (
+      act: (s: { transcript: Transcript; header: { lines: string[] }; bottom: { lines: string[] } }) => void,
+    ) => {
       act(a);
       act(b);
       frame(plain);
@@ -157,6 +160,47 @@ describe("ScrollbackTUI", () => {
     const toggled = both(({ transcript }) => transcript.invalidate());
     expect(toggled.fast).to.contain("\x1b[3J");
     expect(toggled.fast).to.contain("question 0");
+  });
+
+  it("writes what pi-tui's TUI writes when an overlay opens and closes over a long transcript", () => {
+    const { plain, fast, both } = pair();
+    both(() => {});
+    both(() => {});
+    expect(fast.frozenLines).to.be.greaterThan(0);
+    const box = (): Component => ({
+      render: () => ["+-- BOX --+", "|  hello  |", "+---------+"],
+      invalidate() {},
+    });
+    const handles: { hide(): void }[] = [];
+    const opened = both(() => {});
+    handles.push(
+      plain.showOverlay(box(), { anchor: "center" }),
+      fast.showOverlay(box(), { anchor: "center" }),
+    );
+    const shown = both(() => {});
+    expect(shown.fast).to.equal(shown.plain);
+    expect(shown.fast).to.contain("BOX");
+    for (const handle of handles) handle.hide();
+    const hidden = both(() => {});
+    expect(hidden.fast).to.equal(hidden.plain);
+    expect(opened.fast).to.equal(opened.plain);
+  });
+
+  it("writes what pi-tui's TUI writes when the part below the transcript grows by a screen and shrinks again", () => {
+    const { fast, both } = pair();
+    both(() => {});
+    both(() => {});
+    expect(fast.frozenLines).to.be.greaterThan(0);
+    const grown = both(({ bottom }) => {
+      bottom.lines = [...bottom.lines, ...Array.from({ length: 25 }, (_, i) => `completion ${i}`)];
+    });
+    expect(grown.fast).to.equal(grown.plain);
+    const shrunk = both(({ bottom }) => {
+      bottom.lines = bottom.lines.slice(0, 4);
+    });
+    expect(shrunk.fast).to.equal(shrunk.plain);
+    const after = both(({ transcript }) => transcript.add(new UserMessageView(look, "one more")));
+    expect(after.fast).to.equal(after.plain);
   });
 
   it("redraws everything, as pi-tui does, when a line above the screen changes", () => {
