@@ -105,6 +105,7 @@ async function streamInto(messages: number): Promise<void> {
     const cpuPerToken = (used.user + used.system) / 1000 / times.length;
     const fullRedraws = app.tui.fullRedraws - redrawsBefore;
     const meanBytes = bytes.reduce((a, b) => a + b, 0) / bytes.length;
+    const frozen = app.tui.frozenLines;
     const label = `tui ${messages} messages`;
     console.log(
       `${label}: ${transcriptLines} lines at 120 columns; first frame ${firstMs.toFixed(0)} ms, ${fullBytes} bytes`,
@@ -114,6 +115,9 @@ async function streamInto(messages: number): Promise<void> {
     );
     console.log(
       `${label}: bytes written per token: mean ${meanBytes.toFixed(0)}, p95 ${quantile(bytes, 0.95)}, max ${Math.max(...bytes)} (a full redraw: ${fullBytes}); full redraws while streaming: ${fullRedraws}`,
+    );
+    console.log(
+      `${label}: lines in the terminal's scrollback that frames leave out: ${frozen} of ${app.tui.render(terminal.columns).length}`,
     );
   } finally {
     app.stop();

@@ -11,6 +11,7 @@ import type {
   AgentMessage,
   AssistantMessage,
   CustomMessage,
+  ImageContent,
   ModeContext,
   SessionEntry,
   SessionStreamEvent,
@@ -28,14 +29,15 @@ import {
   matchesKey,
   ProcessTerminal,
   type Terminal,
-  TUI,
   truncateToWidth,
 } from "@mariozechner/pi-tui";
 import { AppUI } from "./app-ui.js";
-import { BUILTIN_COMMANDS, runBuiltin } from "./commands.js";
+import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
+import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { ScrollbackTUI } from "./scrollback-tui.js";
 import {
   AssistantMessageView,
   BashView,
@@ -50,7 +52,7 @@ import {
 type Level = "info" | "warning" | "error" | "muted";
 
 export class App {
-  readonly tui: TUI;
+  readonly tui: ScrollbackTUI;
   readonly ui: AppUI;
   readonly themes = new ThemeSelection();
   readonly transcript = new Transcript();
@@ -80,18 +82,33 @@ export class App {
   private bash: { view: BashView; abort: AbortController } | undefined;
   private shownSession: string | undefined;
   private lastCtrlC = 0;
+  /** A tree move waits for a branch summary (esc stops it). */
+  private summarizing = false;
+  /** Grows when the header is replaced: lines of it may be in the scrollback already. */
+  private headerEpoch = 0;
   private quitting = false;
   private stopped = false;
   private finished: () => void = () => {};
   /** Settles when the person quits. */
   readonly done: Promise<void>;
 
+  /** `settings`: the session's merged settings, for the display choices `/settings` saves. */
   constructor(
     readonly session: ModeContext["session"],
     terminal: Terminal = new ProcessTerminal(),
+    settings: Record<string, unknown> = {},
   ) {
-    this.tui = new TUI(terminal);
+    this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
+    this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
+    this.tui = new ScrollbackTUI(terminal);
     const app = this;
+    // The header and the settled messages after it are final: once scrolled off, frames leave them out.
+    this.tui.setFinalLines({
+      finalLines: (width) => this.header.render(width).length + this.transcript.finalLines(width),
+      get epoch() {
+        return app.transcript.epoch + app.headerEpoch;
+      },
+    });
     this.look = {
       get theme() {
         return app.themes.theme;
@@ -252,6 +269,7 @@ export class App {
   setHeader(component: Component | undefined): void {
     this.header.clear();
     this.header.addChild(component ?? this.defaultHeader);
+    this.headerEpoch++;
     this.render();
   }
 
@@ -291,7 +309,7 @@ export class App {
         this.bash.abort.abort();
         return { consume: true };
       }
-      if (!this.session.isIdle()) {
+      if (!this.session.isIdle() || this.summarizing) {
         this.interrupt();
         return { consume: true };
       }
@@ -317,8 +335,12 @@ export class App {
       if (!text) return { consume: true };
       this.editor.setText("");
       if (this.session.isIdle()) void this.submit(text);
-      else this.session.followUp(this.withAttachments(text));
+      else this.session.followUp(this.queuedText(text));
       this.render();
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.clipboard.pasteImage")) {
+      void this.pasteClipboardImage();
       return { consume: true };
     }
     if (keys.matches(data, "app.tools.expand")) {
@@ -351,6 +373,25 @@ export class App {
       return { consume: true };
     }
     return undefined;
+  }
+
+  /**
+   * Runs a tree move that may wait for a branch summary: the working row says so, and esc (the session's abort)
+   * stops the summary, leaving the session where it was.
+   */
+  async whileSummarizing<T>(summarizing: boolean, move: () => Promise<T>): Promise<T> {
+    if (!summarizing) return move();
+    const message = this.working.message;
+    this.summarizing = true;
+    this.working.message = "Summarizing the branch you leave…";
+    this.working.start();
+    try {
+      return await move();
+    } finally {
+      this.summarizing = false;
+      this.working.message = message;
+      this.working.stop();
+    }
   }
 
   private interrupt(): void {
@@ -409,17 +450,48 @@ export class App {
       return;
     }
     if (!this.session.isIdle() && !trimmed.startsWith("/")) {
-      this.session.steer(this.withAttachments(trimmed));
+      this.session.steer(this.queuedText(trimmed));
       this.render();
       return;
     }
     void this.submit(trimmed);
   }
 
-  private withAttachments(text: string): string {
+  /** The message with its `@files` attached, and the images its paths name. */
+  private withAttachments(text: string): { text: string; images: ImageContent[] } {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    for (const error of errors) this.notice(error, "warning");
+    const { images, errors: imageErrors } = attachImages(text, this.session.cwd);
+    for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
+    return { text: full, images };
+  }
+
+  /** A steer or follow-up: the session queues text only, so images it names go with the next message sent idle. */
+  private queuedText(text: string): string {
+    const { text: full, images } = this.withAttachments(text);
+    if (images.length > 0)
+      this.notice(
+        "Images go with a message sent while the agent is idle; this one is queued as text",
+        "warning",
+      );
     return full;
+  }
+
+  /** ctrl+v: the clipboard's image saved to a file whose path is typed into the editor (sent as an image). */
+  private async pasteClipboardImage(): Promise<void> {
+    const read = await readClipboardImage();
+    if ("missing" in read) {
+      this.notice(`No image pasted: ${read.missing}`, "muted");
+      return;
+    }
+    const saved = saveClipboardImage(read.bytes);
+    if ("error" in saved) {
+      this.notice(`No image pasted: ${saved.error}`, "muted");
+      return;
+    }
+    const editor = this.editor as UIEditorComponent & { insertTextAtCursor?(text: string): void };
+    if (editor.insertTextAtCursor) editor.insertTextAtCursor(`${saved.path} `);
+    else editor.setText(`${editor.getText()}${saved.path} `);
+    this.render();
   }
 
   /** A prompt or a command, as typed (or given on the command line). */
@@ -427,7 +499,11 @@ export class App {
     try {
       const command = /^\/(\S+)\s*([\s\S]*)$/.exec(text);
       if (command && (await runBuiltin(this, command[1]!, command[2]!.trim()))) return;
-      await this.session.prompt(command ? text : this.withAttachments(text));
+      if (command) await this.session.prompt(text);
+      else {
+        const { text: full, images } = this.withAttachments(text);
+        await this.session.prompt(full, images.length > 0 ? { images } : {});
+      }
     } catch (error) {
       this.notice(errorMessage(error), "error");
     } finally {
@@ -479,6 +555,7 @@ export class App {
   onEvent(event: SessionStreamEvent): void {
     switch (event.type) {
       case "agent_settled":
+        this.transcript.settleAll();
         this.working.stop();
         this.footerState.refreshBranch();
         this.footer.changed();
@@ -665,6 +742,7 @@ export class App {
           break;
       }
     }
+    this.transcript.settleAll();
     this.shownSession = this.session.getState().sessionId;
     this.footer.changed();
     this.tui.requestRender(true);
@@ -676,12 +754,12 @@ function firstLine(text: string): string {
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
+/** A message's text, with the images it carries counted at the end. */
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content
-    .map((part: { type?: string; text?: string }) =>
-      part?.type === "text" ? part.text : part?.type === "image" ? "[image]" : "",
-    )
-    .join("");
+  const parts = content as { type?: string; text?: string }[];
+  const text = parts.map((part) => (part?.type === "text" ? part.text : "")).join("");
+  const images = parts.filter((part) => part?.type === "image").length;
+  return images === 0 ? text : `${text} [${images} image${images === 1 ? "" : "s"}]`;
 }

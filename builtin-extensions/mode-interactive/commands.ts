@@ -8,6 +8,8 @@ import {
   errorMessage,
   findProtectedInputs,
   findSavedDecision,
+  globalSettingsPath,
+  loadSettings,
   readTrustDecisions,
   saveTrustDecision,
 } from "@knightcodeai/cli/kit";
@@ -33,10 +35,10 @@ export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "new", description: "Start a new session", run: fresh },
   { name: "fork", description: "Fork a new session from one of your messages", run: fork },
   { name: "reload", description: "Reload extensions, resources and keybindings.json", run: reload },
-  { name: "settings", description: "Theme, thinking display, tool output", run: settings },
+  { name: "settings", description: "Theme, thinking display, tool output (saved)", run: settings },
   {
     name: "trust",
-    description: "Trust this project's own resources, or not, from the next start",
+    description: "Trust this project's own resources (load them now), or not",
     run: trust,
   },
   { name: "hotkeys", description: "List the keys", run: hotkeys },
@@ -112,24 +114,41 @@ async function thinking(app: App, args: string): Promise<void> {
   app.notice(`Thinking: ${app.session.getThinkingLevel()}`, "muted");
 }
 
-/** `/tree` picks an entry; `/tree <id prefix> [--summarize [instructions]]` goes to one directly. */
+/**
+ * `/tree` picks an entry, then asks whether to summarise the branch being left (as pi does; esc goes back to the
+ * tree); `/tree <id prefix> [--summarize [instructions]]` goes to one directly.
+ */
 async function tree(app: App, args: string): Promise<void> {
   const manager = app.session.sessionManager;
   const [prefix = "", flag, ...rest] = args.split(/\s+/).filter(Boolean);
   let targetId: string;
+  let summary: { summarize: boolean; instructions?: string };
   if (!prefix) {
     const { rows, active } = treeRows(manager, app.tui.terminal.columns - 4);
     if (rows.length === 0) {
       app.notice("The session is empty", "muted");
       return;
     }
-    const picked = await app.ui.pick(
-      "Continue from which entry?",
-      rows.map((r) => ({ value: r.id, label: r.line })),
-      { ...(active ? { initial: active } : {}), maxVisible: 15 },
-    );
-    if (!picked) return;
-    targetId = picked;
+    let initial = active;
+    for (;;) {
+      const picked = await app.ui.pick(
+        "Continue from which entry?",
+        rows.map((r) => ({ value: r.id, label: r.line })),
+        { ...(initial ? { initial } : {}), maxVisible: 15 },
+      );
+      if (!picked) return;
+      if (picked === active) {
+        app.notice("Already there", "muted");
+        return;
+      }
+      const asked = await askSummary(app);
+      if (asked) {
+        targetId = picked;
+        summary = asked;
+        break;
+      }
+      initial = picked;
+    }
   } else {
     if (flag !== undefined && flag !== "--summarize") {
       app.notice(`/tree takes an entry id and optionally --summarize [instructions], not "${flag}"`, "error");
@@ -141,6 +160,8 @@ async function tree(app: App, args: string): Promise<void> {
       return;
     }
     targetId = found.id;
+    const instructions = rest.join(" ");
+    summary = { summarize: flag !== undefined, ...(instructions ? { instructions } : {}) };
   }
   // Going back to one of your own messages continues from just before it, with its text in the editor to edit
   // and send again (sending it as it is would repeat it).
@@ -149,19 +170,39 @@ async function tree(app: App, args: string): Promise<void> {
     target?.type === "message" && target.message.role === "user" && target.parentId !== null
       ? textOf(target.message.content)
       : undefined;
-  const instructions = rest.join(" ");
-  const result = await app.session.navigateTree(prompt !== undefined ? target!.parentId! : targetId, {
-    ...(flag ? { summarize: true } : {}),
-    ...(instructions ? { customInstructions: instructions } : {}),
-  });
+  const result = await app.whileSummarizing(summary.summarize, () =>
+    app.session.navigateTree(prompt !== undefined ? target!.parentId! : targetId, {
+      ...(summary.summarize ? { summarize: true } : {}),
+      ...(summary.instructions ? { customInstructions: summary.instructions } : {}),
+    }),
+  );
   if (result.cancelled) {
     app.notice("Not moved: stopped, or an extension kept the session where it was", "warning");
     return;
   }
   app.showHistory();
   if (prompt !== undefined) app.editor.setText(prompt);
-  const summary = result.summaryEntry ? "; the branch you left was summarised" : "";
-  app.notice(`Continuing from ${result.leafId ?? targetId}${summary}`, "muted");
+  const summarised = result.summaryEntry ? "; the branch you left was summarised" : "";
+  app.notice(`Continuing from ${result.leafId ?? targetId}${summarised}`, "muted");
+}
+
+/** Whether to summarise the branch being left, with instructions; undefined when esc went back. */
+async function askSummary(app: App): Promise<{ summarize: boolean; instructions?: string } | undefined> {
+  for (;;) {
+    const choice = await app.ui.pick("Summarize the branch you leave?", [
+      { value: "no", label: "No summary" },
+      { value: "yes", label: "Summarize", description: "its summary stays in the context" },
+      {
+        value: "custom",
+        label: "Summarize with instructions",
+        description: "say what the summary should keep",
+      },
+    ]);
+    if (!choice) return undefined;
+    if (choice !== "custom") return { summarize: choice === "yes" };
+    const instructions = await app.ui.editor("Instructions for the summary");
+    if (instructions !== undefined) return { summarize: true, instructions };
+  }
 }
 
 function textOf(content: string | { type: string; text?: string }[]): string {
@@ -256,22 +297,49 @@ async function fork(app: App): Promise<void> {
 }
 
 async function reload(app: App): Promise<void> {
+  if (await reloadAll(app)) app.notice("Reloaded extensions, resources and keybindings", "muted");
+}
+
+/** Reloads the session's extensions and resources and the keys; false (and said why) when it failed. */
+async function reloadAll(app: App): Promise<boolean> {
   try {
     await app.session.reload();
   } catch (error) {
     app.notice(`Reload failed: ${errorMessage(error)}`, "error");
-    return;
+    return false;
   }
   app.keys = loadKeybindings(app.session.agentDir);
   for (const problem of app.keys.problems) app.notice(problem, "warning");
   app.checkShortcuts();
-  app.notice("Reloaded extensions, resources and keybindings", "muted");
+  return true;
 }
 
+/** The settings.json keys of the display choices `/settings` saves (`hideThinkingBlock` is pi's name). */
+export const DISPLAY_SETTINGS = {
+  theme: "theme",
+  hideThinking: "hideThinkingBlock",
+  expandTools: "expandToolOutput",
+} as const;
+
+/**
+ * Saves a choice in the global settings.json through the settings service: read, merge, written atomically. A file
+ * that is not valid JSON is left as it is and the reason shown; the choice still applies to this session.
+ */
+function saveSetting(app: App, key: string, value: unknown): void {
+  try {
+    loadSettings({ agentDir: app.session.agentDir, cwd: app.session.cwd, projectTrusted: false }).saveGlobal({
+      [key]: value,
+    });
+  } catch (error) {
+    app.notice(`Not saved: ${errorMessage(error)}`, "error");
+  }
+}
+
+/** Display choices, applied at once and saved in settings.json for the next sessions. */
 async function settings(app: App): Promise<void> {
   for (;;) {
     const themes = app.ui.getAllThemes().map((t) => t.name);
-    const picked = await app.ui.pick("Settings (this session)", [
+    const picked = await app.ui.pick(`Settings (saved in ${globalSettingsPath(app.session.agentDir)})`, [
       { value: "theme", label: "Theme", description: app.theme.name ?? "custom" },
       { value: "thinking", label: "Show thinking", description: app.showThinking ? "on" : "off" },
       { value: "tools", label: "Expand tool output", description: app.toolsExpanded ? "on" : "off" },
@@ -283,22 +351,24 @@ async function settings(app: App): Promise<void> {
         themes.map((name) => ({ value: name, label: name })),
         app.theme.name ? { initial: app.theme.name } : {},
       );
-      if (theme) {
-        const result = app.ui.setTheme(theme);
-        if (!result.success) app.notice(result.error ?? "The theme could not be set", "error");
-      }
+      if (!theme) continue;
+      const result = app.ui.setTheme(theme);
+      if (result.success) saveSetting(app, DISPLAY_SETTINGS.theme, theme);
+      else app.notice(result.error ?? "The theme could not be set", "error");
     } else if (picked === "thinking") {
       app.showThinking = !app.showThinking;
       app.transcript.invalidate();
+      saveSetting(app, DISPLAY_SETTINGS.hideThinking, !app.showThinking);
     } else {
       app.ui.setToolsExpanded(!app.toolsExpanded);
+      saveSetting(app, DISPLAY_SETTINGS.expandTools, app.toolsExpanded);
     }
   }
 }
 
 /**
- * `/trust` saves a decision for this folder in trust.json. The session keeps the decision it started with (project
- * extensions cannot be unloaded halfway), so the new one applies from the next start.
+ * `/trust` saves a decision for this folder in trust.json, then reloads: the reload takes the saved decision, so the
+ * project's extensions, settings and resources load (or are left out) in this session, without a restart.
  */
 async function trust(app: App): Promise<void> {
   const cwd = app.session.cwd;
@@ -310,12 +380,12 @@ async function trust(app: App): Promise<void> {
     : "no decision saved for this folder";
   const what = inputs.length ? `its own ${inputs.join(", ")}` : "nothing of its own yet";
   const picked = await app.ui.pick(`Trust ${cwd}? It has ${what} (${now}).`, [
+    { value: "yes", label: "Trust and remember", description: "load the project's resources now (a reload)" },
     {
-      value: "yes",
-      label: "Trust and remember",
-      description: "load the project's resources from the next start",
+      value: "no",
+      label: "Do not trust, and remember",
+      description: "leave them out from now on (a reload), never ask",
     },
-    { value: "no", label: "Do not trust, and remember", description: "never load them, never ask" },
   ]);
   if (!picked) return;
   try {
@@ -324,8 +394,11 @@ async function trust(app: App): Promise<void> {
     app.notice(`Could not save the decision: ${errorMessage(error)}`, "error");
     return;
   }
+  if (!(await reloadAll(app))) return;
   app.notice(
-    `${picked === "yes" ? "Trusted" : "Not trusted"}: ${cwd}; this applies from the next start`,
+    picked === "yes"
+      ? `Trusted: ${cwd}; its own resources are loaded`
+      : `Not trusted: ${cwd}; its own resources are left out`,
     "muted",
   );
 }

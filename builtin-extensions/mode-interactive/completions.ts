@@ -13,6 +13,7 @@ import {
   type AutocompleteSuggestions,
   fuzzyFilter,
 } from "@mariozechner/pi-tui";
+import { isImageFile } from "./images.js";
 
 export interface CommandItem {
   name: string;
@@ -145,8 +146,9 @@ export function attachFiles(
     const name = [match[1]!, match[1]!.replace(/[.,;:!?)\]}'"]+$/, "")].find((n) => isFile(resolve(cwd, n)));
     if (name === undefined) continue;
     const path = resolve(cwd, name);
+    // Images go with the message as images (images.ts), not as text.
+    if (attached.includes(name) || isImageFile(path)) continue;
     const size = statSync(path).size;
-    if (attached.includes(name)) continue;
     if (size > MAX_ATTACH_BYTES) {
       errors.push(`@${name} is ${Math.round(size / 1024)} KiB; files over 256 KiB are not attached`);
       continue;

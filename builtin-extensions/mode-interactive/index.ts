@@ -6,10 +6,12 @@
 import type { ExtensionAPI } from "@knightcodeai/cli/kit";
 
 export default function (knightcode: ExtensionAPI): void {
+  // Read when the mode starts (display choices /settings saved), while this extension's API is current.
+  const settings = () => knightcode.getSettings();
   knightcode.registerMode("interactive", {
     description: "Chat in the terminal",
     readsStdin: false,
-    ui: async (ctx) => (await import("./interactive-mode.js")).connectInteractive(ctx),
-    run: async (ctx) => (await import("./interactive-mode.js")).runInteractive(ctx),
+    ui: async (ctx) => (await import("./interactive-mode.js")).connectInteractive(ctx, settings),
+    run: async (ctx) => (await import("./interactive-mode.js")).runInteractive(ctx, settings),
   });
 }

@@ -13,20 +13,26 @@ function inTerminal(io: ModeContext["io"]): boolean {
 }
 
 /** The mode's `ui()`: bound before the session starts, so session_start handlers can use it. */
-export function connectInteractive(ctx: Pick<ModeContext, "session" | "io">): ExtensionUIContext {
+export function connectInteractive(
+  ctx: Pick<ModeContext, "session" | "io">,
+  settings: () => Record<string, unknown> = () => ({}),
+): ExtensionUIContext {
   if (!inTerminal(ctx.io)) return connectLineMode(ctx);
-  const app = new App(ctx.session);
+  const app = new App(ctx.session, undefined, settings());
   // A session that fails to start never runs the mode: the terminal is still put back.
   process.once("exit", () => app.stop());
   apps.set(app.ui, app);
   return app.ui;
 }
 
-export async function runInteractive(ctx: ModeContext): Promise<number> {
+export async function runInteractive(
+  ctx: ModeContext,
+  settings: () => Record<string, unknown> = () => ({}),
+): Promise<number> {
   if (!inTerminal(ctx.io)) return runLineMode(ctx);
   let app = ctx.ui ? apps.get(ctx.ui) : undefined;
   if (!app) {
-    app = new App(ctx.session);
+    app = new App(ctx.session, undefined, settings());
     ctx.session.setUI(app.ui, true);
   }
   return app.run(ctx);

@@ -24,6 +24,7 @@ declare module "@mariozechner/pi-tui" {
     "app.thinking.toggle": true;
     "app.thinking.cycle": true;
     "app.model.cycle": true;
+    "app.clipboard.pasteImage": true;
   }
 }
 
@@ -36,6 +37,11 @@ export const APP_KEYBINDINGS = {
   "app.thinking.toggle": { defaultKeys: "ctrl+t", description: "Show or hide thinking" },
   "app.thinking.cycle": { defaultKeys: "shift+tab", description: "Next thinking level" },
   "app.model.cycle": { defaultKeys: "ctrl+p", description: "Next model" },
+  // pi's keys: Windows terminals take ctrl+v for their own paste.
+  "app.clipboard.pasteImage": {
+    defaultKeys: process.platform === "win32" ? "alt+v" : "ctrl+v",
+    description: "Paste an image from the clipboard (types its saved path)",
+  },
 } as const;
 
 export type AppBinding = keyof typeof APP_KEYBINDINGS;

@@ -33,8 +33,18 @@ const EXPANDED_LINES = 400;
 /** A view that keeps its lines until `changed()` or a new width; lines never exceed the width. */
 abstract class View implements Component {
   private cache: { width: number; lines: string[] } | undefined;
+  /** True while the view may still change (a message streaming, a tool running). */
+  protected open = false;
   constructor(protected readonly look: Look) {}
   protected abstract draw(width: number): string[];
+  /** Its lines change no more (until a display toggle redraws everything): they may go to the scrollback. */
+  get settled(): boolean {
+    return !this.open;
+  }
+  /** Declares the view finished, as when the run that fed it ended without a last word for it. */
+  settle(): void {
+    this.open = false;
+  }
   changed(): void {
     this.cache = undefined;
   }
@@ -81,6 +91,7 @@ export class AssistantMessageView extends View {
   private blocks: Block[] = [];
   private error: string | undefined;
   private aborted = false;
+  protected override open = true;
 
   /** A streamed piece of a text or thinking block (`contentIndex` as the provider numbers them). */
   append(kind: "text" | "thinking", index: number, delta: string): void {
@@ -99,6 +110,7 @@ export class AssistantMessageView extends View {
     });
     this.error = message.stopReason === "error" ? (message.errorMessage ?? "the provider failed") : undefined;
     this.aborted = message.stopReason === "aborted";
+    this.open = false;
     this.changed();
   }
 
@@ -153,6 +165,7 @@ export class ToolCallView extends View {
   private partial: ToolResult | undefined;
   private isError = false;
   private warned = false;
+  protected override open = true;
 
   constructor(
     look: Look,
@@ -178,6 +191,7 @@ export class ToolCallView extends View {
     this.result = result;
     this.isError = isError;
     this.partial = undefined;
+    this.open = false;
     this.changed();
   }
 
@@ -251,6 +265,7 @@ function oneLine(text: string, max: number): string {
 export class BashView extends View {
   private output = "";
   private status: string | undefined;
+  protected override open = true;
   constructor(
     look: Look,
     private readonly command: string,
@@ -262,8 +277,11 @@ export class BashView extends View {
     this.output += chunk;
     this.changed();
   }
+  /** A shell command is no part of the agent's run: it settles when it ends, whatever the run does. */
+  override settle(): void {}
   finish(exitCode: number | null, cancelled: boolean): void {
     this.status = cancelled ? "stopped" : exitCode === 0 ? undefined : `exit ${exitCode ?? "?"}`;
+    this.open = false;
     this.changed();
   }
   protected draw(width: number): string[] {
@@ -364,12 +382,19 @@ export class Fitted implements Component {
 
 /**
  * The transcript: views in order, tool calls findable by id. Its lines are kept between frames; a frame re-joins
- * only from the first view whose lines changed (views return the same array until they change), so streaming into
- * the last message of a long transcript does not copy the thousands of lines above it.
+ * only from the first view whose lines changed (views return the same array until they change), and does not even
+ * look at the settled views at the start, so streaming into the last message of a long transcript costs what the
+ * message costs, not the thousands of lines above it. The settled start is also what may go to the terminal's
+ * scrollback (`finalLines`, scrollback-tui.ts).
  */
 export class Transcript extends Container {
   private readonly calls = new Map<string, ToolCallView>();
-  private joined: { width: number; parts: string[][]; lines: string[] } | undefined;
+  /** The joined lines, each child's lines (`parts`) and where they start in `lines` (`starts`). */
+  private joined: { width: number; parts: string[][]; starts: number[]; lines: string[] } | undefined;
+  /** How many children from the start are settled, and their lines. */
+  private settledStart: { width: number; children: number; lines: number } | undefined;
+  /** Grows when lines already reported final may change: everything is cleared or redrawn. */
+  epoch = 0;
 
   add(view: Component): void {
     this.addChild(view);
@@ -380,34 +405,67 @@ export class Transcript extends Container {
     return this.calls.get(toolCallId);
   }
 
+  /** Every view is finished (the run ended, or history was drawn): what never got its last word stays as is. */
+  settleAll(): void {
+    for (const child of this.children) (child as { settle?(): void }).settle?.();
+  }
+
   override clear(): void {
     super.clear();
     this.calls.clear();
-    this.joined = undefined;
+    this.reset();
   }
 
   override invalidate(): void {
     super.invalidate();
+    this.reset();
+  }
+
+  private reset(): void {
     this.joined = undefined;
+    this.settledStart = undefined;
+    this.epoch++;
+  }
+
+  /**
+   * The lines at the start, at this width, that cannot change: those of the settled views before any open one,
+   * as the last frame joined them (a view that settled since is counted once a frame has drawn its last lines).
+   */
+  finalLines(width: number): number {
+    const start = this.settledStart?.width === width ? this.settledStart : { width, children: 0, lines: 0 };
+    const parts = this.joined?.width === width ? this.joined.parts : [];
+    while (start.children < parts.length) {
+      const child = this.children[start.children] as Component & { settled?: boolean };
+      const lines = child.render(width);
+      if (child.settled !== true || lines !== parts[start.children]) break;
+      start.lines += lines.length;
+      start.children++;
+    }
+    this.settledStart = start;
+    return start.lines;
   }
 
   override render(width: number): string[] {
-    const parts = this.children.map((child) => child.render(width));
-    const before = this.joined?.width === width ? this.joined : undefined;
-    let same = 0;
-    let kept = 0;
-    if (before) {
-      while (same < parts.length && same < before.parts.length && parts[same] === before.parts[same]) {
-        kept += parts[same]!.length;
-        same++;
-      }
-      if (same === parts.length && same === before.parts.length) return before.lines;
-    }
+    const joined =
+      this.joined?.width === width ? this.joined : { width, parts: [], starts: [], lines: [] as string[] };
+    this.joined = joined;
+    const { parts, starts, lines } = joined;
+    const children = this.children;
+    // Settled views drawn before are where they were; look from the first view after them.
+    let same = Math.min(this.settledStart?.width === width ? this.settledStart.children : 0, parts.length);
+    while (same < children.length && same < parts.length && children[same]!.render(width) === parts[same])
+      same++;
+    if (same === children.length && same === parts.length) return lines;
     // The array is reused: the terminal UI copies what a component returns before it changes anything.
-    const lines = before ? before.lines : [];
-    lines.length = kept;
-    for (let i = same; i < parts.length; i++) for (const line of parts[i]!) lines.push(line);
-    this.joined = { width, parts, lines };
+    lines.length = same < starts.length ? starts[same]! : lines.length;
+    parts.length = same;
+    starts.length = same;
+    for (let i = same; i < children.length; i++) {
+      const part = children[i]!.render(width);
+      starts.push(lines.length);
+      parts.push(part);
+      for (const line of part) lines.push(line);
+    }
     return lines;
   }
 }

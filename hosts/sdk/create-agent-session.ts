@@ -54,7 +54,11 @@ import { loadSystemPromptFiles } from "../../plugins/resources/system-prompt.js"
 import type { SessionManager } from "../../plugins/session-store/session-manager.js";
 import { extensionCacheDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
 import type { Settings } from "../../plugins/settings/settings.js";
-import { projectTrustGateOptions } from "../../plugins/settings/trust.js";
+import {
+  findSavedDecision,
+  projectTrustGateOptions,
+  readTrustDecisions,
+} from "../../plugins/settings/trust.js";
 import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
 import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 import { builtinSources } from "./builtin-extensions.js";
@@ -214,6 +218,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** Removes the wire-event handlers from the current runtime's bus (set while a host listens). */
   private detach: (() => void) | undefined;
   private trustDecision: boolean | undefined;
+  /** Sets the current session's project part (settings, packages, extension sources) for a trust decision. */
+  private settleProject: ((trusted: boolean) => Promise<void>) | undefined;
   /** What the package manager resolved for the current session, project scope first once trusted. */
   private packageResources: ResolvedResources[] = [];
   private ui: { ui: ExtensionUIContext; hasUI: boolean } | undefined;
@@ -560,9 +566,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   async reload(): Promise<void> {
+    await this.adoptSavedTrust();
     await this.runtime.reload();
     await this.applySelection();
     await this.discoverResources("reload");
+  }
+
+  /**
+   * A decision saved in trust.json since the session started (`/trust`) applies from the next reload: trusting
+   * loads the project's extensions, settings and resources with the reloaded ones; distrusting leaves them out.
+   */
+  private async adoptSavedTrust(): Promise<void> {
+    const saved = findSavedDecision(readTrustDecisions(this.agentDir, this.warn), this.cwd);
+    const current = this.live();
+    if (!saved || saved.trusted === current.config.projectTrusted || !this.settleProject) return;
+    this.trustDecision = saved.trusted;
+    await this.settleProject(saved.trusted);
   }
 
   /** The paths `resources_discover` handlers contributed (startup or the last reload). */
@@ -847,6 +866,43 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     ];
     let projectSources: ExtensionSource[] = [];
     const moduleSet = disabled.has("builtin:pi-compat") ? "default" : PI_COMPAT_SET;
+    /** The project's settings, system prompt files, packages and extension sources, per the trust decision. */
+    const settleProject = async (trusted: boolean): Promise<void> => {
+      config.projectTrusted = trusted;
+      config.promptFiles = await loadSystemPromptFiles({
+        cwd: this.cwd,
+        agentDir: this.agentDir,
+        projectTrusted: trusted,
+      });
+      if (!trusted) {
+        const untrusted = (await packages.resolve({ scopes: ["project"], projectTrusted: false }))
+          .untrustedPackages;
+        if (untrusted.length > 0)
+          this.warn(
+            `project packages not installed or loaded until the project is trusted: ${untrusted.join(", ")}`,
+          );
+        this.packageResources = [userResources];
+        config.settings = globalSettings;
+        projectSources = [];
+        return;
+      }
+      const projectResources = await packages.resolve({
+        scopes: ["project"],
+        projectTrusted: true,
+        installMissing: true,
+      });
+      for (const warning of projectResources.warnings) this.warn(warning);
+      this.packageResources = [projectResources, userResources];
+      const full = settingsLoader.load({
+        agentDir: this.agentDir,
+        cwd: this.cwd,
+        projectTrusted: true,
+        overrides,
+      });
+      for (const warning of full.warnings) if (!globalSettings.warnings.includes(warning)) this.warn(warning);
+      config.settings = full;
+      projectSources = packageSources(projectResources);
+    };
 
     let created: Awaited<ReturnType<Kernel["createSession"]>>;
     try {
@@ -868,38 +924,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
         },
         beforeReady: this.withBeforeStart(log, config, async (runtime) => {
           const trusted = await this.resolveTrust(runtime, globalSettings, ui, hasUI);
-          config.projectTrusted = trusted;
-          config.promptFiles = await loadSystemPromptFiles({
-            cwd: this.cwd,
-            agentDir: this.agentDir,
-            projectTrusted: trusted,
-          });
-          if (!trusted) {
-            const untrusted = (await packages.resolve({ scopes: ["project"], projectTrusted: false }))
-              .untrustedPackages;
-            if (untrusted.length > 0)
-              this.warn(
-                `project packages not installed or loaded until the project is trusted: ${untrusted.join(", ")}`,
-              );
-            return;
-          }
-          const projectResources = await packages.resolve({
-            scopes: ["project"],
-            projectTrusted: true,
-            installMissing: true,
-          });
-          for (const warning of projectResources.warnings) this.warn(warning);
-          this.packageResources = [projectResources, userResources];
-          const full = settingsLoader.load({
-            agentDir: this.agentDir,
-            cwd: this.cwd,
-            projectTrusted: true,
-            overrides,
-          });
-          for (const warning of full.warnings)
-            if (!globalSettings.warnings.includes(warning)) this.warn(warning);
-          config.settings = full;
-          projectSources = packageSources(projectResources);
+          await settleProject(trusted);
+          if (!trusted) return;
           const loaded = await kernel.loader.load(projectSources, { moduleSet });
           await runtime.addExtensions(
             loaded.extensions,
@@ -913,6 +939,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       throw error;
     }
     const { runtime } = created;
+    this.settleProject = settleProject;
     // A host that subscribed in beforeStart is already listening to this runtime.
     const listening = this.current?.runtime === runtime;
     this.current = { runtime, log, config };

@@ -44,6 +44,7 @@ class KeyTerminal implements Terminal {
 const CTRL_O = "\x0f";
 const CTRL_G = "\x07";
 const CTRL_X = "\x18";
+const DOWN = "\x1b[B";
 
 describe("interactive terminal UI (in-process)", () => {
   const harness = useHarness();
@@ -183,14 +184,14 @@ describe("interactive terminal UI (in-process)", () => {
 
   it("switches themes by name and reports an unknown one", async () => {
     const h = await harness.open({ steps: [] });
-    const { app } = open(h);
+    const { app, term } = open(h);
     expect(app.ui.setTheme("light")).to.deep.equal({ success: true });
     expect(app.ui.theme.name).to.equal("light");
     const wrong = app.ui.setTheme("neon");
     expect(wrong.success).to.equal(false);
     expect(wrong.error).to.contain('Unknown theme "neon"');
     app.ui.setTitle("my title");
-    expect((app.tui.terminal as KeyTerminal).title).to.equal("my title");
+    expect(term.title).to.equal("my title");
   });
   it("folds thinking to one line and shows it with ctrl+t", async () => {
     const h = await harness.open({ steps: [] });
@@ -259,15 +260,208 @@ describe("interactive terminal UI (in-process)", () => {
     await shows("(stopped)");
   });
 
-  it("/trust saves the decision for the folder in trust.json", async () => {
+  it("queues a follow-up with alt+enter while busy, shows the working message, folds a large paste, draws custom entries and fills the footer", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const h = await harness.open({
+      steps: [
+        async () => {
+          await gate;
+          return { text: "First answer." };
+        },
+        { text: "Follow-up answer." },
+      ],
+      extensions: [
+        (kc) => {
+          kc.registerEntryRenderer("mark", (entry) => `MARK ${JSON.stringify(entry.data)}`);
+          kc.registerCommand("mark", { handler: async () => kc.appendEntry("mark", { n: 7 }) });
+        },
+      ],
+    });
+    const { app, term, screen, shows } = open(h);
+    term.press(..."start", "\r");
+    await shows("Working…");
+    app.ui.setWorkingMessage("Reading the repo");
+    await shows("Reading the repo");
+    term.press(..."then this", "\x1b\r");
+    await shows("↳ follow-up: then this");
+    expect(app.editor.getText()).to.equal("");
+    release();
+    await shows("Follow-up answer.");
+    const shown = screen();
+    expect(shown.indexOf("First answer.")).to.be.lessThan(shown.indexOf("› then this"));
+    expect(shown).to.not.contain("↳ follow-up");
+    expect(
+      h.ofType("message_start").filter((e) => (e.message as { role: string }).role === "user"),
+    ).to.have.length(2);
+
+    const pasted = Array.from({ length: 30 }, (_, i) => `pasted line ${i}`).join("\n");
+    term.press(`\x1b[200~${pasted}\x1b[201~`);
+    expect(screen()).to.match(/\[paste #1 \+30 lines\]/);
+    expect(app.defaultEditor.getExpandedText()).to.contain("pasted line 29");
+    app.editor.setText("");
+
+    await app.submit("/mark");
+    await shows('MARK {"n":7}');
+    // The footer: the folder, tokens, cost, context use, the model and its thinking level.
+    expect(shown).to.match(/↑[\d.]+k? ↓[\d.]+k? \$\d+\.\d{3} [\d.]+%\/200k/);
+    expect(shown).to.contain("scripted/scripted • off");
+    expect(shown).to.contain(h.dir.split("/").at(-1)!);
+  });
+
+  it("/new starts an empty session, /resume shows an earlier one, /fork puts the message back in the editor", async () => {
+    const h = await harness.open({
+      session: {},
+      // Each session numbers its requests from the first: the answer follows the question instead.
+      steps: Array.from({ length: 4 }, () => (request: { messages: { content: unknown }[] }) => ({
+        text: JSON.stringify(request.messages.at(-1)?.content).includes("alpha")
+          ? "Alpha answer."
+          : "Beta answer.",
+      })),
+    });
+    const { app, term, screen, shows } = open(h);
+    await app.submit("alpha question");
+    await shows("Alpha answer.");
+    const alpha = h.handle.getState().sessionId;
+
+    await app.submit("/new");
+    await shows("New session");
+    expect(screen()).to.not.contain("Alpha answer.");
+    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    await app.submit("beta question");
+    await shows("Beta answer.");
+
+    const resumed = app.submit("/resume");
+    await shows("Resume which session?");
+    expect(screen()).to.contain("alpha question");
+    term.press("\r");
+    await resumed;
+    expect(h.handle.getState().sessionId).to.equal(alpha);
+    expect(screen()).to.contain("Alpha answer.");
+    expect(screen()).to.not.contain("Beta answer.");
+
+    const forked = app.submit("/fork");
+    await shows("Fork from which message?");
+    term.press("\r");
+    await forked;
+    await shows("Forked: a new session up to that message");
+    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    expect(app.editor.getText()).to.equal("alpha question");
+    expect(screen()).to.not.contain("Alpha answer.");
+  });
+
+  it("/label labels the current entry, which /tree shows; /thinking sets the level; /hotkeys lists the keys", async () => {
+    const h = await harness.open({ steps: [{ text: "Labelled answer." }] });
+    const { app, term, screen, shows } = open(h);
+    await app.submit("a question");
+    await shows("Labelled answer.");
+    await app.submit("/label checkpoint-one");
+    await shows('"checkpoint-one"');
+    const tree = app.submit("/tree");
+    await shows("Continue from which entry?");
+    expect(screen()).to.match(/assistant: Labelled answer\. \[checkpoint-one\]\s+← active/);
+    term.press("\x1b");
+    await tree;
+
+    const thinking = app.submit("/thinking");
+    await shows("Thinking level");
+    term.press(DOWN, DOWN, "\r");
+    await thinking;
+    expect(h.handle.getThinkingLevel()).to.not.equal("off");
+    await shows(`Thinking: ${h.handle.getThinkingLevel()}`);
+
+    await app.submit("/hotkeys");
+    await shows("ctrl+v");
+    expect(screen()).to.contain(
+      "Paste an image from the clipboard (types its saved path) (app.clipboard.pasteImage)",
+    );
+    expect(screen()).to.contain("keybindings.json");
+  });
+
+  it("/settings applies each choice and saves it in settings.json, which the next start reads", async () => {
     const h = await harness.open({ steps: [] });
+    const agentDir = join(h.dir, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { maxRetries: 1 } }));
     const { app, term, shows } = open(h);
-    const done = app.submit("/trust");
+    const tick = () => new Promise((r) => setTimeout(r, 20));
+    const done = app.submit("/settings");
+    await shows("Show thinking");
+    term.press(DOWN, "\r");
+    await tick();
+    expect(app.showThinking).to.equal(true);
+    term.press(DOWN, DOWN, "\r");
+    await tick();
+    expect(app.toolsExpanded).to.equal(true);
+    term.press("\r");
+    await shows("light");
+    term.press(DOWN, "\r");
+    await tick();
+    expect(app.ui.theme.name).to.equal("light");
+    term.press("\x1b");
+    await done;
+    const saved = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8"));
+    expect(saved).to.deep.equal({
+      retry: { maxRetries: 1 },
+      hideThinkingBlock: false,
+      expandToolOutput: true,
+      theme: "light",
+    });
+    const next = new App(h.handle, new KeyTerminal(), saved);
+    apps.push(next);
+    expect(next.showThinking).to.equal(true);
+    expect(next.toolsExpanded).to.equal(true);
+  });
+
+  it("/settings leaves a settings.json that is not valid JSON as it is and says why", async () => {
+    const h = await harness.open({ steps: [] });
+    const agentDir = join(h.dir, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), "{ not json");
+    const { app, term, shows } = open(h);
+    const done = app.submit("/settings");
+    await shows("Expand tool output");
+    term.press(DOWN, DOWN, "\r");
+    await shows("Not saved");
+    expect(app.toolsExpanded, "the choice still applies to this session").to.equal(true);
+    term.press("\x1b");
+    await done;
+    expect(readFileSync(join(agentDir, "settings.json"), "utf8")).to.equal("{ not json");
+  });
+
+  it("/trust saves the decision in trust.json and loads the project's extensions now, or leaves them out", async () => {
+    const h = await harness.open({ steps: [] });
+    mkdirSync(join(h.dir, ".knightcode", "extensions"), { recursive: true });
+    writeFileSync(
+      join(h.dir, ".knightcode", "extensions", "hello.ts"),
+      `export default (kc: any) => kc.registerCommand("hello", {
+        description: "from the project",
+        handler: async (_args: string, ctx: any) => ctx.ui.notify("HELLO-FROM-PROJECT"),
+      });`,
+    );
+    const { app, term, shows } = open(h);
+    const commands = () => h.handle.getCommands().map((c) => c.name);
+    await app.submit("/reload");
+    expect(commands(), "an untrusted project's extension stays out of a reload").to.not.include("hello");
+
+    let done = app.submit("/trust");
     await shows("Trust and remember");
     term.press("\r");
     await done;
     const saved = JSON.parse(readFileSync(join(h.dir, "agent", "trust.json"), "utf8"));
     expect(saved.decisions[h.dir]).to.include({ trusted: true });
-    await shows("this applies from the next start");
+    await shows("its own resources are loaded");
+    expect(commands()).to.include("hello");
+    await app.submit("/hello");
+    await shows("HELLO-FROM-PROJECT");
+
+    done = app.submit("/trust");
+    await shows("Do not trust, and remember");
+    term.press(DOWN, "\r");
+    await done;
+    await shows("its own resources are left out");
+    expect(commands()).to.not.include("hello");
   });
 });

@@ -38,8 +38,19 @@ export class TmuxDriver {
     return this.tmux("capture-pane", "-t", this.target, "-p");
   }
 
+  /** The scrollback and the screen, oldest line first. */
+  history(): string {
+    return this.tmux("capture-pane", "-t", this.target, "-p", "-S", "-", "-E", "-");
+  }
+
   type(text: string): void {
     this.tmux("send-keys", "-t", this.target, "-l", text);
+  }
+
+  /** Pastes `text` as a terminal paste does (bracketed, when the program asked for that). */
+  paste(text: string): void {
+    this.tmux("set-buffer", "-b", "kc-paste", "--", text);
+    this.tmux("paste-buffer", "-p", "-d", "-b", "kc-paste", "-t", this.target);
   }
 
   /** tmux key names: `Enter`, `Escape`, `Tab`, `C-o`, `M-Enter`, `Down`, ... */

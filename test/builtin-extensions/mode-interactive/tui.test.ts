@@ -4,13 +4,15 @@
  * docs/interactive.md shows are written there.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
 import {
   type RecordedRequest,
+  type Responder,
   startTestServer,
   type TestServer,
   writeSse,
@@ -25,6 +27,7 @@ import {
   toolCallStream,
   usageChunk,
 } from "../providers/openai-compatible/fixtures.js";
+import { fakeXclip, PNG } from "./clipboard-fixture.js";
 import { hasTmux, TmuxDriver } from "./tmux-driver.js";
 
 /** An answer that streams slowly enough to act while it runs (about `seconds`). */
@@ -68,7 +71,7 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     writeFileSync(join(dir, `${name}.txt`), term.screen().replace(/\n+$/, "\n"));
   }
 
-  function launch(extension?: string, columns = 100, rows = 32): void {
+  function launch(extension?: string, columns = 100, rows = 32, env = ""): void {
     const agentDir = join(tmp.path, "agent");
     writeLocalModels(agentDir, {
       baseUrl: `${server.url}/v1`,
@@ -79,7 +82,7 @@ describe("interactive terminal UI (tmux, local model server)", function () {
       ],
     });
     const command = [
-      `KNIGHTCODE_AGENT_DIR=${agentDir} LOCAL_KEY=sk-local`,
+      `${env} KNIGHTCODE_AGENT_DIR=${agentDir} LOCAL_KEY=sk-local`,
       process.execPath,
       cliBin,
       ...(extension ? ["-e", extension] : []),
@@ -156,6 +159,83 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     await term.waitFor("KC-EXIT-0");
   });
 
+  it("leaves finished messages in the terminal's scrollback, each once and in order, also after a resize", async () => {
+    const answer = (n: number) =>
+      `${Array.from({ length: 12 }, (_, i) => `answer-${n} line ${i + 1}.`).join("\n\n")}\n\nanswer-${n}-end`;
+    server.respondInOrder(
+      ...[1, 2, 3, 4, 5].map(
+        (n): Responder =>
+          (_req, res) =>
+            writeSse(res, textStream(answer(n))),
+      ),
+    );
+    launch(undefined, 80, 20);
+    await term.waitFor("local/m1");
+    for (let n = 1; n <= 5; n++) {
+      term.enter(`question ${n}`);
+      await term.waitFor(`answer-${n}-end`);
+    }
+    const inOrder = (history: string) => {
+      const marks = [1, 2, 3, 4, 5].flatMap((n) => [
+        `› question ${n}`,
+        `answer-${n} line 1.`,
+        `answer-${n}-end`,
+      ]);
+      for (const mark of marks) expect(history.split(mark).length - 1, mark).to.equal(1);
+      const positions = marks.map((mark) => history.indexOf(mark));
+      expect(positions).to.deep.equal([...positions].sort((a, b) => a - b));
+      expect(history.split("KnightCode").length - 1).to.equal(1);
+    };
+    // 5 answers of 25 lines on a 20-row terminal: most of it is in the scrollback, not on the screen.
+    expect(term.screen()).to.not.contain("question 1");
+    inOrder(term.history());
+    term.resize(60, 20);
+    await term.waitFor(/^─{60}$/m);
+    inOrder(term.history());
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
+  it("attaches an image pasted as a path or taken from the clipboard with ctrl+v; the request carries it", async () => {
+    const shot = join(tmp.path, "shot.png");
+    writeFileSync(shot, PNG);
+    fakeXclip(join(tmp.path, "bin"), shot);
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Saw the pasted image.")),
+      (_req, res) => writeSse(res, textStream("Saw the clipboard image.")),
+    );
+    launch(undefined, 100, 32, `PATH=${join(tmp.path, "bin")}:$PATH WAYLAND_DISPLAY=`);
+    await term.waitFor("local/m1");
+    const dataUrl = `data:image/png;base64,${PNG.toString("base64")}`;
+    const imagesSent = (request: RecordedRequest) => {
+      const last = (request.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      return (last.content as { type: string; image_url?: { url: string } }[])
+        .filter((part) => part.type === "image_url")
+        .map((part) => part.image_url!.url);
+    };
+
+    term.type("what is in ");
+    term.paste(shot);
+    await term.waitFor("shot.png");
+    term.key("Enter");
+    await term.waitFor("Saw the pasted image.");
+    expect(imagesSent(server.requests[0]!)).to.deep.equal([dataUrl]);
+
+    term.type("and this? ");
+    term.key("C-v");
+    const typed = await term.waitFor(/knightcode-clipboard-[0-9a-f-]+\.png/);
+    snap("image-paste");
+    const saved = /\S*knightcode-clipboard-[0-9a-f-]+\.png/.exec(typed)![0];
+    term.key("Enter");
+    await term.waitFor("Saw the clipboard image.");
+    expect(imagesSent(server.requests[1]!)).to.deep.equal([dataUrl]);
+    rmSync(saved.startsWith("/") ? saved : join(tmpdir(), saved.slice(saved.indexOf("knightcode-"))), {
+      force: true,
+    });
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
   it("shows extension UI: footer status, widget above the editor, a dialog, a custom overlay", async () => {
     const ext = tmp.write(
       "ui.ts",
@@ -209,13 +289,14 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     await term.waitFor("KC-EXIT-0");
   });
 
-  it("stops with Escape, steers while busy, picks a model with /model and moves with /tree", async () => {
+  it("stops with Escape, steers while busy, picks a model with /model and moves with /tree, summarising the branch left", async () => {
     const slow = slowStream(60, 100);
     server.respondInOrder(
       (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
       (_req, res) => writeSse(res, slow.events, { delayMs: slow.delayMs }),
       (_req, res) => writeSse(res, textStream("Took the steer.")),
       (_req, res) => writeSse(res, textStream("From m2.")),
+      (_req, res) => writeSse(res, textStream("BRANCH-SUMMARY-42: asked three questions.")),
     );
     launch();
     await term.waitFor("local/m1");
@@ -263,9 +344,17 @@ describe("interactive terminal UI (tmux, local model server)", function () {
       await new Promise((r) => setTimeout(r, 60));
     }
     term.key("Enter");
-    await term.waitFor(/Continuing from [0-9a-f]{8}/);
+    await term.waitFor("Summarize the branch you leave?");
+    snap("tree-summary");
+    term.key("Down");
+    await term.waitFor("→ Summarize");
+    term.key("Enter");
+    await term.waitFor(/Continuing from [0-9a-f]{8}; the branch you left was summarised/);
     const moved = term.screen();
+    expect(moved).to.contain("Summary of the branch left: BRANCH-SUMMARY-42");
     expect(moved).to.not.contain("From m2.");
+    // The summary request carried the branch being left.
+    expect(JSON.stringify(server.requests[4]!.body.messages)).to.contain("which model?");
     // The message returns to the editor to edit and send again.
     expect(moved).to.match(/^ first question\s*$/m);
     term.key("C-c");
