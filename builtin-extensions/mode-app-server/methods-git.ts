@@ -390,10 +390,11 @@ async function relocate(
 ): Promise<LoadedThread> {
   const file = old.session.getState().sessionFile;
   if (!file) throw new Error("a thread with no session file cannot move");
+  const was = old.session.sessionManager.getCwd();
   if (server.threads.get(old.id) === old) server.threads.delete(old.id);
   await old.dispose();
   try {
-    if (resolve(cwd) !== resolve(old.session.sessionManager.getCwd())) rewriteCwd(server, file, cwd);
+    if (resolve(cwd) !== resolve(was)) rewriteCwd(server, file, cwd);
     const opened = await server.openThread({ cwd: resolve(cwd), sessionFile: file }, undefined);
     opened.thread.forkedFromId = old.forkedFromId;
     warnings.push(...opened.warnings);

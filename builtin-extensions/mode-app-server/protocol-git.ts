@@ -104,7 +104,7 @@ const StageParams = Obj({ threadId: ThreadId, path: Opt(Str()), hunkId: Opt(Str(
 const BranchName = Obj({ threadId: ThreadId, name: Str({ minLength: 1 }) });
 
 /** The specs that need protocol.ts's shared `Thread` and `Warning`. */
-export function gitSpecs(shared: { Thread: TSchema; Warning: TSchema }) {
+export function gitSpecs<T extends TSchema, W extends TSchema>(shared: { Thread: T; Warning: W }) {
   const { Thread, Warning } = shared;
   const requests = {
     "thread/diff/read": {
