@@ -138,8 +138,9 @@ export function registerGitMethods(server: AppServer): void {
     return live ?? history;
   }
 
-  function threadCheckout(git: Git, c: Checkout, turnId?: string) {
-    const last = lastTurnId(c, turnId);
+  /** The services' view of the thread; the last turn's id is worked out only for the `lastTurn` scope. */
+  function threadCheckout(git: Git, c: Checkout, lastTurn?: { turnId?: string }) {
+    const last = lastTurn ? lastTurnId(c, lastTurn.turnId) : undefined;
     return {
       cwd: c.cwd,
       settings: settingsOf(git),
@@ -149,21 +150,24 @@ export function registerGitMethods(server: AppServer): void {
   }
 
   /** Loads the thread's git checkout for a method; the services and the checkout are checked in this order. */
-  async function prepare(threadId: string, options: { write?: string; turnId?: string } = {}) {
+  async function prepare(threadId: string, options: { write?: string; lastTurn?: { turnId?: string } } = {}) {
     const c = checkout(threadId);
     if (options.write) requireIdle(c, options.write);
     requireFolder(c);
     const git = await services();
-    return { git, c, thread: threadCheckout(git, c, options.turnId) };
+    return { git, c, thread: threadCheckout(git, c, options.lastTurn) };
   }
 
   m.register("thread/diff/read", R["thread/diff/read"], async ({ threadId, ...params }) => {
-    const { git, thread } = await prepare(threadId);
+    const { git, thread } = await prepare(threadId, params.scope === "lastTurn" ? { lastTurn: {} } : {});
     return (await call(git, () => git.threadDiffRead(thread, params))) as never;
   });
 
   m.register("thread/diff/revert", R["thread/diff/revert"], async ({ threadId, ...params }) => {
-    const { git, thread } = await prepare(threadId, { write: "revert", turnId: params.turnId });
+    const { git, thread } = await prepare(threadId, {
+      write: "revert",
+      ...(params.scope === "lastTurn" ? { lastTurn: { turnId: params.turnId } } : {}),
+    });
     return call(git, () => git.threadDiffRevert(thread, params));
   });
 
@@ -282,6 +286,16 @@ export function registerGitMethods(server: AppServer): void {
     const title = c.name ?? firstUserText(c.entries);
     if (title === undefined || !c.sessionFile || !existsSync(c.sessionFile))
       throw invalidParams("The thread has no message yet; there is nothing to hand off", { reason: "empty" });
+    // A file another process owns cannot be pointed at the new cwd: refuse before anything moves.
+    if (!c.thread && existsSync(`${c.sessionFile}.lock`))
+      throw new AppServerError(
+        "threadLocked",
+        `Another process owns ${c.sessionFile}; close it there first`,
+        {
+          reason: "ownedByAnotherProcess",
+          path: c.sessionFile,
+        },
+      );
     const warnings: Warning[] = [];
     // Held from here: a turn/start answers turnInProgress and a queued input waits to start where the thread goes.
     c.thread?.hold("The thread is being handed off; wait for thread/replaced");

@@ -214,6 +214,30 @@ describe("knightcode app-server: worktree threads", function () {
     await rpcError(client.request("git/status", { threadId: thread.id }), "gitConflict", "worktreeDeleted");
   });
 
+  it("gives a thread born in the main checkout a worktree of its own when handed off to one", async () => {
+    const { server, model } = await start();
+    const { client } = server;
+    const { thread } = await client.request("thread/start", { cwd: h.project, name: "Local work" });
+    model.turn({ "a.txt": TEN.replace("six", "SIX"), "local.txt": "made in the checkout\n" });
+    await runTurn(server, thread.id, "edit locally");
+    const moved = await client.request("thread/handoff", { threadId: thread.id, to: "worktree" });
+    const workspace = moved.thread.workspace as { mode: string; path: string; projectCwd: string };
+    expect(workspace).to.deep.include({ mode: "worktree", projectCwd: h.project });
+    expect(moved.thread.cwd).to.equal(workspace.path);
+    expect((await client.waitFor("thread/replaced", (n) => n.threadId === thread.id)).thread.cwd).to.equal(
+      workspace.path,
+    );
+    expect(read(workspace.path, "local.txt")).to.equal("made in the checkout\n");
+    expect(read(workspace.path, "a.txt")).to.equal(TEN.replace("six", "SIX"));
+    expect(git(h.project, ["status", "--porcelain"])).to.equal("");
+    expect(read(h.project, "a.txt")).to.equal(TEN);
+    // The next turn runs in the worktree.
+    model.turn({ "next.txt": "in the worktree\n" });
+    await runTurn(server, thread.id, "go on");
+    expect(read(workspace.path, "next.txt")).to.equal("in the worktree\n");
+    expect(existsSync(join(h.project, "next.txt"))).to.equal(false);
+  });
+
   it("answers recoveryRequired with the saved patch when the changes cannot land", async () => {
     const { server } = await start();
     const { client } = server;
