@@ -4,13 +4,26 @@
  *   committed 10,000-file repository with 20 files edited, and whether the user's index file changed (it must not:
  *   bytes and modification time are compared);
  * - `thread/diff/read` (`readChanges`, the `uncommitted` scope, context 3) on a repository with 1,000 changed
- *   files, with the size of the JSON result.
+ *   files, with the size of the JSON result;
+ * - the same read as a client sees it: the request to the built `knightcode app-server` on stdio and its
+ *   response (built first when dist/ is missing).
  * Median of 5 rounds each, after one warm-up, in wall time and in CPU time (this process and its git children).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { spawnAppServer } from "../hosts/sdk/app-server-client.js";
 import { readChanges } from "../plugins/git/changes.js";
 import { snapshotTurnStart } from "../plugins/git/turns.js";
 
@@ -91,6 +104,54 @@ async function timed(fn: () => Promise<unknown>): Promise<{ ms: number; cpu: num
   return { ms: median(times), cpu: median(cpus), last };
 }
 
+/** `thread/diff/read` through `knightcode app-server`: the round trip a client waits for. */
+async function protocolDiffRead(dir: string, repo: string): Promise<void> {
+  const home = fileURLToPath(new URL("..", import.meta.url));
+  const cli = join(home, "dist", "hosts", "cli", "main.js");
+  if (!existsSync(cli)) execFileSync("npx", ["tsx", "scripts/build.ts"], { cwd: home, stdio: "inherit" });
+  const agentDir = join(dir, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  // A model is configured (a thread needs one) but never called.
+  writeFileSync(
+    join(agentDir, "models.json"),
+    JSON.stringify({
+      providers: {
+        local: {
+          api: "openai-completions",
+          baseUrl: "http://127.0.0.1:9/v1",
+          apiKey: "BENCH_KEY",
+          models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    join(agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "local", defaultModel: "m" }),
+  );
+  const server = spawnAppServer({
+    command: process.execPath,
+    args: [cli, "app-server"],
+    cwd: dir,
+    env: { ...process.env, KNIGHTCODE_AGENT_DIR: agentDir, BENCH_KEY: "k" },
+    timeoutMs: 120_000,
+  });
+  try {
+    await server.client.initialize();
+    const { thread } = await server.client.request("thread/start", { cwd: repo });
+    const read = await timed(() =>
+      server.client.request("thread/diff/read", { threadId: thread.id, scope: "uncommitted", context: 3 }),
+    );
+    const result = read.last as { files: unknown[] };
+    console.log(
+      `git thread/diff/read over the app-server, 1,000 changed files: ${read.ms.toFixed(1)} ms round trip ` +
+        `(median of ${ROUNDS}), ${result.files.length} files`,
+    );
+  } finally {
+    await server.stop(5_000);
+  }
+}
+
 export async function gitBench(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "kc-bench-git-"));
   try {
@@ -118,6 +179,7 @@ export async function gitBench(): Promise<void> {
         `(medians of ${ROUNDS}), ` +
         `${result.files.length} files, ${(bytes / 1024).toFixed(0)} KB of JSON`,
     );
+    await protocolDiffRead(root, changed);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@
  */
 import { type ExtensionEventBus, errorMessage, JsonlReader, type ModeContext } from "@knightcodeai/cli/kit";
 import { registerConfigMethods } from "./methods-config.js";
+import { registerGitMethods } from "./methods-git.js";
 import { registerMcpMethods } from "./methods-mcp.js";
 import type { MethodSpec } from "./protocol.js";
 import type { Handler } from "./registry.js";
@@ -39,6 +40,7 @@ export async function runAppServer(ctx: ModeContext, events: ExtensionEventBus):
   });
   registerConfigMethods(server, { session: ctx.session });
   registerMcpMethods(server);
+  registerGitMethods(server);
   const contribution: AppServerContribution = {
     register: (name, spec, handler) => server.methods.register(name, spec, handler),
     threadSession: (threadId) => server.loaded(threadId)?.session,

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, SessionEntry } from "@knightcodeai/cli/kit";
+import { turnFilesOfEntry } from "./workspace.js";
 
 export const ITEM_INLINE_BYTES = 64 * 1024;
 export const PAYLOAD_CHUNK_BYTES = 48 * 1024;
@@ -22,6 +23,8 @@ export interface Turn {
   status: "inProgress" | "completed" | "interrupted" | "failed";
   items: Item[];
   error?: { message: string };
+  /** Files changed while the turn ran, from its `worktrees.turn` record. */
+  files?: { path: string; additions: number; deletions: number }[];
 }
 
 /** Values sent by reference, per thread; kept while the thread is loaded. */
@@ -118,6 +121,11 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
     return current;
   };
   for (const entry of branch) {
+    if (entry.type === "custom") {
+      const files = current ? turnFilesOfEntry(entry) : undefined;
+      if (current && files) current.files = files;
+      continue;
+    }
     if (entry.type === "compaction") {
       (current ?? open(entry.id)).items.push({
         type: "contextCompaction",

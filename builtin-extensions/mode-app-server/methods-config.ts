@@ -13,11 +13,9 @@ import {
   DEFAULT_SETTINGS,
   type ExtensionAPI,
   findProtectedInputs,
-  findSavedDecision,
   globalSettingsPath,
   loadSettings,
   projectSettingsPath,
-  readTrustDecisions,
   type SessionController,
   SettingsFileSchema,
   saveTrustDecision,
@@ -27,6 +25,7 @@ import { Value } from "@sinclair/typebox/value";
 import { AppServerError, invalidParams } from "./errors.js";
 import { requestSpecs as R } from "./protocol.js";
 import { type AppServer, warningOf } from "./server.js";
+import { projectTrusted } from "./trust.js";
 
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
@@ -35,15 +34,6 @@ type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Whether a project's own settings and resources are read: a saved decision, else the default setting. */
-export function projectTrusted(agentDir: string, cwd: string): boolean | null {
-  const saved = findSavedDecision(readTrustDecisions(agentDir), cwd);
-  if (saved) return saved.trusted;
-  const global = loadSettings({ agentDir, cwd, projectTrusted: false });
-  const fallback = global.get("defaultProjectTrust");
-  return fallback === "always" ? true : fallback === "never" ? false : null;
 }
 
 function fileVersion(path: string): { text: string | undefined; version: string } {

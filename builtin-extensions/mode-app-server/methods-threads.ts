@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { type SessionInfo, VERSION } from "@knightcodeai/cli/kit";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { archiveWorkspace, prepareWorkspace } from "./methods-git.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
 import { readBranch, writeFork } from "./store-files.js";
@@ -26,17 +27,15 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/start", R["thread/start"], async (params, { connection, afterResponse }) => {
-    if (params.workspace && params.workspace.mode !== "local")
-      throw invalidParams(`Workspace mode "${params.workspace.mode}" is not available yet; use "local"`, {
-        reason: "workspace",
-      });
     const cwd = resolve(params.cwd);
     if (!existsSync(cwd)) throw invalidParams(`cwd ${cwd} does not exist`, { reason: "cwd" });
+    const workspace = await prepareWorkspace(server, cwd, params.workspace, connection);
     const { thread, warnings } = await server.openThread(
-      { cwd, ...(params.model ? { model: params.model } : {}) },
+      { cwd: workspace?.cwd ?? cwd, ...(params.model ? { model: params.model } : {}) },
       connection,
     );
     if (params.name) thread.session.setSessionName(params.name);
+    if (workspace) warnings.push(...(await workspace.opened(thread)));
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
     return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
@@ -166,6 +165,7 @@ export function registerThreadMethods(server: AppServer): void {
     }
     if (loaded) await server.unload(loaded);
     server.moveSessionFile(info.path, server.archivedPath(info.path));
+    await archiveWorkspace(server, params.threadId, info.cwd);
     return {};
   });
 

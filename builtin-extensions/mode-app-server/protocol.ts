@@ -7,6 +7,7 @@
  * milliseconds.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
+import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
 
 const Opt = Type.Optional;
 const Str = Type.String;
@@ -56,6 +57,7 @@ export const Thread = Obj(
     sessionFile: Opt(Str()),
     model: Opt(Str({ description: "provider/model" })),
     archived: Opt(Bool()),
+    workspace: ThreadWorkspace,
   },
   { $id: "Thread" },
 );
@@ -71,6 +73,7 @@ export const ThreadSummary = Obj(
     status: ThreadStatus,
     forkedFromId: Opt(Str()),
     messageCount: Num(),
+    workspaceMode: Opt(Lit("worktree", { description: "Present on threads that run in a managed worktree" })),
   },
   { $id: "ThreadSummary" },
 );
@@ -111,6 +114,7 @@ export const Turn = Obj(
     status: TurnStatus,
     items: Arr(ThreadItem),
     error: Opt(Obj({ message: Str() })),
+    files: Opt(Arr(FileTotals, { description: "Files changed while the turn ran (a git checkout only)" })),
   },
   { $id: "Turn" },
 );
@@ -168,6 +172,8 @@ export interface NotificationSpec {
   readonly description: string;
   readonly params: TSchema;
 }
+
+const git = gitSpecs({ Thread, Warning });
 
 const ThreadResult = Obj({ thread: Thread, warnings: Arr(Warning), ui: ExtensionUi });
 
@@ -398,6 +404,7 @@ export const requestSpecs = {
       ),
     }),
   },
+  ...git.requests,
 } as const satisfies Record<string, MethodSpec>;
 
 const TurnRef = { threadId: Str(), turnId: Str() };
@@ -484,6 +491,7 @@ export const notificationSpecs = {
       view: Opt(Any()),
     }),
   },
+  ...git.notifications,
 } as const satisfies Record<string, NotificationSpec>;
 
 /** Server → client requests. */
@@ -522,4 +530,5 @@ export const sharedSchemas = [
   TokenUsage,
   Widget,
   ExtensionUi,
+  ...gitSharedSchemas,
 ] as const;

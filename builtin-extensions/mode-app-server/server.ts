@@ -30,6 +30,7 @@ import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
 import { ARCHIVE_DIR, archivedPath, headerIdOf, readBranch, unarchivedPath } from "./store-files.js";
 import { LoadedThread, type ThreadStatus } from "./thread.js";
 import { cleanText } from "./ui.js";
+import { describeWorkspace, inManagedWorktree, worktreesRoot } from "./workspace.js";
 
 export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
 
@@ -52,6 +53,7 @@ export interface Summary {
   status: ThreadStatus;
   forkedFromId?: string;
   messageCount: number;
+  workspaceMode?: "worktree";
   path: string;
 }
 
@@ -200,7 +202,13 @@ export class AppServer {
   private threadHost = {
     log: (message: string) => this.options.log(message),
     idleWithoutSubscribers: (thread: LoadedThread) => this.scheduleUnload(thread),
+    describeWorkspace: (cwd: string) => describeWorkspace(this.worktreesRoot(), cwd),
   };
+
+  /** Where managed worktrees live (`worktrees.root`), as the global settings say now. */
+  worktreesRoot(): string {
+    return worktreesRoot(this.options.agentDir);
+  }
 
   /** Opens a thread's session (a new one, or a file) with `initiator` already subscribed (trust dialogs reach it). */
   async openThread(
@@ -348,8 +356,18 @@ export class AppServer {
     const active = this.findSession(threadId);
     const info = active ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    const { path: _path, messageCount: _count, ...summary } = this.summarize(info, undefined);
-    return { ...summary, sessionFile: info.path, ...(active ? {} : { archived: true }) };
+    const {
+      path: _path,
+      messageCount: _count,
+      workspaceMode: _mode,
+      ...summary
+    } = this.summarize(info, undefined);
+    return {
+      ...summary,
+      sessionFile: info.path,
+      ...(active ? {} : { archived: true }),
+      workspace: describeWorkspace(this.worktreesRoot(), info.cwd),
+    };
   }
 
   /** History of a thread, loaded or not. */
@@ -365,6 +383,7 @@ export class AppServer {
     info: SessionInfo,
     parents: ReadonlyMap<string, string> | undefined,
     mtimes?: ReadonlyMap<string, number>,
+    root = this.worktreesRoot(),
   ): Summary {
     let updatedAt = mtimes?.get(info.path) ?? info.modified.getTime();
     if (!mtimes) {
@@ -388,6 +407,7 @@ export class AppServer {
       status: loaded ? loaded.getStatus() : { type: "notLoaded" },
       ...(parent ? { forkedFromId: parent } : {}),
       messageCount: info.messageCount,
+      ...(inManagedWorktree(root, info.cwd) ? { workspaceMode: "worktree" as const } : {}),
       path: info.path,
     };
   }

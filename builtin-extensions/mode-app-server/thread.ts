@@ -23,6 +23,7 @@ import type { Connection } from "./connection.js";
 import { AppServerError } from "./errors.js";
 import { historyTurns, type Item, PayloadStore, type Turn, textOf, userContent } from "./items.js";
 import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
+import { turnRecordSince } from "./workspace.js";
 
 export type ThreadStatus =
   | { type: "notLoaded" }
@@ -54,6 +55,8 @@ interface LiveTurn extends Turn {
   open: Map<string, Item>;
   messageSeq: number;
   interrupted: boolean;
+  /** The session's leaf when the turn began: the turn's own entries come after it. */
+  startLeaf: string | null;
 }
 
 interface PendingDialog {
@@ -67,6 +70,8 @@ export interface ThreadHost {
   log(message: string): void;
   /** The thread has no subscriber and nothing running: the server may unload it. */
   idleWithoutSubscribers(thread: LoadedThread): void;
+  /** `Thread.workspace` for the thread's cwd. */
+  describeWorkspace(cwd: string): Record<string, unknown>;
 }
 
 export function splitInput(input: readonly UserInput[]): { text: string; images: ImageContent[] } {
@@ -95,6 +100,10 @@ export class LoadedThread {
   session!: SessionController;
   forkedFromId: string | undefined;
   disposed = false;
+  /** Why turns may not start now (a handoff moving the thread); queued inputs wait. */
+  private holdReason: string | undefined;
+  /** This load's turn ids by the id of their turn record entry (history turns are named by entry ids). */
+  readonly liveTurnIds = new Map<string, string>();
 
   constructor(
     id: string,
@@ -236,6 +245,7 @@ export class LoadedThread {
       ...(this.forkedFromId ? { forkedFromId: this.forkedFromId } : {}),
       ...(file ? { sessionFile: file } : {}),
       ...(state.model ? { model: `${state.model.provider}/${state.model.id}` } : {}),
+      workspace: this.host.describeWorkspace(manager.getCwd()),
     };
   }
 
@@ -243,6 +253,20 @@ export class LoadedThread {
 
   isBusy(): boolean {
     return this.running !== undefined || !this.session.isIdle();
+  }
+
+  /** Until `release`, turn starts answer `turnInProgress` with `reason` and queued inputs wait. */
+  hold(reason: string): void {
+    this.holdReason = reason;
+  }
+
+  release(): void {
+    this.holdReason = undefined;
+    this.next();
+  }
+
+  private checkHeld(): void {
+    if (this.holdReason !== undefined) throw new AppServerError("turnInProgress", this.holdReason);
   }
 
   /** Starts a turn now (the response carries it); call `announce` once the response is written. */
@@ -258,6 +282,7 @@ export class LoadedThread {
           turnId: this.running?.id,
         },
       );
+    this.checkHeld();
     const { text, images } = splitInput(input);
     const turn = this.newTurn(clientMessageId, true);
     this.running = turn;
@@ -283,6 +308,7 @@ export class LoadedThread {
       open: new Map(),
       messageSeq: 0,
       interrupted: false,
+      startLeaf: this.session.sessionManager.getLeafId(),
     };
   }
 
@@ -350,21 +376,25 @@ export class LoadedThread {
     } else if (turn.status === "inProgress") turn.status = turn.interrupted ? "interrupted" : "completed";
     this.running = undefined;
     this.steering = [];
+    const recorded = turnRecordSince(this.session, turn.startLeaf);
+    if (recorded) this.liveTurnIds.set(recorded.entryId, turn.id);
     this.turnEvent(turn, "turn/completed", {
       turn: {
         id: turn.id,
         status: turn.status,
         items: turn.items,
         ...(turn.error ? { error: turn.error } : {}),
+        ...(recorded ? { files: recorded.files } : {}),
       },
     });
+    if (recorded) this.turnEvent(turn, "turn/diff/updated", { files: recorded.files });
     this.updateStatus();
     this.next();
   }
 
   /** The oldest queued input starts once the thread is idle. */
   private next(): void {
-    if (this.running || this.disposed) {
+    if (this.running || this.disposed || this.holdReason !== undefined) {
       return;
     }
     const queued = this.queue.shift();
@@ -674,6 +704,22 @@ export class LoadedThread {
       },
     );
     dialog.asked = { connection: target, requestId };
+  }
+
+  // ---- replacement -------------------------------------------------------------------------------
+
+  /**
+   * Hands subscribers and queued inputs to `next`, the same thread reloaded elsewhere (a handoff, a restore):
+   * each subscriber gets `thread/replaced`, then the queue starts there.
+   */
+  handOver(next: LoadedThread): void {
+    const subscribers = this.subscribers;
+    this.subscribers = [];
+    for (const connection of subscribers) next.subscribe(connection);
+    next.queue.push(...this.queue.splice(0));
+    next.broadcast("thread/replaced", { thread: next.info() });
+    if (next.queue.length > 0) next.sendQueue();
+    next.next();
   }
 
   // ---- unload ------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ export type Thread = {
   /** provider/model */
   model?: string;
   archived?: boolean;
+  workspace: ThreadWorkspace;
 };
 
 export type ThreadSummary = {
@@ -48,6 +49,8 @@ export type ThreadSummary = {
   status: ThreadStatus;
   forkedFromId?: string;
   messageCount: number;
+  /** Present on threads that run in a managed worktree */
+  workspaceMode?: "worktree";
 };
 
 export type PayloadRef = {
@@ -107,6 +110,8 @@ export type Turn = {
   error?: {
     message: string;
   };
+  /** Files changed while the turn ran (a git checkout only) */
+  files?: FileTotals[];
 };
 
 export type QueueSnapshot = {
@@ -144,6 +149,63 @@ export type ExtensionUi = {
   workingMessage?: string;
   workingVisible: boolean;
   widgets: Widget[];
+};
+
+export type FileTotals = {
+  path: string;
+  additions: number;
+  deletions: number;
+};
+
+export type DiffHunk = {
+  /** Hash of the file's header, the read's context and the hunk */
+  id: string;
+  /** The @@ line */
+  header: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** Each line with its " ", "+", "-" or "\" prefix */
+  lines: string[];
+};
+
+export type DiffFile = {
+  path: string;
+  oldPath?: string;
+  status: "added" | "deleted" | "modified" | "renamed" | "copied" | "typeChanged";
+  binary: boolean;
+  additions: number;
+  deletions: number;
+  /** Past the response budget: no hunks */
+  tooLarge?: boolean;
+  hunks: DiffHunk[];
+};
+
+export type ThreadWorkspace = {
+  mode: "local" | "worktree";
+  /** worktree: the managed worktree's top folder */
+  path?: string;
+  /** worktree: the top folder of the checkout it was made from */
+  projectCwd?: string;
+  /** worktree: deleted (archived, pruned or removed); restorable */
+  deleted?: boolean;
+};
+
+export type Environment = {
+  name: string;
+  setup?: {
+    default?: string;
+    linux?: string;
+    darwin?: string;
+    win32?: string;
+  };
+  cleanup?: {
+    default?: string;
+    linux?: string;
+    darwin?: string;
+    win32?: string;
+  };
 };
 
 /** The handshake; the first request of every connection */
@@ -205,6 +267,8 @@ export type ThreadResumeResult = {
     error?: {
       message: string;
     };
+    /** Files changed while the turn ran (a git checkout only) */
+    files?: FileTotals[];
   };
   queue: QueueSnapshot;
   usage: TokenUsage;
@@ -533,6 +597,271 @@ export type ServerDiagnosticsResult = {
   }[];
 };
 
+/** The thread's changes in one Changes scope, with a content-hash id per hunk */
+export type ThreadDiffReadParams = {
+  /** The session id of the thread */
+  threadId: string;
+  scope?: "lastTurn" | "uncommitted" | "unstaged" | "staged" | "committed" | "branch";
+  /** branch: the ref to compare with */
+  against?: string;
+  /** committed: the commit to show */
+  commit?: string;
+  /** Lines of context (default 3) */
+  context?: number;
+  ignoreWhitespace?: boolean;
+};
+
+export type ThreadDiffReadResult = {
+  scope: "lastTurn" | "uncommitted" | "unstaged" | "staged" | "committed" | "branch";
+  /** The repository's root; file paths are relative to it */
+  root: string;
+  files: DiffFile[];
+  filesOmitted?: number;
+  untrackedSkipped?: number;
+  turnId?: string;
+  /** lastTurn: the files moved on since the turn */
+  stale?: boolean;
+  against?: string;
+};
+
+/** Reverts one hunk, one file or a scope in the working tree; reapply redoes the last turn */
+export type ThreadDiffRevertParams = {
+  /** The session id of the thread */
+  threadId: string;
+  scope?: "lastTurn" | "uncommitted" | "unstaged" | "staged" | "committed" | "branch";
+  /** branch: the ref to compare with */
+  against?: string;
+  /** committed: the commit to show */
+  commit?: string;
+  /** Lines of context (default 3) */
+  context?: number;
+  path?: string;
+  hunkId?: string;
+  reapply?: boolean;
+  /** lastTurn: the turn an Undo was shown on */
+  turnId?: string;
+};
+
+export type ThreadDiffRevertResult = {
+  /** Paths relative to the repository's root */
+  paths: string[];
+};
+
+/** Moves a thread and its uncommitted changes between its worktree and the main checkout */
+export type ThreadHandoffParams = {
+  /** The session id of the thread */
+  threadId: string;
+  to: "local" | "worktree";
+  branch?: string;
+  environment?: string;
+};
+
+export type ThreadHandoffResult = {
+  thread: Thread;
+  branch?: string;
+  warnings: Warning[];
+};
+
+/** Rebuilds a thread's deleted worktree from its snapshot and loads the thread there */
+export type ThreadWorktreeRestoreParams = {
+  /** The session id of the thread */
+  threadId: string;
+};
+
+export type ThreadWorktreeRestoreResult = {
+  thread: Thread;
+};
+
+/** The managed worktrees (of cwd's repository when given) */
+export type WorktreeListParams = {
+  cwd?: string;
+};
+
+export type WorktreeListResult = {
+  worktrees: {
+    path: string;
+    projectCwd: string;
+    head?: string;
+    branch?: string;
+    threadIds: string[];
+    lastUsedAt: number;
+    deleted: boolean;
+  }[];
+};
+
+/** Deletes a managed worktree after a snapshot */
+export type WorktreeDeleteParams = {
+  path: string;
+};
+
+export type WorktreeDeleteResult = {
+  /** The snapshot ref it can be restored from */
+  snapshot?: string;
+};
+
+/** The project's .knightcode/environments.json, and whether its scripts may run */
+export type EnvironmentListParams = {
+  cwd: string;
+};
+
+export type EnvironmentListResult = {
+  environments: Environment[];
+  trusted: boolean;
+};
+
+/** Writes the project's .knightcode/environments.json (trusted projects only) */
+export type EnvironmentSaveParams = {
+  cwd: string;
+  environments: Environment[];
+};
+
+export type EnvironmentSaveResult = {
+  environments: Environment[];
+};
+
+/** Branch, upstream, ahead/behind, change counts and an operation in progress */
+export type GitStatusParams = {
+  /** The session id of the thread */
+  threadId: string;
+};
+
+export type GitStatusResult = {
+  root: string;
+  branch?: string;
+  head?: string;
+  upstream?: string;
+  ahead: number;
+  behind: number;
+  staged: number;
+  unstaged: number;
+  untracked: number;
+  conflicted: number;
+  /** merge, rebase, cherry-pick, revert or bisect */
+  operation?: string;
+};
+
+/** Stages everything, one literal path, or one hunk of an unstaged read */
+export type GitStageParams = {
+  /** The session id of the thread */
+  threadId: string;
+  path?: string;
+  hunkId?: string;
+  /** Lines of context (default 3) */
+  context?: number;
+};
+
+export type GitStageResult = {
+  /** Paths relative to the repository's root */
+  paths: string[];
+};
+
+/** Unstages everything, one literal path, or one hunk of a staged read */
+export type GitUnstageParams = {
+  /** The session id of the thread */
+  threadId: string;
+  path?: string;
+  hunkId?: string;
+  /** Lines of context (default 3) */
+  context?: number;
+};
+
+export type GitUnstageResult = {
+  /** Paths relative to the repository's root */
+  paths: string[];
+};
+
+/** Commits (staging everything first unless includeUnstaged is false); no message: the model writes one */
+export type GitCommitParams = {
+  /** The session id of the thread */
+  threadId: string;
+  message?: string;
+  includeUnstaged?: boolean;
+};
+
+export type GitCommitResult = {
+  commit: string;
+  message: string;
+};
+
+/** Pushes the current branch with one explicit non-forcing refspec; sets the upstream the first time */
+export type GitPushParams = {
+  /** The session id of the thread */
+  threadId: string;
+};
+
+export type GitPushResult = {
+  remote: string;
+  branch: string;
+  upstream: string;
+};
+
+/** Opens a pull request with gh pr create */
+export type GitPrCreateParams = {
+  /** The session id of the thread */
+  threadId: string;
+  title?: string;
+  body?: string;
+  draft?: boolean;
+};
+
+export type GitPrCreateResult = {
+  url: string;
+};
+
+/** The local branches, the current one marked */
+export type GitBranchesParams = {
+  /** The session id of the thread */
+  threadId: string;
+};
+
+export type GitBranchesResult = {
+  current?: string;
+  branches: {
+    name: string;
+    head: string;
+    upstream?: string;
+    current: boolean;
+  }[];
+};
+
+/** Creates a branch at HEAD and checks it out (Create branch here) */
+export type GitBranchCreateParams = {
+  /** The session id of the thread */
+  threadId: string;
+  name: string;
+};
+
+export type GitBranchCreateResult = {
+  branch: string;
+};
+
+/** Checks out a branch; refused when it would overwrite local changes */
+export type GitBranchSwitchParams = {
+  /** The session id of the thread */
+  threadId: string;
+  name: string;
+};
+
+export type GitBranchSwitchResult = {
+  branch: string;
+};
+
+/** The commits since the worktree's base (else the upstream), newest first */
+export type GitLogParams = {
+  /** The session id of the thread */
+  threadId: string;
+  limit?: number;
+};
+
+export type GitLogResult = {
+  commits: {
+    commit: string;
+    subject: string;
+    author: string;
+    date: string;
+  }[];
+};
+
 export interface Requests {
   "initialize": { params: InitializeParams; result: InitializeResult };
   "thread/start": { params: ThreadStartParams; result: ThreadStartResult };
@@ -562,6 +891,24 @@ export interface Requests {
   "mcp/add": { params: McpAddParams; result: McpAddResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
+  "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
+  "thread/diff/revert": { params: ThreadDiffRevertParams; result: ThreadDiffRevertResult };
+  "thread/handoff": { params: ThreadHandoffParams; result: ThreadHandoffResult };
+  "thread/worktree/restore": { params: ThreadWorktreeRestoreParams; result: ThreadWorktreeRestoreResult };
+  "worktree/list": { params: WorktreeListParams; result: WorktreeListResult };
+  "worktree/delete": { params: WorktreeDeleteParams; result: WorktreeDeleteResult };
+  "environment/list": { params: EnvironmentListParams; result: EnvironmentListResult };
+  "environment/save": { params: EnvironmentSaveParams; result: EnvironmentSaveResult };
+  "git/status": { params: GitStatusParams; result: GitStatusResult };
+  "git/stage": { params: GitStageParams; result: GitStageResult };
+  "git/unstage": { params: GitUnstageParams; result: GitUnstageResult };
+  "git/commit": { params: GitCommitParams; result: GitCommitResult };
+  "git/push": { params: GitPushParams; result: GitPushResult };
+  "git/pr/create": { params: GitPrCreateParams; result: GitPrCreateResult };
+  "git/branches": { params: GitBranchesParams; result: GitBranchesResult };
+  "git/branch/create": { params: GitBranchCreateParams; result: GitBranchCreateResult };
+  "git/branch/switch": { params: GitBranchSwitchParams; result: GitBranchSwitchResult };
+  "git/log": { params: GitLogParams; result: GitLogResult };
 }
 
 /** A thread was started or forked */
@@ -709,6 +1056,26 @@ export type UiWidgetParams = {
   view?: unknown;
 };
 
+/** Output of an environment's setup or cleanup script, to the connection that asked */
+export type ThreadWorkspaceProgressParams = {
+  threadId: string;
+  phase: "setup" | "cleanup";
+  output: string;
+};
+
+/** After turn/completed: the files changed while the turn ran, with net line totals */
+export type TurnDiffUpdatedParams = {
+  threadId: string;
+  turnId: string;
+  files: FileTotals[];
+};
+
+/** The thread was reloaded where it now runs (a handoff, a restore); same id, new state */
+export type ThreadReplacedParams = {
+  threadId: string;
+  thread: Thread;
+};
+
 export interface Notifications {
   "thread/started": ThreadStartedParams;
   "thread/status/changed": ThreadStatusChangedParams;
@@ -729,6 +1096,9 @@ export interface Notifications {
   "ui/notify": UiNotifyParams;
   "ui/state": UiStateParams;
   "ui/widget": UiWidgetParams;
+  "thread/workspace/progress": ThreadWorkspaceProgressParams;
+  "turn/diff/updated": TurnDiffUpdatedParams;
+  "thread/replaced": ThreadReplacedParams;
 }
 
 /** An extension asks the user; reply {value}, {confirmed} or {} to cancel */

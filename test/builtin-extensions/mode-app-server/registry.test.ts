@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import { registerConfigMethods } from "../../../builtin-extensions/mode-app-server/methods-config.js";
+import { registerGitMethods } from "../../../builtin-extensions/mode-app-server/methods-git.js";
 import { registerMcpMethods } from "../../../builtin-extensions/mode-app-server/methods-mcp.js";
 import { requestSpecs } from "../../../builtin-extensions/mode-app-server/protocol.js";
 import { checkParams } from "../../../builtin-extensions/mode-app-server/registry.js";
@@ -25,6 +26,7 @@ describe("app-server method table", () => {
     });
     registerConfigMethods(s, { session: undefined as never });
     registerMcpMethods(s);
+    registerGitMethods(s);
     return s;
   }
 

@@ -1,0 +1,511 @@
+/**
+ * The workspace, diff and git methods (protocol-git.ts defines their shapes) over the git services of
+ * `loadGitServices()` (docs/worktrees.md), which load on the first call that needs them. Each handler finds the
+ * thread's checkout (loaded or from its file), calls one service, and turns a `GitServiceError` into the JSON-RPC
+ * error it names (`data.code`, with its `data`: `reason`, `paths`, `output`, `recoveryInstructions`, `patch`).
+ *
+ * The thread-level parts live here too: `thread/start` with a worktree workspace (`prepareWorkspace`), archive
+ * deleting a thread's worktree (`archiveWorkspace`), and reloading a thread where it now runs after a handoff or
+ * a restore, with `thread/replaced` to its subscribers and its queued inputs following it.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import {
+  errorMessage,
+  type GitServices,
+  loadGitServices,
+  type SessionEntry,
+  writeFileAtomic,
+} from "@knightcodeai/cli/kit";
+import type { Connection } from "./connection.js";
+import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { historyTurns, PayloadStore, textOf } from "./items.js";
+import { requestSpecs as R } from "./protocol.js";
+import type { AppServer } from "./server.js";
+import { readBranch } from "./store-files.js";
+import type { LoadedThread } from "./thread.js";
+import { projectTrusted } from "./trust.js";
+import { inManagedWorktree, TURN_ENTRY_TYPE, worktreesSetting } from "./workspace.js";
+
+type Git = GitServices;
+type Warning = Record<string, unknown>;
+
+let loading: Promise<Git> | undefined;
+function services(): Promise<Git> {
+  loading ??= loadGitServices();
+  return loading;
+}
+
+/** Runs a service call; its `GitServiceError` becomes the protocol error of the same name and data. */
+async function call<T>(git: Git, fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof git.GitServiceError)
+      throw new AppServerError(error.errorName, error.message, { ...(error.data ?? {}) });
+    throw error;
+  }
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** A worktree some loaded thread runs in is never deleted (archive, pruning, `worktree/delete`). */
+function inUse(server: AppServer): (path: string) => boolean {
+  return (path) =>
+    [...server.threads.values()].some(
+      (t) => !t.disposed && isInside(path, t.session.sessionManager.getCwd()),
+    );
+}
+
+/** A thread's checkout as the handlers need it: the loaded thread if any, else what its file says. */
+interface Checkout {
+  threadId: string;
+  thread: LoadedThread | undefined;
+  cwd: string;
+  entries: readonly SessionEntry[];
+  sessionFile: string | undefined;
+  name: string | undefined;
+}
+
+export function registerGitMethods(server: AppServer): void {
+  const m = server.methods;
+  const agentDir = server.options.agentDir;
+  const settingsOf = (git: Git) => git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  const trusted = (cwd: string) => projectTrusted(agentDir, cwd) === true;
+
+  function checkout(threadId: string): Checkout {
+    const thread = server.loaded(threadId);
+    if (thread) {
+      const manager = thread.session.sessionManager;
+      return {
+        threadId,
+        thread,
+        cwd: manager.getCwd(),
+        entries: manager.getBranch(),
+        sessionFile: thread.session.getState().sessionFile,
+        name: thread.session.getState().sessionName,
+      };
+    }
+    const info = server.findSession(threadId);
+    if (!info) throw threadNotFound(threadId);
+    return {
+      threadId,
+      thread: undefined,
+      cwd: info.cwd,
+      entries: readBranch(info.path).branch,
+      sessionFile: info.path,
+      name: info.name,
+    };
+  }
+
+  /** The checkout must still exist: a worktree deleted behind the server's back is `worktreeDeleted`. */
+  function requireFolder(c: Checkout): void {
+    if (existsSync(c.cwd)) return;
+    if (inManagedWorktree(server.worktreesRoot(), c.cwd))
+      throw new AppServerError(
+        "gitConflict",
+        `The thread's worktree ${c.cwd} was deleted; restore it first`,
+        {
+          reason: "worktreeDeleted",
+          paths: [c.cwd],
+        },
+      );
+    throw new AppServerError("notGitRepo", `${c.cwd} does not exist`);
+  }
+
+  function requireIdle(c: Checkout, what: string): void {
+    if (c.thread?.isBusy())
+      throw new AppServerError("turnInProgress", `A turn is running on this thread; ${what} after it ends`);
+  }
+
+  /**
+   * The thread's last recorded turn by the ids a client may hold: this load's live turn id, and the history id
+   * (`thread/resume`, `thread/read`). `asked` is taken when it names that turn either way.
+   */
+  function lastTurnId(c: Checkout, asked: string | undefined): string | undefined {
+    let entryId: string | undefined;
+    for (let i = c.entries.length - 1; i >= 0 && entryId === undefined; i--) {
+      const entry = c.entries[i];
+      if (entry?.type === "custom" && entry.customType === TURN_ENTRY_TYPE) entryId = entry.id;
+    }
+    if (entryId === undefined) return undefined;
+    const live = c.thread?.liveTurnIds.get(entryId);
+    const history = historyTurns(c.entries, new PayloadStore()).findLast((t) => t.files !== undefined)?.id;
+    if (asked !== undefined && (asked === live || asked === history)) return asked;
+    return live ?? history;
+  }
+
+  /** The services' view of the thread; the last turn's id is worked out only for the `lastTurn` scope. */
+  function threadCheckout(git: Git, c: Checkout, lastTurn?: { turnId?: string }) {
+    const last = lastTurn ? lastTurnId(c, lastTurn.turnId) : undefined;
+    return {
+      cwd: c.cwd,
+      settings: settingsOf(git),
+      entries: c.entries,
+      ...(last !== undefined ? { lastTurnId: last } : {}),
+    };
+  }
+
+  /** Loads the thread's git checkout for a method; the services and the checkout are checked in this order. */
+  async function prepare(threadId: string, options: { write?: string; lastTurn?: { turnId?: string } } = {}) {
+    const c = checkout(threadId);
+    if (options.write) requireIdle(c, options.write);
+    requireFolder(c);
+    const git = await services();
+    return { git, c, thread: threadCheckout(git, c, options.lastTurn) };
+  }
+
+  m.register("thread/diff/read", R["thread/diff/read"], async ({ threadId, ...params }) => {
+    const { git, thread } = await prepare(threadId, params.scope === "lastTurn" ? { lastTurn: {} } : {});
+    return (await call(git, () => git.threadDiffRead(thread, params))) as never;
+  });
+
+  m.register("thread/diff/revert", R["thread/diff/revert"], async ({ threadId, ...params }) => {
+    const { git, thread } = await prepare(threadId, {
+      write: "revert",
+      ...(params.scope === "lastTurn" ? { lastTurn: { turnId: params.turnId } } : {}),
+    });
+    return call(git, () => git.threadDiffRevert(thread, params));
+  });
+
+  m.register("git/status", R["git/status"], async ({ threadId }) => {
+    const { git, c } = await prepare(threadId);
+    return call(git, () => git.gitStatus(c.cwd));
+  });
+
+  for (const [method, unstage] of [
+    ["git/stage", false],
+    ["git/unstage", true],
+  ] as const) {
+    m.register(method, R[method], async ({ threadId, ...params }) => {
+      const { git, thread } = await prepare(threadId, { write: unstage ? "unstage" : "stage" });
+      return call(git, () => git.gitStageMethod(thread, params, unstage));
+    });
+  }
+
+  m.register("git/commit", R["git/commit"], async ({ threadId, ...params }) => {
+    const { git, c, thread } = await prepare(threadId, { write: "commit" });
+    const wantsMessage = !params.message?.trim();
+    // An empty message is written by the thread's model: the thread is loaded for it if it was not.
+    let loadedHere: LoadedThread | undefined;
+    let session = c.thread?.session;
+    if (wantsMessage && !session) {
+      loadedHere = (await server.load(threadId, undefined)).thread;
+      session = loadedHere.session;
+    }
+    try {
+      const model = session?.getState().model;
+      if (wantsMessage && !model)
+        throw invalidParams("The thread has no model to write the commit message; pass `message`", {
+          reason: "model",
+        });
+      return await call(git, () =>
+        git.gitCommitMethod(thread, {
+          ...params,
+          ...(model ? { writeMessage: git.commitMessageWriter(model) } : {}),
+        }),
+      );
+    } finally {
+      loadedHere?.checkIdle();
+    }
+  });
+
+  m.register("git/push", R["git/push"], async ({ threadId }) => {
+    const { git, c } = await prepare(threadId, { write: "push" });
+    return call(git, () => git.gitPush(c.cwd));
+  });
+
+  m.register("git/pr/create", R["git/pr/create"], async ({ threadId, ...params }) => {
+    const { git, c } = await prepare(threadId);
+    return call(git, () => git.gitPrCreate(c.cwd, params));
+  });
+
+  m.register("git/branches", R["git/branches"], async ({ threadId }) => {
+    const { git, c } = await prepare(threadId);
+    return call(git, () => git.gitBranches(c.cwd));
+  });
+
+  for (const [method, action] of [
+    ["git/branch/create", "create"],
+    ["git/branch/switch", "switch"],
+  ] as const) {
+    m.register(method, R[method], async ({ threadId, name }) => {
+      const { git, thread } = await prepare(threadId, { write: `${action} a branch` });
+      return call(git, () => git.gitBranchMethod(thread, { name }, action));
+    });
+  }
+
+  m.register("git/log", R["git/log"], async ({ threadId, ...params }) => {
+    const { git, thread } = await prepare(threadId);
+    return call(git, () => git.gitLogMethod(thread, params));
+  });
+
+  // ---- worktrees and environments ----------------------------------------------------------------
+
+  m.register("worktree/list", R["worktree/list"], async (params) => {
+    const git = await services();
+    const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
+    return { worktrees: await call(git, () => git.listWorktrees(settingsOf(git), cwd)) };
+  });
+
+  m.register("worktree/delete", R["worktree/delete"], async (params) => {
+    const git = await services();
+    const settings = settingsOf(git);
+    const path = resolve(params.path);
+    const record = git.findWorktree(settings.root, path);
+    return call(git, () =>
+      git.deleteWorktree(settings, path, {
+        isInUse: inUse(server),
+        trusted: record ? trusted(record.projectCwd) : false,
+      }),
+    );
+  });
+
+  m.register("environment/list", R["environment/list"], async (params) => {
+    const git = await services();
+    const cwd = resolve(params.cwd);
+    return (await call(git, () => git.environmentList({ cwd }, trusted(cwd)))) as never;
+  });
+
+  m.register("environment/save", R["environment/save"], async (params) => {
+    const git = await services();
+    const cwd = resolve(params.cwd);
+    // The file names scripts that run on this machine: only a trusted project's may be written.
+    if (!trusted(cwd)) throw invalidParams(`${cwd} is not a trusted project`, { reason: "untrusted" });
+    return (await call(git, () => git.environmentSave({ cwd, environments: params.environments }))) as never;
+  });
+
+  // ---- handoff and restore -----------------------------------------------------------------------
+
+  m.register("thread/handoff", R["thread/handoff"], async (params, { connection }) => {
+    const c = checkout(params.threadId);
+    requireIdle(c, "hand it off");
+    const title = c.name ?? firstUserText(c.entries);
+    if (title === undefined || !c.sessionFile || !existsSync(c.sessionFile))
+      throw invalidParams("The thread has no message yet; there is nothing to hand off", { reason: "empty" });
+    // A file another process owns cannot be pointed at the new cwd: refuse before anything moves.
+    if (!c.thread && existsSync(`${c.sessionFile}.lock`))
+      throw new AppServerError(
+        "threadLocked",
+        `Another process owns ${c.sessionFile}; close it there first`,
+        {
+          reason: "ownedByAnotherProcess",
+          path: c.sessionFile,
+        },
+      );
+    const warnings: Warning[] = [];
+    // Held from here: a turn/start answers turnInProgress and a queued input waits to start where the thread goes.
+    c.thread?.hold("The thread is being handed off; wait for thread/replaced");
+    let outcome: Awaited<ReturnType<Git["threadHandoff"]>>;
+    let git: Git;
+    try {
+      git = await services();
+      outcome = await call(git, () =>
+        git.threadHandoff(
+          {
+            ...threadCheckout(git, c),
+            threadId: c.threadId,
+            agentDir,
+            title,
+            trusted: trusted(c.cwd),
+            onProgress: progressTo(connection, c.threadId),
+          },
+          {
+            to: params.to,
+            ...(params.branch !== undefined ? { branch: params.branch } : {}),
+            ...(params.environment !== undefined ? { environment: params.environment } : {}),
+          },
+        ),
+      );
+    } catch (error) {
+      c.thread?.release();
+      throw error;
+    }
+    if (outcome.setup) warnings.push(...setupWarnings(outcome.setup));
+    const file = c.sessionFile;
+    let thread: LoadedThread | undefined;
+    if (c.thread) thread = await relocate(server, c.thread, outcome.cwd, warnings);
+    else rewriteCwd(server, file, outcome.cwd);
+    return {
+      thread: (thread ? thread.info() : server.threadInfo(c.threadId)) as never,
+      ...(outcome.branch !== undefined ? { branch: outcome.branch } : {}),
+      warnings: warnings as never,
+    };
+  });
+
+  m.register("thread/worktree/restore", R["thread/worktree/restore"], async (params, { connection }) => {
+    const c = checkout(params.threadId);
+    requireIdle(c, "restore its worktree");
+    const git = await services();
+    const settings = settingsOf(git);
+    const record = git.findWorktree(settings.root, c.cwd);
+    if (!record)
+      throw invalidParams("The thread does not run in a managed worktree", { reason: "notWorktree" });
+    await call(git, () => git.restoreWorktree(settings, record.path));
+    if (c.thread) {
+      c.thread.hold("The thread is being reloaded in its restored worktree; wait for thread/replaced");
+      const thread = await relocate(server, c.thread, c.cwd, []);
+      return { thread: thread.info() as never };
+    }
+    const { thread } = await server.load(c.threadId, connection);
+    return { thread: thread.info() as never };
+  });
+}
+
+/** Sends a setup or cleanup script's output to the connection that asked. */
+function progressTo(connection: Connection, threadId: string) {
+  return (phase: "setup" | "cleanup", output: string) =>
+    connection.notify("thread/workspace/progress", { threadId, phase, output });
+}
+
+/** What a setup run that did not succeed tells the user. */
+function setupWarnings(run: { skipped?: string; exitCode?: number | null }): Warning[] {
+  if (run.skipped === "untrusted")
+    return [
+      { message: "The environment's setup script did not run: the project is not trusted", source: "trust" },
+    ];
+  if (run.exitCode !== undefined && run.exitCode !== 0)
+    return [{ message: `The environment's setup script exited with code ${run.exitCode}`, source: "server" }];
+  return [];
+}
+
+function firstUserText(entries: readonly SessionEntry[]): string | undefined {
+  for (const entry of entries) {
+    if (entry.type === "message" && entry.message.role === "user") return textOf(entry.message.content);
+  }
+  return undefined;
+}
+
+/**
+ * Points the session file at its new cwd (the header's `cwd`, where the thread runs and is listed), in place and
+ * atomically; the session must not be open.
+ */
+function rewriteCwd(server: AppServer, file: string, cwd: string): void {
+  const text = readFileSync(file, "utf8");
+  const end = text.indexOf("\n");
+  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Record<string, unknown>;
+  header.cwd = resolve(cwd);
+  writeFileAtomic(file, `${JSON.stringify(header)}${end < 0 ? "\n" : text.slice(end)}`);
+  server.touched(file);
+}
+
+/**
+ * Reloads a held thread with its session file at `cwd`: the old session closes, the file is pointed at `cwd`, the
+ * same thread opens there, and subscribers and queued inputs move to it (`thread/replaced`).
+ */
+async function relocate(
+  server: AppServer,
+  old: LoadedThread,
+  cwd: string,
+  warnings: Warning[],
+): Promise<LoadedThread> {
+  const file = old.session.getState().sessionFile;
+  if (!file) throw new Error("a thread with no session file cannot move");
+  const was = old.session.sessionManager.getCwd();
+  if (server.threads.get(old.id) === old) server.threads.delete(old.id);
+  await old.dispose();
+  try {
+    if (resolve(cwd) !== resolve(was)) rewriteCwd(server, file, cwd);
+    const opened = await server.openThread({ cwd: resolve(cwd), sessionFile: file }, undefined);
+    opened.thread.forkedFromId = old.forkedFromId;
+    warnings.push(...opened.warnings);
+    old.handOver(opened.thread);
+    return opened.thread;
+  } catch (error) {
+    // The thread could not open where it now runs: its subscribers learn it closed; resuming it tries again.
+    old.broadcast("thread/closed", {});
+    throw error;
+  }
+}
+
+// ---- thread/start and archive ---------------------------------------------------------------------
+
+export interface PreparedWorkspace {
+  /** Where the thread runs. */
+  cwd: string;
+  /** Once the thread exists: records it on its worktree and runs the environment's setup; returns warnings. */
+  opened(thread: LoadedThread): Promise<Warning[]>;
+}
+
+/**
+ * `thread/start`'s workspace: a new worktree (or the managed one `cwd` is in) for `{mode: "worktree"}`; a start
+ * whose cwd already lies in a managed worktree joins it whatever the mode. Undefined: the checkout as it is.
+ */
+export async function prepareWorkspace(
+  server: AppServer,
+  cwd: string,
+  workspace:
+    | { mode: string; baseRef?: string; carryLocalChanges?: boolean; environment?: string }
+    | undefined,
+  connection: Connection,
+): Promise<PreparedWorkspace | undefined> {
+  const joins = inManagedWorktree(server.worktreesRoot(), cwd);
+  if (workspace?.mode !== "worktree" && !joins) return undefined;
+  const agentDir = server.options.agentDir;
+  const git = await services();
+  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  // The environment's setup runs once the thread exists, so its progress names the thread: creation only
+  // checks the name and records it (an untrusted run skips the script).
+  const created = await call(git, () =>
+    git.createWorktree({
+      cwd,
+      settings,
+      ...(workspace?.baseRef !== undefined ? { baseRef: workspace.baseRef } : {}),
+      ...(workspace?.carryLocalChanges ? { carryLocalChanges: true } : {}),
+      ...(workspace?.environment !== undefined && !joins ? { environment: workspace.environment } : {}),
+      trusted: false,
+    }),
+  );
+  return {
+    cwd: created.cwd,
+    async opened(thread) {
+      git.touchWorktree(settings.root, created.record.path, thread.id);
+      const warnings: Warning[] = [];
+      const name = created.joined ? undefined : created.record.environment;
+      if (name !== undefined) {
+        const project = created.record.projectCwd;
+        const run = await call(git, () =>
+          git.runEnvironmentScript(git.findEnvironment(project, name), "setup", {
+            worktreePath: created.record.path,
+            trusted: projectTrusted(agentDir, project) === true,
+            onOutput: progressTo(connection, thread.id),
+          }),
+        );
+        warnings.push(...setupWarnings(run));
+      }
+      if (!created.joined) {
+        // Past `worktrees.keep`, the least recently used go (after a snapshot); no cleanup script runs for them.
+        void git
+          .pruneWorktrees(settings, { isInUse: inUse(server) })
+          .catch((error: unknown) => server.options.log(`pruning worktrees failed: ${errorMessage(error)}`));
+      }
+      return warnings;
+    },
+  };
+}
+
+/**
+ * After `thread/archive`: the thread's managed worktree is deleted after a snapshot, unless another thread that
+ * is not archived still uses it, or it cannot be deleted (in use, nested repositories): then it stays.
+ */
+export async function archiveWorkspace(server: AppServer, threadId: string, cwd: string): Promise<void> {
+  if (!inManagedWorktree(server.worktreesRoot(), cwd)) return;
+  const agentDir = server.options.agentDir;
+  const git = await services();
+  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  const record = git.findWorktree(settings.root, cwd);
+  if (!record || record.deleted || !existsSync(record.path)) return;
+  if (record.threadIds.some((id) => id !== threadId && server.findSession(id) !== undefined)) return;
+  try {
+    await git.deleteWorktree(settings, record.path, {
+      isInUse: inUse(server),
+      trusted: projectTrusted(agentDir, record.projectCwd) === true,
+    });
+  } catch (error) {
+    // The thread is archived either way; the worktree stays, and `worktree/delete` can try again.
+    server.options.log(`archive kept the worktree ${record.path}: ${errorMessage(error)}`);
+  }
+}

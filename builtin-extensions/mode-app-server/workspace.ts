@@ -1,0 +1,111 @@
+/**
+ * What the host knows about workspaces without loading the git services: where managed worktrees live, which
+ * one a cwd is in (`Thread.workspace`, `ThreadSummary.workspaceMode`), and the turn records `builtin:worktrees`
+ * appends to a session (`Turn.files`, `turn/diff/updated`). All of it is synchronous and cheap: a listing of
+ * many threads or the end of every turn pays a path check or a short walk, never a git call.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { globalSettingsPath, loadSettings, type SessionController } from "@knightcodeai/cli/kit";
+
+/** The custom entry type `builtin:worktrees` records each turn under (the git services' `TURN_ENTRY_TYPE`). */
+export const TURN_ENTRY_TYPE = "worktrees.turn";
+
+export interface TurnFiles {
+  /** The id of the custom entry holding the record. */
+  entryId: string;
+  files: { path: string; additions: number; deletions: number }[];
+}
+
+/** The `worktrees.*` settings as written in the global settings (they name the agent's own storage). */
+export interface WorktreesSetting {
+  root?: string;
+  keep?: number;
+  branchPrefix?: string;
+}
+
+let cached: { agentDir: string; stamp: number; value: WorktreesSetting } | undefined;
+
+/** The global `worktrees` settings, read again only when the settings file changed. */
+export function worktreesSetting(agentDir: string): WorktreesSetting {
+  let stamp = 0;
+  try {
+    stamp = statSync(globalSettingsPath(agentDir)).mtimeMs;
+  } catch {
+    // No settings file: the defaults.
+  }
+  if (cached?.agentDir === agentDir && cached.stamp === stamp) return cached.value;
+  const settings = loadSettings({ agentDir, cwd: agentDir, projectTrusted: false });
+  const value = (settings.get("worktrees") ?? {}) as WorktreesSetting;
+  cached = { agentDir, stamp, value };
+  return value;
+}
+
+/** `worktrees.root` (`~` is the home folder), else `<agentDir>/worktrees`: the git services' `worktreeSettings` rule. */
+export function worktreesRoot(agentDir: string): string {
+  const root = worktreesSetting(agentDir).root;
+  return root ? resolve(root.replace(/^~(?=$|\/)/, process.env.HOME ?? "")) : join(agentDir, "worktrees");
+}
+
+/** The `<4 hex>` folder of the managed worktree `cwd` is in, from the path alone. */
+function worktreeId(root: string, cwd: string): string | undefined {
+  const rel = relative(root, resolve(cwd));
+  if (rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel)) return undefined;
+  const id = rel.split(sep)[0] ?? "";
+  return /^[0-9a-f]{4}$/.test(id) ? id : undefined;
+}
+
+/** Whether `cwd` lies in a managed worktree (a path check only). */
+export function inManagedWorktree(root: string, cwd: string): boolean {
+  return worktreeId(root, cwd) !== undefined;
+}
+
+/** `Thread.workspace` of a thread whose cwd is `cwd`. */
+export function describeWorkspace(root: string, cwd: string): Record<string, unknown> {
+  const id = worktreeId(root, cwd);
+  if (id === undefined) return { mode: "local" };
+  let record: { path?: unknown; projectCwd?: unknown; deleted?: unknown } = {};
+  try {
+    record = JSON.parse(readFileSync(join(root, `${id}.json`), "utf8")) as typeof record;
+  } catch {
+    // A folder with no readable record is not managed by us: the thread runs there like in any checkout.
+    return { mode: "local" };
+  }
+  const path = typeof record.path === "string" ? record.path : join(root, id);
+  return {
+    mode: "worktree",
+    path,
+    ...(typeof record.projectCwd === "string" ? { projectCwd: record.projectCwd } : {}),
+    deleted: record.deleted === true || !existsSync(path),
+  };
+}
+
+function filesOf(data: unknown): TurnFiles["files"] | undefined {
+  const files = (data as { files?: unknown } | undefined)?.files;
+  if (!Array.isArray(files)) return undefined;
+  return files
+    .filter((f): f is { path: string; additions: number; deletions: number } => typeof f?.path === "string")
+    .map((f) => ({ path: f.path, additions: Number(f.additions) || 0, deletions: Number(f.deletions) || 0 }));
+}
+
+/** `Turn.files` of a custom entry, when it is a turn record. */
+export function turnFilesOfEntry(entry: { type: string; customType?: string; data?: unknown }) {
+  return entry.type === "custom" && entry.customType === TURN_ENTRY_TYPE ? filesOf(entry.data) : undefined;
+}
+
+/**
+ * The turn record appended since the entry `since` (the leaf when the turn started): a walk back from the leaf
+ * over this turn's entries only.
+ */
+export function turnRecordSince(session: SessionController, since: string | null): TurnFiles | undefined {
+  const manager = session.sessionManager;
+  let id = manager.getLeafId();
+  while (id !== null && id !== since) {
+    const entry = manager.getEntry(id);
+    if (!entry) return undefined;
+    const files = turnFilesOfEntry(entry as { type: string; customType?: string; data?: unknown });
+    if (files) return { entryId: entry.id, files };
+    id = entry.parentId;
+  }
+  return undefined;
+}
