@@ -428,6 +428,11 @@ export interface PreparedWorkspace {
   cwd: string;
   /** Once the thread exists: records it on its worktree and runs the environment's setup; returns warnings. */
   opened(thread: LoadedThread): Promise<Warning[]>;
+  /**
+   * When the session could not open: a worktree made for it is deleted (after a snapshot, so carried changes can
+   * be restored), so a failed start leaves no worktree behind. A joined worktree stays.
+   */
+  abandon(): Promise<void>;
 }
 
 /**
@@ -461,6 +466,16 @@ export async function prepareWorkspace(
   );
   return {
     cwd: created.cwd,
+    async abandon() {
+      if (created.joined) return;
+      await git
+        .deleteWorktree(settings, created.record.path, { trusted: false })
+        .catch((error: unknown) =>
+          server.options.log(
+            `removing the worktree of a thread that failed to start: ${errorMessage(error)}`,
+          ),
+        );
+    },
     async opened(thread) {
       git.touchWorktree(settings.root, created.record.path, thread.id);
       const warnings: Warning[] = [];

@@ -30,10 +30,17 @@ export function registerThreadMethods(server: AppServer): void {
     const cwd = resolve(params.cwd);
     if (!existsSync(cwd)) throw invalidParams(`cwd ${cwd} does not exist`, { reason: "cwd" });
     const workspace = await prepareWorkspace(server, cwd, params.workspace, connection);
-    const { thread, warnings } = await server.openThread(
-      { cwd: workspace?.cwd ?? cwd, ...(params.model ? { model: params.model } : {}) },
-      connection,
-    );
+    let opened: Awaited<ReturnType<AppServer["openThread"]>>;
+    try {
+      opened = await server.openThread(
+        { cwd: workspace?.cwd ?? cwd, ...(params.model ? { model: params.model } : {}) },
+        connection,
+      );
+    } catch (error) {
+      await workspace?.abandon();
+      throw error;
+    }
+    const { thread, warnings } = opened;
     if (params.name) thread.session.setSessionName(params.name);
     if (workspace) warnings.push(...(await workspace.opened(thread)));
     const info = thread.info();

@@ -106,6 +106,20 @@ describe("knightcode app-server: worktree threads", function () {
     expect(worktrees[0]?.threadIds.sort()).to.deep.equal([thread.id, joined.thread.id].sort());
     expect(worktrees[0]?.deleted).to.equal(false);
 
+    // A start whose session cannot open (no such model) leaves no worktree behind.
+    await rpcError(
+      client.request("thread/start", {
+        cwd: h.project,
+        model: "nosuch/model",
+        workspace: { mode: "worktree" },
+      }),
+      "invalidParams",
+      "model",
+    );
+    const after = (await client.request("worktree/list", { cwd: h.project })).worktrees;
+    expect(after.filter((w) => !w.deleted).map((w) => w.path)).to.deep.equal([wt]);
+    expect(git(h.project, ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).to.have.length(2);
+
     // An untrusted project's scripts never run, and a start needs a commit to branch from.
     await client.request("project/trust/write", { cwd: h.project, trusted: false });
     const untrusted = await client.request("thread/start", {
