@@ -2,10 +2,12 @@
  * `git/*` and `environment/*` over `knightcode app-server` on real repositories in temp dirs: status, staging a
  * hunk, commits (a message from the thread's model, `concurrentChange`), branches (`branchExists`,
  * `localChanges`), log, push to a local bare repository (upstream set the first time, `pushRejected`), a pull
- * request through a fake `gh` on PATH and `toolMissing` without it, environments in trusted projects only, and
+ * request through a fake `gh` on PATH and `toolMissing` without it, `authRequired` from a loopback remote that answers 401, environments in trusted projects only, and
  * restore's `submodules` and `worktreeMissing` refusals.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { delimiter, join } from "node:path";
 import { expect } from "chai";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -123,6 +125,29 @@ describe("knightcode app-server: git methods", function () {
 
     await client.request("git/branch/switch", { threadId, name: "main" });
     expect(git(h.project, ["branch", "--show-current"]).trim()).to.equal("main");
+  });
+
+  it("answers authRequired when the remote wants credentials, and pushes nothing", async () => {
+    // A loopback server that answers every request of git's smart HTTP with 401, as a private remote does.
+    const asked: string[] = [];
+    const remote = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(401, { "WWW-Authenticate": 'Basic realm="private"' }).end("credentials needed");
+    });
+    await new Promise<void>((done) => remote.listen(0, "127.0.0.1", done));
+    try {
+      const { client, threadId } = await start();
+      const { port } = remote.address() as AddressInfo;
+      git(h.project, ["remote", "add", "origin", `http://127.0.0.1:${port}/private.git`]);
+      const refused = await rpcError(client.request("git/push", { threadId }), "authRequired");
+      expect(refused.message).to.contain("origin");
+      expect(asked.length).to.be.greaterThan(0);
+      expect(asked[0]).to.match(/^GET \/private\.git\/info\/refs/);
+      // No upstream was set by the failed push.
+      expect(() => git(h.project, ["rev-parse", "--abbrev-ref", "@{upstream}"])).to.throw(/no upstream/);
+    } finally {
+      await new Promise((done) => remote.close(done));
+    }
   });
 
   it("opens a pull request with gh on PATH and answers toolMissing without it", async () => {
