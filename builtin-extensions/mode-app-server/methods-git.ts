@@ -251,15 +251,18 @@ export function registerGitMethods(server: AppServer): void {
     return { worktrees: await call(git, () => git.listWorktrees(settingsOf(git), cwd)) };
   });
 
-  m.register("worktree/delete", R["worktree/delete"], async (params) => {
+  m.register("worktree/delete", R["worktree/delete"], async (params, { connection }) => {
     const git = await services();
     const settings = settingsOf(git);
     const path = resolve(params.path);
     const record = git.findWorktree(settings.root, path);
+    // The cleanup script's output goes out under the worktree's most recent thread.
+    const threadId = record?.threadIds.at(-1);
     return call(git, () =>
       git.deleteWorktree(settings, path, {
         isInUse: inUse(server),
         trusted: record ? trusted(record.projectCwd) : false,
+        ...(threadId !== undefined ? { onProgress: progressTo(connection, threadId) } : {}),
       }),
     );
   });
@@ -503,10 +506,16 @@ export async function prepareWorkspace(
 }
 
 /**
- * After `thread/archive`: the thread's managed worktree is deleted after a snapshot, unless another thread that
- * is not archived still uses it, or it cannot be deleted (in use, nested repositories): then it stays.
+ * After `thread/archive`: the thread's managed worktree is deleted after a snapshot (its environment's cleanup
+ * script streaming to the connection that archived), unless another thread that is not archived still uses it,
+ * or it cannot be deleted (in use, nested repositories): then it stays.
  */
-export async function archiveWorkspace(server: AppServer, threadId: string, cwd: string): Promise<void> {
+export async function archiveWorkspace(
+  server: AppServer,
+  threadId: string,
+  cwd: string,
+  connection: Connection,
+): Promise<void> {
   if (!inManagedWorktree(server.worktreesRoot(), cwd)) return;
   const agentDir = server.options.agentDir;
   const git = await services();
@@ -518,6 +527,7 @@ export async function archiveWorkspace(server: AppServer, threadId: string, cwd:
     await git.deleteWorktree(settings, record.path, {
       isInUse: inUse(server),
       trusted: projectTrusted(agentDir, record.projectCwd) === true,
+      onProgress: progressTo(connection, threadId),
     });
   } catch (error) {
     // The thread is archived either way; the worktree stays, and `worktree/delete` can try again.

@@ -161,7 +161,7 @@ export function registerThreadMethods(server: AppServer): void {
     };
   });
 
-  m.register("thread/archive", R["thread/archive"], async (params) => {
+  m.register("thread/archive", R["thread/archive"], async (params, { connection }) => {
     const loaded = server.loaded(params.threadId);
     if (loaded?.isBusy())
       throw new AppServerError("turnInProgress", "A turn is running; interrupt it before archiving");
@@ -172,7 +172,7 @@ export function registerThreadMethods(server: AppServer): void {
     }
     if (loaded) await server.unload(loaded);
     server.moveSessionFile(info.path, server.archivedPath(info.path));
-    await archiveWorkspace(server, params.threadId, info.cwd);
+    await archiveWorkspace(server, params.threadId, info.cwd, connection);
     return {};
   });
 

@@ -282,6 +282,38 @@ describe("knightcode app-server: worktree threads", function () {
     await runTurn(server, thread.id, "still here");
   });
 
+  it("streams the environment's cleanup script to the connection that archives, before the worktree goes", async () => {
+    const { server } = await start();
+    const { client } = server;
+    write(
+      h.project,
+      ".knightcode/environments.json",
+      JSON.stringify({
+        environments: [
+          {
+            name: "node",
+            setup: { default: "echo set up" },
+            cleanup: { default: 'echo "tidying $KNIGHTCODE_WORKTREE_PATH"' },
+          },
+        ],
+      }),
+    );
+    git(h.project, ["add", "-A"]);
+    git(h.project, ["commit", "-q", "-m", "environments"]);
+    await client.request("project/trust/write", { cwd: h.project, trusted: true });
+    const { thread } = await client.request("thread/start", {
+      cwd: h.project,
+      workspace: { mode: "worktree", environment: "node" },
+    });
+    const wt = (thread.workspace as { path: string }).path;
+    await runTurn(server, thread.id, "hello");
+    await client.request("thread/archive", { threadId: thread.id });
+    expect(existsSync(wt)).to.equal(false);
+    const cleanup = notifications(server, "thread/workspace/progress").filter((p) => p.phase === "cleanup");
+    expect(cleanup.every((p) => p.threadId === thread.id)).to.equal(true);
+    expect(cleanup.map((p) => p.output).join("")).to.contain(`tidying ${wt}`);
+  });
+
   it("archive deletes the worktree after a snapshot and thread/worktree/restore rebuilds it; worktree/delete refuses in use and nested repositories", async () => {
     const { server, model } = await start();
     const { client } = server;
