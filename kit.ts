@@ -132,6 +132,12 @@ export {
 export { type JsonlItem, JsonlReader } from "./plugins/kit/wire/jsonl.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
 export {
+  PackageError,
+  PackageManager,
+  type PackageScope,
+  type ResolvedResource,
+} from "./plugins/packages/package-manager.js";
+export {
   DEFAULT_SECRET_PATTERNS,
   exactEnv,
   type ShellEnvPolicy,

@@ -159,6 +159,20 @@ const Workspace = Obj({
   environment: Opt(Str()),
 });
 
+const ResourceType = Type.Union([Lit("extensions"), Lit("skills"), Lit("prompts"), Lit("themes")]);
+export const Resource = Obj(
+  {
+    type: ResourceType,
+    path: Str(),
+    name: Str(),
+    enabled: Bool(),
+    scope: Type.Union([Lit("user"), Lit("project"), Lit("temporary")]),
+    origin: Type.Union([Lit("top-level"), Lit("package")]),
+    source: Str({ description: '"auto" (a resource folder), "settings", or the package source' }),
+  },
+  { $id: "Resource" },
+);
+
 export interface MethodSpec {
   readonly description: string;
   readonly params: TSchema;
@@ -342,6 +356,35 @@ export const requestSpecs = {
       defaultTools: Arr(Str()),
     }),
   },
+  "tool/settings/read": {
+    description: "The tools /tools manages (tools.json), their settings masked, and the classifier models",
+    params: Empty,
+    result: Obj({
+      tools: Arr(Obj({ name: Str(), enabled: Bool(), settings: Type.Record(Str(), Str()) })),
+      classifiers: Arr(Obj({ provider: Str(), id: Str(), name: Str() })),
+      warning: Opt(Str({ description: "tools.json exists but cannot be used" })),
+    }),
+  },
+  "tool/settings/write": {
+    description: "Sets one setting of a managed tool in tools.json; null deletes it",
+    params: Obj({
+      name: Str({ minLength: 1 }),
+      key: Str({ minLength: 1 }),
+      value: Type.Union([Str(), Bool(), Type.Null()]),
+    }),
+    result: Empty,
+  },
+  "resource/list": {
+    description:
+      "Extensions, skills, prompt templates and themes a thread in cwd would find, installing nothing",
+    params: CwdOpt,
+    result: Obj({ resources: Arr(Resource) }),
+  },
+  "resource/set": {
+    description: "Loads or skips one resource with a + or - pattern in the settings of the scope defining it",
+    params: Obj({ cwd: Opt(Str()), type: ResourceType, path: Str({ minLength: 1 }), enabled: Bool() }),
+    result: Obj({ resource: Resource }),
+  },
   "mcp/list": {
     description: "The MCP servers of the global mcp.json and an explicitly trusted project's",
     params: CwdOpt,
@@ -522,4 +565,5 @@ export const sharedSchemas = [
   TokenUsage,
   Widget,
   ExtensionUi,
+  Resource,
 ] as const;

@@ -146,6 +146,17 @@ export type ExtensionUi = {
   widgets: Widget[];
 };
 
+export type Resource = {
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  name: string;
+  enabled: boolean;
+  scope: "user" | "project" | "temporary";
+  origin: "top-level" | "package";
+  /** "auto" (a resource folder), "settings", or the package source */
+  source: string;
+};
+
 /** The handshake; the first request of every connection */
 export type InitializeParams = {
   clientInfo: {
@@ -449,6 +460,54 @@ export type ToolListResult = {
   defaultTools: string[];
 };
 
+/** The tools /tools manages (tools.json), their settings masked, and the classifier models */
+export type ToolSettingsReadParams = Record<string, never>;
+
+export type ToolSettingsReadResult = {
+  tools: {
+    name: string;
+    enabled: boolean;
+    settings: Record<string, string>;
+  }[];
+  classifiers: {
+    provider: string;
+    id: string;
+    name: string;
+  }[];
+  /** tools.json exists but cannot be used */
+  warning?: string;
+};
+
+/** Sets one setting of a managed tool in tools.json; null deletes it */
+export type ToolSettingsWriteParams = {
+  name: string;
+  key: string;
+  value: string | boolean | null;
+};
+
+export type ToolSettingsWriteResult = Record<string, never>;
+
+/** Extensions, skills, prompt templates and themes a thread in cwd would find, installing nothing */
+export type ResourceListParams = {
+  cwd?: string;
+};
+
+export type ResourceListResult = {
+  resources: Resource[];
+};
+
+/** Loads or skips one resource with a + or - pattern in the settings of the scope defining it */
+export type ResourceSetParams = {
+  cwd?: string;
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  enabled: boolean;
+};
+
+export type ResourceSetResult = {
+  resource: Resource;
+};
+
 /** The MCP servers of the global mcp.json and an explicitly trusted project's */
 export type McpListParams = {
   cwd?: string;
@@ -557,6 +616,10 @@ export interface Requests {
   "project/trust/write": { params: ProjectTrustWriteParams; result: ProjectTrustWriteResult };
   "command/list": { params: CommandListParams; result: CommandListResult };
   "tool/list": { params: ToolListParams; result: ToolListResult };
+  "tool/settings/read": { params: ToolSettingsReadParams; result: ToolSettingsReadResult };
+  "tool/settings/write": { params: ToolSettingsWriteParams; result: ToolSettingsWriteResult };
+  "resource/list": { params: ResourceListParams; result: ResourceListResult };
+  "resource/set": { params: ResourceSetParams; result: ResourceSetResult };
   "mcp/list": { params: McpListParams; result: McpListResult };
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };
