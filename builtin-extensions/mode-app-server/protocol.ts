@@ -84,11 +84,14 @@ export const UserInput = Type.Union([TextInput, ImageInput], { $id: "UserInput" 
 
 const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
 
+/** A message's text: a PayloadRef once it passes 64 KiB (deltas still carry every piece). */
+const ItemText = Type.Union([Str(), PayloadRef]);
+
 export const ThreadItem = Type.Union(
   [
     Obj({ type: Lit("userMessage"), id: Str(), content: Arr(UserInput), clientMessageId: Opt(Str()) }),
-    Obj({ type: Lit("agentMessage"), id: Str(), text: Str() }),
-    Obj({ type: Lit("reasoning"), id: Str(), text: Str() }),
+    Obj({ type: Lit("agentMessage"), id: Str(), text: ItemText }),
+    Obj({ type: Lit("reasoning"), id: Str(), text: ItemText }),
     Obj({
       type: Lit("toolCall"),
       id: Str(),
@@ -98,7 +101,7 @@ export const ThreadItem = Type.Union(
       result: Opt(Any({ description: "The tool's text output, or a PayloadRef when over 64 KiB" })),
       view: Opt(Any()),
     }),
-    Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: Str(), view: Opt(Any()) }),
+    Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: ItemText, view: Opt(Any()) }),
     Obj({ type: Lit("contextCompaction"), id: Str(), status: ItemStatus, summary: Opt(Str()) }),
   ],
   { $id: "ThreadItem" },

@@ -217,6 +217,7 @@ export class AppServer {
     try {
       session = await this.options.openSession({
         ...options,
+        extensions: [...(options.extensions ?? []), (api) => thread.bindApi(api)],
         ui: thread.ui,
         warn: (message) => {
           this.options.log(message);

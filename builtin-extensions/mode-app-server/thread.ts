@@ -15,13 +15,24 @@ import { existsSync } from "node:fs";
 import type {
   AgentMessage,
   DialogOptions,
+  ExtensionAPI,
   ImageContent,
   SessionController,
   SessionStreamEvent,
 } from "@knightcodeai/cli/kit";
 import type { Connection } from "./connection.js";
 import { AppServerError } from "./errors.js";
-import { historyTurns, type Item, PayloadStore, type Turn, textOf, userContent } from "./items.js";
+import {
+  historyTurns,
+  type Item,
+  limitItem,
+  PayloadStore,
+  TURN_MARKER,
+  type Turn,
+  type TurnMarker,
+  textOf,
+  userContent,
+} from "./items.js";
 import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
 
 export type ThreadStatus =
@@ -52,6 +63,10 @@ interface LiveTurn extends Turn {
   held: [string, Record<string, unknown>][];
   /** Open items by content key (`<message>:<index>`) or tool call id. */
   open: Map<string, Item>;
+  /** Keys of the items already completed. */
+  done: Set<string>;
+  /** The id the turn's first user message item gets (live and read back). */
+  userItemId: string;
   messageSeq: number;
   interrupted: boolean;
 }
@@ -107,6 +122,13 @@ export class LoadedThread {
       warn: (message) => this.broadcast("warning", { message, source: "extension" }),
       log: (message) => host.log(`thread ${this.id}: ${message}`),
     });
+  }
+
+  /** The thread's own extension API in its session (re-bound when `/reload` runs the factories again). */
+  private api: ExtensionAPI | undefined;
+
+  bindApi(api: ExtensionAPI): void {
+    this.api = api;
   }
 
   attach(session: SessionController): void {
@@ -179,7 +201,11 @@ export class LoadedThread {
   runningTurn(): Turn | undefined {
     const turn = this.running;
     if (!turn?.announced) return undefined;
-    return { id: turn.id, status: turn.status, items: turn.items.map((i) => ({ ...i })) };
+    return {
+      id: turn.id,
+      status: turn.status,
+      items: turn.items.map((i) => ({ ...limitItem(i, this.payloads) })),
+    };
   }
 
   queueSnapshot(): { steering: string[]; followUp: { id: string; text: string; attachments?: number }[] } {
@@ -281,6 +307,8 @@ export class LoadedThread {
       announced,
       held: [],
       open: new Map(),
+      done: new Set(),
+      userItemId: randomUUID(),
       messageSeq: 0,
       interrupted: false,
     };
@@ -291,6 +319,9 @@ export class LoadedThread {
       this.reload(turn);
       return;
     }
+    // The turn's ids go into the session just before its prompt, so history reads the turn back under them.
+    const marker: TurnMarker = { turnId: turn.id, userItemId: turn.userItemId };
+    this.api?.appendEntry(TURN_MARKER, marker);
     let accepted = turn.announced;
     const onAccepted = () => {
       if (accepted) return;
@@ -489,13 +520,16 @@ export class LoadedThread {
   private startItem(turn: LiveTurn, key: string, item: Item): void {
     turn.open.set(key, item);
     turn.items.push(item);
-    this.turnEvent(turn, "item/started", { item: { ...item } });
+    this.turnEvent(turn, "item/started", { item: { ...limitItem(item, this.payloads) } });
   }
 
   private completeItem(turn: LiveTurn, key: string): void {
     const item = turn.open.get(key);
     if (!item) return;
     turn.open.delete(key);
+    turn.done.add(key);
+    // Done growing: a text over the inline limit is kept by reference from now on.
+    Object.assign(item, limitItem(item, this.payloads));
     this.turnEvent(turn, "item/completed", { item });
   }
 
@@ -503,7 +537,11 @@ export class LoadedThread {
     turn.messageSeq++;
     if (message.role === "user") {
       const first = !turn.items.some((i) => i.type === "userMessage");
-      const item: Item = { type: "userMessage", id: randomUUID(), content: userContent(message.content) };
+      const item: Item = {
+        type: "userMessage",
+        id: first ? turn.userItemId : randomUUID(),
+        content: userContent(message.content),
+      };
       if (first && turn.clientMessageId !== undefined) item.clientMessageId = turn.clientMessageId;
       this.startItem(turn, "user", item);
       this.completeItem(turn, "user");
@@ -558,7 +596,11 @@ export class LoadedThread {
       const key = `m${turn.messageSeq}:${index}`;
       if (block.type === "text" || block.type === "thinking") {
         const text = block.type === "text" ? block.text : block.thinking;
-        if (!turn.open.has(key) && !turn.items.some((i) => i.text === text && i.type !== "userMessage")) {
+        const seen =
+          turn.open.has(key) ||
+          turn.done.has(key) ||
+          turn.items.some((i) => i.text === text && i.type !== "userMessage");
+        if (!seen) {
           if (text === "") return;
           this.startItem(turn, key, {
             type: block.type === "text" ? "agentMessage" : "reasoning",

@@ -73,11 +73,11 @@ export type ThreadItem = {
 } | {
   type: "agentMessage";
   id: string;
-  text: string;
+  text: string | PayloadRef;
 } | {
   type: "reasoning";
   id: string;
-  text: string;
+  text: string | PayloadRef;
 } | {
   type: "toolCall";
   id: string;
@@ -91,7 +91,7 @@ export type ThreadItem = {
   type: "extensionMessage";
   id: string;
   customType: string;
-  text: string;
+  text: string | PayloadRef;
   view?: unknown;
 } | {
   type: "contextCompaction";

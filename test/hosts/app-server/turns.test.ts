@@ -133,6 +133,61 @@ describe("knightcode app-server: turns", function () {
     expect(JSON.stringify(h.model.requests[1]!.body.messages)).to.contain("echo:hi");
   });
 
+  it("reads a turn back under its live ids, and sends an answer over 64 KiB by reference", async () => {
+    h = await harness(tmp.path);
+    const long = "abcdefgh".repeat(10 * 1024); // 80 KiB
+    h.model.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Short answer")),
+      (_req, res) =>
+        writeSse(res, [
+          roleChunk(),
+          ...textChunks(...(long.match(/.{1,8192}/gs) ?? [])),
+          finishChunk("stop"),
+          usageChunk(5, 5),
+          DONE,
+        ]),
+    );
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const first = client.waitFor("turn/completed");
+    const started = await client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "One" }],
+    });
+    const live = (await first).turn;
+    expect(live.id).to.equal(started.turn.id);
+    const second = client.waitFor("turn/completed", (p) => p.turn.id !== live.id);
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Two" }] });
+    const big = (await second).turn;
+    const answer = big.items.find((i) => i.type === "agentMessage")!;
+    expect(answer.text).to.deep.equal({ ref: (answer.text as { ref: string }).ref, bytes: long.length });
+    const completed = notifications(server, "item/completed").find(
+      (n) => n.item.type === "agentMessage" && n.turnId === big.id,
+    )!;
+    expect(JSON.stringify(completed).length).to.be.lessThan(2048);
+    expect(
+      (await client.resolveTurn(thread.id, big)).items.find((i) => i.type === "agentMessage")!.text,
+    ).to.equal(long);
+
+    // Read back, the turns and their user items carry the ids they had live, loaded or not.
+    const check = (turns: { id: string; items: { type: string; id: string }[] }[]) => {
+      expect(turns.map((t) => t.id)).to.deep.equal([live.id, big.id]);
+      expect(turns[0]!.items[0]).to.deep.include({ type: "userMessage", id: live.items[0]!.id });
+      expect(turns[1]!.items[0]!.id).to.equal(big.items[0]!.id);
+    };
+    const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    check(read.turns!);
+    const text = read.turns![1]!.items.find((i) => i.type === "agentMessage")!.text as { ref: string };
+    expect(await client.readPayload(thread.id, text.ref)).to.equal(long);
+    const restarted = await h.start();
+    await restarted.client.initialize();
+    check(
+      (await restarted.client.request("thread/read", { threadId: thread.id, includeTurns: true })).turns!,
+    );
+  });
+
   it("fails a turn whose model request fails: an error notification and a failed turn, not a JSON-RPC error", async () => {
     h = await harness(tmp.path);
     h.model.respond((_req, res) =>
