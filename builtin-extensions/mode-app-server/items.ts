@@ -80,6 +80,12 @@ export function userContent(content: AgentMessage["content"]): Record<string, un
   );
 }
 
+/** A user item's content when review comments came with it: the typed text and the message's images. */
+export function typedContent(text: string, content: AgentMessage["content"]): Record<string, unknown>[] {
+  const images = userContent(content).filter((c) => c.type === "image");
+  return [...(text !== "" ? [{ type: "text", text }] : []), ...images];
+}
+
 /** Items of one message, as history shows them (tool results are merged into their calls by the caller). */
 export function messageItems(id: string, message: AgentMessage, payloads: PayloadStore): Item[] {
   switch (message.role) {
@@ -129,14 +135,22 @@ export const TURN_MARKER = "app-server.turn";
 export interface TurnMarker {
   turnId: string;
   userItemId: string;
+  /** With review comments: what the user typed (the session holds the prompt composed with the comments). */
+  text?: string;
+  comments?: unknown[];
 }
 
 function markerOf(entry: SessionEntry): TurnMarker | undefined {
   if (entry.type !== "custom" || entry.customType !== TURN_MARKER) return undefined;
   const data = entry.data as Partial<TurnMarker> | undefined;
-  return typeof data?.turnId === "string" && typeof data.userItemId === "string"
-    ? { turnId: data.turnId, userItemId: data.userItemId }
-    : undefined;
+  if (typeof data?.turnId !== "string" || typeof data.userItemId !== "string") return undefined;
+  return {
+    turnId: data.turnId,
+    userItemId: data.userItemId,
+    ...(typeof data.text === "string" && Array.isArray(data.comments)
+      ? { text: data.text, comments: data.comments }
+      : {}),
+  };
 }
 
 /** The active branch as turns, oldest first. */
@@ -196,6 +210,10 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
     const id = opensTurn && previous ? previous.userItemId : entry.id;
     for (const item of messageItems(id, message, payloads)) {
       if (item.type === "toolCall") calls.set(item.id, item);
+      if (opensTurn && previous?.comments && message.role === "user") {
+        item.content = typedContent(previous.text ?? "", message.content);
+        item.comments = previous.comments;
+      }
       turn.items.push(item);
     }
   }

@@ -211,7 +211,7 @@ export function registerThreadMethods(server: AppServer): void {
 
   m.register("turn/start", R["turn/start"], (params, { connection, afterResponse }) => {
     const thread = subscribed(params.threadId, connection);
-    const started = thread.startTurn(params.input as never, params.clientMessageId);
+    const started = thread.startTurn(params.input as never, params.clientMessageId, params.comments);
     afterResponse(started.announce);
     return { turn: started.turn as never };
   });
@@ -229,7 +229,7 @@ export function registerThreadMethods(server: AppServer): void {
   m.register("turn/queue/add", R["turn/queue/add"], (params, { connection }) => {
     const thread = subscribed(params.threadId, connection);
     return {
-      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments?.length ?? 0),
+      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments),
     };
   });
 

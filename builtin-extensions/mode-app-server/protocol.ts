@@ -82,6 +82,19 @@ const TextInput = Obj({ type: Lit("text"), text: Str() });
 const ImageInput = Obj({ type: Lit("image"), data: Str({ description: "base64" }), mimeType: Str() });
 export const UserInput = Type.Union([TextInput, ImageInput], { $id: "UserInput" });
 
+export const ReviewComment = Obj(
+  {
+    path: Str({ minLength: 1, description: "The file, relative to the thread's cwd" }),
+    line: Type.Integer({ minimum: 1 }),
+    endLine: Opt(Type.Integer({ minimum: 1 })),
+    body: Str(),
+    quote: Opt(
+      Arr(Str(), { description: 'The diff lines the user reviewed, with their " ", "+" or "-" prefixes' }),
+    ),
+  },
+  { $id: "ReviewComment" },
+);
+
 const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
 
 /** A message's text: a PayloadRef once it passes 64 KiB (deltas still carry every piece). */
@@ -89,7 +102,13 @@ const ItemText = Type.Union([Str(), PayloadRef]);
 
 export const ThreadItem = Type.Union(
   [
-    Obj({ type: Lit("userMessage"), id: Str(), content: Arr(UserInput), clientMessageId: Opt(Str()) }),
+    Obj({
+      type: Lit("userMessage"),
+      id: Str(),
+      content: Arr(UserInput),
+      clientMessageId: Opt(Str()),
+      comments: Opt(Arr(ReviewComment)),
+    }),
     Obj({ type: Lit("agentMessage"), id: Str(), text: ItemText }),
     Obj({ type: Lit("reasoning"), id: Str(), text: ItemText }),
     Obj({
@@ -283,7 +302,7 @@ export const requestSpecs = {
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
-      comments: Opt(Arr(Any())),
+      comments: Opt(Arr(ReviewComment)),
     }),
     result: Obj({ turn: Turn }),
   },
@@ -303,7 +322,7 @@ export const requestSpecs = {
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
-      comments: Opt(Arr(Any())),
+      comments: Opt(Arr(ReviewComment)),
     }),
     result: Obj({ id: Str() }),
   },
@@ -562,6 +581,7 @@ export const sharedSchemas = [
   ThreadSummary,
   PayloadRef,
   UserInput,
+  ReviewComment,
   ThreadItem,
   Turn,
   QueueSnapshot,

@@ -20,6 +20,7 @@ import type {
   SessionController,
   SessionStreamEvent,
 } from "@knightcodeai/cli/kit";
+import { checkComments, composePrompt, type ReviewComment } from "./comments.js";
 import type { Connection } from "./connection.js";
 import { AppServerError } from "./errors.js";
 import {
@@ -31,6 +32,7 @@ import {
   type Turn,
   type TurnMarker,
   textOf,
+  typedContent,
   userContent,
 } from "./items.js";
 import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
@@ -52,6 +54,7 @@ interface QueuedInput {
   id: string;
   text: string;
   images: ImageContent[];
+  comments: ReviewComment[];
   clientMessageId?: string;
   attachments: number;
 }
@@ -67,6 +70,8 @@ interface LiveTurn extends Turn {
   done: Set<string>;
   /** The id the turn's first user message item gets (live and read back). */
   userItemId: string;
+  /** Review comments sent with the input: the user item shows the typed text and these, not the composed prompt. */
+  typed?: { text: string; comments: ReviewComment[] };
   messageSeq: number;
   interrupted: boolean;
 }
@@ -275,6 +280,7 @@ export class LoadedThread {
   startTurn(
     input: readonly UserInput[],
     clientMessageId: string | undefined,
+    comments: readonly ReviewComment[] = [],
   ): { turn: Turn; announce(): void } {
     if (this.isBusy())
       throw new AppServerError(
@@ -284,8 +290,9 @@ export class LoadedThread {
           turnId: this.running?.id,
         },
       );
+    checkComments(comments, this.session.cwd);
     const { text, images } = splitInput(input);
-    const turn = this.newTurn(clientMessageId, true);
+    const turn = this.newTurn(clientMessageId, true, text, comments);
     this.running = turn;
     return {
       turn: { id: turn.id, status: "inProgress", items: [] },
@@ -293,12 +300,22 @@ export class LoadedThread {
       announce: () => {
         this.updateStatus();
         this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
-        this.run(turn, text, images, undefined);
+        this.run(turn, this.prompt(text, comments), images, undefined);
       },
     };
   }
 
-  private newTurn(clientMessageId: string | undefined, announced: boolean): LiveTurn {
+  /** The text the model reads: the user's, with the review comments quoted after it. */
+  private prompt(text: string, comments: readonly ReviewComment[]): string {
+    return composePrompt(text, comments, this.session.cwd);
+  }
+
+  private newTurn(
+    clientMessageId: string | undefined,
+    announced: boolean,
+    text: string,
+    comments: readonly ReviewComment[],
+  ): LiveTurn {
     return {
       id: randomUUID(),
       status: "inProgress",
@@ -309,6 +326,7 @@ export class LoadedThread {
       open: new Map(),
       done: new Set(),
       userItemId: randomUUID(),
+      ...(comments.length > 0 ? { typed: { text, comments: [...comments] } } : {}),
       messageSeq: 0,
       interrupted: false,
     };
@@ -320,7 +338,7 @@ export class LoadedThread {
       return;
     }
     // The turn's ids go into the session just before its prompt, so history reads the turn back under them.
-    const marker: TurnMarker = { turnId: turn.id, userItemId: turn.userItemId };
+    const marker: TurnMarker = { turnId: turn.id, userItemId: turn.userItemId, ...turn.typed };
     this.api?.appendEntry(TURN_MARKER, marker);
     let accepted = turn.announced;
     const onAccepted = () => {
@@ -404,10 +422,10 @@ export class LoadedThread {
       return;
     }
     this.sendQueue();
-    const turn = this.newTurn(queued.clientMessageId, false);
+    const turn = this.newTurn(queued.clientMessageId, false, queued.text, queued.comments);
     this.running = turn;
     this.updateStatus();
-    this.run(turn, queued.text, queued.images, queued);
+    this.run(turn, this.prompt(queued.text, queued.comments), queued.images, queued);
   }
 
   steer(input: readonly UserInput[], expectedTurnId: string | undefined): string {
@@ -437,15 +455,21 @@ export class LoadedThread {
     this.session.abort();
   }
 
-  enqueue(input: readonly UserInput[], clientMessageId: string | undefined, comments: number): string {
+  enqueue(
+    input: readonly UserInput[],
+    clientMessageId: string | undefined,
+    comments: readonly ReviewComment[] = [],
+  ): string {
+    checkComments(comments, this.session.cwd);
     const { text, images } = splitInput(input);
     const id = randomUUID();
     this.queue.push({
       id,
       text,
       images,
+      comments: [...comments],
       ...(clientMessageId !== undefined ? { clientMessageId } : {}),
-      attachments: images.length + comments,
+      attachments: images.length + comments.length,
     });
     this.sendQueue();
     // On an idle thread it starts at once, after the response is written.
@@ -542,6 +566,10 @@ export class LoadedThread {
         id: first ? turn.userItemId : randomUUID(),
         content: userContent(message.content),
       };
+      if (first && turn.typed) {
+        item.content = typedContent(turn.typed.text, message.content);
+        item.comments = turn.typed.comments;
+      }
       if (first && turn.clientMessageId !== undefined) item.clientMessageId = turn.clientMessageId;
       this.startItem(turn, "user", item);
       this.completeItem(turn, "user");

@@ -65,11 +65,22 @@ export type UserInput = {
   mimeType: string;
 };
 
+export type ReviewComment = {
+  /** The file, relative to the thread's cwd */
+  path: string;
+  line: number;
+  endLine?: number;
+  body: string;
+  /** The diff lines the user reviewed, with their " ", "+" or "-" prefixes */
+  quote?: string[];
+};
+
 export type ThreadItem = {
   type: "userMessage";
   id: string;
   content: UserInput[];
   clientMessageId?: string;
+  comments?: ReviewComment[];
 } | {
   type: "agentMessage";
   id: string;
@@ -328,7 +339,7 @@ export type TurnStartParams = {
   threadId: string;
   input: UserInput[];
   clientMessageId?: string;
-  comments?: unknown[];
+  comments?: ReviewComment[];
 };
 
 export type TurnStartResult = {
@@ -362,7 +373,7 @@ export type TurnQueueAddParams = {
   threadId: string;
   input: UserInput[];
   clientMessageId?: string;
-  comments?: unknown[];
+  comments?: ReviewComment[];
 };
 
 export type TurnQueueAddResult = {

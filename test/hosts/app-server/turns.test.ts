@@ -2,7 +2,9 @@
  * Turns over `knightcode app-server` against a scripted local model: a text turn and a tool turn with their items
  * in order, token usage, steer, interrupt with and without a turn id, the queue, and a failed turn.
  */
+import { writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { join } from "node:path";
 import { expect } from "chai";
 import {
   DONE,
@@ -186,6 +188,55 @@ describe("knightcode app-server: turns", function () {
     check(
       (await restarted.client.request("thread/read", { threadId: thread.id, includeTurns: true })).turns!,
     );
+  });
+
+  it("quotes review comments into the prompt; the user item keeps the typed text and lists the comments", async () => {
+    h = await harness(tmp.path);
+    writeFileSync(join(h.project, "a.ts"), "const one = 1;\nconst two = 2;\nconst three = 3;\n");
+    h.model.respond((_req, res) => writeSse(res, textStream("Noted")));
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const comments = [
+      { path: "a.ts", line: 2, endLine: 3, body: "Rename these" },
+      { path: "b.ts", line: 7, body: "Why removed?", quote: ["-const gone = true;"] },
+    ];
+    const outside = await client
+      .request("turn/start", {
+        threadId: thread.id,
+        input: [{ type: "text", text: "x" }],
+        comments: [{ path: "../etc/passwd", line: 1, body: "no" }],
+      })
+      .catch((e) => e);
+    expect(outside.data).to.deep.include({ code: "invalidParams", reason: "comments" });
+    const completed = client.waitFor("turn/completed");
+    await client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Please address my review" }],
+      comments,
+    });
+    const { turn } = await completed;
+    const prompt = JSON.stringify(h.model.requests[0]!.body.messages);
+    for (const piece of [
+      "Please address my review",
+      "a.ts:2-3",
+      "> const two = 2;",
+      "> const three = 3;",
+      "Rename these",
+      "b.ts:7",
+      "> -const gone = true;",
+      "Why removed?",
+    ])
+      expect(prompt).to.contain(piece);
+    expect(prompt).not.to.contain("const one");
+    const user = turn.items[0]!;
+    expect(user).to.deep.include({ type: "userMessage", comments });
+    expect(user.content).to.deep.equal([{ type: "text", text: "Please address my review" }]);
+    const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(read.turns![0]!.items[0]).to.deep.equal(user);
+    // The preview is the prompt's start: the typed text comes first.
+    expect(read.thread.preview.startsWith("Please address my review Review comments")).to.equal(true);
   });
 
   it("fails a turn whose model request fails: an error notification and a failed turn, not a JSON-RPC error", async () => {
