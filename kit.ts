@@ -79,6 +79,14 @@ export {
   StreamLineTooLongError,
 } from "./plugins/kit/provider/sse-lines.js";
 export {
+  type AskQuestions,
+  type QuestionsRequest,
+  type QuestionsUI,
+  questionsDialog,
+  type UserAnswer,
+  type UserQuestion,
+} from "./plugins/kit/questions-ui.js";
+export {
   applyResourcePatterns,
   type ResourceKind,
   type ResourceScope,

@@ -567,6 +567,32 @@ export const serverRequestSpecs = {
     }),
     result: Obj({ value: Opt(Str()), confirmed: Opt(Bool()) }),
   },
+  "item/toolCall/requestUserInput": {
+    description:
+      "ask_user's questions, all at once; reply {answers: {<id>: {label, note?} | {other}}} (a skipped question left out) or {} to dismiss them and stop the turn",
+    params: Obj({
+      threadId: Str(),
+      turnId: Opt(Str()),
+      itemId: Str({ description: "The toolCall item asking" }),
+      questions: Arr(
+        Obj({
+          id: Str(),
+          text: Str(),
+          options: Arr(
+            Obj({
+              label: Str({ description: 'Ends in "(Recommended)" for the recommended one' }),
+              description: Opt(Str()),
+            }),
+          ),
+        }),
+      ),
+    }),
+    result: Obj({
+      answers: Opt(
+        Type.Record(Str(), Type.Union([Obj({ label: Str(), note: Opt(Str()) }), Obj({ other: Str() })])),
+      ),
+    }),
+  },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestName = keyof typeof requestSpecs;

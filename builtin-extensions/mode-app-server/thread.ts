@@ -35,7 +35,7 @@ import {
   typedContent,
   userContent,
 } from "./items.js";
-import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
+import { cleanText, ThreadUi } from "./ui.js";
 
 export type ThreadStatus =
   | { type: "notLoaded" }
@@ -77,7 +77,7 @@ interface LiveTurn extends Turn {
 }
 
 interface PendingDialog {
-  kind: DialogKind;
+  method: "ui/dialog" | "item/toolCall/requestUserInput";
   fields: Record<string, unknown>;
   asked?: { connection: Connection; requestId: string };
   finish(reply: Record<string, unknown> | undefined): void;
@@ -122,7 +122,7 @@ export class LoadedThread {
   ) {
     this.id = id;
     this.ui = new ThreadUi({
-      dialog: (kind, fields, opts) => this.dialog(kind, fields, opts),
+      dialog: (method, fields, opts) => this.dialog(method, fields, opts),
       notify: (method, params) => this.broadcast(method, params),
       warn: (message) => this.broadcast("warning", { message, source: "extension" }),
       log: (message) => host.log(`thread ${this.id}: ${message}`),
@@ -693,16 +693,21 @@ export class LoadedThread {
   // ---- dialogs -----------------------------------------------------------------------------------
 
   private dialog(
-    kind: DialogKind,
+    method: PendingDialog["method"],
     fields: Record<string, unknown>,
     opts: DialogOptions | undefined,
   ): Promise<Record<string, unknown> | undefined> {
     if (opts?.signal?.aborted || this.disposed) return Promise.resolve(undefined);
+    const turnId = this.running?.id;
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const dialog: PendingDialog = {
-        kind,
-        fields: { ...fields, ...(opts?.timeout !== undefined ? { timeoutMs: opts.timeout } : {}) },
+        method,
+        fields: {
+          ...(method === "item/toolCall/requestUserInput" && turnId !== undefined ? { turnId } : {}),
+          ...fields,
+          ...(opts?.timeout !== undefined && method === "ui/dialog" ? { timeoutMs: opts.timeout } : {}),
+        },
         finish: (reply) => {
           if (!this.dialogs.delete(dialog)) return;
           if (timer) clearTimeout(timer);
@@ -735,14 +740,10 @@ export class LoadedThread {
       dialog.finish(undefined);
       return;
     }
-    const requestId = target.request(
-      "ui/dialog",
-      { threadId: this.id, kind: dialog.kind, ...dialog.fields },
-      ({ result }) => {
-        const reply = result && typeof result === "object" ? (result as Record<string, unknown>) : undefined;
-        dialog.finish(reply && Object.keys(reply).length > 0 ? reply : undefined);
-      },
-    );
+    const requestId = target.request(dialog.method, { threadId: this.id, ...dialog.fields }, ({ result }) => {
+      const reply = result && typeof result === "object" ? (result as Record<string, unknown>) : undefined;
+      dialog.finish(reply && Object.keys(reply).length > 0 ? reply : undefined);
+    });
     dialog.asked = { connection: target, requestId };
   }
 

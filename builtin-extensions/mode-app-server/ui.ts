@@ -11,9 +11,12 @@ import {
   type EditorFactory,
   type ExtensionUIContext,
   type NotifyLevel,
+  type QuestionsRequest,
+  type QuestionsUI,
   ThemeSelection,
   type UIComponentFactory,
   type UITheme,
+  type UserAnswer,
   type WidgetOptions,
 } from "@knightcodeai/cli/kit";
 
@@ -26,9 +29,13 @@ export const MAX_STATUSES = 50;
 export type DialogKind = "select" | "confirm" | "input" | "editor";
 
 export interface UiHost {
-  /** Asks a subscriber; resolves with its reply, or undefined when cancelled or nobody can answer. */
+  /**
+   * Asks a subscriber with the server request `method` (`ui/dialog` with `kind` among the fields, or
+   * `item/toolCall/requestUserInput`); resolves with its reply, or undefined when cancelled, dismissed with `{}` or
+   * nobody can answer.
+   */
   dialog(
-    kind: DialogKind,
+    method: "ui/dialog" | "item/toolCall/requestUserInput",
     fields: Record<string, unknown>,
     opts: DialogOptions | undefined,
   ): Promise<Record<string, unknown> | undefined>;
@@ -65,7 +72,7 @@ function validKey(key: unknown): key is string {
   return typeof key === "string" && key.length >= 1 && key.length <= KEY_MAX_CHARS;
 }
 
-export class ThreadUi implements ExtensionUIContext {
+export class ThreadUi implements ExtensionUIContext, QuestionsUI {
   private readonly statuses = new Map<string, string>();
   private title: string | undefined;
   private workingMessage: string | undefined;
@@ -131,18 +138,49 @@ export class ThreadUi implements ExtensionUIContext {
     this.host.log(`ctx.ui.${method}() draws only in the terminal; the app-server draws nothing`);
   }
 
-  async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+  private ask(
+    kind: DialogKind,
+    fields: Record<string, unknown>,
+    opts: DialogOptions | undefined,
+  ): Promise<Record<string, unknown> | undefined> {
+    return this.host.dialog("ui/dialog", { kind, ...fields }, opts);
+  }
+
+  /** `ask_user`'s questions in one `item/toolCall/requestUserInput`; `{}` dismisses them. */
+  async askQuestions(
+    request: QuestionsRequest,
+    opts?: DialogOptions,
+  ): Promise<Record<string, UserAnswer> | undefined> {
     const reply = await this.host.dialog(
-      "select",
-      { title: cleanText(title), options: options.map(String) },
+      "item/toolCall/requestUserInput",
+      {
+        itemId: request.toolCallId,
+        questions: request.questions.map((q) => ({
+          id: q.id,
+          text: stripAnsi(q.text),
+          options: q.options.map((o) => ({
+            label: o.label,
+            ...(o.description !== undefined ? { description: stripAnsi(o.description) } : {}),
+          })),
+        })),
+      },
       opts,
     );
+    const answers = reply?.answers;
+    if (reply === undefined) return undefined;
+    return typeof answers === "object" && answers !== null && !Array.isArray(answers)
+      ? (answers as Record<string, UserAnswer>)
+      : {};
+  }
+
+  async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+    const reply = await this.ask("select", { title: cleanText(title), options: options.map(String) }, opts);
     const value = reply?.value;
     return typeof value === "string" && options.includes(value) ? value : undefined;
   }
 
   async confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "confirm",
       { title: cleanText(title), ...(message !== undefined ? { message: stripAnsi(message) } : {}) },
       opts,
@@ -151,7 +189,7 @@ export class ThreadUi implements ExtensionUIContext {
   }
 
   async input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "input",
       {
         title: cleanText(title),
@@ -163,7 +201,7 @@ export class ThreadUi implements ExtensionUIContext {
   }
 
   async editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "editor",
       { title: cleanText(title), ...(prefill !== undefined ? { prefill } : {}) },
       opts,

@@ -822,6 +822,33 @@ export type UiDialogResult = {
   confirmed?: boolean;
 };
 
+/** ask_user's questions, all at once; reply {answers: {<id>: {label, note?} | {other}}} (a skipped question left out) or {} to dismiss them and stop the turn */
+export type ItemToolCallRequestUserInputParams = {
+  threadId: string;
+  turnId?: string;
+  /** The toolCall item asking */
+  itemId: string;
+  questions: {
+    id: string;
+    text: string;
+    options: {
+      /** Ends in "(Recommended)" for the recommended one */
+      label: string;
+      description?: string;
+    }[];
+  }[];
+};
+
+export type ItemToolCallRequestUserInputResult = {
+  answers?: Record<string, {
+    label: string;
+    note?: string;
+  } | {
+    other: string;
+  }>;
+};
+
 export interface ServerRequests {
   "ui/dialog": { params: UiDialogParams; result: UiDialogResult };
+  "item/toolCall/requestUserInput": { params: ItemToolCallRequestUserInputParams; result: ItemToolCallRequestUserInputResult };
 }

@@ -232,7 +232,9 @@ describe("knightcode app-server: turns", function () {
     expect(prompt).not.to.contain("const one");
     const user = turn.items[0]!;
     expect(user).to.deep.include({ type: "userMessage", comments });
-    expect(user.content).to.deep.equal([{ type: "text", text: "Please address my review" }]);
+    expect((user as { content: unknown }).content).to.deep.equal([
+      { type: "text", text: "Please address my review" },
+    ]);
     const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
     expect(read.turns![0]!.items[0]).to.deep.equal(user);
     // The preview is the prompt's start: the typed text comes first.
