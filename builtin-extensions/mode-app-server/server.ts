@@ -62,6 +62,8 @@ export class AppServer {
   private readonly loading = new Map<string, Promise<LoadedThread>>();
   private readonly unloadTimers = new Map<string, NodeJS.Timeout>();
   private readonly pending = new Set<Promise<void>>();
+  /** Threads whose session failed to open, with why: their status is `systemError` until a load succeeds. */
+  private readonly failures = new Map<string, string>();
   readonly sessionRoot: string;
   readonly active: SessionCatalog;
   readonly archived: SessionCatalog;
@@ -277,7 +279,18 @@ export class AppServer {
     }
     const info = this.findSession(threadId);
     if (!info) throw threadNotFound(threadId);
-    const opening = this.openThread({ cwd: info.cwd, sessionFile: info.path }, initiator);
+    const opening = this.openThread({ cwd: info.cwd, sessionFile: info.path }, initiator).then(
+      (opened) => {
+        this.failures.delete(threadId);
+        return opened;
+      },
+      (error: unknown) => {
+        // Another owner is not the thread's fault; anything else leaves it unusable until a load succeeds.
+        if (!(error instanceof AppServerError && error.name_ === "threadLocked"))
+          this.failures.set(threadId, errorMessage(error));
+        throw error;
+      },
+    );
     this.loading.set(
       threadId,
       opening.then((o) => o.thread),
@@ -342,6 +355,14 @@ export class AppServer {
     }
   }
 
+  /** A thread's status: live when loaded, `systemError` after a failed load, `notLoaded` otherwise. */
+  statusOf(threadId: string): ThreadStatus {
+    const loaded = this.loaded(threadId);
+    if (loaded) return loaded.getStatus();
+    const failure = this.failures.get(threadId);
+    return failure !== undefined ? { type: "systemError", message: failure } : { type: "notLoaded" };
+  }
+
   /** A thread for the wire: live when loaded, from its file otherwise. */
   threadInfo(threadId: string): Record<string, unknown> {
     const loaded = this.loaded(threadId);
@@ -378,7 +399,6 @@ export class AppServer {
     const parent = info.parentSession
       ? (parents?.get(resolve(info.parentSession)) ?? headerIdOf(info.parentSession))
       : undefined;
-    const loaded = this.loaded(info.id);
     return {
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
@@ -386,7 +406,7 @@ export class AppServer {
       cwd: info.cwd,
       createdAt: info.created.getTime(),
       updatedAt: Math.round(updatedAt),
-      status: loaded ? loaded.getStatus() : { type: "notLoaded" },
+      status: this.statusOf(info.id),
       ...(parent ? { forkedFromId: parent } : {}),
       messageCount: info.messageCount,
       path: info.path,

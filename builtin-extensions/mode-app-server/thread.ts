@@ -111,6 +111,8 @@ export class LoadedThread {
   private steering: string[] = [];
   private readonly dialogs = new Set<PendingDialog>();
   private status: ThreadStatus = { type: "idle" };
+  /** Why the thread cannot work (its extensions failed to restart): `systemError` until a reload succeeds. */
+  private systemError: string | undefined;
   private unsubscribeSession: (() => void) | undefined;
   session!: SessionController;
   forkedFromId: string | undefined;
@@ -138,6 +140,9 @@ export class LoadedThread {
 
   attach(session: SessionController): void {
     this.session = session;
+    // Opened, but an extension refused to start it: it cannot prompt until a reload succeeds.
+    this.systemError = session.startupFailure()?.message;
+    if (this.systemError !== undefined) this.status = { type: "systemError", message: this.systemError };
     this.unsubscribeSession = session.subscribe((event) => this.onEvent(event));
   }
 
@@ -195,7 +200,9 @@ export class LoadedThread {
   private updateStatus(): void {
     const next: ThreadStatus = this.running
       ? { type: "active", waitingOn: this.dialogs.size > 0 ? ["dialog"] : [] }
-      : { type: "idle" };
+      : this.systemError !== undefined
+        ? { type: "systemError", message: this.systemError }
+        : { type: "idle" };
     if (JSON.stringify(next) === JSON.stringify(this.status)) return;
     this.status = next;
     this.broadcast("thread/status/changed", { status: next });
@@ -381,8 +388,14 @@ export class LoadedThread {
     }
     this.ui.clear();
     this.session.reload().then(
-      () => this.finishTurn(turn, undefined),
-      (error: unknown) => this.finishTurn(turn, error instanceof Error ? error.message : String(error)),
+      () => {
+        this.systemError = this.session.startupFailure()?.message;
+        this.finishTurn(turn, this.systemError);
+      },
+      (error: unknown) => {
+        this.systemError = error instanceof Error ? error.message : String(error);
+        this.finishTurn(turn, this.systemError);
+      },
     );
   }
 
