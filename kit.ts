@@ -167,8 +167,9 @@ export {
   type SessionInfo,
   sessionDirsIn,
   sessionFilesIn,
+  sessionInfoOf,
 } from "./plugins/session-store/list.js";
-export { resolveSessionRoot } from "./plugins/session-store/paths.js";
+export { cwdSessionDir, resolveSessionRoot } from "./plugins/session-store/paths.js";
 export { globalSettingsPath, projectSettingsPath } from "./plugins/settings/agent-dir.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";

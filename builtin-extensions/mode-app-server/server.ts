@@ -21,7 +21,7 @@ import {
   type SessionInfo,
   VERSION,
 } from "@knightcodeai/cli/kit";
-import { SessionCatalog } from "./catalog.js";
+import { type CatalogEntry, SessionCatalog } from "./catalog.js";
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
@@ -75,6 +75,8 @@ export class AppServer {
     this.active = new SessionCatalog(this.sessionRoot);
     this.archived = new SessionCatalog(this.archiveRoot);
     registerThreadMethods(this);
+    // The first thread/list finds the files stat'ed; requests meanwhile do not wait for it.
+    void this.active.warm();
   }
 
   get archiveRoot(): string {
@@ -306,9 +308,10 @@ export class AppServer {
     return archived ? this.archived.find(threadId) : this.active.find(threadId, this.busyDirs());
   }
 
-  /** Listing of the active (or archived) sessions, with what this process writes looked at again. */
-  listSessions(archived: boolean): ReturnType<SessionCatalog["list"]> {
-    return archived ? this.archived.list() : this.active.list(this.busyDirs());
+  /** The active (or archived) catalogue, with what this process writes looked at again. */
+  catalog(archived: boolean): { catalog: SessionCatalog; files: CatalogEntry[] } {
+    const catalog = archived ? this.archived : this.active;
+    return { catalog, files: catalog.files(archived ? [] : this.busyDirs()) };
   }
 
   /** The folders of the loaded threads' files: this process appends there. */
@@ -370,7 +373,7 @@ export class AppServer {
     const active = this.findSession(threadId);
     const info = active ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    const { path: _path, messageCount: _count, ...summary } = this.summarize(info, undefined);
+    const { path: _path, messageCount: _count, ...summary } = this.summarize(info);
     return { ...summary, sessionFile: info.path, ...(active ? {} : { archived: true }) };
   }
 
@@ -383,22 +386,17 @@ export class AppServer {
     return historyTurns(readBranch(info.path).branch, new PayloadStore());
   }
 
-  summarize(
-    info: SessionInfo,
-    parents: ReadonlyMap<string, string> | undefined,
-    mtimes?: ReadonlyMap<string, number>,
-  ): Summary {
-    let updatedAt = mtimes?.get(info.path) ?? info.modified.getTime();
-    if (!mtimes) {
+  /** A listed thread; `mtimeMs` is the file's modification time when the caller has it. */
+  summarize(info: SessionInfo, mtimeMs?: number): Summary {
+    let updatedAt = mtimeMs ?? info.modified.getTime();
+    if (mtimeMs === undefined) {
       try {
         updatedAt = statSync(info.path).mtimeMs;
       } catch {
         // Listed a moment ago; keep its last activity.
       }
     }
-    const parent = info.parentSession
-      ? (parents?.get(resolve(info.parentSession)) ?? headerIdOf(info.parentSession))
-      : undefined;
+    const parent = info.parentSession ? headerIdOf(info.parentSession) : undefined;
     return {
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
