@@ -188,9 +188,12 @@ describe("knightcode app-server: threads", function () {
     const seen = new Set<string>([(await first).turn.id]);
     const refuse = join(h.project, "refuse");
     // The status a turn leaves comes after its turn/completed, maybe in a later chunk: wait for it.
-    const statusAfter = async (mark: number) => {
+    const statusAfter = async (turnId: string) => {
       const deadline = Date.now() + 10_000;
       for (;;) {
+        const mark = client.received.findIndex(
+          (m) => m.method === "turn/completed" && (m.params as any).turn.id === turnId,
+        );
         const found = client.received
           .slice(mark)
           .find((m) => m.method === "thread/status/changed" && (m.params as any).status.type !== "active");
@@ -209,18 +212,18 @@ describe("knightcode app-server: threads", function () {
 
     // A reload the extensions refuse leaves the loaded thread in systemError; a good one clears it.
     writeFileSync(refuse, "");
-    let mark = client.received.length;
-    expect((await reload()).status).to.equal("failed");
-    const broken = await statusAfter(mark);
+    const failed = await reload();
+    expect(failed.status).to.equal("failed");
+    const broken = await statusAfter(failed.id);
     expect(broken.type).to.equal("systemError");
     expect(broken.message).to.contain("refused: a refuse file is here");
     expect((await client.request("thread/read", { threadId: thread.id })).thread.status.type).to.equal(
       "systemError",
     );
     rmSync(refuse);
-    mark = client.received.length;
-    expect((await reload()).status).to.equal("completed");
-    expect(await statusAfter(mark)).to.deep.equal({ type: "idle" });
+    const good = await reload();
+    expect(good.status).to.equal("completed");
+    expect(await statusAfter(good.id)).to.deep.equal({ type: "idle" });
 
     // A load that fails marks the listed thread until a load succeeds.
     await client.request("thread/unsubscribe", { threadId: thread.id });
