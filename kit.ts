@@ -130,6 +130,7 @@ export {
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { type SafeJson, stringifySafely, toJsonSafe } from "./plugins/kit/util/safe-json.js";
 export { VERSION } from "./plugins/kit/version.js";
+export { findControl, isWidgetView, VIEW_MAX_DEPTH, viewProblem, viewToLines } from "./plugins/kit/views.js";
 export { RPC_MAX_FRAME_BYTES } from "./plugins/kit/wire/frames.js";
 export {
   type JsonAgentSessionEvent,

@@ -159,8 +159,12 @@ export const TokenUsage = Obj(
 );
 
 const Placement = Type.Union([Lit("aboveEditor"), Lit("belowEditor")]);
+const ViewAny = Any({
+  description:
+    "A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md)",
+});
 export const Widget = Obj(
-  { key: Str(), placement: Placement, lines: Opt(Arr(Str())), view: Opt(Any()) },
+  { key: Str(), placement: Placement, lines: Opt(Arr(Str())), view: Opt(ViewAny) },
   { $id: "Widget" },
 );
 const UiStateFields = {
@@ -452,6 +456,21 @@ export const requestSpecs = {
     }),
     result: Obj({ removed: Bool() }),
   },
+  "ui/event": {
+    description:
+      "A press of a button, or a change of a field, in a widget's view; every ctx.ui.onViewEvent handler of the thread gets it",
+    params: Obj({
+      threadId: ThreadId,
+      widgetKey: Str({ minLength: 1 }),
+      id: Str({ minLength: 1 }),
+      value: Opt(
+        Type.Union([Str(), Bool()], {
+          description: "A text or select field's string, a toggle's boolean; none for a button",
+        }),
+      ),
+    }),
+    result: Empty,
+  },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
     params: Empty,
@@ -546,7 +565,7 @@ export const notificationSpecs = {
       key: Str(),
       placement: Opt(Placement),
       lines: Opt(Arr(Str())),
-      view: Opt(Any()),
+      view: Opt(ViewAny),
     }),
   },
 } as const satisfies Record<string, NotificationSpec>;

@@ -26,6 +26,7 @@ import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connect
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { registerThreadMethods } from "./methods-threads.js";
+import { registerUiMethods } from "./methods-ui.js";
 import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
 import { ARCHIVE_DIR, archivedPath, headerIdOf, readBranch, unarchivedPath } from "./store-files.js";
 import { LoadedThread, type ThreadStatus } from "./thread.js";
@@ -75,6 +76,7 @@ export class AppServer {
     this.active = new SessionCatalog(this.sessionRoot);
     this.archived = new SessionCatalog(this.archiveRoot);
     registerThreadMethods(this);
+    registerUiMethods(this);
     // The first thread/list finds the files stat'ed; requests meanwhile do not wait for it.
     void this.active.warm();
   }
@@ -216,6 +218,7 @@ export class AppServer {
   }> {
     const warnings: Record<string, unknown>[] = [];
     const thread = new LoadedThread("", this.threadHost);
+    thread.loadWarnings = warnings;
     if (initiator) thread.subscribe(initiator);
     let session: SessionController;
     try {
@@ -242,6 +245,7 @@ export class AppServer {
     }
     const id = session.sessionManager.getSessionId();
     Object.assign(thread, { id });
+    thread.loadWarnings = undefined;
     thread.attach(session);
     const parent = session.sessionManager.getHeader().parentSession;
     if (parent) thread.forkedFromId = headerIdOf(parent);

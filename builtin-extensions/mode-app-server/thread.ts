@@ -117,6 +117,8 @@ export class LoadedThread {
   session!: SessionController;
   forkedFromId: string | undefined;
   disposed = false;
+  /** Set while the session opens: what goes wrong meanwhile is reported in the result. */
+  loadWarnings: Record<string, unknown>[] | undefined;
 
   constructor(
     id: string,
@@ -126,7 +128,11 @@ export class LoadedThread {
     this.ui = new ThreadUi({
       dialog: (method, fields, opts) => this.dialog(method, fields, opts),
       notify: (method, params) => this.broadcast(method, params),
-      warn: (message) => this.broadcast("warning", { message, source: "extension" }),
+      warn: (message) => {
+        // While the thread loads, its warnings go in the start or resume result.
+        if (this.loadWarnings) this.loadWarnings.push({ message, source: "extension" });
+        else this.broadcast("warning", { message, source: "extension" });
+      },
       log: (message) => host.log(`thread ${this.id}: ${message}`),
     });
   }

@@ -10,6 +10,8 @@ import {
   type DialogOptions,
   type EditorFactory,
   type ExtensionUIContext,
+  findControl,
+  isWidgetView,
   type NotifyLevel,
   type QuestionsRequest,
   type QuestionsUI,
@@ -17,8 +19,13 @@ import {
   type UIComponentFactory,
   type UITheme,
   type UserAnswer,
+  type ViewEvent,
+  type ViewNode,
+  viewProblem,
   type WidgetOptions,
+  type WidgetView,
 } from "@knightcodeai/cli/kit";
+import { invalidParams } from "./errors.js";
 
 export const TEXT_MAX_CODE_POINTS = 200;
 export const KEY_MAX_CHARS = 128;
@@ -50,7 +57,16 @@ export interface UiSnapshot {
   title?: string;
   workingMessage?: string;
   workingVisible: boolean;
-  widgets: { key: string; placement: "aboveEditor" | "belowEditor"; lines: string[] }[];
+  widgets: ({ key: string } & Widget)[];
+}
+
+type Widget = { placement: "aboveEditor" | "belowEditor" } & ({ lines: string[] } | { view: ViewNode });
+
+/** Every string of a view without ANSI escapes (its spacing kept). */
+function cleanView(node: ViewNode): ViewNode {
+  return JSON.parse(JSON.stringify(node), (_key, value: unknown) =>
+    typeof value === "string" ? stripAnsi(value) : value,
+  ) as ViewNode;
 }
 
 // CSI, OSC and two-character escapes.
@@ -78,7 +94,10 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
   private workingMessage: string | undefined;
   private workingVisible = true;
   /** In the order they were last set. */
-  private readonly widgets = new Map<string, { placement: "aboveEditor" | "belowEditor"; lines: string[] }>();
+  private readonly widgets = new Map<string, Widget>();
+  private readonly viewHandlers = new Set<(event: ViewEvent) => void | Promise<void>>();
+  /** Views are sent to the client as they are; the SDK leaves them to this UI. */
+  readonly drawsViews = true;
   private readonly logged = new Set<string>();
   private readonly refused = new Set<string>();
   private readonly themes = new ThemeSelection();
@@ -87,11 +106,7 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
   constructor(private readonly host: UiHost) {}
 
   snapshot(): UiSnapshot {
-    const widgets = [...this.widgets].map(([key, w]) => ({
-      key,
-      placement: w.placement,
-      lines: [...w.lines],
-    }));
+    const widgets = [...this.widgets].map(([key, w]) => ({ key, ...w }));
     return {
       statuses: [...this.statuses]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -119,6 +134,8 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
     }
     this.logged.clear();
     this.refused.clear();
+    // The old extensions' handlers go with them.
+    this.viewHandlers.clear();
   }
 
   private sendState(): void {
@@ -236,7 +253,11 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
     this.sendState();
   }
 
-  setWidget(key: string, content: string[] | UIComponentFactory | undefined, options?: WidgetOptions): void {
+  setWidget(
+    key: string,
+    content: string[] | UIComponentFactory | WidgetView | undefined,
+    options?: WidgetOptions,
+  ): void {
     const problem = this.widgetProblem(key, content);
     if (problem) {
       this.refuse(String(key), problem);
@@ -250,24 +271,71 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
       if (this.widgets.delete(key)) this.host.notify("ui/widget", { key });
       return;
     }
-    const lines = (content as string[]).map((line) => stripAnsi(String(line)).replace(/[\r\n]+/g, " "));
-    if (Buffer.byteLength(JSON.stringify(lines), "utf8") > WIDGET_MAX_BYTES) {
+    const body = isWidgetView(content)
+      ? { view: cleanView(content.view) }
+      : { lines: (content as string[]).map((line) => stripAnsi(String(line)).replace(/[\r\n]+/g, " ")) };
+    if (Buffer.byteLength(JSON.stringify(body), "utf8") > WIDGET_MAX_BYTES) {
       this.refuse(key, `Widget "${key}" refused: a widget holds at most ${WIDGET_MAX_BYTES / 1024} KiB`);
       return;
     }
     const placement = options?.placement === "belowEditor" ? "belowEditor" : "aboveEditor";
     // Set again, it moves to the end of its placement.
     this.widgets.delete(key);
-    this.widgets.set(key, { placement, lines });
-    this.host.notify("ui/widget", { key, placement, lines });
+    this.widgets.set(key, { placement, ...body });
+    this.host.notify("ui/widget", { key, placement, ...body });
+  }
+
+  onViewEvent(handler: (event: ViewEvent) => void | Promise<void>): () => void {
+    this.viewHandlers.add(handler);
+    return () => this.viewHandlers.delete(handler);
+  }
+
+  /**
+   * `ui/event`: a press or change in widget `widgetKey`'s view reaches every handler; one that fails becomes a
+   * warning. A widget or control that is gone reaches nobody. A value that does not fit the control is refused.
+   */
+  async viewEvent(widgetKey: string, id: string, value: string | boolean | undefined): Promise<void> {
+    const widget = this.widgets.get(widgetKey);
+    const control = widget && "view" in widget ? findControl(widget.view, id) : undefined;
+    if (!control) return;
+    const misfit =
+      control.type === "button"
+        ? value !== undefined && "a button takes no value"
+        : control.type === "toggle"
+          ? typeof value !== "boolean" && "a toggle takes true or false"
+          : typeof value !== "string"
+            ? `a ${control.type} takes a string`
+            : control.type === "select" &&
+              !control.options.includes(value) &&
+              "the value is not one of its options";
+    if (misfit)
+      throw invalidParams(`Control "${id}" of widget "${widgetKey}": ${misfit}`, { reason: "value" });
+    const event: ViewEvent = { widgetKey, id, ...(value !== undefined ? { value } : {}) };
+    for (const handler of [...this.viewHandlers]) {
+      try {
+        await handler({ ...event });
+      } catch (error) {
+        this.host.warn(
+          `A view event handler failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
   }
 
   private widgetProblem(key: unknown, content: unknown): string | undefined {
     if (!validKey(key))
       return `Widget key "${String(key).slice(0, 40)}" must have 1 to ${KEY_MAX_CHARS} characters`;
-    if (content !== undefined && typeof content !== "function" && !Array.isArray(content))
-      return `Widget "${key}": give lines of text`;
-    if (Array.isArray(content) && !this.widgets.has(key) && this.widgets.size >= MAX_WIDGETS)
+    if (isWidgetView(content)) {
+      const problem = viewProblem(content.view);
+      if (problem) return `Widget "${key}" refused: ${problem}`;
+    } else if (content !== undefined && typeof content !== "function" && !Array.isArray(content))
+      return `Widget "${key}": give lines of text or {view}`;
+    if (
+      content !== undefined &&
+      typeof content !== "function" &&
+      !this.widgets.has(key) &&
+      this.widgets.size >= MAX_WIDGETS
+    )
       return `Widget "${key}" refused: a thread shows at most ${MAX_WIDGETS} widgets`;
     return undefined;
   }

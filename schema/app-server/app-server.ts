@@ -143,6 +143,7 @@ export type Widget = {
   key: string;
   placement: "aboveEditor" | "belowEditor";
   lines?: string[];
+  /** A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md) */
   view?: unknown;
 };
 
@@ -578,6 +579,18 @@ export type McpRemoveResult = {
   removed: boolean;
 };
 
+/** A press of a button, or a change of a field, in a widget's view; every ctx.ui.onViewEvent handler of the thread gets it */
+export type UiEventParams = {
+  /** The session id of the thread */
+  threadId: string;
+  widgetKey: string;
+  id: string;
+  /** A text or select field's string, a toggle's boolean; none for a button */
+  value?: string | boolean;
+};
+
+export type UiEventResult = Record<string, never>;
+
 /** Process memory, loaded threads, connections and queue depths of the shared server */
 export type ServerDiagnosticsParams = Record<string, never>;
 
@@ -635,6 +648,7 @@ export interface Requests {
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
+  "ui/event": { params: UiEventParams; result: UiEventResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
 }
 
@@ -780,6 +794,7 @@ export type UiWidgetParams = {
   key: string;
   placement?: "aboveEditor" | "belowEditor";
   lines?: string[];
+  /** A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md) */
   view?: unknown;
 };
 
