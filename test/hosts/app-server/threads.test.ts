@@ -242,7 +242,20 @@ describe("knightcode app-server: threads", function () {
     expect((listed.status as { message?: string }).message).to.contain("refused");
     const noTurn = client.waitFor("turn/completed", (p) => !seen.has(p.turn.id));
     await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Hi" }] });
-    expect((await noTurn).turn.status).to.equal("failed");
+    const failedTurn = (await noTurn).turn;
+    expect(failedTurn.status).to.equal("failed");
+    seen.add(failedTurn.id);
+    // A queued input that cannot start is dropped with an error carrying its clientMessageId, and no turn.
+    const turnsBefore = notifications(server, "turn/started").length;
+    const dropped = client.waitFor("error", (p) => p.clientMessageId === "q-1");
+    await client.request("turn/queue/add", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Queued" }],
+      clientMessageId: "q-1",
+    });
+    expect((await dropped).error.message).to.contain("refused");
+    await client.waitFor("turn/queue/updated", (p) => p.threadId === thread.id && p.followUp.length === 0);
+    expect(notifications(server, "turn/started")).to.have.length(turnsBefore);
     await client.request("thread/unsubscribe", { threadId: thread.id });
     while ((await client.request("server/diagnostics", {})).threads.length > 0) {
       expect(Date.now()).to.be.lessThan(deadline);
