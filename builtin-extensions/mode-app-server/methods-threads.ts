@@ -204,14 +204,14 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/payload/read", R["thread/payload/read"], (params) => {
-    const thread = server.requireLoaded(params.threadId);
-    const chunk = thread.payloads.read(params.ref, params.offset ?? 0);
-    if (!chunk)
-      throw invalidParams(
-        `No payload "${params.ref}" on this thread (it is kept while the thread is loaded)`,
-        { reason: "ref" },
-      );
-    return chunk;
+    const chunk = server.readPayload(params.threadId, params.ref, params.offset ?? 0);
+    if (chunk) return chunk;
+    if (!server.loaded(params.threadId) && !server.findSession(params.threadId))
+      throw threadNotFound(params.threadId);
+    throw invalidParams(
+      `No payload "${params.ref}" on this thread (kept while it is loaded, or after a read while it is not)`,
+      { reason: "ref" },
+    );
   });
 
   const subscribed = (

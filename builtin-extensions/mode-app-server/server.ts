@@ -33,6 +33,8 @@ import { LoadedThread, type ThreadStatus } from "./thread.js";
 import { cleanText } from "./ui.js";
 
 export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
+/** How many unloaded threads keep the values their last history read sent by reference. */
+const READ_PAYLOAD_THREADS = 16;
 
 export interface AppServerOptions {
   openSession(options: ModeSessionOptions): Promise<SessionController>;
@@ -65,6 +67,8 @@ export class AppServer {
   private readonly pending = new Set<Promise<void>>();
   /** Threads whose session failed to open, with why: their status is `systemError` until a load succeeds. */
   private readonly failures = new Map<string, string>();
+  /** Payload stores of history reads of unloaded threads, oldest first. */
+  private readonly readPayloads = new Map<string, PayloadStore>();
   readonly sessionRoot: string;
   readonly active: SessionCatalog;
   readonly archived: SessionCatalog;
@@ -387,7 +391,22 @@ export class AppServer {
     if (loaded) return loaded.history();
     const info = this.findSession(threadId) ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    return historyTurns(readBranch(info.path).branch, new PayloadStore());
+    // What the last read of an unloaded thread sent by reference stays readable (for a few threads at a time).
+    const payloads = new PayloadStore();
+    this.readPayloads.delete(threadId);
+    this.readPayloads.set(threadId, payloads);
+    for (const old of this.readPayloads.keys()) {
+      if (this.readPayloads.size <= READ_PAYLOAD_THREADS) break;
+      this.readPayloads.delete(old);
+    }
+    return historyTurns(readBranch(info.path).branch, payloads);
+  }
+
+  /** A value sent by reference: by the loaded thread, or by the last read of it while unloaded. */
+  readPayload(threadId: string, ref: string, offset: number): ReturnType<PayloadStore["read"]> | undefined {
+    return (
+      this.loaded(threadId)?.payloads.read(ref, offset) ?? this.readPayloads.get(threadId)?.read(ref, offset)
+    );
   }
 
   /** A listed thread; `mtimeMs` is the file's modification time when the caller has it. */

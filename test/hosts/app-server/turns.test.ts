@@ -185,9 +185,20 @@ describe("knightcode app-server: turns", function () {
     expect(await client.readPayload(thread.id, text.ref)).to.equal(long);
     const restarted = await h.start();
     await restarted.client.initialize();
-    check(
-      (await restarted.client.request("thread/read", { threadId: thread.id, includeTurns: true })).turns!,
-    );
+    const unloaded = await restarted.client.request("thread/read", {
+      threadId: thread.id,
+      includeTurns: true,
+    });
+    check(unloaded.turns!);
+    // Read while not loaded there, the reference still reads back.
+    const unloadedRef = unloaded.turns![1]!.items.find((i) => i.type === "agentMessage")!.text as {
+      ref: string;
+    };
+    expect(await restarted.client.readPayload(thread.id, unloadedRef.ref)).to.equal(long);
+    const unknown = await restarted.client
+      .request("thread/payload/read", { threadId: thread.id, ref: "nope" })
+      .catch((e) => e);
+    expect(unknown.data).to.deep.include({ code: "invalidParams", reason: "ref" });
   });
 
   it("quotes review comments into the prompt; the user item keeps the typed text and lists the comments", async () => {
