@@ -79,6 +79,14 @@ export {
   StreamLineTooLongError,
 } from "./plugins/kit/provider/sse-lines.js";
 export {
+  type AskQuestions,
+  type QuestionsRequest,
+  type QuestionsUI,
+  questionsDialog,
+  type UserAnswer,
+  type UserQuestion,
+} from "./plugins/kit/questions-ui.js";
+export {
   applyResourcePatterns,
   type ResourceKind,
   type ResourceScope,
@@ -122,6 +130,7 @@ export {
 export { addUsage, emptyUsage } from "./plugins/kit/usage.js";
 export { type SafeJson, stringifySafely, toJsonSafe } from "./plugins/kit/util/safe-json.js";
 export { VERSION } from "./plugins/kit/version.js";
+export { findControl, isWidgetView, VIEW_MAX_DEPTH, viewProblem, viewToLines } from "./plugins/kit/views.js";
 export { RPC_MAX_FRAME_BYTES } from "./plugins/kit/wire/frames.js";
 export {
   type JsonAgentSessionEvent,
@@ -131,6 +140,12 @@ export {
 } from "./plugins/kit/wire/json-event.js";
 export { type JsonlItem, JsonlReader } from "./plugins/kit/wire/jsonl.js";
 export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
+export {
+  PackageError,
+  PackageManager,
+  type PackageScope,
+  type ResolvedResource,
+} from "./plugins/packages/package-manager.js";
 export {
   DEFAULT_SECRET_PATTERNS,
   exactEnv,
@@ -153,8 +168,9 @@ export {
   type SessionInfo,
   sessionDirsIn,
   sessionFilesIn,
+  sessionInfoOf,
 } from "./plugins/session-store/list.js";
-export { resolveSessionRoot } from "./plugins/session-store/paths.js";
+export { cwdSessionDir, resolveSessionRoot } from "./plugins/session-store/paths.js";
 export { globalSettingsPath, projectSettingsPath } from "./plugins/settings/agent-dir.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";

@@ -6,8 +6,9 @@
  *   target ≤ 300 MB for the 100 idle loaded threads;
  * - first delta: the time from the model server writing its first text byte to the client receiving the first
  *   `item/agentMessage/delta` (both clocks are this process's), median and worst of 20 turns; target ≤ 20 ms;
- * - thread/list over 10,000 session files (100 folders of 100), the first call (summary caches cold) and the
- *   next (warm), as the client sees the round trip; target ≤ 200 ms.
+ * - thread/list over 10,000 session files (100 folders of 100), as the client sees the round trip: the first call
+ *   right after initialize (the catalogue's warm-up still running) and 1 s later (done), then the next calls;
+ *   target ≤ 200 ms.
  * Run alone with `npm run bench -- app-server` (builds dist/ first when it is missing).
  */
 import { execFileSync } from "node:child_process";
@@ -191,23 +192,28 @@ async function listing(dir: string): Promise<void> {
       );
     }
   }
-  const server = start(agentDir, dir);
-  try {
-    const { client } = server;
-    await client.initialize("bench", "1");
-    const times: number[] = [];
-    let count = 0;
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      const page = await client.request("thread/list", { limit: 50 });
-      times.push(performance.now() - t0);
-      count = page.data.length;
+  // A client that lists as soon as initialize answers meets the catalogue's warm-up half done; one that lists
+  // a moment later finds it done.
+  for (const pauseMs of [0, 1_000]) {
+    const server = start(agentDir, dir);
+    try {
+      const { client } = server;
+      await client.initialize("bench", "1");
+      await new Promise((r) => setTimeout(r, pauseMs));
+      const times: number[] = [];
+      let count = 0;
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        const page = await client.request("thread/list", { limit: 50 });
+        times.push(performance.now() - t0);
+        count = page.data.length;
+      }
+      console.log(
+        `app-server: thread/list over ${LIST_FOLDERS * LIST_PER_FOLDER} session files (a page of ${count}), ${pauseMs === 0 ? "right after initialize" : `${pauseMs} ms after initialize`}: first ${times[0]!.toFixed(0)} ms, then median ${median(times.slice(1)).toFixed(0)} ms (target ≤ 200 ms)`,
+      );
+    } finally {
+      await server.stop(10_000);
     }
-    console.log(
-      `app-server: thread/list over ${LIST_FOLDERS * LIST_PER_FOLDER} session files (a page of ${count}): first ${times[0]!.toFixed(0)} ms (cold caches), then median ${median(times.slice(1)).toFixed(0)} ms (target ≤ 200 ms)`,
-    );
-  } finally {
-    await server.stop(10_000);
   }
 }
 

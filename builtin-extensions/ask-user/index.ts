@@ -1,8 +1,11 @@
 /**
  * builtin:ask-user — the `ask_user` tool: the model asks the user one or more questions with fixed options and
- * gets every answer at once. In the terminal and over RPC each question is a `select` dialog with the options, an
- * "other" choice (a free-text answer) and a "skip" choice, followed by one optional note; a dismissed dialog stops
- * the turn. Without a UI (print and JSON modes) the call fails: no one can answer.
+ * gets every answer at once. Where the UI can show every question together (the app-server's
+ * `item/toolCall/requestUserInput`), they go in one request, each answered with an option, the user's own words
+ * or not at all (a note may come with an option). In the terminal and over RPC each question is a `select`
+ * dialog with the options, an "other" choice (a free-text answer) and a "skip" choice, followed by one optional
+ * note. Dismissing the questions stops the turn. Without a UI (print and JSON modes) the call fails: no one can
+ * answer.
  *
  * On by default, and offered to the model only in sessions with a UI; `"ask-user": {"enabled": false}` in
  * tools.json leaves the tool out of new sessions.
@@ -11,6 +14,7 @@ import {
   type ExtensionAPI,
   type ExtensionContext,
   isToolEnabled,
+  questionsDialog,
   readToolsConfig,
   type Static,
   Type,
@@ -36,8 +40,8 @@ const askUserSchema = Type.Object({
 
 export type AskUserInput = Static<typeof askUserSchema>;
 
-/** One answer: an option's exact label, or the user's own text. */
-export type AskUserAnswer = { label: string } | { other: string };
+/** One answer: an option's exact label (with the user's note on it, where the UI takes one), or their own text. */
+export type AskUserAnswer = { label: string; note?: string } | { other: string };
 
 export interface AskUserDetails {
   answers: Record<string, AskUserAnswer>;
@@ -74,10 +78,10 @@ export default function askUser(knightcode: ExtensionAPI): void {
     exposure: "model-only",
     executionMode: "sequential",
     annotations: { title: "Ask the user", readOnlyHint: true, destructiveHint: false, openWorldHint: false },
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+    async execute(toolCallId, params, signal, _onUpdate, ctx) {
       if (!ctx.hasUI) throw new Error(NO_UI_ERROR);
       checkQuestions(params);
-      const details = await ask(ctx, params, signal);
+      const details = await ask(ctx, params, signal, toolCallId);
       if (details.dismissed) {
         return {
           content: [
@@ -130,8 +134,11 @@ async function ask(
   ctx: ExtensionContext,
   params: AskUserInput,
   signal: AbortSignal | undefined,
+  toolCallId: string,
 ): Promise<AskUserDetails> {
   const dialog = signal ? { signal } : undefined;
+  const askAll = questionsDialog(ctx.ui);
+  if (askAll) return askTogether(params, await askAll({ toolCallId, questions: params.questions }, dialog));
   const answers: Record<string, AskUserAnswer> = {};
   const skipped: string[] = [];
   const dismissed = (): AskUserDetails => ({ answers: {}, skipped: [], dismissed: true });
@@ -160,6 +167,26 @@ async function ask(
   return { answers, skipped, ...(note ? { note } : {}) };
 }
 
+/** Answers to every question at once: an unknown label or an empty answer counts as skipped. */
+function askTogether(
+  params: AskUserInput,
+  reply: Record<string, { label: string; note?: string } | { other: string }> | undefined,
+): AskUserDetails {
+  if (reply === undefined) return { answers: {}, skipped: [], dismissed: true };
+  const answers: Record<string, AskUserAnswer> = {};
+  const skipped: string[] = [];
+  for (const question of params.questions) {
+    const answer = reply[question.id];
+    const note = answer && "note" in answer && typeof answer.note === "string" ? answer.note.trim() : "";
+    if (answer && "label" in answer && question.options.some((o) => o.label === answer.label))
+      answers[question.id] = { label: answer.label, ...(note ? { note } : {}) };
+    else if (answer && "other" in answer && typeof answer.other === "string" && answer.other.trim() !== "")
+      answers[question.id] = { other: answer.other.trim() };
+    else skipped.push(question.id);
+  }
+  return { answers, skipped };
+}
+
 /** The answers as the model reads them. */
 function describe(params: AskUserInput, details: AskUserDetails): string {
   const lines = ["The user answered:"];
@@ -168,7 +195,7 @@ function describe(params: AskUserInput, details: AskUserDetails): string {
     if (!answer) continue;
     lines.push(
       "label" in answer
-        ? `- ${question.id} (${question.text}): ${answer.label}`
+        ? `- ${question.id} (${question.text}): ${answer.label}${answer.note ? ` (their note: ${answer.note})` : ""}`
         : `- ${question.id} (${question.text}): in their own words: ${answer.other}`,
     );
   }

@@ -3,10 +3,17 @@
  * `--listen ws://127.0.0.1:PORT` asks for one. Ends when stdin ends (stdio only) or on a signal; every thread is
  * shut down in order before the process exits.
  */
-import { type ExtensionEventBus, errorMessage, JsonlReader, type ModeContext } from "@knightcodeai/cli/kit";
+import {
+  type ExtensionContext,
+  type ExtensionEventBus,
+  errorMessage,
+  JsonlReader,
+  type ModeContext,
+} from "@knightcodeai/cli/kit";
 import { registerConfigMethods } from "./methods-config.js";
 import { registerGitMethods } from "./methods-git.js";
 import { registerMcpMethods } from "./methods-mcp.js";
+import { registerResourceMethods } from "./methods-resources.js";
 import type { MethodSpec } from "./protocol.js";
 import type { Handler } from "./registry.js";
 import { AppServer } from "./server.js";
@@ -18,7 +25,11 @@ export interface AppServerContribution {
   threadSession(threadId: string): import("@knightcodeai/cli/kit").SessionController | undefined;
 }
 
-export async function runAppServer(ctx: ModeContext, events: ExtensionEventBus): Promise<number> {
+export async function runAppServer(
+  ctx: ModeContext,
+  events: ExtensionEventBus,
+  hostContext: () => ExtensionContext | undefined = () => undefined,
+): Promise<number> {
   const { openSession, agentDir } = ctx;
   if (!openSession || !agentDir) {
     ctx.io.stderr.write(
@@ -41,6 +52,7 @@ export async function runAppServer(ctx: ModeContext, events: ExtensionEventBus):
   registerConfigMethods(server, { session: ctx.session });
   registerMcpMethods(server);
   registerGitMethods(server);
+  registerResourceMethods(server, { context: hostContext });
   const contribution: AppServerContribution = {
     register: (name, spec, handler) => server.methods.register(name, spec, handler),
     threadSession: (threadId) => server.loaded(threadId)?.session,

@@ -6,12 +6,18 @@
  * Other extensions add methods through the `app-server.register` channel of `knightcode.events`: the server
  * emits it once when it starts, with `{register(name, spec, handler), threads}` (see docs/app-server.md).
  */
-import type { ExtensionAPI } from "@knightcodeai/cli/kit";
+import type { ExtensionAPI, ExtensionContext } from "@knightcodeai/cli/kit";
 
 export default function (knightcode: ExtensionAPI): void {
+  // The server's own session context: what it asks of the model registry (the classifier models) comes from it.
+  let context: ExtensionContext | undefined;
+  knightcode.on("session_start", (_event, ctx) => {
+    context = ctx;
+  });
   knightcode.registerMode("app-server", {
     description: "JSON-RPC over stdio (and WebSocket with --listen) for desktop and editor clients",
     readsStdin: false,
-    run: async (ctx) => (await import("./app-server-mode.js")).runAppServer(ctx, knightcode.events),
+    run: async (ctx) =>
+      (await import("./app-server-mode.js")).runAppServer(ctx, knightcode.events, () => context),
   });
 }

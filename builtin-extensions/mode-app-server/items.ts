@@ -1,10 +1,11 @@
 /**
  * Turns and items: built from a session's active branch for history (`thread/resume`, `thread/read`), and the
- * helpers the live turn uses for the same shapes. A turn starts at each user message; a history turn's id is that
- * message's entry id, its items' ids the entry id plus the block's index.
+ * helpers the live turn uses for the same shapes. A turn starts at each user message; a history turn's id is the
+ * id the live turn had (from the marker entry the thread wrote before its prompt), else that message's entry id;
+ * its other items' ids are the entry id plus the block's index.
  *
- * Limits (UTF-8 bytes): an inline item holds at most 64 KiB; a larger tool result or text is kept by the thread's
- * payload store and sent as `{ref, bytes}`, read back in 48 KiB chunks with `thread/payload/read`. A history
+ * Limits (UTF-8 bytes): an inline item holds at most 64 KiB; a larger tool result or message text is kept by the
+ * thread's payload store and sent as `{ref, bytes}`, read back in 48 KiB chunks with `thread/payload/read`. A history
  * response holds at most 1 MiB (with room for the envelope); older turns come a page at a time by cursor.
  */
 import { randomUUID } from "node:crypto";
@@ -56,6 +57,12 @@ export class PayloadStore {
   }
 }
 
+/** The item as sent: a text field over the inline limit becomes a reference (the item itself keeps the text). */
+export function limitItem(item: Item, payloads: PayloadStore): Item {
+  if (typeof item.text !== "string" || Buffer.byteLength(item.text, "utf8") <= ITEM_INLINE_BYTES) return item;
+  return { ...item, text: payloads.inline(item.text) };
+}
+
 export function textOf(content: string | readonly { type: string; text?: string }[] | undefined): string {
   if (content === undefined) return "";
   if (typeof content === "string") return content;
@@ -76,6 +83,12 @@ export function userContent(content: AgentMessage["content"]): Record<string, un
   );
 }
 
+/** A user item's content when review comments came with it: the typed text and the message's images. */
+export function typedContent(text: string, content: AgentMessage["content"]): Record<string, unknown>[] {
+  const images = userContent(content).filter((c) => c.type === "image");
+  return [...(text !== "" ? [{ type: "text", text }] : []), ...images];
+}
+
 /** Items of one message, as history shows them (tool results are merged into their calls by the caller). */
 export function messageItems(id: string, message: AgentMessage, payloads: PayloadStore): Item[] {
   switch (message.role) {
@@ -83,13 +96,21 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
       return [{ type: "userMessage", id, content: userContent(message.content) }];
     case "custom":
       return message.display
-        ? [{ type: "extensionMessage", id, customType: message.customType, text: textOf(message.content) }]
+        ? [
+            {
+              type: "extensionMessage",
+              id,
+              customType: message.customType,
+              text: payloads.inline(textOf(message.content)),
+            },
+          ]
         : [];
     case "assistant":
       return message.content.flatMap((block, index): Item[] => {
-        if (block.type === "text") return [{ type: "agentMessage", id: `${id}:${index}`, text: block.text }];
+        if (block.type === "text")
+          return [{ type: "agentMessage", id: `${id}:${index}`, text: payloads.inline(block.text) }];
         if (block.type === "thinking")
-          return [{ type: "reasoning", id: `${id}:${index}`, text: block.thinking }];
+          return [{ type: "reasoning", id: `${id}:${index}`, text: payloads.inline(block.thinking) }];
         if (block.type === "toolCall")
           return [
             {
@@ -102,12 +123,37 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
           ];
         return [];
       });
-    case "toolResult":
-      return [];
     default:
-      void payloads;
       return [];
   }
+}
+
+/**
+ * The custom entry a thread writes just before a turn's prompt: it carries the ids the live turn was given, so the
+ * turn read back from history has the same turn id and user item id. Only the entry right before the user message
+ * counts; one a command or a refused prompt left behind is ignored.
+ */
+export const TURN_MARKER = "app-server.turn";
+
+export interface TurnMarker {
+  turnId: string;
+  userItemId: string;
+  /** With review comments: what the user typed (the session holds the prompt composed with the comments). */
+  text?: string;
+  comments?: unknown[];
+}
+
+function markerOf(entry: SessionEntry): TurnMarker | undefined {
+  if (entry.type !== "custom" || entry.customType !== TURN_MARKER) return undefined;
+  const data = entry.data as Partial<TurnMarker> | undefined;
+  if (typeof data?.turnId !== "string" || typeof data.userItemId !== "string") return undefined;
+  return {
+    turnId: data.turnId,
+    userItemId: data.userItemId,
+    ...(typeof data.text === "string" && Array.isArray(data.comments)
+      ? { text: data.text, comments: data.comments }
+      : {}),
+  };
 }
 
 /** The active branch as turns, oldest first. */
@@ -115,12 +161,16 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
   const turns: Turn[] = [];
   let current: Turn | undefined;
   const calls = new Map<string, Item>();
+  let marker: TurnMarker | undefined;
   const open = (id: string): Turn => {
     current = { id, status: "completed", items: [] };
     turns.push(current);
     return current;
   };
   for (const entry of branch) {
+    const previous = marker;
+    marker = markerOf(entry);
+    if (marker) continue;
     if (entry.type === "custom") {
       const files = current ? turnFilesOfEntry(entry) : undefined;
       if (current && files) current.files = files;
@@ -141,14 +191,15 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
           type: "extensionMessage",
           id: entry.id,
           customType: entry.customType,
-          text: textOf(entry.content),
+          text: payloads.inline(textOf(entry.content)),
         });
       continue;
     }
     if (entry.type !== "message") continue;
     const message = entry.message;
-    if (message.role === "user" && (!current || current.items.some((i) => i.type !== "userMessage")))
-      open(entry.id);
+    const opensTurn =
+      message.role === "user" && (!current || current.items.some((i) => i.type !== "userMessage"));
+    if (opensTurn) open(previous?.turnId ?? entry.id);
     const turn = current ?? open(entry.id);
     if (message.role === "toolResult") {
       const call = calls.get(message.toolCallId);
@@ -164,8 +215,13 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
         turn.error = { message: message.errorMessage ?? "The model request failed" };
       } else if (message.stopReason === "aborted") turn.status = "interrupted";
     }
-    for (const item of messageItems(entry.id, message, payloads)) {
+    const id = opensTurn && previous ? previous.userItemId : entry.id;
+    for (const item of messageItems(id, message, payloads)) {
       if (item.type === "toolCall") calls.set(item.id, item);
+      if (opensTurn && previous?.comments && message.role === "user") {
+        item.content = typedContent(previous.text ?? "", message.content);
+        item.comments = previous.comments;
+      }
       turn.items.push(item);
     }
   }

@@ -1,7 +1,7 @@
 /** The handshake, thread, turn and diagnostics methods (protocol.ts defines their shapes). */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { type SessionInfo, VERSION } from "@knightcodeai/cli/kit";
+import { dirname, resolve } from "node:path";
+import { cwdSessionDir, VERSION } from "@knightcodeai/cli/kit";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { archiveWorkspace, prepareWorkspace } from "./methods-git.js";
 import { requestSpecs as R } from "./protocol.js";
@@ -104,29 +104,43 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/list", R["thread/list"], (params) => {
-    const { infos: all, mtimes } = server.listSessions(params.archived === true);
-    const parents = parentIds(all);
+    const { catalog, files } = server.catalog(params.archived === true);
     const wanted = params.cwd ? resolve(params.cwd) : undefined;
-    // The listing is newest first already; a cursor names the last summary of the previous page.
-    const sorted = wanted === undefined ? all : all.filter((s) => s.cwd === wanted);
+    // Files of a cwd live in its folder (the folder name is lossy, so the header decides).
+    const root = params.archived === true ? server.archiveRoot : server.sessionRoot;
+    const folder = wanted !== undefined ? cwdSessionDir(root, wanted) : undefined;
+    // Newest first by modification time; a cursor names the last file of the previous page.
     let start = 0;
     if (params.cursor !== undefined) {
       const after = decodeCursor(params.cursor);
-      const at = sorted.findIndex((s) => s.id === after.id);
-      start = at >= 0 ? at + 1 : sorted.findIndex((s) => s.modified.getTime() < after.t);
-      if (start < 0) start = sorted.length;
+      const at = files.findIndex((f) => f.path === after.p);
+      start =
+        at >= 0
+          ? at + 1
+          : files.findIndex((f) => f.mtimeMs < after.t || (f.mtimeMs === after.t && f.path < after.p));
+      if (start < 0) start = files.length;
     }
     const limit = params.limit ?? PAGE_DEFAULT;
-    const page = sorted.slice(start, start + limit);
-    const last = page.at(-1);
+    const data: Record<string, unknown>[] = [];
+    let last: (typeof files)[number] | undefined;
+    let more = false;
+    for (let i = start; i < files.length; i++) {
+      const file = files[i]!;
+      if (folder !== undefined && dirname(file.path) !== folder) continue;
+      // Only the files a page shows are read.
+      const info = catalog.info(file.path);
+      if (!info || (wanted !== undefined && info.cwd !== wanted)) continue;
+      if (data.length === limit) {
+        more = true;
+        break;
+      }
+      const { path: _path, ...summary } = server.summarize(info, file.mtimeMs);
+      data.push(summary);
+      last = file;
+    }
     return {
-      data: page.map((info) => {
-        const { path: _path, ...summary } = server.summarize(info, parents, mtimes);
-        return summary as never;
-      }),
-      ...(last && start + limit < sorted.length
-        ? { nextCursor: encodeCursor(last.modified.getTime(), last.id) }
-        : {}),
+      data: data as never,
+      ...(more && last ? { nextCursor: encodeCursor(last.mtimeMs, last.path) } : {}),
     };
   });
 
@@ -197,14 +211,14 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/payload/read", R["thread/payload/read"], (params) => {
-    const thread = server.requireLoaded(params.threadId);
-    const chunk = thread.payloads.read(params.ref, params.offset ?? 0);
-    if (!chunk)
-      throw invalidParams(
-        `No payload "${params.ref}" on this thread (it is kept while the thread is loaded)`,
-        { reason: "ref" },
-      );
-    return chunk;
+    const chunk = server.readPayload(params.threadId, params.ref, params.offset ?? 0);
+    if (chunk) return chunk;
+    if (!server.loaded(params.threadId) && !server.findSession(params.threadId))
+      throw threadNotFound(params.threadId);
+    throw invalidParams(
+      `No payload "${params.ref}" on this thread (kept while it is loaded, or after a read while it is not)`,
+      { reason: "ref" },
+    );
   });
 
   const subscribed = (
@@ -218,7 +232,7 @@ export function registerThreadMethods(server: AppServer): void {
 
   m.register("turn/start", R["turn/start"], (params, { connection, afterResponse }) => {
     const thread = subscribed(params.threadId, connection);
-    const started = thread.startTurn(params.input as never, params.clientMessageId);
+    const started = thread.startTurn(params.input as never, params.clientMessageId, params.comments);
     afterResponse(started.announce);
     return { turn: started.turn as never };
   });
@@ -236,7 +250,7 @@ export function registerThreadMethods(server: AppServer): void {
   m.register("turn/queue/add", R["turn/queue/add"], (params, { connection }) => {
     const thread = subscribed(params.threadId, connection);
     return {
-      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments?.length ?? 0),
+      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments),
     };
   });
 
@@ -270,28 +284,17 @@ export function registerThreadMethods(server: AppServer): void {
   });
 }
 
-/** Header ids by path, built once per listing (the same array object as long as nothing changed). */
-const parentCache = new WeakMap<readonly SessionInfo[], Map<string, string>>();
-function parentIds(all: readonly SessionInfo[]): Map<string, string> {
-  let map = parentCache.get(all);
-  if (!map) {
-    map = new Map(all.map((s) => [resolve(s.path), s.id]));
-    parentCache.set(all, map);
-  }
-  return map;
+function encodeCursor(t: number, p: string): string {
+  return Buffer.from(JSON.stringify({ t, p })).toString("base64url");
 }
 
-function encodeCursor(t: number, id: string): string {
-  return Buffer.from(JSON.stringify({ t, id })).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { t: number; id: string } {
+function decodeCursor(cursor: string): { t: number; p: string } {
   try {
     const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
       t?: unknown;
-      id?: unknown;
+      p?: unknown;
     };
-    if (typeof value.t === "number" && typeof value.id === "string") return { t: value.t, id: value.id };
+    if (typeof value.t === "number" && typeof value.p === "string") return { t: value.t, p: value.p };
   } catch {
     // answered below
   }

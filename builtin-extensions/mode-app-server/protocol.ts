@@ -85,13 +85,35 @@ const TextInput = Obj({ type: Lit("text"), text: Str() });
 const ImageInput = Obj({ type: Lit("image"), data: Str({ description: "base64" }), mimeType: Str() });
 export const UserInput = Type.Union([TextInput, ImageInput], { $id: "UserInput" });
 
+export const ReviewComment = Obj(
+  {
+    path: Str({ minLength: 1, description: "The file, relative to the thread's cwd" }),
+    line: Type.Integer({ minimum: 1 }),
+    endLine: Opt(Type.Integer({ minimum: 1 })),
+    body: Str(),
+    quote: Opt(
+      Arr(Str(), { description: 'The diff lines the user reviewed, with their " ", "+" or "-" prefixes' }),
+    ),
+  },
+  { $id: "ReviewComment" },
+);
+
 const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
+
+/** A message's text: a PayloadRef once it passes 64 KiB (deltas still carry every piece). */
+const ItemText = Type.Union([Str(), PayloadRef]);
 
 export const ThreadItem = Type.Union(
   [
-    Obj({ type: Lit("userMessage"), id: Str(), content: Arr(UserInput), clientMessageId: Opt(Str()) }),
-    Obj({ type: Lit("agentMessage"), id: Str(), text: Str() }),
-    Obj({ type: Lit("reasoning"), id: Str(), text: Str() }),
+    Obj({
+      type: Lit("userMessage"),
+      id: Str(),
+      content: Arr(UserInput),
+      clientMessageId: Opt(Str()),
+      comments: Opt(Arr(ReviewComment)),
+    }),
+    Obj({ type: Lit("agentMessage"), id: Str(), text: ItemText }),
+    Obj({ type: Lit("reasoning"), id: Str(), text: ItemText }),
     Obj({
       type: Lit("toolCall"),
       id: Str(),
@@ -101,7 +123,7 @@ export const ThreadItem = Type.Union(
       result: Opt(Any({ description: "The tool's text output, or a PayloadRef when over 64 KiB" })),
       view: Opt(Any()),
     }),
-    Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: Str(), view: Opt(Any()) }),
+    Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: ItemText, view: Opt(Any()) }),
     Obj({ type: Lit("contextCompaction"), id: Str(), status: ItemStatus, summary: Opt(Str()) }),
   ],
   { $id: "ThreadItem" },
@@ -141,8 +163,12 @@ export const TokenUsage = Obj(
 );
 
 const Placement = Type.Union([Lit("aboveEditor"), Lit("belowEditor")]);
+const ViewAny = Any({
+  description:
+    "A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md)",
+});
 export const Widget = Obj(
-  { key: Str(), placement: Placement, lines: Opt(Arr(Str())), view: Opt(Any()) },
+  { key: Str(), placement: Placement, lines: Opt(Arr(Str())), view: Opt(ViewAny) },
   { $id: "Widget" },
 );
 const UiStateFields = {
@@ -162,6 +188,20 @@ const Workspace = Obj({
   carryLocalChanges: Opt(Bool()),
   environment: Opt(Str()),
 });
+
+const ResourceType = Type.Union([Lit("extensions"), Lit("skills"), Lit("prompts"), Lit("themes")]);
+export const Resource = Obj(
+  {
+    type: ResourceType,
+    path: Str(),
+    name: Str(),
+    enabled: Bool(),
+    scope: Type.Union([Lit("user"), Lit("project"), Lit("temporary")]),
+    origin: Type.Union([Lit("top-level"), Lit("package")]),
+    source: Str({ description: '"auto" (a resource folder), "settings", or the package source' }),
+  },
+  { $id: "Resource" },
+);
 
 export interface MethodSpec {
   readonly description: string;
@@ -272,7 +312,7 @@ export const requestSpecs = {
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
-      comments: Opt(Arr(Any())),
+      comments: Opt(Arr(ReviewComment)),
     }),
     result: Obj({ turn: Turn }),
   },
@@ -292,7 +332,7 @@ export const requestSpecs = {
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
-      comments: Opt(Arr(Any())),
+      comments: Opt(Arr(ReviewComment)),
     }),
     result: Obj({ id: Str() }),
   },
@@ -348,6 +388,35 @@ export const requestSpecs = {
       defaultTools: Arr(Str()),
     }),
   },
+  "tool/settings/read": {
+    description: "The tools /tools manages (tools.json), their settings masked, and the classifier models",
+    params: Empty,
+    result: Obj({
+      tools: Arr(Obj({ name: Str(), enabled: Bool(), settings: Type.Record(Str(), Str()) })),
+      classifiers: Arr(Obj({ provider: Str(), id: Str(), name: Str() })),
+      warning: Opt(Str({ description: "tools.json exists but cannot be used" })),
+    }),
+  },
+  "tool/settings/write": {
+    description: "Sets one setting of a managed tool in tools.json; null deletes it",
+    params: Obj({
+      name: Str({ minLength: 1 }),
+      key: Str({ minLength: 1 }),
+      value: Type.Union([Str(), Bool(), Type.Null()]),
+    }),
+    result: Empty,
+  },
+  "resource/list": {
+    description:
+      "Extensions, skills, prompt templates and themes a thread in cwd would find, installing nothing",
+    params: CwdOpt,
+    result: Obj({ resources: Arr(Resource) }),
+  },
+  "resource/set": {
+    description: "Loads or skips one resource with a + or - pattern in the settings of the scope defining it",
+    params: Obj({ cwd: Opt(Str()), type: ResourceType, path: Str({ minLength: 1 }), enabled: Bool() }),
+    result: Obj({ resource: Resource }),
+  },
   "mcp/list": {
     description: "The MCP servers of the global mcp.json and an explicitly trusted project's",
     params: CwdOpt,
@@ -392,6 +461,21 @@ export const requestSpecs = {
       name: Str({ minLength: 1 }),
     }),
     result: Obj({ removed: Bool() }),
+  },
+  "ui/event": {
+    description:
+      "A press of a button, or a change of a field, in a widget's view; every ctx.ui.onViewEvent handler of the thread gets it",
+    params: Obj({
+      threadId: ThreadId,
+      widgetKey: Str({ minLength: 1 }),
+      id: Str({ minLength: 1 }),
+      value: Opt(
+        Type.Union([Str(), Bool()], {
+          description: "A text or select field's string, a toggle's boolean; none for a button",
+        }),
+      ),
+    }),
+    result: Empty,
   },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
@@ -488,7 +572,7 @@ export const notificationSpecs = {
       key: Str(),
       placement: Opt(Placement),
       lines: Opt(Arr(Str())),
-      view: Opt(Any()),
+      view: Opt(ViewAny),
     }),
   },
   ...git.notifications,
@@ -510,6 +594,32 @@ export const serverRequestSpecs = {
     }),
     result: Obj({ value: Opt(Str()), confirmed: Opt(Bool()) }),
   },
+  "item/toolCall/requestUserInput": {
+    description:
+      "ask_user's questions, all at once; reply {answers: {<id>: {label, note?} | {other}}} (a skipped question left out) or {} to dismiss them and stop the turn",
+    params: Obj({
+      threadId: Str(),
+      turnId: Opt(Str()),
+      itemId: Str({ description: "The toolCall item asking" }),
+      questions: Arr(
+        Obj({
+          id: Str(),
+          text: Str(),
+          options: Arr(
+            Obj({
+              label: Str({ description: 'Ends in "(Recommended)" for the recommended one' }),
+              description: Opt(Str()),
+            }),
+          ),
+        }),
+      ),
+    }),
+    result: Obj({
+      answers: Opt(
+        Type.Record(Str(), Type.Union([Obj({ label: Str(), note: Opt(Str()) }), Obj({ other: Str() })])),
+      ),
+    }),
+  },
 } as const satisfies Record<string, MethodSpec>;
 
 export type RequestName = keyof typeof requestSpecs;
@@ -524,6 +634,7 @@ export const sharedSchemas = [
   ThreadSummary,
   PayloadRef,
   UserInput,
+  ReviewComment,
   ThreadItem,
   Turn,
   QueueSnapshot,
@@ -531,4 +642,5 @@ export const sharedSchemas = [
   Widget,
   ExtensionUi,
   ...gitSharedSchemas,
+  Resource,
 ] as const;

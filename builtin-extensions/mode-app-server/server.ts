@@ -21,11 +21,12 @@ import {
   type SessionInfo,
   VERSION,
 } from "@knightcodeai/cli/kit";
-import { SessionCatalog } from "./catalog.js";
+import { type CatalogEntry, SessionCatalog } from "./catalog.js";
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { registerThreadMethods } from "./methods-threads.js";
+import { registerUiMethods } from "./methods-ui.js";
 import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
 import { ARCHIVE_DIR, archivedPath, headerIdOf, readBranch, unarchivedPath } from "./store-files.js";
 import { LoadedThread, type ThreadStatus } from "./thread.js";
@@ -33,6 +34,8 @@ import { cleanText } from "./ui.js";
 import { describeWorkspace, inManagedWorktree, worktreesRoot } from "./workspace.js";
 
 export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
+/** How many unloaded threads keep the values their last history read sent by reference. */
+const READ_PAYLOAD_THREADS = 16;
 
 export interface AppServerOptions {
   openSession(options: ModeSessionOptions): Promise<SessionController>;
@@ -64,6 +67,10 @@ export class AppServer {
   private readonly loading = new Map<string, Promise<LoadedThread>>();
   private readonly unloadTimers = new Map<string, NodeJS.Timeout>();
   private readonly pending = new Set<Promise<void>>();
+  /** Threads whose session failed to open, with why: their status is `systemError` until a load succeeds. */
+  private readonly failures = new Map<string, string>();
+  /** Payload stores of history reads of unloaded threads, oldest first. */
+  private readonly readPayloads = new Map<string, PayloadStore>();
   readonly sessionRoot: string;
   readonly active: SessionCatalog;
   readonly archived: SessionCatalog;
@@ -75,6 +82,9 @@ export class AppServer {
     this.active = new SessionCatalog(this.sessionRoot);
     this.archived = new SessionCatalog(this.archiveRoot);
     registerThreadMethods(this);
+    registerUiMethods(this);
+    // The first thread/list finds the files stat'ed; requests meanwhile do not wait for it.
+    void this.active.warm();
   }
 
   get archiveRoot(): string {
@@ -220,11 +230,13 @@ export class AppServer {
   }> {
     const warnings: Record<string, unknown>[] = [];
     const thread = new LoadedThread("", this.threadHost);
+    thread.loadWarnings = warnings;
     if (initiator) thread.subscribe(initiator);
     let session: SessionController;
     try {
       session = await this.options.openSession({
         ...options,
+        extensions: [...(options.extensions ?? []), (api) => thread.bindApi(api)],
         ui: thread.ui,
         warn: (message) => {
           this.options.log(message);
@@ -245,6 +257,7 @@ export class AppServer {
     }
     const id = session.sessionManager.getSessionId();
     Object.assign(thread, { id });
+    thread.loadWarnings = undefined;
     thread.attach(session);
     const parent = session.sessionManager.getHeader().parentSession;
     if (parent) thread.forkedFromId = headerIdOf(parent);
@@ -284,7 +297,18 @@ export class AppServer {
     }
     const info = this.findSession(threadId);
     if (!info) throw threadNotFound(threadId);
-    const opening = this.openThread({ cwd: info.cwd, sessionFile: info.path }, initiator);
+    const opening = this.openThread({ cwd: info.cwd, sessionFile: info.path }, initiator).then(
+      (opened) => {
+        this.failures.delete(threadId);
+        return opened;
+      },
+      (error: unknown) => {
+        // Another owner is not the thread's fault; anything else leaves it unusable until a load succeeds.
+        if (!(error instanceof AppServerError && error.name_ === "threadLocked"))
+          this.failures.set(threadId, errorMessage(error));
+        throw error;
+      },
+    );
     this.loading.set(
       threadId,
       opening.then((o) => o.thread),
@@ -300,9 +324,10 @@ export class AppServer {
     return archived ? this.archived.find(threadId) : this.active.find(threadId, this.busyDirs());
   }
 
-  /** Listing of the active (or archived) sessions, with what this process writes looked at again. */
-  listSessions(archived: boolean): ReturnType<SessionCatalog["list"]> {
-    return archived ? this.archived.list() : this.active.list(this.busyDirs());
+  /** The active (or archived) catalogue, with what this process writes looked at again. */
+  catalog(archived: boolean): { catalog: SessionCatalog; files: CatalogEntry[] } {
+    const catalog = archived ? this.archived : this.active;
+    return { catalog, files: catalog.files(archived ? [] : this.busyDirs()) };
   }
 
   /** The folders of the loaded threads' files: this process appends there. */
@@ -349,6 +374,14 @@ export class AppServer {
     }
   }
 
+  /** A thread's status: live when loaded, `systemError` after a failed load, `notLoaded` otherwise. */
+  statusOf(threadId: string): ThreadStatus {
+    const loaded = this.loaded(threadId);
+    if (loaded) return loaded.getStatus();
+    const failure = this.failures.get(threadId);
+    return failure !== undefined ? { type: "systemError", message: failure } : { type: "notLoaded" };
+  }
+
   /** A thread for the wire: live when loaded, from its file otherwise. */
   threadInfo(threadId: string): Record<string, unknown> {
     const loaded = this.loaded(threadId);
@@ -356,12 +389,7 @@ export class AppServer {
     const active = this.findSession(threadId);
     const info = active ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    const {
-      path: _path,
-      messageCount: _count,
-      workspaceMode: _mode,
-      ...summary
-    } = this.summarize(info, undefined);
+    const { path: _path, messageCount: _count, workspaceMode: _mode, ...summary } = this.summarize(info);
     return {
       ...summary,
       sessionFile: info.path,
@@ -376,27 +404,35 @@ export class AppServer {
     if (loaded) return loaded.history();
     const info = this.findSession(threadId) ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    return historyTurns(readBranch(info.path).branch, new PayloadStore());
+    // What the last read of an unloaded thread sent by reference stays readable (for a few threads at a time).
+    const payloads = new PayloadStore();
+    this.readPayloads.delete(threadId);
+    this.readPayloads.set(threadId, payloads);
+    for (const old of this.readPayloads.keys()) {
+      if (this.readPayloads.size <= READ_PAYLOAD_THREADS) break;
+      this.readPayloads.delete(old);
+    }
+    return historyTurns(readBranch(info.path).branch, payloads);
   }
 
-  summarize(
-    info: SessionInfo,
-    parents: ReadonlyMap<string, string> | undefined,
-    mtimes?: ReadonlyMap<string, number>,
-    root = this.worktreesRoot(),
-  ): Summary {
-    let updatedAt = mtimes?.get(info.path) ?? info.modified.getTime();
-    if (!mtimes) {
+  /** A value sent by reference: by the loaded thread, or by the last read of it while unloaded. */
+  readPayload(threadId: string, ref: string, offset: number): ReturnType<PayloadStore["read"]> | undefined {
+    return (
+      this.loaded(threadId)?.payloads.read(ref, offset) ?? this.readPayloads.get(threadId)?.read(ref, offset)
+    );
+  }
+
+  /** A listed thread; `mtimeMs` is the file's modification time when the caller has it. */
+  summarize(info: SessionInfo, mtimeMs?: number, root = this.worktreesRoot()): Summary {
+    let updatedAt = mtimeMs ?? info.modified.getTime();
+    if (mtimeMs === undefined) {
       try {
         updatedAt = statSync(info.path).mtimeMs;
       } catch {
         // Listed a moment ago; keep its last activity.
       }
     }
-    const parent = info.parentSession
-      ? (parents?.get(resolve(info.parentSession)) ?? headerIdOf(info.parentSession))
-      : undefined;
-    const loaded = this.loaded(info.id);
+    const parent = info.parentSession ? headerIdOf(info.parentSession) : undefined;
     return {
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
@@ -404,7 +440,7 @@ export class AppServer {
       cwd: info.cwd,
       createdAt: info.created.getTime(),
       updatedAt: Math.round(updatedAt),
-      status: loaded ? loaded.getStatus() : { type: "notLoaded" },
+      status: this.statusOf(info.id),
       ...(parent ? { forkedFromId: parent } : {}),
       messageCount: info.messageCount,
       ...(inManagedWorktree(root, info.cwd) ? { workspaceMode: "worktree" as const } : {}),

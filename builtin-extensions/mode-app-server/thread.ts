@@ -15,14 +15,27 @@ import { existsSync } from "node:fs";
 import type {
   AgentMessage,
   DialogOptions,
+  ExtensionAPI,
   ImageContent,
   SessionController,
   SessionStreamEvent,
 } from "@knightcodeai/cli/kit";
+import { checkComments, composePrompt, type ReviewComment } from "./comments.js";
 import type { Connection } from "./connection.js";
 import { AppServerError } from "./errors.js";
-import { historyTurns, type Item, PayloadStore, type Turn, textOf, userContent } from "./items.js";
-import { cleanText, type DialogKind, ThreadUi } from "./ui.js";
+import {
+  historyTurns,
+  type Item,
+  limitItem,
+  PayloadStore,
+  TURN_MARKER,
+  type Turn,
+  type TurnMarker,
+  textOf,
+  typedContent,
+  userContent,
+} from "./items.js";
+import { cleanText, ThreadUi } from "./ui.js";
 import { turnRecordSince } from "./workspace.js";
 
 export type ThreadStatus =
@@ -42,6 +55,7 @@ interface QueuedInput {
   id: string;
   text: string;
   images: ImageContent[];
+  comments: ReviewComment[];
   clientMessageId?: string;
   attachments: number;
 }
@@ -53,6 +67,12 @@ interface LiveTurn extends Turn {
   held: [string, Record<string, unknown>][];
   /** Open items by content key (`<message>:<index>`) or tool call id. */
   open: Map<string, Item>;
+  /** Keys of the items already completed. */
+  done: Set<string>;
+  /** The id the turn's first user message item gets (live and read back). */
+  userItemId: string;
+  /** Review comments sent with the input: the user item shows the typed text and these, not the composed prompt. */
+  typed?: { text: string; comments: ReviewComment[] };
   messageSeq: number;
   interrupted: boolean;
   /** The session's leaf when the turn began: the turn's own entries come after it. */
@@ -60,7 +80,7 @@ interface LiveTurn extends Turn {
 }
 
 interface PendingDialog {
-  kind: DialogKind;
+  method: "ui/dialog" | "item/toolCall/requestUserInput";
   fields: Record<string, unknown>;
   asked?: { connection: Connection; requestId: string };
   finish(reply: Record<string, unknown> | undefined): void;
@@ -96,6 +116,8 @@ export class LoadedThread {
   private steering: string[] = [];
   private readonly dialogs = new Set<PendingDialog>();
   private status: ThreadStatus = { type: "idle" };
+  /** Why the thread cannot work (its extensions failed to restart): `systemError` until a reload succeeds. */
+  private systemError: string | undefined;
   private unsubscribeSession: (() => void) | undefined;
   session!: SessionController;
   forkedFromId: string | undefined;
@@ -104,6 +126,8 @@ export class LoadedThread {
   private holdReason: string | undefined;
   /** This load's turn ids by the id of their turn record entry (history turns are named by entry ids). */
   readonly liveTurnIds = new Map<string, string>();
+  /** Set while the session opens: what goes wrong meanwhile is reported in the result. */
+  loadWarnings: Record<string, unknown>[] | undefined;
 
   constructor(
     id: string,
@@ -111,15 +135,29 @@ export class LoadedThread {
   ) {
     this.id = id;
     this.ui = new ThreadUi({
-      dialog: (kind, fields, opts) => this.dialog(kind, fields, opts),
+      dialog: (method, fields, opts) => this.dialog(method, fields, opts),
       notify: (method, params) => this.broadcast(method, params),
-      warn: (message) => this.broadcast("warning", { message, source: "extension" }),
+      warn: (message) => {
+        // While the thread loads, its warnings go in the start or resume result.
+        if (this.loadWarnings) this.loadWarnings.push({ message, source: "extension" });
+        else this.broadcast("warning", { message, source: "extension" });
+      },
       log: (message) => host.log(`thread ${this.id}: ${message}`),
     });
   }
 
+  /** The thread's own extension API in its session (re-bound when `/reload` runs the factories again). */
+  private api: ExtensionAPI | undefined;
+
+  bindApi(api: ExtensionAPI): void {
+    this.api = api;
+  }
+
   attach(session: SessionController): void {
     this.session = session;
+    // Opened, but an extension refused to start it: it cannot prompt until a reload succeeds.
+    this.systemError = session.startupFailure()?.message;
+    if (this.systemError !== undefined) this.status = { type: "systemError", message: this.systemError };
     this.unsubscribeSession = session.subscribe((event) => this.onEvent(event));
   }
 
@@ -177,7 +215,9 @@ export class LoadedThread {
   private updateStatus(): void {
     const next: ThreadStatus = this.running
       ? { type: "active", waitingOn: this.dialogs.size > 0 ? ["dialog"] : [] }
-      : { type: "idle" };
+      : this.systemError !== undefined
+        ? { type: "systemError", message: this.systemError }
+        : { type: "idle" };
     if (JSON.stringify(next) === JSON.stringify(this.status)) return;
     this.status = next;
     this.broadcast("thread/status/changed", { status: next });
@@ -188,7 +228,11 @@ export class LoadedThread {
   runningTurn(): Turn | undefined {
     const turn = this.running;
     if (!turn?.announced) return undefined;
-    return { id: turn.id, status: turn.status, items: turn.items.map((i) => ({ ...i })) };
+    return {
+      id: turn.id,
+      status: turn.status,
+      items: turn.items.map((i) => ({ ...limitItem(i, this.payloads) })),
+    };
   }
 
   queueSnapshot(): { steering: string[]; followUp: { id: string; text: string; attachments?: number }[] } {
@@ -273,6 +317,7 @@ export class LoadedThread {
   startTurn(
     input: readonly UserInput[],
     clientMessageId: string | undefined,
+    comments: readonly ReviewComment[] = [],
   ): { turn: Turn; announce(): void } {
     if (this.isBusy())
       throw new AppServerError(
@@ -283,8 +328,9 @@ export class LoadedThread {
         },
       );
     this.checkHeld();
+    checkComments(comments, this.session.cwd);
     const { text, images } = splitInput(input);
-    const turn = this.newTurn(clientMessageId, true);
+    const turn = this.newTurn(clientMessageId, true, text, comments);
     this.running = turn;
     return {
       turn: { id: turn.id, status: "inProgress", items: [] },
@@ -292,12 +338,22 @@ export class LoadedThread {
       announce: () => {
         this.updateStatus();
         this.broadcast("turn/started", { turn: { id: turn.id, status: "inProgress", items: [] } });
-        this.run(turn, text, images, undefined);
+        this.run(turn, this.prompt(text, comments), images, undefined);
       },
     };
   }
 
-  private newTurn(clientMessageId: string | undefined, announced: boolean): LiveTurn {
+  /** The text the model reads: the user's, with the review comments quoted after it. */
+  private prompt(text: string, comments: readonly ReviewComment[]): string {
+    return composePrompt(text, comments, this.session.cwd);
+  }
+
+  private newTurn(
+    clientMessageId: string | undefined,
+    announced: boolean,
+    text: string,
+    comments: readonly ReviewComment[],
+  ): LiveTurn {
     return {
       id: randomUUID(),
       status: "inProgress",
@@ -306,6 +362,9 @@ export class LoadedThread {
       announced,
       held: [],
       open: new Map(),
+      done: new Set(),
+      userItemId: randomUUID(),
+      ...(comments.length > 0 ? { typed: { text, comments: [...comments] } } : {}),
       messageSeq: 0,
       interrupted: false,
       startLeaf: this.session.sessionManager.getLeafId(),
@@ -317,6 +376,9 @@ export class LoadedThread {
       this.reload(turn);
       return;
     }
+    // The turn's ids go into the session just before its prompt, so history reads the turn back under them.
+    const marker: TurnMarker = { turnId: turn.id, userItemId: turn.userItemId, ...turn.typed };
+    this.api?.appendEntry(TURN_MARKER, marker);
     let accepted = turn.announced;
     const onAccepted = () => {
       if (accepted) return;
@@ -358,8 +420,14 @@ export class LoadedThread {
     }
     this.ui.clear();
     this.session.reload().then(
-      () => this.finishTurn(turn, undefined),
-      (error: unknown) => this.finishTurn(turn, error instanceof Error ? error.message : String(error)),
+      () => {
+        this.systemError = this.session.startupFailure()?.message;
+        this.finishTurn(turn, this.systemError);
+      },
+      (error: unknown) => {
+        this.systemError = error instanceof Error ? error.message : String(error);
+        this.finishTurn(turn, this.systemError);
+      },
     );
   }
 
@@ -403,10 +471,10 @@ export class LoadedThread {
       return;
     }
     this.sendQueue();
-    const turn = this.newTurn(queued.clientMessageId, false);
+    const turn = this.newTurn(queued.clientMessageId, false, queued.text, queued.comments);
     this.running = turn;
     this.updateStatus();
-    this.run(turn, queued.text, queued.images, queued);
+    this.run(turn, this.prompt(queued.text, queued.comments), queued.images, queued);
   }
 
   steer(input: readonly UserInput[], expectedTurnId: string | undefined): string {
@@ -436,15 +504,21 @@ export class LoadedThread {
     this.session.abort();
   }
 
-  enqueue(input: readonly UserInput[], clientMessageId: string | undefined, comments: number): string {
+  enqueue(
+    input: readonly UserInput[],
+    clientMessageId: string | undefined,
+    comments: readonly ReviewComment[] = [],
+  ): string {
+    checkComments(comments, this.session.cwd);
     const { text, images } = splitInput(input);
     const id = randomUUID();
     this.queue.push({
       id,
       text,
       images,
+      comments: [...comments],
       ...(clientMessageId !== undefined ? { clientMessageId } : {}),
-      attachments: images.length + comments,
+      attachments: images.length + comments.length,
     });
     this.sendQueue();
     // On an idle thread it starts at once, after the response is written.
@@ -519,13 +593,16 @@ export class LoadedThread {
   private startItem(turn: LiveTurn, key: string, item: Item): void {
     turn.open.set(key, item);
     turn.items.push(item);
-    this.turnEvent(turn, "item/started", { item: { ...item } });
+    this.turnEvent(turn, "item/started", { item: { ...limitItem(item, this.payloads) } });
   }
 
   private completeItem(turn: LiveTurn, key: string): void {
     const item = turn.open.get(key);
     if (!item) return;
     turn.open.delete(key);
+    turn.done.add(key);
+    // Done growing: a text over the inline limit is kept by reference from now on.
+    Object.assign(item, limitItem(item, this.payloads));
     this.turnEvent(turn, "item/completed", { item });
   }
 
@@ -533,7 +610,15 @@ export class LoadedThread {
     turn.messageSeq++;
     if (message.role === "user") {
       const first = !turn.items.some((i) => i.type === "userMessage");
-      const item: Item = { type: "userMessage", id: randomUUID(), content: userContent(message.content) };
+      const item: Item = {
+        type: "userMessage",
+        id: first ? turn.userItemId : randomUUID(),
+        content: userContent(message.content),
+      };
+      if (first && turn.typed) {
+        item.content = typedContent(turn.typed.text, message.content);
+        item.comments = turn.typed.comments;
+      }
       if (first && turn.clientMessageId !== undefined) item.clientMessageId = turn.clientMessageId;
       this.startItem(turn, "user", item);
       this.completeItem(turn, "user");
@@ -588,7 +673,11 @@ export class LoadedThread {
       const key = `m${turn.messageSeq}:${index}`;
       if (block.type === "text" || block.type === "thinking") {
         const text = block.type === "text" ? block.text : block.thinking;
-        if (!turn.open.has(key) && !turn.items.some((i) => i.text === text && i.type !== "userMessage")) {
+        const seen =
+          turn.open.has(key) ||
+          turn.done.has(key) ||
+          turn.items.some((i) => i.text === text && i.type !== "userMessage");
+        if (!seen) {
           if (text === "") return;
           this.startItem(turn, key, {
             type: block.type === "text" ? "agentMessage" : "reasoning",
@@ -653,16 +742,21 @@ export class LoadedThread {
   // ---- dialogs -----------------------------------------------------------------------------------
 
   private dialog(
-    kind: DialogKind,
+    method: PendingDialog["method"],
     fields: Record<string, unknown>,
     opts: DialogOptions | undefined,
   ): Promise<Record<string, unknown> | undefined> {
     if (opts?.signal?.aborted || this.disposed) return Promise.resolve(undefined);
+    const turnId = this.running?.id;
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const dialog: PendingDialog = {
-        kind,
-        fields: { ...fields, ...(opts?.timeout !== undefined ? { timeoutMs: opts.timeout } : {}) },
+        method,
+        fields: {
+          ...(method === "item/toolCall/requestUserInput" && turnId !== undefined ? { turnId } : {}),
+          ...fields,
+          ...(opts?.timeout !== undefined && method === "ui/dialog" ? { timeoutMs: opts.timeout } : {}),
+        },
         finish: (reply) => {
           if (!this.dialogs.delete(dialog)) return;
           if (timer) clearTimeout(timer);
@@ -695,14 +789,10 @@ export class LoadedThread {
       dialog.finish(undefined);
       return;
     }
-    const requestId = target.request(
-      "ui/dialog",
-      { threadId: this.id, kind: dialog.kind, ...dialog.fields },
-      ({ result }) => {
-        const reply = result && typeof result === "object" ? (result as Record<string, unknown>) : undefined;
-        dialog.finish(reply && Object.keys(reply).length > 0 ? reply : undefined);
-      },
-    );
+    const requestId = target.request(dialog.method, { threadId: this.id, ...dialog.fields }, ({ result }) => {
+      const reply = result && typeof result === "object" ? (result as Record<string, unknown>) : undefined;
+      dialog.finish(reply && Object.keys(reply).length > 0 ? reply : undefined);
+    });
     dialog.asked = { connection: target, requestId };
   }
 

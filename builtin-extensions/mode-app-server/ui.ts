@@ -10,12 +10,22 @@ import {
   type DialogOptions,
   type EditorFactory,
   type ExtensionUIContext,
+  findControl,
+  isWidgetView,
   type NotifyLevel,
+  type QuestionsRequest,
+  type QuestionsUI,
   ThemeSelection,
   type UIComponentFactory,
   type UITheme,
+  type UserAnswer,
+  type ViewEvent,
+  type ViewNode,
+  viewProblem,
   type WidgetOptions,
+  type WidgetView,
 } from "@knightcodeai/cli/kit";
+import { invalidParams } from "./errors.js";
 
 export const TEXT_MAX_CODE_POINTS = 200;
 export const KEY_MAX_CHARS = 128;
@@ -26,9 +36,13 @@ export const MAX_STATUSES = 50;
 export type DialogKind = "select" | "confirm" | "input" | "editor";
 
 export interface UiHost {
-  /** Asks a subscriber; resolves with its reply, or undefined when cancelled or nobody can answer. */
+  /**
+   * Asks a subscriber with the server request `method` (`ui/dialog` with `kind` among the fields, or
+   * `item/toolCall/requestUserInput`); resolves with its reply, or undefined when cancelled, dismissed with `{}` or
+   * nobody can answer.
+   */
   dialog(
-    kind: DialogKind,
+    method: "ui/dialog" | "item/toolCall/requestUserInput",
     fields: Record<string, unknown>,
     opts: DialogOptions | undefined,
   ): Promise<Record<string, unknown> | undefined>;
@@ -43,7 +57,16 @@ export interface UiSnapshot {
   title?: string;
   workingMessage?: string;
   workingVisible: boolean;
-  widgets: { key: string; placement: "aboveEditor" | "belowEditor"; lines: string[] }[];
+  widgets: ({ key: string } & Widget)[];
+}
+
+type Widget = { placement: "aboveEditor" | "belowEditor" } & ({ lines: string[] } | { view: ViewNode });
+
+/** Every string of a view without ANSI escapes (its spacing kept). */
+function cleanView(node: ViewNode): ViewNode {
+  return JSON.parse(JSON.stringify(node), (_key, value: unknown) =>
+    typeof value === "string" ? stripAnsi(value) : value,
+  ) as ViewNode;
 }
 
 // CSI, OSC and two-character escapes.
@@ -65,13 +88,16 @@ function validKey(key: unknown): key is string {
   return typeof key === "string" && key.length >= 1 && key.length <= KEY_MAX_CHARS;
 }
 
-export class ThreadUi implements ExtensionUIContext {
+export class ThreadUi implements ExtensionUIContext, QuestionsUI {
   private readonly statuses = new Map<string, string>();
   private title: string | undefined;
   private workingMessage: string | undefined;
   private workingVisible = true;
   /** In the order they were last set. */
-  private readonly widgets = new Map<string, { placement: "aboveEditor" | "belowEditor"; lines: string[] }>();
+  private readonly widgets = new Map<string, Widget>();
+  private readonly viewHandlers = new Set<(event: ViewEvent) => void | Promise<void>>();
+  /** Views are sent to the client as they are; the SDK leaves them to this UI. */
+  readonly drawsViews = true;
   private readonly logged = new Set<string>();
   private readonly refused = new Set<string>();
   private readonly themes = new ThemeSelection();
@@ -80,11 +106,7 @@ export class ThreadUi implements ExtensionUIContext {
   constructor(private readonly host: UiHost) {}
 
   snapshot(): UiSnapshot {
-    const widgets = [...this.widgets].map(([key, w]) => ({
-      key,
-      placement: w.placement,
-      lines: [...w.lines],
-    }));
+    const widgets = [...this.widgets].map(([key, w]) => ({ key, ...w }));
     return {
       statuses: [...this.statuses]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -112,6 +134,8 @@ export class ThreadUi implements ExtensionUIContext {
     }
     this.logged.clear();
     this.refused.clear();
+    // The old extensions' handlers go with them.
+    this.viewHandlers.clear();
   }
 
   private sendState(): void {
@@ -131,18 +155,49 @@ export class ThreadUi implements ExtensionUIContext {
     this.host.log(`ctx.ui.${method}() draws only in the terminal; the app-server draws nothing`);
   }
 
-  async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+  private ask(
+    kind: DialogKind,
+    fields: Record<string, unknown>,
+    opts: DialogOptions | undefined,
+  ): Promise<Record<string, unknown> | undefined> {
+    return this.host.dialog("ui/dialog", { kind, ...fields }, opts);
+  }
+
+  /** `ask_user`'s questions in one `item/toolCall/requestUserInput`; `{}` dismisses them. */
+  async askQuestions(
+    request: QuestionsRequest,
+    opts?: DialogOptions,
+  ): Promise<Record<string, UserAnswer> | undefined> {
     const reply = await this.host.dialog(
-      "select",
-      { title: cleanText(title), options: options.map(String) },
+      "item/toolCall/requestUserInput",
+      {
+        itemId: request.toolCallId,
+        questions: request.questions.map((q) => ({
+          id: q.id,
+          text: stripAnsi(q.text),
+          options: q.options.map((o) => ({
+            label: o.label,
+            ...(o.description !== undefined ? { description: stripAnsi(o.description) } : {}),
+          })),
+        })),
+      },
       opts,
     );
+    const answers = reply?.answers;
+    if (reply === undefined) return undefined;
+    return typeof answers === "object" && answers !== null && !Array.isArray(answers)
+      ? (answers as Record<string, UserAnswer>)
+      : {};
+  }
+
+  async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+    const reply = await this.ask("select", { title: cleanText(title), options: options.map(String) }, opts);
     const value = reply?.value;
     return typeof value === "string" && options.includes(value) ? value : undefined;
   }
 
   async confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "confirm",
       { title: cleanText(title), ...(message !== undefined ? { message: stripAnsi(message) } : {}) },
       opts,
@@ -151,7 +206,7 @@ export class ThreadUi implements ExtensionUIContext {
   }
 
   async input(title: string, placeholder?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "input",
       {
         title: cleanText(title),
@@ -163,7 +218,7 @@ export class ThreadUi implements ExtensionUIContext {
   }
 
   async editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined> {
-    const reply = await this.host.dialog(
+    const reply = await this.ask(
       "editor",
       { title: cleanText(title), ...(prefill !== undefined ? { prefill } : {}) },
       opts,
@@ -198,7 +253,11 @@ export class ThreadUi implements ExtensionUIContext {
     this.sendState();
   }
 
-  setWidget(key: string, content: string[] | UIComponentFactory | undefined, options?: WidgetOptions): void {
+  setWidget(
+    key: string,
+    content: string[] | UIComponentFactory | WidgetView | undefined,
+    options?: WidgetOptions,
+  ): void {
     const problem = this.widgetProblem(key, content);
     if (problem) {
       this.refuse(String(key), problem);
@@ -212,24 +271,71 @@ export class ThreadUi implements ExtensionUIContext {
       if (this.widgets.delete(key)) this.host.notify("ui/widget", { key });
       return;
     }
-    const lines = (content as string[]).map((line) => stripAnsi(String(line)).replace(/[\r\n]+/g, " "));
-    if (Buffer.byteLength(JSON.stringify(lines), "utf8") > WIDGET_MAX_BYTES) {
+    const body = isWidgetView(content)
+      ? { view: cleanView(content.view) }
+      : { lines: (content as string[]).map((line) => stripAnsi(String(line)).replace(/[\r\n]+/g, " ")) };
+    if (Buffer.byteLength(JSON.stringify(body), "utf8") > WIDGET_MAX_BYTES) {
       this.refuse(key, `Widget "${key}" refused: a widget holds at most ${WIDGET_MAX_BYTES / 1024} KiB`);
       return;
     }
     const placement = options?.placement === "belowEditor" ? "belowEditor" : "aboveEditor";
     // Set again, it moves to the end of its placement.
     this.widgets.delete(key);
-    this.widgets.set(key, { placement, lines });
-    this.host.notify("ui/widget", { key, placement, lines });
+    this.widgets.set(key, { placement, ...body });
+    this.host.notify("ui/widget", { key, placement, ...body });
+  }
+
+  onViewEvent(handler: (event: ViewEvent) => void | Promise<void>): () => void {
+    this.viewHandlers.add(handler);
+    return () => this.viewHandlers.delete(handler);
+  }
+
+  /**
+   * `ui/event`: a press or change in widget `widgetKey`'s view reaches every handler; one that fails becomes a
+   * warning. A widget or control that is gone reaches nobody. A value that does not fit the control is refused.
+   */
+  async viewEvent(widgetKey: string, id: string, value: string | boolean | undefined): Promise<void> {
+    const widget = this.widgets.get(widgetKey);
+    const control = widget && "view" in widget ? findControl(widget.view, id) : undefined;
+    if (!control) return;
+    const misfit =
+      control.type === "button"
+        ? value !== undefined && "a button takes no value"
+        : control.type === "toggle"
+          ? typeof value !== "boolean" && "a toggle takes true or false"
+          : typeof value !== "string"
+            ? `a ${control.type} takes a string`
+            : control.type === "select" &&
+              !control.options.includes(value) &&
+              "the value is not one of its options";
+    if (misfit)
+      throw invalidParams(`Control "${id}" of widget "${widgetKey}": ${misfit}`, { reason: "value" });
+    const event: ViewEvent = { widgetKey, id, ...(value !== undefined ? { value } : {}) };
+    for (const handler of [...this.viewHandlers]) {
+      try {
+        await handler({ ...event });
+      } catch (error) {
+        this.host.warn(
+          `A view event handler failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
   }
 
   private widgetProblem(key: unknown, content: unknown): string | undefined {
     if (!validKey(key))
       return `Widget key "${String(key).slice(0, 40)}" must have 1 to ${KEY_MAX_CHARS} characters`;
-    if (content !== undefined && typeof content !== "function" && !Array.isArray(content))
-      return `Widget "${key}": give lines of text`;
-    if (Array.isArray(content) && !this.widgets.has(key) && this.widgets.size >= MAX_WIDGETS)
+    if (isWidgetView(content)) {
+      const problem = viewProblem(content.view);
+      if (problem) return `Widget "${key}" refused: ${problem}`;
+    } else if (content !== undefined && typeof content !== "function" && !Array.isArray(content))
+      return `Widget "${key}": give lines of text or {view}`;
+    if (
+      content !== undefined &&
+      typeof content !== "function" &&
+      !this.widgets.has(key) &&
+      this.widgets.size >= MAX_WIDGETS
+    )
       return `Widget "${key}" refused: a thread shows at most ${MAX_WIDGETS} widgets`;
     return undefined;
   }

@@ -253,6 +253,11 @@ export class AppUI implements ExtensionUIContext {
     return this.editorFactory;
   }
 
+  /** The terminal draws a view widget as text lines (the SDK converts it), so no view event ever comes. */
+  onViewEvent(): () => void {
+    return () => {};
+  }
+
   onTerminalInput(handler: TerminalInputHandler): () => void {
     this.inputHandlers.add(handler);
     return () => {

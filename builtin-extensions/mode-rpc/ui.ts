@@ -178,6 +178,10 @@ export class RpcUI implements ExtensionUIContext {
     return undefined;
   }
 
+  /** RPC draws no views (a view widget arrives as its text lines), so no view event ever comes. */
+  onViewEvent(): () => void {
+    return () => {};
+  }
   onTerminalInput(): () => void {
     return () => {};
   }

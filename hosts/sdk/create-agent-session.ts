@@ -367,6 +367,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agent.setThinkingLevel(undefined, level);
   }
 
+  startupFailure(): Error | undefined {
+    return this.current?.runtime.startupFailure;
+  }
+
   getState(): SessionState {
     const agent = this.agent;
     const log = this.live().log;

@@ -1,10 +1,11 @@
 /**
  * `ui_prompt_start` and `ui_prompt_end` around every dialog (select, confirm, input, editor) that a bound UI shows,
- * whichever mode bound it. The SDK wraps the host's UI once, where it binds it; a session without a UI shows no
+ * whichever mode bound it; and a widget's declarative view as text lines for a UI that draws no views. The SDK wraps the host's UI once, where it binds it; a session without a UI shows no
  * dialog and fires nothing. A dialog opened from inside a handler of these events (or from inside another dialog's
  * wait) is part of the outer one and fires no events of its own, so handlers cannot loop.
  */
-import type { ExtensionUIContext, SessionRuntime, UiPromptEvent } from "../../kernel/index.js";
+import type { ExtensionUIContext, SessionRuntime, UiPromptEvent, WidgetOptions } from "../../kernel/index.js";
+import { isWidgetView, viewToLines } from "../../plugins/kit/views.js";
 
 const DIALOGS = new Set<string>(["select", "confirm", "input", "editor"]);
 
@@ -28,6 +29,16 @@ export function withPromptEvents(
   };
   return new Proxy(ui, {
     get(target, property) {
+      // A host that draws no views shows a widget's view as text lines.
+      if (property === "setWidget" && target.drawsViews !== true)
+        return (key: string, content: unknown, options?: WidgetOptions) =>
+          target.setWidget(
+            key,
+            isWidgetView(content)
+              ? viewToLines(content.view)
+              : (content as Parameters<typeof target.setWidget>[1]),
+            options,
+          );
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
       if (typeof property !== "string" || !DIALOGS.has(property)) return value.bind(target);

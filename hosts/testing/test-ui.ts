@@ -15,6 +15,7 @@ import type {
   WorkingIndicatorOptions,
 } from "../../kernel/index.js";
 import { ThemeSelection } from "../../plugins/kit/theme.js";
+import { isWidgetView, viewToLines } from "../../plugins/kit/views.js";
 
 export type DialogAnswer = string | boolean | undefined;
 
@@ -105,7 +106,15 @@ export function createTestUI(ask: (kind: string, title: string, opts?: DialogOpt
     },
     setWidget: (key, content) => {
       if (content === undefined) record.widgets.delete(key);
-      else record.widgets.set(key, typeof content === "function" ? render(content) : content);
+      else
+        record.widgets.set(
+          key,
+          typeof content === "function"
+            ? render(content)
+            : isWidgetView(content)
+              ? viewToLines(content.view)
+              : content,
+        );
     },
     setTitle: (title) => {
       record.title = title;
@@ -139,6 +148,7 @@ export function createTestUI(ask: (kind: string, title: string, opts?: DialogOpt
       record.editorComponent = factory;
     },
     getEditorComponent: () => record.editorComponent,
+    onViewEvent: () => () => {},
     onTerminalInput: (handler) => {
       listeners.add(handler);
       return () => {

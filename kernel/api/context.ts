@@ -150,6 +150,31 @@ export interface UIEditorTheme {
 export type EditorFactory = (tui: UIHost, theme: UIEditorTheme, keybindings: unknown) => UIEditorComponent;
 
 /** A raw terminal input listener: `consume` swallows the data, `data` replaces it for the next listener. */
+/**
+ * A declarative view: data a client draws itself (the app-server sends it in `ui/widget`), never markup. Stacks and
+ * lists nest at most 8 levels; control ids are unique in a view.
+ */
+export type ViewNode =
+  | { type: "text"; text: string; tone?: "normal" | "muted" | "success" | "warning" | "error" }
+  | { type: "stack"; direction?: "vertical" | "horizontal"; children: ViewNode[] }
+  | { type: "list"; items: ViewNode[] }
+  | { type: "button"; id: string; label: string }
+  | { type: "toggle"; id: string; label: string; value: boolean }
+  | { type: "select"; id: string; label?: string; options: string[]; value?: string }
+  | { type: "textField"; id: string; label?: string; value?: string; placeholder?: string };
+
+/** `setWidget(key, {view})`: a widget drawn from a declarative view (as text lines where views are not drawn). */
+export interface WidgetView {
+  view: ViewNode;
+}
+
+/** A press of a button, or a change of a field, in a widget's view: `value` is absent for a button. */
+export interface ViewEvent {
+  widgetKey: string;
+  id: string;
+  value?: string | boolean;
+}
+
 export type TerminalInputHandler = (data: string) => { consume?: boolean; data?: string } | undefined;
 
 export interface WorkingIndicatorOptions {
@@ -170,7 +195,18 @@ export interface ExtensionUIContext {
   notify(message: string, level?: NotifyLevel): void;
   setStatus(key: string, text: string | undefined): void;
   /** Lines, or a factory for a component the mode renders; `undefined` removes the widget. */
-  setWidget(key: string, content: string[] | UIComponentFactory | undefined, options?: WidgetOptions): void;
+  setWidget(
+    key: string,
+    content: string[] | UIComponentFactory | WidgetView | undefined,
+    options?: WidgetOptions,
+  ): void;
+  /**
+   * Handlers for the presses and changes in this session's widget views (the app-server's `ui/event`); answer by
+   * setting the widget again. Returns the unsubscribe function. Hosts that draw no views never call them.
+   */
+  onViewEvent(handler: (event: ViewEvent) => void | Promise<void>): () => void;
+  /** Set by a host whose `setWidget` draws views itself; for any other, the SDK turns a view into text lines. */
+  readonly drawsViews?: boolean;
   setTitle(title: string): void;
   setWorkingMessage(message?: string): void;
   /** Shows or hides the working row while the agent runs. */

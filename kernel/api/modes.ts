@@ -46,6 +46,8 @@ export interface SessionController {
   /** Replaces `ctx.ui` for the session's extensions (what a mode with a UI installs when it starts). */
   setUI(ui: ExtensionUIContext, hasUI: boolean): void;
   getState(): SessionState;
+  /** Why the session refuses prompts (an extension threw `ExtensionStartupError`), until a reload succeeds. */
+  startupFailure(): Error | undefined;
   getAvailableModels(): ModelInfo[];
   /** Selects a model; false when no such model is available. */
   setModel(provider: string, modelId: string): Promise<boolean>;

@@ -31,6 +31,7 @@ export const headlessUI: ExtensionUIContext = Object.freeze({
   setEditorComponent: noop,
   getEditorComponent: () => undefined,
   onTerminalInput: () => noop,
+  onViewEvent: () => noop,
   theme: builtinTheme("dark")!,
   getAllThemes: () => [],
   getTheme: () => undefined,

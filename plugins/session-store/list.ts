@@ -101,6 +101,19 @@ export function listAllSessions(sessionRoot: string): SessionInfo[] {
   return listSessions(sessionRoot, sessionDirsIn(sessionRoot), true);
 }
 
+/**
+ * One file's summary, read now without the summary cache: for a caller that shows a page of a long listing and
+ * summarises only the files on it (the app-server's `thread/list`). Undefined when it is not a readable session.
+ */
+export function sessionInfoOf(path: string): SessionInfo | undefined {
+  try {
+    const { size, mtimeMs } = statSync(path);
+    return toInfo(path, summarize(path, size, mtimeMs));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The per-cwd directories under `sessionRoot` (dot-named entries such as the cache are not cwd dirs). */
 export function sessionDirsIn(sessionRoot: string): string[] {
   return readDir(sessionRoot)

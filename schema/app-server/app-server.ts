@@ -68,19 +68,30 @@ export type UserInput = {
   mimeType: string;
 };
 
+export type ReviewComment = {
+  /** The file, relative to the thread's cwd */
+  path: string;
+  line: number;
+  endLine?: number;
+  body: string;
+  /** The diff lines the user reviewed, with their " ", "+" or "-" prefixes */
+  quote?: string[];
+};
+
 export type ThreadItem = {
   type: "userMessage";
   id: string;
   content: UserInput[];
   clientMessageId?: string;
+  comments?: ReviewComment[];
 } | {
   type: "agentMessage";
   id: string;
-  text: string;
+  text: string | PayloadRef;
 } | {
   type: "reasoning";
   id: string;
-  text: string;
+  text: string | PayloadRef;
 } | {
   type: "toolCall";
   id: string;
@@ -94,7 +105,7 @@ export type ThreadItem = {
   type: "extensionMessage";
   id: string;
   customType: string;
-  text: string;
+  text: string | PayloadRef;
   view?: unknown;
 } | {
   type: "contextCompaction";
@@ -137,6 +148,7 @@ export type Widget = {
   key: string;
   placement: "aboveEditor" | "belowEditor";
   lines?: string[];
+  /** A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md) */
   view?: unknown;
 };
 
@@ -206,6 +218,17 @@ export type Environment = {
     darwin?: string;
     win32?: string;
   };
+};
+
+export type Resource = {
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  name: string;
+  enabled: boolean;
+  scope: "user" | "project" | "temporary";
+  origin: "top-level" | "package";
+  /** "auto" (a resource folder), "settings", or the package source */
+  source: string;
 };
 
 /** The handshake; the first request of every connection */
@@ -381,7 +404,7 @@ export type TurnStartParams = {
   threadId: string;
   input: UserInput[];
   clientMessageId?: string;
-  comments?: unknown[];
+  comments?: ReviewComment[];
 };
 
 export type TurnStartResult = {
@@ -415,7 +438,7 @@ export type TurnQueueAddParams = {
   threadId: string;
   input: UserInput[];
   clientMessageId?: string;
-  comments?: unknown[];
+  comments?: ReviewComment[];
 };
 
 export type TurnQueueAddResult = {
@@ -513,6 +536,54 @@ export type ToolListResult = {
   defaultTools: string[];
 };
 
+/** The tools /tools manages (tools.json), their settings masked, and the classifier models */
+export type ToolSettingsReadParams = Record<string, never>;
+
+export type ToolSettingsReadResult = {
+  tools: {
+    name: string;
+    enabled: boolean;
+    settings: Record<string, string>;
+  }[];
+  classifiers: {
+    provider: string;
+    id: string;
+    name: string;
+  }[];
+  /** tools.json exists but cannot be used */
+  warning?: string;
+};
+
+/** Sets one setting of a managed tool in tools.json; null deletes it */
+export type ToolSettingsWriteParams = {
+  name: string;
+  key: string;
+  value: string | boolean | null;
+};
+
+export type ToolSettingsWriteResult = Record<string, never>;
+
+/** Extensions, skills, prompt templates and themes a thread in cwd would find, installing nothing */
+export type ResourceListParams = {
+  cwd?: string;
+};
+
+export type ResourceListResult = {
+  resources: Resource[];
+};
+
+/** Loads or skips one resource with a + or - pattern in the settings of the scope defining it */
+export type ResourceSetParams = {
+  cwd?: string;
+  type: "extensions" | "skills" | "prompts" | "themes";
+  path: string;
+  enabled: boolean;
+};
+
+export type ResourceSetResult = {
+  resource: Resource;
+};
+
 /** The MCP servers of the global mcp.json and an explicitly trusted project's */
 export type McpListParams = {
   cwd?: string;
@@ -571,6 +642,18 @@ export type McpRemoveParams = {
 export type McpRemoveResult = {
   removed: boolean;
 };
+
+/** A press of a button, or a change of a field, in a widget's view; every ctx.ui.onViewEvent handler of the thread gets it */
+export type UiEventParams = {
+  /** The session id of the thread */
+  threadId: string;
+  widgetKey: string;
+  id: string;
+  /** A text or select field's string, a toggle's boolean; none for a button */
+  value?: string | boolean;
+};
+
+export type UiEventResult = Record<string, never>;
 
 /** Process memory, loaded threads, connections and queue depths of the shared server */
 export type ServerDiagnosticsParams = Record<string, never>;
@@ -886,10 +969,15 @@ export interface Requests {
   "project/trust/write": { params: ProjectTrustWriteParams; result: ProjectTrustWriteResult };
   "command/list": { params: CommandListParams; result: CommandListResult };
   "tool/list": { params: ToolListParams; result: ToolListResult };
+  "tool/settings/read": { params: ToolSettingsReadParams; result: ToolSettingsReadResult };
+  "tool/settings/write": { params: ToolSettingsWriteParams; result: ToolSettingsWriteResult };
+  "resource/list": { params: ResourceListParams; result: ResourceListResult };
+  "resource/set": { params: ResourceSetParams; result: ResourceSetResult };
   "mcp/list": { params: McpListParams; result: McpListResult };
   "mcp/update": { params: McpUpdateParams; result: McpUpdateResult };
   "mcp/add": { params: McpAddParams; result: McpAddResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
+  "ui/event": { params: UiEventParams; result: UiEventResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
   "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
   "thread/diff/revert": { params: ThreadDiffRevertParams; result: ThreadDiffRevertResult };
@@ -1053,6 +1141,7 @@ export type UiWidgetParams = {
   key: string;
   placement?: "aboveEditor" | "belowEditor";
   lines?: string[];
+  /** A declarative view: {type: text|stack|list|button|toggle|select|textField, ...} nodes (docs/app-server.md) */
   view?: unknown;
 };
 
@@ -1118,6 +1207,33 @@ export type UiDialogResult = {
   confirmed?: boolean;
 };
 
+/** ask_user's questions, all at once; reply {answers: {<id>: {label, note?} | {other}}} (a skipped question left out) or {} to dismiss them and stop the turn */
+export type ItemToolCallRequestUserInputParams = {
+  threadId: string;
+  turnId?: string;
+  /** The toolCall item asking */
+  itemId: string;
+  questions: {
+    id: string;
+    text: string;
+    options: {
+      /** Ends in "(Recommended)" for the recommended one */
+      label: string;
+      description?: string;
+    }[];
+  }[];
+};
+
+export type ItemToolCallRequestUserInputResult = {
+  answers?: Record<string, {
+    label: string;
+    note?: string;
+  } | {
+    other: string;
+  }>;
+};
+
 export interface ServerRequests {
   "ui/dialog": { params: UiDialogParams; result: UiDialogResult };
+  "item/toolCall/requestUserInput": { params: ItemToolCallRequestUserInputParams; result: ItemToolCallRequestUserInputResult };
 }

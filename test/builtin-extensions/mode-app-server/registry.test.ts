@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { registerConfigMethods } from "../../../builtin-extensions/mode-app-server/methods-config.js";
 import { registerGitMethods } from "../../../builtin-extensions/mode-app-server/methods-git.js";
 import { registerMcpMethods } from "../../../builtin-extensions/mode-app-server/methods-mcp.js";
+import { registerResourceMethods } from "../../../builtin-extensions/mode-app-server/methods-resources.js";
 import { requestSpecs } from "../../../builtin-extensions/mode-app-server/protocol.js";
 import { checkParams } from "../../../builtin-extensions/mode-app-server/registry.js";
 import { AppServer } from "../../../builtin-extensions/mode-app-server/server.js";
@@ -27,6 +28,7 @@ describe("app-server method table", () => {
     registerConfigMethods(s, { session: undefined as never });
     registerMcpMethods(s);
     registerGitMethods(s);
+    registerResourceMethods(s, { context: () => undefined });
     return s;
   }
 

@@ -49,7 +49,7 @@ describe("app-server extension UI", () => {
     ui.setWidget("z", ["c"]);
     ui.setWidget("y", ["b2"]);
     expect(ui.snapshot().widgets.map((w) => w.key)).to.deep.equal(["z", "y", "x"]);
-    expect(ui.snapshot().widgets[2]!.lines).to.deep.equal(["  a"]);
+    expect(ui.snapshot().widgets[2]).to.deep.equal({ key: "x", placement: "belowEditor", lines: ["  a"] });
     ui.setWidget("z", undefined);
     expect(r.sent.at(-1)).to.deep.equal(["ui/widget", { key: "z" }]);
   });

@@ -3,7 +3,8 @@
  * read, name, unsubscribe, archive/unarchive/delete, idle unload, ownership between two servers, and values over
  * the inline limit sent by reference.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { writeSse } from "../../helpers/sse-server.js";
@@ -14,6 +15,13 @@ const BIG = `import { Type } from "@sinclair/typebox";
 export default (kc: any) => kc.registerTool({
   name: "big", label: "Big", description: "A large output", parameters: Type.Object({}),
   execute: async () => ({ content: [{ type: "text", text: "x".repeat(80 * 1024) + "END" }], details: undefined }),
+});`;
+
+const REFUSE = `import { ExtensionStartupError } from "@knightcodeai/cli";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+export default (kc: any) => kc.on("session_start", (_e: any, ctx: any) => {
+  if (existsSync(join(ctx.cwd, "refuse"))) throw new ExtensionStartupError("refused: a refuse file is here");
 });`;
 
 describe("knightcode app-server: threads", function () {
@@ -166,5 +174,100 @@ describe("knightcode app-server: threads", function () {
     expect(chunk.done).to.equal(false);
     for (const line of client.received) expect(JSON.stringify(line).length).to.be.below(70 * 1024);
     expect(notifications(server, "item/completed").length).to.be.greaterThan(0);
+  });
+
+  it("reports systemError for a thread whose extensions refuse to start, until a load succeeds", async () => {
+    h = await harness(tmp.path, { "refuse.ts": REFUSE });
+    h.model.respond((_req, res) => writeSse(res, textStream("ok")));
+    const server = await h.start({ KNIGHTCODE_APP_SERVER_UNLOAD_MS: "50" });
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const first = client.waitFor("turn/completed");
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Hi" }] });
+    const seen = new Set<string>([(await first).turn.id]);
+    const refuse = join(h.project, "refuse");
+    // The status a turn leaves comes after its turn/completed, maybe in a later chunk: wait for it.
+    const statusAfter = async (turnId: string) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const mark = client.received.findIndex(
+          (m) => m.method === "turn/completed" && (m.params as any).turn.id === turnId,
+        );
+        const found = client.received
+          .slice(mark)
+          .find((m) => m.method === "thread/status/changed" && (m.params as any).status.type !== "active");
+        if (found) return (found.params as any).status as { type: string; message?: string };
+        expect(Date.now()).to.be.lessThan(deadline);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const reload = async () => {
+      const done = client.waitFor("turn/completed", (p) => !seen.has(p.turn.id));
+      await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "/reload" }] });
+      const { turn } = await done;
+      seen.add(turn.id);
+      return turn;
+    };
+
+    // A reload the extensions refuse leaves the loaded thread in systemError; a good one clears it.
+    writeFileSync(refuse, "");
+    const failed = await reload();
+    expect(failed.status).to.equal("failed");
+    const broken = await statusAfter(failed.id);
+    expect(broken.type).to.equal("systemError");
+    expect(broken.message).to.contain("refused: a refuse file is here");
+    expect((await client.request("thread/read", { threadId: thread.id })).thread.status.type).to.equal(
+      "systemError",
+    );
+    rmSync(refuse);
+    const good = await reload();
+    expect(good.status).to.equal("completed");
+    expect(await statusAfter(good.id)).to.deep.equal({ type: "idle" });
+
+    // A load that fails marks the listed thread until a load succeeds.
+    await client.request("thread/unsubscribe", { threadId: thread.id });
+    const deadline = Date.now() + 10_000;
+    while ((await client.request("server/diagnostics", {})).threads.length > 0) {
+      expect(Date.now()).to.be.lessThan(deadline);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // Loaded while an extension refuses: the thread opens (its warnings say why) in systemError, and so it lists.
+    writeFileSync(refuse, "");
+    const refused = await client.request("thread/resume", { threadId: thread.id });
+    expect(refused.thread.status.type).to.equal("systemError");
+    expect(refused.warnings.map((w) => w.message).join("\n")).to.contain("refused: a refuse file is here");
+    const listed = (await client.request("thread/list", {})).data.find((t) => t.id === thread.id)!;
+    expect(listed.status.type).to.equal("systemError");
+    expect((listed.status as { message?: string }).message).to.contain("refused");
+    const noTurn = client.waitFor("turn/completed", (p) => !seen.has(p.turn.id));
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Hi" }] });
+    const failedTurn = (await noTurn).turn;
+    expect(failedTurn.status).to.equal("failed");
+    seen.add(failedTurn.id);
+    // A queued input that cannot start is dropped with an error carrying its clientMessageId, and no turn.
+    const turnsBefore = notifications(server, "turn/started").length;
+    const dropped = client.waitFor("error", (p) => p.clientMessageId === "q-1");
+    await client.request("turn/queue/add", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Queued" }],
+      clientMessageId: "q-1",
+    });
+    expect((await dropped).error.message).to.contain("refused");
+    await client.waitFor("turn/queue/updated", (p) => p.threadId === thread.id && p.followUp.length === 0);
+    expect(notifications(server, "turn/started")).to.have.length(turnsBefore);
+    await client.request("thread/unsubscribe", { threadId: thread.id });
+    while ((await client.request("server/diagnostics", {})).threads.length > 0) {
+      expect(Date.now()).to.be.lessThan(deadline);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    rmSync(refuse);
+    const resumed = await client.request("thread/resume", { threadId: thread.id });
+    expect(resumed.thread.status).to.deep.equal({ type: "idle" });
+    expect(
+      (await client.request("thread/list", {})).data.find((t) => t.id === thread.id)!.status,
+    ).to.deep.equal({
+      type: "idle",
+    });
   });
 });

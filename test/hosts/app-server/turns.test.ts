@@ -2,7 +2,9 @@
  * Turns over `knightcode app-server` against a scripted local model: a text turn and a tool turn with their items
  * in order, token usage, steer, interrupt with and without a turn id, the queue, and a failed turn.
  */
+import { writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { join } from "node:path";
 import { expect } from "chai";
 import {
   DONE,
@@ -131,6 +133,123 @@ describe("knightcode app-server: turns", function () {
     expect(call).to.deep.include({ id: "call_1", name: "echo", status: "completed", result: "echo:hi" });
     expect(call.arguments).to.deep.equal({ text: "hi" });
     expect(JSON.stringify(h.model.requests[1]!.body.messages)).to.contain("echo:hi");
+  });
+
+  it("reads a turn back under its live ids, and sends an answer over 64 KiB by reference", async () => {
+    h = await harness(tmp.path);
+    const long = "abcdefgh".repeat(10 * 1024); // 80 KiB
+    h.model.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Short answer")),
+      (_req, res) =>
+        writeSse(res, [
+          roleChunk(),
+          ...textChunks(...(long.match(/.{1,8192}/gs) ?? [])),
+          finishChunk("stop"),
+          usageChunk(5, 5),
+          DONE,
+        ]),
+    );
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const first = client.waitFor("turn/completed");
+    const started = await client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "One" }],
+    });
+    const live = (await first).turn;
+    expect(live.id).to.equal(started.turn.id);
+    const second = client.waitFor("turn/completed", (p) => p.turn.id !== live.id);
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "Two" }] });
+    const big = (await second).turn;
+    const answer = big.items.find((i) => i.type === "agentMessage")!;
+    expect(answer.text).to.deep.equal({ ref: (answer.text as { ref: string }).ref, bytes: long.length });
+    const completed = notifications(server, "item/completed").find(
+      (n) => n.item.type === "agentMessage" && n.turnId === big.id,
+    )!;
+    expect(JSON.stringify(completed).length).to.be.lessThan(2048);
+    expect(
+      (await client.resolveTurn(thread.id, big)).items.find((i) => i.type === "agentMessage")!.text,
+    ).to.equal(long);
+
+    // Read back, the turns and their user items carry the ids they had live, loaded or not.
+    const check = (turns: { id: string; items: { type: string; id: string }[] }[]) => {
+      expect(turns.map((t) => t.id)).to.deep.equal([live.id, big.id]);
+      expect(turns[0]!.items[0]).to.deep.include({ type: "userMessage", id: live.items[0]!.id });
+      expect(turns[1]!.items[0]!.id).to.equal(big.items[0]!.id);
+    };
+    const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    check(read.turns!);
+    const text = read.turns![1]!.items.find((i) => i.type === "agentMessage")!.text as { ref: string };
+    expect(await client.readPayload(thread.id, text.ref)).to.equal(long);
+    const restarted = await h.start();
+    await restarted.client.initialize();
+    const unloaded = await restarted.client.request("thread/read", {
+      threadId: thread.id,
+      includeTurns: true,
+    });
+    check(unloaded.turns!);
+    // Read while not loaded there, the reference still reads back.
+    const unloadedRef = unloaded.turns![1]!.items.find((i) => i.type === "agentMessage")!.text as {
+      ref: string;
+    };
+    expect(await restarted.client.readPayload(thread.id, unloadedRef.ref)).to.equal(long);
+    const unknown = await restarted.client
+      .request("thread/payload/read", { threadId: thread.id, ref: "nope" })
+      .catch((e) => e);
+    expect(unknown.data).to.deep.include({ code: "invalidParams", reason: "ref" });
+  });
+
+  it("quotes review comments into the prompt; the user item keeps the typed text and lists the comments", async () => {
+    h = await harness(tmp.path);
+    writeFileSync(join(h.project, "a.ts"), "const one = 1;\nconst two = 2;\nconst three = 3;\n");
+    h.model.respond((_req, res) => writeSse(res, textStream("Noted")));
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const comments = [
+      { path: "a.ts", line: 2, endLine: 3, body: "Rename these" },
+      { path: "b.ts", line: 7, body: "Why removed?", quote: ["-const gone = true;"] },
+    ];
+    const outside = await client
+      .request("turn/start", {
+        threadId: thread.id,
+        input: [{ type: "text", text: "x" }],
+        comments: [{ path: "../etc/passwd", line: 1, body: "no" }],
+      })
+      .catch((e) => e);
+    expect(outside.data).to.deep.include({ code: "invalidParams", reason: "comments" });
+    const completed = client.waitFor("turn/completed");
+    await client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Please address my review" }],
+      comments,
+    });
+    const { turn } = await completed;
+    const prompt = JSON.stringify(h.model.requests[0]!.body.messages);
+    for (const piece of [
+      "Please address my review",
+      "a.ts:2-3",
+      "> const two = 2;",
+      "> const three = 3;",
+      "Rename these",
+      "b.ts:7",
+      "> -const gone = true;",
+      "Why removed?",
+    ])
+      expect(prompt).to.contain(piece);
+    expect(prompt).not.to.contain("const one");
+    const user = turn.items[0]!;
+    expect(user).to.deep.include({ type: "userMessage", comments });
+    expect((user as { content: unknown }).content).to.deep.equal([
+      { type: "text", text: "Please address my review" },
+    ]);
+    const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(read.turns![0]!.items[0]).to.deep.equal(user);
+    // The preview is the prompt's start: the typed text comes first.
+    expect(read.thread.preview.startsWith("Please address my review Review comments")).to.equal(true);
   });
 
   it("fails a turn whose model request fails: an error notification and a failed turn, not a JSON-RPC error", async () => {
