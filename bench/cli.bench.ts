@@ -158,7 +158,7 @@ export async function cliBench(): Promise<void> {
         ...env,
         NODE_EXTRA_CA_CERTS: extraCaCerts,
       });
-      lines.push(row("  with NODE_EXTRA_CA_CERTS as set here (unset below)", withCerts, floor));
+      lines.push(row("  the same with NODE_EXTRA_CA_CERTS", withCerts, floor));
     }
     lines.push(row("--version", await repeat(["--version"]), floor));
     lines.push(row("--help", await repeat(["--help"]), floor));
@@ -168,6 +168,13 @@ export async function cliBench(): Promise<void> {
     lines.push(
       row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"]), floor),
     );
+    if (extraCaCerts) {
+      const withCerts = await repeat([...local, "Read hello.txt"], undefined, {
+        ...env,
+        NODE_EXTRA_CA_CERTS: extraCaCerts,
+      });
+      lines.push(row("  the same with NODE_EXTRA_CA_CERTS", withCerts, floor));
+    }
     const uncached: Sample[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       rmSync(join(agentDir, "cache", "v8"), { recursive: true, force: true });
