@@ -149,7 +149,6 @@ export interface UIEditorTheme {
 /** Builds the input editor; `keybindings` are the app's key bindings where the mode has any. */
 export type EditorFactory = (tui: UIHost, theme: UIEditorTheme, keybindings: unknown) => UIEditorComponent;
 
-/** A raw terminal input listener: `consume` swallows the data, `data` replaces it for the next listener. */
 /**
  * A declarative view: data a client draws itself (the app-server sends it in `ui/widget`), never markup. Stacks and
  * lists nest at most 8 levels; control ids are unique in a view.
@@ -175,6 +174,7 @@ export interface ViewEvent {
   value?: string | boolean;
 }
 
+/** A raw terminal input listener: `consume` swallows the data, `data` replaces it for the next listener. */
 export type TerminalInputHandler = (data: string) => { consume?: boolean; data?: string } | undefined;
 
 export interface WorkingIndicatorOptions {
