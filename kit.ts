@@ -99,6 +99,7 @@ export {
   type ColorMode,
   Theme,
   type ThemeColorValue,
+  ThemedUI,
   type ThemeOptions,
   ThemeSelection,
   themeFromFile,

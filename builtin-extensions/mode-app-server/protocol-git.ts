@@ -8,16 +8,8 @@
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import type { MethodSpec, NotificationSpec } from "./protocol.js";
+import { Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 
-const Opt = Type.Optional;
-const Str = Type.String;
-const Num = Type.Number;
-const Bool = Type.Boolean;
-const Lit = Type.Literal;
-const Obj = Type.Object;
-const Arr = Type.Array;
-
-const ThreadId = Str({ minLength: 1, description: "The session id of the thread" });
 const Paths = Obj({ paths: Arr(Str(), { description: "Paths relative to the repository's root" }) });
 
 /** `{path, additions, deletions}`: a file of `turn/diff/updated` and `Turn.files`. */

@@ -7,18 +7,8 @@
  * milliseconds.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
+import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
-
-const Opt = Type.Optional;
-const Str = Type.String;
-const Num = Type.Number;
-const Bool = Type.Boolean;
-const Lit = Type.Literal;
-const Obj = Type.Object;
-const Arr = Type.Array;
-const Any = Type.Unknown;
-
-const ThreadId = Str({ minLength: 1, description: "The session id of the thread" });
 
 export const ThreadStatus = Type.Union(
   [

@@ -15,9 +15,8 @@ import {
   type NotifyLevel,
   type QuestionsRequest,
   type QuestionsUI,
-  ThemeSelection,
+  ThemedUI,
   type UIComponentFactory,
-  type UITheme,
   type UserAnswer,
   type ViewEvent,
   type ViewNode,
@@ -88,7 +87,7 @@ function validKey(key: unknown): key is string {
   return typeof key === "string" && key.length >= 1 && key.length <= KEY_MAX_CHARS;
 }
 
-export class ThreadUi implements ExtensionUIContext, QuestionsUI {
+export class ThreadUi extends ThemedUI implements ExtensionUIContext, QuestionsUI {
   private readonly statuses = new Map<string, string>();
   private title: string | undefined;
   private workingMessage: string | undefined;
@@ -100,10 +99,10 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
   readonly drawsViews = true;
   private readonly logged = new Set<string>();
   private readonly refused = new Set<string>();
-  private readonly themes = new ThemeSelection();
-  private toolsExpanded = false;
 
-  constructor(private readonly host: UiHost) {}
+  constructor(private readonly host: UiHost) {
+    super();
+  }
 
   snapshot(): UiSnapshot {
     const widgets = [...this.widgets].map(([key, w]) => ({ key, ...w }));
@@ -363,25 +362,6 @@ export class ThreadUi implements ExtensionUIContext, QuestionsUI {
     return "";
   }
   pasteToEditor(_text: string): void {}
-
-  get theme(): UITheme {
-    return this.themes.theme;
-  }
-  getAllThemes(): { name: string; path: string | undefined }[] {
-    return this.themes.all();
-  }
-  getTheme(name: string): UITheme | undefined {
-    return this.themes.get(name);
-  }
-  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
-    return this.themes.set(theme);
-  }
-  getToolsExpanded(): boolean {
-    return this.toolsExpanded;
-  }
-  setToolsExpanded(expanded: boolean): void {
-    this.toolsExpanded = expanded;
-  }
 
   setWorkingIndicator(): void {
     this.terminalOnly("setWorkingIndicator");

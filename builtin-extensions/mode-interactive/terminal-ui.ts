@@ -16,9 +16,8 @@ import {
   type FooterFactory,
   type NotifyLevel,
   type TerminalInputHandler,
-  ThemeSelection,
+  ThemedUI,
   type UIComponentFactory,
-  type UITheme,
   type WidgetOptions,
   type WorkingIndicatorOptions,
 } from "@knightcodeai/cli/kit";
@@ -26,12 +25,10 @@ import { bold, cyan, dim, red } from "./view.js";
 
 export type Ask = (question: string, opts?: DialogOptions) => Promise<string | undefined>;
 
-export class TerminalUI implements ExtensionUIContext {
+export class TerminalUI extends ThemedUI implements ExtensionUIContext {
   private editorText = "";
-  private readonly themes = new ThemeSelection();
   private readonly inputHandlers = new Set<TerminalInputHandler>();
   private workingVisible = true;
-  private toolsExpanded = false;
   private editorFactory: EditorFactory | undefined;
   /** What extensions set that this mode does not draw; kept for the full terminal UI and for inspection. */
   readonly undrawn: {
@@ -44,7 +41,9 @@ export class TerminalUI implements ExtensionUIContext {
     private readonly write: (text: string) => void,
     private readonly ask: Ask,
     private readonly columns: () => number = () => 80,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Raw key data from the terminal, for the `onTerminalInput` listeners. */
   terminalInput(data: string): void {
@@ -172,30 +171,6 @@ export class TerminalUI implements ExtensionUIContext {
     return () => {
       this.inputHandlers.delete(handler);
     };
-  }
-
-  get theme(): UITheme {
-    return this.themes.theme;
-  }
-
-  getAllThemes(): { name: string; path: string | undefined }[] {
-    return this.themes.all();
-  }
-
-  getTheme(name: string): UITheme | undefined {
-    return this.themes.get(name);
-  }
-
-  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
-    return this.themes.set(theme);
-  }
-
-  getToolsExpanded(): boolean {
-    return this.toolsExpanded;
-  }
-
-  setToolsExpanded(expanded: boolean): void {
-    this.toolsExpanded = expanded;
   }
 
   async custom<T>(): Promise<T | undefined> {

@@ -13,9 +13,8 @@ import {
   type ExtensionUIContext,
   errorMessage,
   type NotifyLevel,
-  ThemeSelection,
+  ThemedUI,
   type UIComponentFactory,
-  type UITheme,
   type WidgetOptions,
 } from "@knightcodeai/cli/kit";
 
@@ -24,14 +23,14 @@ export const RPC_WIDGET_WIDTH = 80;
 
 type Resolver = (response: Record<string, unknown> | undefined) => void;
 
-export class RpcUI implements ExtensionUIContext {
+export class RpcUI extends ThemedUI implements ExtensionUIContext {
   private readonly waiting = new Map<string, Resolver>();
   private inputClosed = false;
   private editorText = "";
-  private readonly themes = new ThemeSelection();
-  private toolsExpanded = false;
 
-  constructor(private readonly write: (record: unknown) => void) {}
+  constructor(private readonly write: (record: unknown) => void) {
+    super();
+  }
 
   /** A client's answer to a dialog. Unknown ids are ignored (the dialog may have timed out). */
   answer(message: Record<string, unknown>): void {
@@ -139,31 +138,6 @@ export class RpcUI implements ExtensionUIContext {
   /** RPC has no paste handling of its own: the text becomes the client's editor text. */
   pasteToEditor(text: string): void {
     this.setEditorText(text);
-  }
-
-  get theme(): UITheme {
-    return this.themes.theme;
-  }
-
-  getAllThemes(): { name: string; path: string | undefined }[] {
-    return this.themes.all();
-  }
-
-  getTheme(name: string): UITheme | undefined {
-    return this.themes.get(name);
-  }
-
-  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
-    return this.themes.set(theme);
-  }
-
-  /** Kept so an extension reads back what it set; the client draws tool output as it likes. */
-  getToolsExpanded(): boolean {
-    return this.toolsExpanded;
-  }
-
-  setToolsExpanded(expanded: boolean): void {
-    this.toolsExpanded = expanded;
   }
 
   // What only a terminal draws: documented no-ops over RPC (docs/extensions.md).

@@ -325,3 +325,37 @@ function isColorValue(value: unknown): value is ThemeColorValue {
   if (typeof value === "number") return Number.isInteger(value) && value >= 0 && value <= 255;
   return typeof value === "string" && (value === "" || /^#[0-9a-f]{6}$/i.test(value));
 }
+
+/**
+ * The theme and tool-output part of `ctx.ui` for a mode that keeps no theme store of its own (RPC, the app-server,
+ * the line-mode terminal): the built-in themes through a ThemeSelection, and the expanded flag kept so an
+ * extension reads back what it set. Such a mode's UI class extends this and adds the rest.
+ */
+export class ThemedUI {
+  protected readonly themes = new ThemeSelection();
+  protected toolsExpanded = false;
+
+  get theme(): UITheme {
+    return this.themes.theme;
+  }
+
+  getAllThemes(): { name: string; path: string | undefined }[] {
+    return this.themes.all();
+  }
+
+  getTheme(name: string): UITheme | undefined {
+    return this.themes.get(name);
+  }
+
+  setTheme(theme: string | UITheme): { success: boolean; error?: string } {
+    return this.themes.set(theme);
+  }
+
+  getToolsExpanded(): boolean {
+    return this.toolsExpanded;
+  }
+
+  setToolsExpanded(expanded: boolean): void {
+    this.toolsExpanded = expanded;
+  }
+}

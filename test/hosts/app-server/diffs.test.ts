@@ -15,18 +15,7 @@ import {
   usageChunk,
 } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
-import {
-  GIT_ENV,
-  git,
-  indexBytes,
-  initRepo,
-  read,
-  rpcError,
-  runTurn,
-  ScriptedModel,
-  TEN,
-  write,
-} from "./git-harness.js";
+import { git, indexBytes, read, rpcError, runTurn, startGitServer, TEN, write } from "./git-harness.js";
 import { type Harness, harness, notifications } from "./harness.js";
 
 describe("knightcode app-server: turn files, diffs and revert", function () {
@@ -37,10 +26,7 @@ describe("knightcode app-server: turn files, diffs and revert", function () {
 
   async function start() {
     h = await harness(tmp.path);
-    initRepo(h.project);
-    const model = new ScriptedModel(h);
-    const server = await h.start(GIT_ENV);
-    await server.client.initialize();
+    const { server, model } = await startGitServer(h);
     const { thread } = await server.client.request("thread/start", { cwd: h.project });
     expect(thread.workspace).to.deep.equal({ mode: "local" });
     return { server, client: server.client, model, threadId: thread.id };

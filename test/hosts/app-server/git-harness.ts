@@ -9,16 +9,10 @@ import { expect } from "chai";
 import { AppServerRequestError, type SpawnedAppServer } from "../../../hosts/sdk/app-server-client.js";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { type Responder, writeSse } from "../../helpers/sse-server.js";
+import { GIT_ENV } from "../../plugins/git/git-fixture.js";
 import type { Harness } from "./harness.js";
 
-export const GIT_ENV = {
-  GIT_AUTHOR_NAME: "Test",
-  GIT_AUTHOR_EMAIL: "test@example.com",
-  GIT_COMMITTER_NAME: "Test",
-  GIT_COMMITTER_EMAIL: "test@example.com",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_TERMINAL_PROMPT: "0",
-};
+export { GIT_ENV };
 
 export const TEN = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
 
@@ -90,6 +84,18 @@ export class ScriptedModel {
 }
 
 /** Runs one turn to its end; returns the completed turn and the `turn/diff/updated` that followed it. */
+/** The harness's project as a repository with one commit, a scripted model, and an initialised server. */
+export async function startGitServer(
+  h: Harness,
+  env: Record<string, string> = {},
+): Promise<{ server: SpawnedAppServer; model: ScriptedModel }> {
+  initRepo(h.project);
+  const model = new ScriptedModel(h);
+  const server = await h.start({ ...GIT_ENV, ...env });
+  await server.client.initialize();
+  return { server, model };
+}
+
 export async function runTurn(server: SpawnedAppServer, threadId: string, text: string) {
   const { client } = server;
   const { turn } = await client.request("turn/start", { threadId, input: [{ type: "text", text }] });

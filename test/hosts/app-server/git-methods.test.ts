@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { delimiter, join } from "node:path";
 import { expect } from "chai";
 import { useTempDir } from "../../helpers/temp-dir.js";
-import { GIT_ENV, git, initRepo, read, rpcError, runTurn, ScriptedModel, TEN, write } from "./git-harness.js";
+import { git, initRepo, read, rpcError, runTurn, startGitServer, TEN, write } from "./git-harness.js";
 import { type Harness, harness } from "./harness.js";
 
 describe("knightcode app-server: git methods", function () {
@@ -25,10 +25,7 @@ describe("knightcode app-server: git methods", function () {
 
   async function start(env: Record<string, string> = {}) {
     h = await harness(tmp.path);
-    initRepo(h.project);
-    const model = new ScriptedModel(h);
-    const server = await h.start({ ...GIT_ENV, ...env });
-    await server.client.initialize();
+    const { server, model } = await startGitServer(h, env);
     const { thread } = await server.client.request("thread/start", { cwd: h.project });
     return { server, client: server.client, model, threadId: thread.id };
   }

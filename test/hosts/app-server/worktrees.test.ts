@@ -11,14 +11,13 @@ import { expect } from "chai";
 import type { SpawnedAppServer } from "../../../hosts/sdk/app-server-client.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import {
-  GIT_ENV,
   git,
   indexBytes,
-  initRepo,
   read,
   rpcError,
   runTurn,
-  ScriptedModel,
+  type ScriptedModel,
+  startGitServer,
   TEN,
   write,
 } from "./git-harness.js";
@@ -35,11 +34,7 @@ describe("knightcode app-server: worktree threads", function () {
 
   async function start(): Promise<{ server: SpawnedAppServer; model: ScriptedModel }> {
     h = await harness(tmp.path);
-    initRepo(h.project);
-    const model = new ScriptedModel(h);
-    const server = await h.start(GIT_ENV);
-    await server.client.initialize();
-    return { server, model };
+    return startGitServer(h);
   }
 
   it("starts a thread in a new detached worktree: same subfolder, no hook, index untouched, changes carried, setup streamed", async () => {

@@ -17,8 +17,8 @@ export interface Fixture {
   indexBytes(cwd?: string): Buffer;
 }
 
-const ENV = {
-  ...process.env,
+/** A fixed identity, no system config and no credential prompt, for every git a test runs. */
+export const GIT_ENV = {
   GIT_AUTHOR_NAME: "Test",
   GIT_AUTHOR_EMAIL: "test@example.com",
   GIT_COMMITTER_NAME: "Test",
@@ -26,6 +26,8 @@ const ENV = {
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_TERMINAL_PROMPT: "0",
 };
+
+const ENV = { ...process.env, ...GIT_ENV };
 
 /** A temp dir per test holding `repo/`, a git repository with one commit (`a.txt`), removed afterwards. */
 export function useGitRepo(options: { empty?: boolean } = {}): Fixture {
