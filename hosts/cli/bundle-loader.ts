@@ -73,7 +73,7 @@ export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli
       source = readFileSync(file, "utf8");
     } catch (error) {
       throw new Error(
-        `knightcode: ${file} is missing (${(error as NodeJS.ErrnoException).code}); reinstall, or run with KNIGHTCODE_CLI_BUNDLE=0`,
+        `${file} is missing (${(error as NodeJS.ErrnoException).code}); reinstall, or run with KNIGHTCODE_CLI_BUNDLE=0`,
       );
     }
     const side = cache.compile(file, source, false);
