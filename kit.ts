@@ -5,6 +5,7 @@
  */
 export type * from "./kernel/api/index.js";
 export {
+  defineService,
   ExtensionStartupError,
   errorMessage,
   KernelError,
@@ -198,22 +199,7 @@ export {
   type Settings,
   SettingsFileSchema,
 } from "./plugins/settings/settings.js";
-export {
-  displaySetting,
-  isToolEnabled,
-  listToolSettings,
-  MANAGED_TOOLS,
-  type ManagedTool,
-  maskSecret,
-  readToolsConfig,
-  type ToolConfig,
-  ToolSettingsError,
-  type ToolSettingsListing,
-  type ToolSettingValue,
-  type ToolsConfigRead,
-  toolsConfigPath,
-  writeToolSetting,
-} from "./plugins/settings/tools-config.js";
+export { maskSecret } from "./plugins/settings/tools-config.js";
 export {
   findProtectedInputs,
   findSavedDecision,

@@ -3,10 +3,17 @@ import type { ErrorCode } from "./api/error-codes.js";
 
 export class KernelError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** What a program needs to act on the failure (e.g. `{reason: "version", path}`), when there is more than the code. */
+  readonly data?: Readonly<Record<string, unknown>>;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; data?: Readonly<Record<string, unknown>> },
+  ) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.code = code;
     this.name = new.target.name;
+    if (options?.data) this.data = options.data;
   }
 }
 

@@ -9,6 +9,7 @@ export * from "./container/tokens.js";
 export * from "./errors.js";
 export * from "./events/hook-bus.js";
 export * from "./extensions/loader.js";
+export { defineService, ServiceDirectory, SharedServiceInstances } from "./extensions/services.js";
 export * from "./kernel.js";
 export * from "./lifecycle/disposable.js";
 export * from "./lifecycle/session-runtime.js";

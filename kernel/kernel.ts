@@ -15,6 +15,7 @@ import {
   type ExtensionLoadFailure,
   type ExtensionSource,
 } from "./extensions/loader.js";
+import { SharedServiceInstances } from "./extensions/services.js";
 import { type ExtensionErrorReport, SessionRuntime } from "./lifecycle/session-runtime.js";
 
 export interface KernelOptions {
@@ -62,6 +63,7 @@ export interface Kernel {
 export function createKernel(options: KernelOptions): Kernel {
   const container = new Container();
   for (const plugin of options.plugins ?? []) container.provide(plugin);
+  const sharedServices = new SharedServiceInstances();
   const loader = new ExtensionLoader({
     cacheDir: options.cacheDir,
     ...(options.virtualModules ? { virtualModules: options.virtualModules } : {}),
@@ -93,6 +95,7 @@ export function createKernel(options: KernelOptions): Kernel {
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
         ...(session.onExtensionLog ? { onExtensionLog: session.onExtensionLog } : {}),
         ...(options.bus ? { bus: options.bus } : {}),
+        sharedServices,
       });
       try {
         await runtime.start(session.start, {

@@ -13,9 +13,7 @@
 import {
   type ExtensionAPI,
   type ExtensionContext,
-  isToolEnabled,
   questionsDialog,
-  readToolsConfig,
   type Static,
   Type,
 } from "@knightcodeai/cli/kit";
@@ -63,47 +61,59 @@ export const NO_UI_ERROR =
   "Decide yourself and say what you assumed, or end your turn with the question in your reply.";
 
 export default function askUser(knightcode: ExtensionAPI): void {
-  const unregister = knightcode.registerTool({
-    name: "ask_user",
-    label: "ask user",
-    description: [
-      "Ask the user one or more questions, each with fixed options, and get all the answers at once.",
-      'Mark the option you recommend by ending its label with "(Recommended)".',
-      "The user may pick an option, type their own answer, or skip a question; skipped questions are left out of the answers.",
-      "Use it when a decision is the user's to make and you cannot go on well without it; do not use it for things you can find out yourself.",
-    ].join(" "),
-    promptSnippet: "ask_user: ask the user questions with fixed options when a decision is theirs",
-    parameters: askUserSchema,
-    // It asks a person, so only the model may call it, never a script through ctx.executeTool().
-    exposure: "model-only",
-    executionMode: "sequential",
-    annotations: { title: "Ask the user", readOnlyHint: true, destructiveHint: false, openWorldHint: false },
-    async execute(toolCallId, params, signal, _onUpdate, ctx) {
-      if (!ctx.hasUI) throw new Error(NO_UI_ERROR);
-      checkQuestions(params);
-      const details = await ask(ctx, params, signal, toolCallId);
-      if (details.dismissed) {
+  knightcode.registerToolSettings("ask-user", {
+    description: "The ask_user tool: the model asks you questions with fixed options",
+    enabledByDefault: true,
+  });
+  const unregister = knightcode.registerTool(
+    {
+      name: "ask_user",
+      label: "ask user",
+      description: [
+        "Ask the user one or more questions, each with fixed options, and get all the answers at once.",
+        'Mark the option you recommend by ending its label with "(Recommended)".',
+        "The user may pick an option, type their own answer, or skip a question; skipped questions are left out of the answers.",
+        "Use it when a decision is the user's to make and you cannot go on well without it; do not use it for things you can find out yourself.",
+      ].join(" "),
+      promptSnippet: "ask_user: ask the user questions with fixed options when a decision is theirs",
+      parameters: askUserSchema,
+      // It asks a person, so only the model may call it, never a script through ctx.executeTool().
+      exposure: "model-only",
+      executionMode: "sequential",
+      annotations: {
+        title: "Ask the user",
+        readOnlyHint: true,
+        destructiveHint: false,
+        openWorldHint: false,
+      },
+      async execute(toolCallId, params, signal, _onUpdate, ctx) {
+        if (!ctx.hasUI) throw new Error(NO_UI_ERROR);
+        checkQuestions(params);
+        const details = await ask(ctx, params, signal, toolCallId);
+        if (details.dismissed) {
+          return {
+            content: [
+              {
+                type: "text",
+                text: "The user dismissed the questions without answering. Stop here and wait for their next message.",
+              },
+            ],
+            details,
+            structuredContent: details,
+            terminate: true,
+          };
+        }
         return {
-          content: [
-            {
-              type: "text",
-              text: "The user dismissed the questions without answering. Stop here and wait for their next message.",
-            },
-          ],
+          content: [{ type: "text", text: describe(params, details) }],
           details,
           structuredContent: details,
-          terminate: true,
         };
-      }
-      return {
-        content: [{ type: "text", text: describe(params, details) }],
-        details,
-        structuredContent: details,
-      };
+      },
     },
-  });
+    { fallback: true },
+  );
   knightcode.on("session_start", (_event, ctx) => {
-    if (!isToolEnabled(readToolsConfig(ctx.agentDir), "ask-user")) unregister();
+    if (!ctx.toolSettings.read("ask-user").enabled) unregister();
     // Where no one can answer, the model is not offered it; `--tools` and `defaultTools` apply afterwards and
     // may still turn it on, and a call then fails saying why.
     else if (!ctx.hasUI)

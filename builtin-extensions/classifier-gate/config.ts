@@ -1,15 +1,29 @@
 /**
- * The gate's settings, the `classifier-gate` entry of tools.json. The file is read again when it changes (its
- * size and modification time), so `/tools` and the app-server's `tool/settings/write` apply from the next call.
+ * The gate's settings, the `classifier-gate` entry of tools.json, read through `ctx.toolSettings` (which reads
+ * the file again when it changes), so `/tools` and the app-server's `tool/settings/write` apply from the next call.
  * Anything wrong with it (the file, a rule, the timeout) turns the gate on with every call needing a person:
  * a permission file that cannot be read must not open the door.
  */
-import { statSync } from "node:fs";
-import { isToolEnabled, readToolsConfig, toolsConfigPath } from "@knightcodeai/cli/kit";
+import type { ToolSettingsAccess, ToolSettingsDefinition, ToolSettingsRead } from "@knightcodeai/cli/kit";
 import { parseRules, type Rule } from "./rules.js";
 
 export const GATE = "classifier-gate";
 export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** What the gate declares in tools.json (`registerToolSettings`), for `/tools` and the app-server. */
+export const GATE_SETTINGS: ToolSettingsDefinition = Object.freeze({
+  description:
+    "Lets safe tool calls through, asks a classifier model about the rest, and confirms risky ones",
+  enabledByDefault: false,
+  settings: Object.freeze({
+    model: "classifier model as provider/id (default: the first of getAvailableClassifiers())",
+    timeoutMs: "time the classifier has to answer, in milliseconds (default 15000)",
+    allow: "rules that let matching calls through, e.g. bash(git status*), edit(src/**)",
+    ask: "rules whose matching calls a person confirms",
+    deny: "rules that block matching calls",
+    protectedPaths: "more paths no call may change without a person's confirmation",
+  }),
+});
 
 export interface GateSettings {
   enabled: boolean;
@@ -22,11 +36,10 @@ export interface GateSettings {
   protectedPaths: string[];
 }
 
-export function gateSettings(agentDir: string): GateSettings {
-  const config = readToolsConfig(agentDir);
+export function gateSettings(config: ToolSettingsRead): GateSettings {
   const off: GateSettings = { enabled: false, timeoutMs: DEFAULT_TIMEOUT_MS, rules: [], protectedPaths: [] };
   if (config.warning) return { ...off, enabled: true, malformed: config.warning };
-  const entry = config.tools[GATE] ?? {};
+  const entry = config.values;
   const problems: string[] = [];
   const rules: Rule[] = [];
   for (const action of ["deny", "ask", "allow"] as const) {
@@ -56,7 +69,7 @@ export function gateSettings(agentDir: string): GateSettings {
     return { ...off, enabled: true, malformed: `${config.path}: ${problems.join("; ")}` };
   }
   return {
-    enabled: isToolEnabled(config, GATE),
+    enabled: config.enabled,
     ...(typeof model === "string" && model !== "" ? { model } : {}),
     timeoutMs,
     rules,
@@ -64,33 +77,24 @@ export function gateSettings(agentDir: string): GateSettings {
   };
 }
 
-/** `gateSettings`, read again only when tools.json changed. */
+/** `gateSettings`, worked out again only when tools.json changed (the store hands back the same read until then). */
 export class GateSettingsCache {
-  private stamp = "";
+  private read: ToolSettingsRead | undefined;
   private settings: GateSettings | undefined;
 
   constructor(private readonly onWarning: (message: string) => void) {}
 
-  get(agentDir: string): GateSettings {
-    const stamp = `${agentDir}\0${fileStamp(toolsConfigPath(agentDir))}`;
-    if (this.settings && stamp === this.stamp) return this.settings;
-    const settings = gateSettings(agentDir);
+  get(tools: ToolSettingsAccess): GateSettings {
+    const read = tools.read(GATE);
+    if (this.settings && read === this.read) return this.settings;
+    const settings = gateSettings(read);
     if (settings.malformed && settings.malformed !== this.settings?.malformed) {
       this.onWarning(
         `${settings.malformed}; every tool call needs a person's confirmation until it is fixed`,
       );
     }
     this.settings = settings;
-    this.stamp = stamp;
+    this.read = read;
     return settings;
-  }
-}
-
-function fileStamp(path: string): string {
-  try {
-    const stat = statSync(path, { bigint: true });
-    return `${stat.ino}:${stat.size}:${stat.mtimeNs}`;
-  } catch {
-    return "missing";
   }
 }

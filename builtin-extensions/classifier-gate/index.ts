@@ -17,7 +17,7 @@ import {
   type ToolInfo,
 } from "@knightcodeai/cli/kit";
 import { askClassifier, type CallForClassifier, type ClassifierVerdict } from "./classifier.js";
-import { type GateSettings, GateSettingsCache } from "./config.js";
+import { GATE, GATE_SETTINGS, type GateSettings, GateSettingsCache } from "./config.js";
 import { realPath } from "./paths.js";
 import { type PendingCall, type Route, route } from "./policy.js";
 
@@ -43,6 +43,7 @@ const SAFER_WAY =
   "Find a safer way to reach the goal (reading, or editing files inside the project), or stop and ask the user.";
 
 export default function classifierGate(knightcode: ExtensionAPI): void {
+  knightcode.registerToolSettings(GATE, GATE_SETTINGS);
   const settingsCache = new GateSettingsCache((message) => knightcode.log.warn(message));
   /** The person's approvals of this session, by tool and normalised arguments. */
   const approvals = new Set<string>();
@@ -137,7 +138,7 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
   knightcode.on(
     "tool_call",
     async (event, ctx) => {
-      const settings = settingsCache.get(ctx.agentDir);
+      const settings = settingsCache.get(ctx.toolSettings);
       if (!settings.enabled) return undefined;
       running.set(event.toolCallId, { toolName: event.toolName, input: event.input });
       const info = knightcode.getAllTools().find((t) => t.name === event.toolName);

@@ -76,104 +76,107 @@ export default function codemode(knightcode: ExtensionAPI): void {
     | { key: string; result: { descriptions: Record<string, string>; hiddenDeclarations: string[] } }
     | undefined;
 
-  knightcode.registerTool({
-    name: CODEMODE,
-    label: "Code mode",
-    description: describeTools([]),
-    promptSnippet: "Run a JavaScript program that calls tools",
-    parameters: Type.Object({
-      code: Type.String({
-        minLength: 1,
-        description: "The body of an async JavaScript function; `return` the result",
+  knightcode.registerTool(
+    {
+      name: CODEMODE,
+      label: "Code mode",
+      description: describeTools([]),
+      promptSnippet: "Run a JavaScript program that calls tools",
+      parameters: Type.Object({
+        code: Type.String({
+          minLength: 1,
+          description: "The body of an async JavaScript function; `return` the result",
+        }),
       }),
-    }),
-    // Orchestrates other tools; a script calling codemode would only nest sandboxes.
-    exposure: "model-only",
-    reachesTools: (input) => reachedBy(input.code),
-    prepareLoadout(loadout) {
-      const listed = loadout.all.filter((t) => t.exposure === "codemode");
-      if (listed.length === 0) return { hiddenDeclarations: [CODEMODE] };
-      const key = loadoutKey(listed, loadout.declared);
-      if (described?.key !== key) {
-        const declared = new Set(loadout.declared.map((t) => t.name));
-        described = {
-          key,
-          result: {
-            descriptions: { [CODEMODE]: describeTools(listed) },
-            hiddenDeclarations: listed.filter((t) => declared.has(t.name)).map((t) => t.name),
-          },
-        };
-      }
-      return described.result;
-    },
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-      const settings = codemodeSettings(knightcode.getSettings());
-      const exposures = new Map(knightcode.getAllTools().map((t) => [t.name, t.exposure]));
-      const surface: SurfaceTool[] = ctx.tools.map((t: CallableToolInfo) => ({
-        ...t,
-        exposure: exposures.get(t.name) ?? "direct",
-      }));
-      const schemas = new Map(ctx.tools.map((t) => [t.name, t.outputSchema]));
-      const listed = surface.filter(isListed);
-      let calls = 0;
-      let failedCalls = 0;
-      const logs: string[] = [];
-
-      const onCall = async (call: SandboxCall): Promise<SandboxAnswer> => {
-        if (call.kind === "search") {
-          const { query, limit } = call.args as { query?: unknown; limit?: unknown };
-          const ranked = rankTools(listed, String(query ?? ""), typeof limit === "number" ? limit : 8);
-          return {
-            value: ranked.map(({ tool }) => ({
-              name: tool.name,
-              namespace: tool.namespace?.name,
-              description: tool.description.split("\n")[0],
-            })),
+      // Orchestrates other tools; a script calling codemode would only nest sandboxes.
+      exposure: "model-only",
+      reachesTools: (input) => reachedBy(input.code),
+      prepareLoadout(loadout) {
+        const listed = loadout.all.filter((t) => t.exposure === "codemode");
+        if (listed.length === 0) return { hiddenDeclarations: [CODEMODE] };
+        const key = loadoutKey(listed, loadout.declared);
+        if (described?.key !== key) {
+          const declared = new Set(loadout.declared.map((t) => t.name));
+          described = {
+            key,
+            result: {
+              descriptions: { [CODEMODE]: describeTools(listed) },
+              hiddenDeclarations: listed.filter((t) => declared.has(t.name)).map((t) => t.name),
+            },
           };
         }
-        const result = await ctx.executeTool(call.name, call.args, { signal: call.signal });
-        calls++;
-        if (result.isError) failedCalls++;
-        return scriptValue(result, schemas.get(call.name));
-      };
+        return described.result;
+      },
+      async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+        const settings = codemodeSettings(knightcode.getSettings());
+        const exposures = new Map(knightcode.getAllTools().map((t) => [t.name, t.exposure]));
+        const surface: SurfaceTool[] = ctx.tools.map((t: CallableToolInfo) => ({
+          ...t,
+          exposure: exposures.get(t.name) ?? "direct",
+        }));
+        const schemas = new Map(ctx.tools.map((t) => [t.name, t.outputSchema]));
+        const listed = surface.filter(isListed);
+        let calls = 0;
+        let failedCalls = 0;
+        const logs: string[] = [];
 
-      const started = performance.now();
-      const { runScript } = await import("./sandbox.js");
-      let run: ScriptResult;
-      try {
-        run = await runScript({
-          code: normalizeCode(params.code),
-          tools: sandboxTools(surface),
-          catalogue: JSON.stringify(catalogueOf(surface)),
-          ...settings,
-          ...(signal ? { signal } : {}),
-          onCall,
-          onLog: (level, text) => logs.push(level === "log" ? text : `[${level}] ${text}`),
-        });
-      } catch (error) {
-        // Aborted while waiting for a free sandbox, or the sandbox worker could not start.
-        throw new Error(`codemode: ${(error as Error).message}`);
-      }
-      const details: CodemodeDetails = {
-        ok: run.outcome.ok,
-        ...(run.outcome.ok ? {} : { failure: run.outcome.kind }),
-        durationMs: Math.round(performance.now() - started),
-        calls,
-        failedCalls,
-        cancelled: run.cancelled,
-        logLines: logs.length,
-        coldStart: run.coldStart,
-      };
-      const text = resultText(run, logs, calls, settings);
-      const shown = truncated(text);
-      if (shown.fullOutputPath) details.fullOutputPath = shown.fullOutputPath;
-      return {
-        content: [{ type: "text", text: shown.text }],
-        details,
-        ...(run.outcome.ok ? {} : { isError: true }),
-      };
+        const onCall = async (call: SandboxCall): Promise<SandboxAnswer> => {
+          if (call.kind === "search") {
+            const { query, limit } = call.args as { query?: unknown; limit?: unknown };
+            const ranked = rankTools(listed, String(query ?? ""), typeof limit === "number" ? limit : 8);
+            return {
+              value: ranked.map(({ tool }) => ({
+                name: tool.name,
+                namespace: tool.namespace?.name,
+                description: tool.description.split("\n")[0],
+              })),
+            };
+          }
+          const result = await ctx.executeTool(call.name, call.args, { signal: call.signal });
+          calls++;
+          if (result.isError) failedCalls++;
+          return scriptValue(result, schemas.get(call.name));
+        };
+
+        const started = performance.now();
+        const { runScript } = await import("./sandbox.js");
+        let run: ScriptResult;
+        try {
+          run = await runScript({
+            code: normalizeCode(params.code),
+            tools: sandboxTools(surface),
+            catalogue: JSON.stringify(catalogueOf(surface)),
+            ...settings,
+            ...(signal ? { signal } : {}),
+            onCall,
+            onLog: (level, text) => logs.push(level === "log" ? text : `[${level}] ${text}`),
+          });
+        } catch (error) {
+          // Aborted while waiting for a free sandbox, or the sandbox worker could not start.
+          throw new Error(`codemode: ${(error as Error).message}`);
+        }
+        const details: CodemodeDetails = {
+          ok: run.outcome.ok,
+          ...(run.outcome.ok ? {} : { failure: run.outcome.kind }),
+          durationMs: Math.round(performance.now() - started),
+          calls,
+          failedCalls,
+          cancelled: run.cancelled,
+          logLines: logs.length,
+          coldStart: run.coldStart,
+        };
+        const text = resultText(run, logs, calls, settings);
+        const shown = truncated(text);
+        if (shown.fullOutputPath) details.fullOutputPath = shown.fullOutputPath;
+        return {
+          content: [{ type: "text", text: shown.text }],
+          details,
+          ...(run.outcome.ok ? {} : { isError: true }),
+        };
+      },
     },
-  });
+    { fallback: true },
+  );
 }
 
 /** The settings in force, each value checked, so a bad one falls back to its default instead of failing calls. */

@@ -16,15 +16,21 @@ import {
   createWriteTool,
 } from "./tools.js";
 
+/** Registered as defaults: a tool of the same name from another extension takes the place of the built-in. */
+const DEFAULT = { fallback: true } as const;
+
 export default function coreTools(knightcode: ExtensionAPI): void {
-  knightcode.registerTool(createReadTool());
+  knightcode.registerTool(createReadTool(), DEFAULT);
   // Asked at each call: the settings in force when the command runs apply.
-  knightcode.registerTool(createBashTool(undefined, { shellEnv: () => shellEnvSettings(knightcode) }));
-  knightcode.registerTool(createEditTool());
-  knightcode.registerTool(createWriteTool());
-  knightcode.registerTool({ ...createGrepTool(), defaultActive: false });
-  knightcode.registerTool({ ...createFindTool(), defaultActive: false });
-  knightcode.registerTool({ ...createLsTool(), defaultActive: false });
+  knightcode.registerTool(
+    createBashTool(undefined, { shellEnv: () => shellEnvSettings(knightcode) }),
+    DEFAULT,
+  );
+  knightcode.registerTool(createEditTool(), DEFAULT);
+  knightcode.registerTool(createWriteTool(), DEFAULT);
+  knightcode.registerTool({ ...createGrepTool(), defaultActive: false }, DEFAULT);
+  knightcode.registerTool({ ...createFindTool(), defaultActive: false }, DEFAULT);
+  knightcode.registerTool({ ...createLsTool(), defaultActive: false }, DEFAULT);
 }
 
 /** The `shellEnv` settings (validated by the settings loader), or the default policy without them. */

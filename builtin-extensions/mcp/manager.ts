@@ -105,7 +105,7 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
       seen.add(definition.name);
       // Registering the same name again replaces this extension's earlier tool (a changed schema, say).
       server.registered.get(definition.name)?.();
-      server.registered.set(definition.name, knightcode.registerTool(definition));
+      server.registered.set(definition.name, knightcode.registerTool(definition, { fallback: true }));
     }
     // Tools the server no longer offers become unreachable; calls already in the transcript still render.
     for (const [name, unregister] of server.registered) {

@@ -6,12 +6,10 @@
 import { resolve } from "node:path";
 import {
   type ExtensionContext,
-  listToolSettings,
+  KernelError,
   PackageError,
   PackageManager,
   type ResolvedResource,
-  ToolSettingsError,
-  writeToolSetting,
 } from "@knightcodeai/cli/kit";
 import { invalidParams } from "./errors.js";
 import { requestSpecs as R } from "./protocol.js";
@@ -27,8 +25,15 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
   const m = server.methods;
   const agentDir = server.options.agentDir;
 
+  /** tools.json with the tools the server's own session declared (its extensions, replacements included). */
+  const toolSettings = () => {
+    const ctx = host.context();
+    if (!ctx) throw new Error("The app-server's session is not open");
+    return ctx.toolSettings;
+  };
+
   m.register("tool/settings/read", R["tool/settings/read"], () => {
-    const listing = listToolSettings(agentDir);
+    const listing = toolSettings().list();
     const models = host.context()?.modelRegistry;
     const classifiers = (models?.getAvailableClassifiers() ?? []).map((c) => ({
       provider: c.provider,
@@ -36,7 +41,7 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
       name: models?.find(c.provider, c.model)?.name ?? c.model,
     }));
     return {
-      tools: listing.tools,
+      tools: listing.tools.map((t) => ({ name: t.name, enabled: t.enabled, settings: t.settings })),
       classifiers,
       ...(listing.warning ? { warning: listing.warning } : {}),
     };
@@ -44,11 +49,11 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
 
   m.register("tool/settings/write", R["tool/settings/write"], (params) => {
     try {
-      writeToolSetting(agentDir, params.name, params.key, params.value);
+      toolSettings().write(params.name, params.key, params.value);
     } catch (error) {
-      if (error instanceof ToolSettingsError) throw invalidParams(error.message, { reason: "setting" });
+      if (!(error instanceof KernelError) || error.code !== "KC_ERR_TOOL_SETTINGS") throw error;
       // A malformed tools.json is left alone; the client shows why the write failed.
-      throw invalidParams((error as Error).message, { reason: "config" });
+      throw invalidParams(error.message, { reason: error.data?.reason === "config" ? "config" : "setting" });
     }
     return {};
   });

@@ -11,15 +11,19 @@ export default function scriptedProvider(knightcode: ExtensionAPI): void {
     type: "string",
     description: "JSON file of scripted provider steps",
   });
-  knightcode.registerProvider(SCRIPTED_PROVIDER, {
-    api: SCRIPTED_API,
-    models: [{ ...SCRIPTED_MODEL }],
-    streamSimple: lazyStreamSimple(async () => {
-      const [{ scriptedStream }, { scriptFileSteps }] = await Promise.all([
-        import("./provider.js"),
-        import("./script-file.js"),
-      ]);
-      return scriptedStream(scriptFileSteps(knightcode));
-    }),
-  });
+  knightcode.registerProvider(
+    SCRIPTED_PROVIDER,
+    {
+      api: SCRIPTED_API,
+      models: [{ ...SCRIPTED_MODEL }],
+      streamSimple: lazyStreamSimple(async () => {
+        const [{ scriptedStream }, { scriptFileSteps }] = await Promise.all([
+          import("./provider.js"),
+          import("./script-file.js"),
+        ]);
+        return scriptedStream(scriptFileSteps(knightcode));
+      }),
+    },
+    { fallback: true },
+  );
 }

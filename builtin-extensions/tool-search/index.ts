@@ -49,65 +49,68 @@ export function searchableTools(all: readonly ToolInfo[], active: ReadonlySet<st
 }
 
 export default function toolSearch(knightcode: ExtensionAPI): void {
-  knightcode.registerTool({
-    name: TOOL_SEARCH,
-    label: "Tool search",
-    description: TOOL_SEARCH_DESCRIPTION,
-    promptSnippet: "Find and load tools that are not listed yet",
-    parameters: Type.Object({
-      query: Type.String({ minLength: 1, description: "Words, +required words, or select:name1,name2" }),
-      limit: Type.Optional(
-        Type.Integer({
-          minimum: 1,
-          maximum: MAX_LIMIT,
-          description: `How many tools (default ${DEFAULT_LIMIT})`,
-        }),
-      ),
-    }),
-    // The model calls it; a script has nothing to gain from activating tools for the model.
-    exposure: "model-only",
-    annotations: { readOnlyHint: true, openWorldHint: false },
-    reachesTools: () => "all",
-    prepareLoadout(loadout) {
-      return loadout.all.some(isDeferred) ? undefined : { hiddenDeclarations: [TOOL_SEARCH] };
-    },
-    async execute(_id, params) {
-      const active = new Set(knightcode.getActiveTools());
-      const candidates = searchableTools(knightcode.getAllTools(), active);
-      const query = parseToolQuery(params.query);
-      const ranked = rankTools(candidates, query, params.limit ?? DEFAULT_LIMIT).map((r) => r.tool);
-      const details: ToolSearchDetails = {
-        query: params.query,
-        matches: ranked.map((t) => t.name),
-        activated: ranked.filter((t) => !active.has(t.name)).map((t) => t.name),
-      };
-      if (ranked.length === 0) {
+  knightcode.registerTool(
+    {
+      name: TOOL_SEARCH,
+      label: "Tool search",
+      description: TOOL_SEARCH_DESCRIPTION,
+      promptSnippet: "Find and load tools that are not listed yet",
+      parameters: Type.Object({
+        query: Type.String({ minLength: 1, description: "Words, +required words, or select:name1,name2" }),
+        limit: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: MAX_LIMIT,
+            description: `How many tools (default ${DEFAULT_LIMIT})`,
+          }),
+        ),
+      }),
+      // The model calls it; a script has nothing to gain from activating tools for the model.
+      exposure: "model-only",
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      reachesTools: () => "all",
+      prepareLoadout(loadout) {
+        return loadout.all.some(isDeferred) ? undefined : { hiddenDeclarations: [TOOL_SEARCH] };
+      },
+      async execute(_id, params) {
+        const active = new Set(knightcode.getActiveTools());
+        const candidates = searchableTools(knightcode.getAllTools(), active);
+        const query = parseToolQuery(params.query);
+        const ranked = rankTools(candidates, query, params.limit ?? DEFAULT_LIMIT).map((r) => r.tool);
+        const details: ToolSearchDetails = {
+          query: params.query,
+          matches: ranked.map((t) => t.name),
+          activated: ranked.filter((t) => !active.has(t.name)).map((t) => t.name),
+        };
+        if (ranked.length === 0) {
+          return {
+            content: [{ type: "text", text: noMatch(params.query, candidates, query.select) }],
+            details,
+          };
+        }
+        if (details.activated.length > 0) knightcode.setActiveTools([...active, ...details.activated]);
+        const lines = ranked.map((t) => {
+          const summary = t.description.split("\n")[0]!.trim();
+          return `- ${t.name}${t.namespace ? ` (${t.namespace.name})` : ""}: ${summary}`;
+        });
+        const missing = query.select ? unknownSelections(candidates, query.select) : [];
         return {
-          content: [{ type: "text", text: noMatch(params.query, candidates, query.select) }],
+          content: [
+            {
+              type: "text",
+              text: [
+                `Loaded ${ranked.length} tool${ranked.length === 1 ? "" : "s"}; call them in your next step:`,
+                ...lines,
+                ...(missing.length > 0 ? [`Not found: ${missing.join(", ")}.`] : []),
+              ].join("\n"),
+            },
+          ],
           details,
         };
-      }
-      if (details.activated.length > 0) knightcode.setActiveTools([...active, ...details.activated]);
-      const lines = ranked.map((t) => {
-        const summary = t.description.split("\n")[0]!.trim();
-        return `- ${t.name}${t.namespace ? ` (${t.namespace.name})` : ""}: ${summary}`;
-      });
-      const missing = query.select ? unknownSelections(candidates, query.select) : [];
-      return {
-        content: [
-          {
-            type: "text",
-            text: [
-              `Loaded ${ranked.length} tool${ranked.length === 1 ? "" : "s"}; call them in your next step:`,
-              ...lines,
-              ...(missing.length > 0 ? [`Not found: ${missing.join(", ")}.`] : []),
-            ].join("\n"),
-          },
-        ],
-        details,
-      };
+      },
     },
-  });
+    { fallback: true },
+  );
 }
 
 function isDeferred(entry: ToolLoadoutEntry): boolean {

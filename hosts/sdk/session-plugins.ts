@@ -2,6 +2,7 @@
  * The standard services of a KnightCode session, each a plugin behind a token. A host replaces one by providing
  * the same token again (for example a different session store or agent loop).
  */
+import { join } from "node:path";
 import {
   type AgentApiService,
   coreTokens,
@@ -20,12 +21,18 @@ import { createContextFactory, type SessionReplacer } from "../../plugins/agent-
 import type { SessionLog } from "../../plugins/agent-loop/session-log.js";
 import { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
 import { FlagRegistry } from "../../plugins/flag-registry/flag-registry.js";
+import {
+  createHostServices,
+  createSessionFaces,
+  type HostFaceDeps,
+} from "../../plugins/host-face/host-face.js";
 import { publishModelRuntime } from "../../plugins/kit/model-calls.js";
 import { toJsonSafe } from "../../plugins/kit/util/safe-json.js";
 import { McpServerRegistry } from "../../plugins/mcp-servers/mcp-server-registry.js";
 import { ModeRegistry } from "../../plugins/mode-registry/mode-registry.js";
 import { ModelService } from "../../plugins/model-registry/model-service.js";
 import { ProviderStore } from "../../plugins/model-registry/provider-store.js";
+import { PackageManager } from "../../plugins/packages/package-manager.js";
 import { ProcessService } from "../../plugins/process/process-service.js";
 import { RendererRegistry } from "../../plugins/renderers/renderer-registry.js";
 import type { ContextFile } from "../../plugins/resources/context-files.js";
@@ -34,11 +41,36 @@ import {
   defaultSystemPromptOptions,
   type PromptTool,
 } from "../../plugins/resources/system-prompt.js";
+import {
+  ARCHIVE_DIR,
+  archiveSession,
+  removeArchivedSession,
+  unarchiveSession,
+} from "../../plugins/session-store/archive.js";
+import { sessionInfoOf } from "../../plugins/session-store/list.js";
+import { resolveSessionRoot } from "../../plugins/session-store/paths.js";
 import { SessionManager } from "../../plugins/session-store/session-manager.js";
+import { mcpConfigFiles } from "../../plugins/settings/mcp-access.js";
 import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
-import { resolveProjectTrust } from "../../plugins/settings/trust.js";
-import { type SessionStore, serviceTokens } from "../../plugins/tokens.js";
+import { writeSettingsKey } from "../../plugins/settings/settings-write.js";
+import { ToolsConfigFile } from "../../plugins/settings/tools-config.js";
+import {
+  findProtectedInputs,
+  findSavedDecision,
+  readTrustDecisions,
+  resolveProjectTrust,
+  saveTrustDecision,
+} from "../../plugins/settings/trust.js";
+import {
+  type McpConfigStore,
+  type PackageService,
+  type SessionStore,
+  type SettingsLoader,
+  serviceTokens,
+  type TrustResolver,
+} from "../../plugins/tokens.js";
 import { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
+import { ToolSettingsRegistry } from "../../plugins/tool-settings/tool-settings-registry.js";
 
 /** What the host decided for this session before the services are created. */
 export interface SessionConfig {
@@ -88,8 +120,64 @@ export const fileSessionStore: SessionStore = {
   continueRecent: (options) => SessionManager.continueRecent(options),
   inMemory: (cwd) => SessionManager.inMemory(cwd),
   list: (options) => SessionManager.list(options),
+  listAll: (options) => SessionManager.listAll(options),
   findById: (idOrPrefix, options) => SessionManager.findById(idOrPrefix, options),
+  info: (path) => sessionInfoOf(path),
+  archiveLocation: (options) => ({
+    agentDir: options.agentDir,
+    sessionDir: join(resolveSessionRoot(options), ARCHIVE_DIR),
+  }),
+  archive: (path, options) => archiveSession(resolveSessionRoot(options), path),
+  unarchive: (path, options) => unarchiveSession(resolveSessionRoot(options), path),
+  remove: (path, options) => removeArchivedSession(resolveSessionRoot(options), path),
 };
+
+/** The standard settings service: settings.json files, merged, and one-key changes. */
+export const fileSettings: SettingsLoader = { load: loadSettings, write: writeSettingsKey };
+
+/** The standard trust service: the decision order of trust.ts, and trust.json. */
+export const fileTrust: TrustResolver = {
+  resolve: resolveProjectTrust,
+  saved: (agentDir, cwd, warn) => findSavedDecision(readTrustDecisions(agentDir, warn), cwd),
+  save: (agentDir, cwd, trusted) => saveTrustDecision({ agentDir, path: cwd, trusted }),
+  protectedInputs: findProtectedInputs,
+};
+
+/** The standard `mcp.json` files. */
+export const fileMcpConfig: McpConfigStore = { files: mcpConfigFiles };
+
+/** The standard packages: the package manager over the settings' `packages` and resource folders. */
+export const packageService: PackageService = {
+  resolve: ({ agentDir, cwd, ...options }) => new PackageManager({ agentDir, cwd }).resolve(options),
+  setEnabled: ({ agentDir, cwd }, resource, enabled) =>
+    new PackageManager({ agentDir, cwd }).setEnabled(resource, enabled),
+};
+
+/** The host face over a container's services (`ModeContext.host`, and the parts `ctx` carries). */
+export function hostFaceDeps(
+  scope: { resolve<T>(token: Token<T>): T },
+  options: {
+    agentDir: string;
+    sessionDir?: string;
+    declaredTools(): ReturnType<HostFaceDeps["declaredTools"]>;
+    warn?(message: string): void;
+  },
+): HostFaceDeps {
+  return {
+    agentDir: options.agentDir,
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+    store: scope.resolve(s.sessionStore),
+    settings: scope.resolve(s.settings),
+    trust: scope.resolve(s.trust),
+    toolConfig: scope.resolve(s.toolConfig),
+    mcpConfig: scope.resolve(s.mcpConfig),
+    packages: scope.resolve(s.packages),
+    declaredTools: options.declaredTools,
+    ...(options.warn ? { warn: options.warn } : {}),
+  };
+}
+
+export { createHostServices };
 
 /** The face the agent loop shows to `knightcode.sendMessage()` and the other session methods. */
 function agentApi(agent: AgentSession, runtime: SessionRuntime): AgentApiService {
@@ -132,8 +220,16 @@ const withdrawals = new WeakMap<ModelService, () => void>();
 export function standardPlugins(): PluginDefinition<any, any>[] {
   return [
     definePlugin({ id: "plugin:session-store", provides: s.sessionStore, create: () => fileSessionStore }),
-    definePlugin({ id: "plugin:settings", provides: s.settings, create: () => ({ load: loadSettings }) }),
-    definePlugin({ id: "plugin:trust", provides: s.trust, create: () => ({ resolve: resolveProjectTrust }) }),
+    definePlugin({ id: "plugin:settings", provides: s.settings, create: () => fileSettings }),
+    definePlugin({ id: "plugin:trust", provides: s.trust, create: () => fileTrust }),
+    definePlugin({ id: "plugin:tool-config", provides: s.toolConfig, create: () => new ToolsConfigFile() }),
+    definePlugin({ id: "plugin:mcp-config", provides: s.mcpConfig, create: () => fileMcpConfig }),
+    definePlugin({ id: "plugin:packages", provides: s.packages, create: () => packageService }),
+    definePlugin({
+      id: "plugin:tool-settings",
+      provides: s.toolSettings,
+      create: () => new ToolSettingsRegistry(),
+    }),
     definePlugin({ id: "plugin:provider-store", provides: s.providers, create: () => new ProviderStore() }),
     definePlugin({
       id: "plugin:tool-registry",
@@ -221,6 +317,16 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
       },
       create: ({ runtime, models, log, config }) =>
         createContextFactory({
+          faces: createSessionFaces({
+            ...hostFaceDeps(runtime.scope, {
+              agentDir: config.agentDir,
+              declaredTools: () => runtime.scope.resolve(s.toolSettings).list(),
+              warn: config.warn,
+            }),
+            cwd: config.cwd,
+            projectTrusted: () => config.projectTrusted,
+            settingsNow: () => config.settings,
+          }),
           runtime,
           agent: () => runtime.scope.resolve(s.agent),
           models,
@@ -258,6 +364,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
     face("commands", coreTokens.commands, s.commandRegistry),
     face("flags", coreTokens.flags, s.flagRegistry),
     face("modes", coreTokens.modes, s.modeRegistry),
+    face("tool-settings", coreTokens.toolSettings, s.toolSettings),
     definePlugin({
       id: "plugin:agent-api",
       provides: coreTokens.agent,

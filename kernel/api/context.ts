@@ -2,6 +2,7 @@
 
 import type { CompactionReason, CompactionResult, DiscoveredResources } from "./events.js";
 import type { ToolDeclaration } from "./extension-api.js";
+import type { McpConfigAccess, SettingsAccess, ToolSettingsAccess, TrustAccess } from "./host.js";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -357,6 +358,14 @@ export interface ExtensionContext {
   readonly signal: AbortSignal | undefined;
   isIdle(): boolean;
   isProjectTrusted(): boolean;
+  /** The session's merged settings, and changes to the settings files (they apply from the next session or reload). */
+  readonly settings: SettingsAccess;
+  /** The saved project-trust decision of this folder, and saving one (it applies from the next reload). */
+  readonly trust: TrustAccess;
+  /** `tools.json`: the state and settings of what the session's extensions declared with `registerToolSettings`. */
+  readonly toolSettings: ToolSettingsAccess;
+  /** The `mcp.json` files of this folder (the project's only in a trusted project). */
+  readonly mcpConfig: McpConfigAccess;
   hasPendingMessages(): boolean;
   abort(): void;
   shutdown(): void;

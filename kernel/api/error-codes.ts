@@ -50,6 +50,8 @@ export const errorCodes = Object.freeze({
     "A registration that is only allowed while the extension factory runs came later.",
   KC_ERR_SCOPE:
     "A service was provided in the wrong scope (a session token as a root value, or the reverse).",
+  KC_ERR_SERVICE_CONFLICT:
+    "Two extensions provide the same service reference and neither is a default (`fallback`); switch one off.",
   KC_ERR_SESSION_AMBIGUOUS: "A session id prefix matches more than one session; give more of the id.",
   KC_ERR_SESSION_CLOSED: "The session log was closed; open it again.",
   KC_ERR_SESSION_ENTRY:
@@ -59,6 +61,8 @@ export const errorCodes = Object.freeze({
     "Reading or writing a session file failed; the message names the file and the system error.",
   KC_ERR_SESSION_LOCKED: "Another live process has the session file open.",
   KC_ERR_SESSION_NOT_FOUND: "No session file matches the path or id.",
+  KC_ERR_SETTINGS_WRITE:
+    "A settings file was not changed: the key or value is invalid, the file is not valid JSON, the project is not trusted, or the file changed since it was read (`data.reason` says which).",
   KC_ERR_STALE_CONTEXT:
     "An API object or context was used after its session was reloaded, replaced or shut down.",
   KC_ERR_STARTUP_FAILED:
@@ -67,7 +71,10 @@ export const errorCodes = Object.freeze({
     "A prompt waits for an extension handler whose promise never settles and nothing is left that could settle it.",
   KC_ERR_STATE:
     "The session runtime is not in a state that allows the operation (for example reload while loading).",
-  KC_ERR_TOOL_CONFLICT: "Two extensions other than built-ins registered a tool of the same name.",
+  KC_ERR_TOOL_CONFLICT:
+    "Two extensions registered a tool of the same name and neither registered it as a default (`fallback`).",
+  KC_ERR_TOOL_SETTINGS:
+    "`tools.json` was not changed: no extension declared that tool, the key or value is malformed, or the file is malformed (`data.reason` says which).",
   KC_ERR_UNKNOWN_ENTRY: "The session tree has no entry with that id.",
   KC_ERR_UNKNOWN_EVENT:
     "`on()` or a dispatch named an event that is not in the catalogue; the message suggests the nearest.",

@@ -2,6 +2,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { ExtensionCommandContext, ExtensionContext, ModelInfo } from "./context.js";
 import type { ExtensionEventName, ExtensionHandler } from "./events.js";
+import type { ToolSettingsDefinition } from "./host.js";
 import type {
   AssistantMessage,
   AssistantMessageEvent,
@@ -248,6 +249,56 @@ export interface ExtensionLogEntry {
   message: string;
 }
 
+/**
+ * A typed name for a service one extension offers the others (`defineService()` makes one; the kit declares
+ * KnightCode's own, such as the app-server's method table or the git engine). The extension that provides it and
+ * the ones that use it import the same reference, so both sides are type-checked, and a replacement extension
+ * provides the same reference.
+ */
+export interface ServiceRef<T> {
+  /** Dotted lower camel case, e.g. `knightcode.git`. */
+  readonly id: string;
+  /** What the service does, for error messages and docs. */
+  readonly description: string;
+  /**
+   * `session` (the default): each session has its own instance, made by that session's provider. `process`: the
+   * sessions of a process whose provider is the same extension share one instance (state such as a lock on a
+   * checkout that every session must respect); a different provider has an instance of its own.
+   */
+  readonly scope: "session" | "process";
+  /** Which extension provides it unless replaced, named in the error when nothing does (`builtin:worktrees`). */
+  readonly providedBy?: string;
+  /** Never set: carries the service's type. */
+  readonly __service?: (service: T) => T;
+}
+
+export interface ProvideOptions {
+  /**
+   * A default: any other extension that provides the same reference replaces it for as long as that provider is
+   * registered (built-ins pass it, so a third party can take their place without switching them off). Two
+   * providers of one reference that are both defaults, or both not, are a conflict (`KC_ERR_SERVICE_CONFLICT`).
+   */
+  fallback?: boolean;
+}
+
+/** `knightcode.services`: services the extensions of a session offer one another. */
+export interface ExtensionServices {
+  /**
+   * Offers a service under `ref`. `create` runs on first use (once per session, or once per process for a
+   * `process` reference, see `ServiceRef.scope`), so a service nobody asks for costs nothing.
+   */
+  provide<T>(ref: ServiceRef<T>, create: () => T, options?: ProvideOptions): Unsubscribe;
+  /** The service as its current provider made it, or `undefined` when no extension provides it. */
+  get<T>(ref: ServiceRef<T>): T | undefined;
+  /** As `get`, but a missing provider is an error (`KC_ERR_MISSING_SERVICE`) naming the reference and its default provider. */
+  require<T>(ref: ServiceRef<T>): T;
+  /**
+   * Calls `listener` now with the service (or `undefined`) and again whenever its provider changes (a provider
+   * registers, a replacement arrives or goes, a reload). Returns the unsubscribe function.
+   */
+  watch<T>(ref: ServiceRef<T>, listener: (service: T | undefined) => void): Unsubscribe;
+}
+
 /** Free-form channel between extensions of one session. */
 export interface ExtensionEventBus {
   emit(channel: string, data?: unknown): void;
@@ -261,13 +312,18 @@ export interface ExtensionEventBus {
 export interface ExtensionAPI {
   readonly extension: ExtensionInfo;
   readonly events: ExtensionEventBus;
+  /** Typed services the session's extensions offer one another (see `ServiceRef`). */
+  readonly services: ExtensionServices;
   /** Diagnostics for the person running KnightCode, tagged with this extension's id. */
   readonly log: ExtensionLogger;
 
   /** Subscribes to an event (one overload per event, so handler results are checked against that event). */
   on: OnEvent;
 
-  registerTool<TParams extends TSchema, TDetails>(tool: ToolDefinition<TParams, TDetails>): Unsubscribe;
+  registerTool<TParams extends TSchema, TDetails>(
+    tool: ToolDefinition<TParams, TDetails>,
+    options?: RegistrationOptions,
+  ): Unsubscribe;
   registerToolRenderer(resolver: ToolRendererResolver): Unsubscribe;
   registerCommand(name: string, command: CommandDefinition): Unsubscribe;
   registerShortcut(key: string, shortcut: ShortcutDefinition): Unsubscribe;
@@ -280,8 +336,14 @@ export interface ExtensionAPI {
   getMessageRenderer(customType: string): MessageRenderer | undefined;
   getEntryRenderer(customType: string): EntryRenderer | undefined;
 
+  /**
+   * Declares settings this extension keeps in `tools.json` under `name` (its on/off state and keys), so `/tools`
+   * and the app-server's `tool/settings/*` list and change them; read them with `ctx.toolSettings.read(name)`.
+   */
+  registerToolSettings(name: string, definition: ToolSettingsDefinition): Unsubscribe;
+
   /** Process-wide: every session of this process sees it. */
-  registerProvider(name: string, config: ProviderConfig): Unsubscribe;
+  registerProvider(name: string, config: ProviderConfig, options?: RegistrationOptions): Unsubscribe;
   unregisterProvider(name: string): void;
   /** Per session: each session keeps its own route. */
   registerVirtualModel(name: string, config: VirtualModelConfig): Unsubscribe;
@@ -316,6 +378,17 @@ export interface ExtensionAPI {
 type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void
   ? I
   : never;
+
+/** Options of `registerTool` and `registerProvider`. */
+export interface RegistrationOptions {
+  /**
+   * A default: a registration of the same name by another extension replaces it while that one is registered, and
+   * it comes back when that one goes away (KnightCode's built-ins register their tools and providers this way).
+   * Two tools of one name that are both defaults, or both not, are a conflict (`KC_ERR_TOOL_CONFLICT`); of two
+   * providers of one name that are not defaults, the newest is used.
+   */
+  fallback?: boolean;
+}
 
 /** Options of `knightcode.on()`. */
 export interface OnOptions {

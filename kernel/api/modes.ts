@@ -5,6 +5,7 @@
 import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
 import type { CommandInfo, EntryRenderer, ExtensionFactory, MessageRenderer } from "./extension-api.js";
+import type { HostServices } from "./host.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
 import type { ToolRenderers } from "./tools.js";
@@ -192,6 +193,11 @@ export interface ModeContext {
   openSession?(options: ModeSessionOptions): Promise<SessionController>;
   /** The agent directory the host's sessions use (settings, sessions, models.json). */
   agentDir?: string;
+  /**
+   * The stores and configuration of any folder: sessions, settings, trust, packages, MCP and tool settings, through
+   * the same services the host's sessions use. Absent when the host offers none.
+   */
+  host?: HostServices;
 }
 
 export interface ModeSessionOptions {

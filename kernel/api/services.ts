@@ -17,11 +17,13 @@ import type {
   McpServerConfig,
   MessageRenderer,
   ProviderConfig,
+  RegistrationOptions,
   SendMessageInput,
   SendMessageOptions,
   ShortcutDefinition,
   VirtualModelConfig,
 } from "./extension-api.js";
+import type { ToolSettingsDefinition } from "./host.js";
 import type { ImageContent, TextContent, ThinkingLevel } from "./messages.js";
 import type { ModeDefinition } from "./modes.js";
 import type { ToolDefinition, ToolInfo, ToolRendererResolver, ToolRenderers } from "./tools.js";
@@ -33,7 +35,11 @@ export interface Disposable {
 
 /** `core.tools`: the session's tools and tool renderers. */
 export interface ToolService {
-  registerTool(owner: ExtensionInfo, tool: ToolDefinition<TSchema, unknown>): Disposable;
+  registerTool(
+    owner: ExtensionInfo,
+    tool: ToolDefinition<TSchema, unknown>,
+    options?: RegistrationOptions,
+  ): Disposable;
   registerToolRenderer(owner: ExtensionInfo, resolver: ToolRendererResolver): Disposable;
   getToolRenderers(toolName: string): ToolRenderers | undefined;
   getActiveTools(): string[];
@@ -65,7 +71,12 @@ export interface RendererService {
 
 /** `core.models`: providers (process-wide) and virtual models (per session). */
 export interface ModelApiService {
-  registerProvider(owner: ExtensionInfo, name: string, config: ProviderConfig): Disposable;
+  registerProvider(
+    owner: ExtensionInfo,
+    name: string,
+    config: ProviderConfig,
+    options?: RegistrationOptions,
+  ): Disposable;
   unregisterProvider(name: string): void;
   registerVirtualModel(owner: ExtensionInfo, name: string, config: VirtualModelConfig): Disposable;
   unregisterVirtualModel(name: string): void;
@@ -103,6 +114,11 @@ export interface ProcessApiService {
 /** `core.settings`: the merged settings, as an extension sees them. */
 export interface SettingsApiService {
   getSettings(): Record<string, unknown>;
+}
+
+/** `core.toolSettings`: the `tools.json` entries extensions declare (`registerToolSettings`). */
+export interface ToolSettingsService {
+  registerToolSettings(owner: ExtensionInfo, name: string, definition: ToolSettingsDefinition): Disposable;
 }
 
 /** `core.modes`: host modes. */

@@ -15,6 +15,7 @@ import type {
   RendererService,
   SettingsApiService,
   ToolService,
+  ToolSettingsService,
 } from "../api/services.js";
 import type { HookBus } from "../events/hook-bus.js";
 import type { SessionRuntime } from "../lifecycle/session-runtime.js";
@@ -40,4 +41,5 @@ export const coreTokens = Object.freeze({
   process: session<ProcessApiService>("core.process", "exec()"),
   settings: session<SettingsApiService>("core.settings", "getSettings()"),
   modes: session<ModeService>("core.modes", "host modes"),
+  toolSettings: session<ToolSettingsService>("core.toolSettings", "tools.json entries extensions declare"),
 });

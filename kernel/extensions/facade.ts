@@ -9,6 +9,7 @@ import type {
   ExtensionAPI,
   ExtensionEventBus,
   ExtensionInfo,
+  ExtensionServices,
   LogLevel,
   OnOptions,
   Unsubscribe,
@@ -19,6 +20,7 @@ import type { Token } from "../container/tokens.js";
 import { KernelError, MissingServiceError, StaleContextError } from "../errors.js";
 import type { HandlerErrorReport, HookBus } from "../events/hook-bus.js";
 import { type Disposable, type DisposableStore, toDisposable } from "../lifecycle/disposable.js";
+import type { ServiceDirectory } from "./services.js";
 
 /** The lifetime an API object belongs to: one factory run of one session runtime. */
 export interface Generation {
@@ -33,6 +35,7 @@ export interface FacadeDeps {
   scope: SessionScope;
   bus: HookBus;
   events: SharedEventChannels;
+  services: ServiceDirectory;
   log(owner: ExtensionInfo, level: LogLevel, message: string): void;
 }
 
@@ -43,6 +46,7 @@ export function createExtensionAPI({
   scope,
   bus,
   events,
+  services,
   log,
 }: FacadeDeps): ExtensionAPI {
   const assertLive = (what: string) => {
@@ -84,6 +88,24 @@ export function createExtensionAPI({
         return own(toDisposable(events.on(channel, handler, info), `${info.id} events.on(${channel})`));
       },
     } satisfies ExtensionEventBus,
+    services: {
+      provide: (ref, create, options) => {
+        assertLive("services.provide");
+        return own(services.provide(info, ref, create, options));
+      },
+      get: (ref) => {
+        assertLive("services.get");
+        return services.get(ref);
+      },
+      require: (ref) => {
+        assertLive("services.require");
+        return services.require(ref, info);
+      },
+      watch: (ref, listener) => {
+        assertLive("services.watch");
+        return own(services.watch(info, ref, listener));
+      },
+    } satisfies ExtensionServices,
     // Logging stays possible after a reload: a timer of the old generation may still have something to say.
     log: {
       info: (message) => log(info, "info", String(message)),
@@ -94,7 +116,7 @@ export function createExtensionAPI({
       assertLive("on");
       return own(toDisposable(bus.on(event, handler, info, options), `${info.id} on(${event})`));
     },
-    registerTool: (tool) => own(use(t.tools, "registerTool").registerTool(info, tool)),
+    registerTool: (tool, options) => own(use(t.tools, "registerTool").registerTool(info, tool, options)),
     registerToolRenderer: (r) => own(use(t.tools, "registerToolRenderer").registerToolRenderer(info, r)),
     getActiveTools: () => use(t.tools, "getActiveTools").getActiveTools(),
     getAllTools: () => use(t.tools, "getAllTools").getAllTools(),
@@ -114,7 +136,10 @@ export function createExtensionAPI({
     getToolRenderers: (name) => use(t.tools, "getToolRenderers").getToolRenderers(name),
     getMessageRenderer: (type) => use(t.renderers, "getMessageRenderer").getMessageRenderer(type),
     getEntryRenderer: (type) => use(t.renderers, "getEntryRenderer").getEntryRenderer(type),
-    registerProvider: (name, c) => own(use(t.models, "registerProvider").registerProvider(info, name, c)),
+    registerProvider: (name, c, options) =>
+      own(use(t.models, "registerProvider").registerProvider(info, name, c, options)),
+    registerToolSettings: (name, definition) =>
+      own(use(t.toolSettings, "registerToolSettings").registerToolSettings(info, name, definition)),
     unregisterProvider: (name) => use(t.models, "unregisterProvider").unregisterProvider(name),
     registerVirtualModel: (name, c) =>
       own(use(t.models, "registerVirtualModel").registerVirtualModel(info, name, c)),

@@ -21,6 +21,7 @@ import {
 } from "../events/hook-bus.js";
 import { createExtensionAPI, SharedEventChannels } from "../extensions/facade.js";
 import type { LoadedExtension, LoadResult } from "../extensions/loader.js";
+import { ServiceDirectory, SharedServiceInstances } from "../extensions/services.js";
 import { DisposableStore } from "./disposable.js";
 import { createFallbackContext, guardContext } from "./fallback-context.js";
 
@@ -60,6 +61,8 @@ export interface SessionRuntimeOptions {
   /** Where `knightcode.log` entries go. */
   onExtensionLog?(entry: ExtensionLogEntry): void;
   bus?: BusPolicies;
+  /** The instances of `process` services, shared with the other sessions of the kernel. */
+  sharedServices?: SharedServiceInstances;
 }
 
 class Generation {
@@ -85,6 +88,8 @@ export class SessionRuntime {
   readonly bus: HookBus;
   readonly scope: SessionScope;
   private readonly channels: SharedEventChannels;
+  /** `knightcode.services`: what the session's extensions provide one another. */
+  readonly services: ServiceDirectory;
   private generation = new Generation();
   private extensions: readonly LoadedExtension[];
   private infos: ExtensionInfo[] = [];
@@ -102,6 +107,10 @@ export class SessionRuntime {
     this.pendingFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
     this.bus = new HookBus({ ...options.bus, onHandlerError: (report) => this.handleError(report) });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
+    this.services = new ServiceDirectory(
+      options.sharedServices ?? new SharedServiceInstances(),
+      (owner, event, error) => this.handleError({ owner, event, error }),
+    );
     this.scope = options.container.createScope([
       [coreTokens.hooks, this.bus],
       [coreTokens.runtime, this],
@@ -314,6 +323,7 @@ export class SessionRuntime {
         scope: this.scope,
         bus: this.bus,
         events: this.channels,
+        services: this.services,
         log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {

@@ -11,10 +11,14 @@ import type {
   ExtensionContext,
   ExtensionUIContext,
   HostMode,
+  McpConfigAccess,
   NavigateTreeOptions,
   NewSessionOptions,
   ReplacedSessionContext,
   SessionRuntime,
+  SettingsAccess,
+  ToolSettingsAccess,
+  TrustAccess,
 } from "../../kernel/index.js";
 import { errorMessage, KernelError } from "../../kernel/index.js";
 import type { ModelService } from "../model-registry/model-service.js";
@@ -50,6 +54,13 @@ export interface ContextDeps {
   discoveredResources: () => DiscoveredResources | undefined;
   shutdown: () => void;
   replacer?: SessionReplacer;
+  /** The parts of the host face an extension gets (settings, trust, tools.json, mcp.json of the session's folder). */
+  faces: {
+    settings: SettingsAccess;
+    trust: TrustAccess;
+    toolSettings: ToolSettingsAccess;
+    mcpConfig: McpConfigAccess;
+  };
 }
 
 const NO_RESOURCES: DiscoveredResources = { skillPaths: [], promptPaths: [], themePaths: [] };
@@ -80,6 +91,12 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
       },
       isIdle: () => agent.isIdle(),
       isProjectTrusted: () => deps.projectTrusted,
+      settings: deps.faces.settings,
+      trust: deps.faces.trust,
+      toolSettings: deps.faces.toolSettings,
+      get mcpConfig() {
+        return deps.faces.mcpConfig;
+      },
       getDiscoveredResources: () => structuredClone(deps.discoveredResources() ?? NO_RESOURCES),
       hasPendingMessages: () => agent.hasPendingMessages(),
       abort: () => {

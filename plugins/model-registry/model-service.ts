@@ -26,6 +26,7 @@ import {
   type ProviderConfig,
   type ProviderHooks,
   type ProviderStreamRequest,
+  type RegistrationOptions,
   type ResolvedRequestAuth,
   type StreamSimpleOptions,
   type SummarizeRequest,
@@ -95,7 +96,12 @@ export class ModelService implements ModelApiService {
 
   // ---- ExtensionAPI methods (owner first) ---------------------------------------------------------
 
-  registerProvider(owner: ExtensionInfo, name: string, config: ProviderConfig): Disposable {
+  registerProvider(
+    owner: ExtensionInfo,
+    name: string,
+    config: ProviderConfig,
+    options: RegistrationOptions = {},
+  ): Disposable {
     if (typeof name !== "string" || !/^[a-z0-9][a-z0-9._-]*$/i.test(name)) {
       throw new KernelError(
         "KC_ERR_INVALID_PROVIDER",
@@ -114,7 +120,10 @@ export class ModelService implements ModelApiService {
         `${owner.id}: provider "${name}" needs streamSimple() or the name of a wire api`,
       );
     }
-    return this.deps.store.register(name, config, owner, this.holder, () => this.deps.pendingReload?.());
+    return this.deps.store.register(name, config, owner, this.holder, {
+      fallback: options.fallback === true,
+      pendingReload: () => this.deps.pendingReload?.(),
+    });
   }
 
   unregisterProvider(name: string): void {

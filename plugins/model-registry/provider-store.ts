@@ -3,8 +3,9 @@
  * session registered, and `unregisterProvider` removes it for everyone.
  *
  * Each session's registration is kept separately, so sessions coming and going never take a provider away from a
- * session that still has it registered. When several registrations of one name are alive, one from a non-built-in
- * extension wins over a built-in's (the user's replacement), and among equals the most recent wins. A session that
+ * session that still has it registered. When several registrations of one name are alive, one that is not a default
+ * wins over a default (`{fallback: true}`, as the built-ins register: a user's replacement beats them), and among
+ * equals the most recent wins. A session that
  * reloads registers again; its old registration is kept until the reload finishes, so other sessions see no gap.
  */
 import {
@@ -19,6 +20,8 @@ export interface ProviderEntry {
   config: ProviderConfig;
   owner: string;
   origin: ExtensionInfo["origin"];
+  /** Registered as a default, which any other registration of the name replaces. */
+  fallback: boolean;
 }
 
 interface Registration extends ProviderEntry {
@@ -33,15 +36,16 @@ export class ProviderStore {
 
   /**
    * @param holder identifies the registering session.
-   * @param pendingReload while the holder's session reloads, the promise of its end: removal waits for it.
+   * @param options.pendingReload while the holder's session reloads, the promise of its end: removal waits for it.
    */
   register(
     name: string,
     config: ProviderConfig,
     owner: ExtensionInfo,
     holder: object,
-    pendingReload: () => Promise<void> | undefined = () => undefined,
+    options: { fallback?: boolean; pendingReload?: () => Promise<void> | undefined } = {},
   ): Disposable {
+    const pendingReload = options.pendingReload ?? (() => undefined);
     const list = (this.registrations.get(name) ?? []).filter(
       (r) => !(r.holder === holder && r.owner === owner.id),
     );
@@ -50,6 +54,7 @@ export class ProviderStore {
       config,
       owner: owner.id,
       origin: owner.origin,
+      fallback: options.fallback === true,
       holder,
       seq: this.seq++,
     };
@@ -80,10 +85,16 @@ export class ProviderStore {
   get(name: string): ProviderEntry | undefined {
     const list = this.registrations.get(name);
     if (!list || list.length === 0) return undefined;
-    const preferred = list.filter((r) => r.origin !== "builtin");
+    const preferred = list.filter((r) => !r.fallback);
     const pool = preferred.length > 0 ? preferred : list;
     const winner = pool.reduce((a, b) => (b.seq > a.seq ? b : a));
-    return { name, config: winner.config, owner: winner.owner, origin: winner.origin };
+    return {
+      name,
+      config: winner.config,
+      owner: winner.owner,
+      origin: winner.origin,
+      fallback: winner.fallback,
+    };
   }
 
   list(): ProviderEntry[] {

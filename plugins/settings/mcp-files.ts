@@ -5,33 +5,12 @@
  * never overwritten: the change fails with the file's own error. Listings show entries as written: `${VAR}`
  * references stay unexpanded, so a listing never prints a secret from the environment.
  */
-import type { McpServerConfig } from "../../kernel/api/index.js";
+import type { McpListing, McpServerConfig, McpServerListing } from "../../kernel/api/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
 import { type McpScope, mcpFilePaths, readMcpFile, validateMcpEntry } from "./mcp-config.js";
 
-/** One server as `knightcode mcp list` and the app-server's `mcp/list` describe it. */
-export interface McpServerListing {
-  name: string;
-  scope: McpScope;
-  /** The file that defines it. */
-  source: string;
-  /** The project file that overrides this global entry, if any. */
-  override?: string;
-  transport: "stdio" | "http";
-  /** The command line or the URL. */
-  target: string;
-  description?: string;
-  enabled: boolean;
-  exposure?: string;
-}
-
-export interface McpListing {
-  servers: McpServerListing[];
-  /** Problems with the files or entries, each naming the file. */
-  errors: string[];
-  paths: { global: string; project?: string };
-}
+export type { McpListing, McpServerListing };
 
 /** The servers of the global file and, when `projectTrusted`, the project file, with overrides marked. */
 export function listMcpServers(

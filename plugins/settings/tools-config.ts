@@ -1,17 +1,20 @@
 /**
- * `<agentDir>/tools.json`: the state and settings of the tools `/tools` manages (`{"<name>": {"enabled": true,
- * "<key>": "<value>"}}`). `/tools`, the classifier gate and the app-server's `tool/settings/read|write` share this
- * module, so they agree on defaults, validation and masking.
+ * `<agentDir>/tools.json`: the state and settings of the tools extensions declare with `registerToolSettings`
+ * (`{"<name>": {"enabled": true, "<key>": "<value>"}}`). The host face (`ctx.toolSettings`, `ModeContext.host.tools`)
+ * goes through this module, so `/tools`, the classifier gate and the app-server agree on defaults, validation and
+ * masking.
  *
  * A malformed file is never overwritten and never silently ignored: reading it returns a warning that names it,
  * and the classifier gate then confirms every call. Values of keys ending in `Key` are secrets (API keys): every
  * listing masks them to their last four characters, so they never reach a command's output, a client or a log.
  */
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { KernelError } from "../../kernel/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
 
-/** A tool `/tools` manages: its default state and the settings it reads, with what each means. */
+/** A declared tool as these functions need it: its name, default state and known settings. */
 export interface ManagedTool {
   name: string;
   description: string;
@@ -19,33 +22,6 @@ export interface ManagedTool {
   /** Known keys and their meaning; other keys are kept and shown, but the tool ignores them. */
   settings: Readonly<Record<string, string>>;
 }
-
-/**
- * The tools `tools.json` may configure. A tool not listed here is an unknown tool to `/tools` and
- * `tool/settings/write`; a built-in that wants a row adds one.
- */
-export const MANAGED_TOOLS: readonly ManagedTool[] = Object.freeze<ManagedTool[]>([
-  {
-    name: "classifier-gate",
-    description:
-      "Lets safe tool calls through, asks a classifier model about the rest, and confirms risky ones",
-    enabledByDefault: false,
-    settings: {
-      model: "classifier model as provider/id (default: the first of getAvailableClassifiers())",
-      timeoutMs: "time the classifier has to answer, in milliseconds (default 15000)",
-      allow: "rules that let matching calls through, e.g. bash(git status*), edit(src/**)",
-      ask: "rules whose matching calls a person confirms",
-      deny: "rules that block matching calls",
-      protectedPaths: "more paths no call may change without a person's confirmation",
-    },
-  },
-  {
-    name: "ask-user",
-    description: "The ask_user tool: the model asks you questions with fixed options",
-    enabledByDefault: true,
-    settings: {},
-  },
-]);
 
 /** A value as tools.json may hold it: `enabled` is a boolean; rules may be written as a list of strings. */
 export type ToolSettingValue = string | number | boolean | string[];
@@ -68,19 +44,14 @@ export interface ToolSettingsListing {
   warning?: string;
 }
 
-/** A bad `writeToolSetting` request (unknown tool, malformed key, wrong value type); the app-server's `invalidParams`. */
-export class ToolSettingsError extends Error {
-  override readonly name = "ToolSettingsError";
+function refuse(reason: "unknown" | "key" | "value" | "config", message: string): KernelError {
+  return new KernelError("KC_ERR_TOOL_SETTINGS", message, { data: { reason } });
 }
 
 const KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 export function toolsConfigPath(agentDir: string): string {
   return join(resolve(agentDir), "tools.json");
-}
-
-export function managedTool(name: string): ManagedTool | undefined {
-  return MANAGED_TOOLS.find((t) => t.name === name);
 }
 
 /** `sk-abcdef1234` → `****1234`: only the last four characters of a secret are ever shown. */
@@ -124,20 +95,20 @@ function checkConfig(value: JsonObject): string | undefined {
   return undefined;
 }
 
-/** Whether a managed tool is on: the file's `enabled`, else its default. */
-export function isToolEnabled(config: ToolsConfigRead, name: string): boolean {
+/** Whether a tool is on: the file's `enabled`, else its default. */
+export function isToolEnabled(config: ToolsConfigRead, name: string, enabledByDefault: boolean): boolean {
   const enabled = config.tools[name]?.enabled;
-  return typeof enabled === "boolean" ? enabled : (managedTool(name)?.enabledByDefault ?? false);
+  return typeof enabled === "boolean" ? enabled : enabledByDefault;
 }
 
-/** Every managed tool with its state and masked settings (`enabled` is not repeated among the settings). */
-export function listToolSettings(agentDir: string): ToolSettingsListing {
+/** Every declared tool with its state and masked settings (`enabled` is not repeated among the settings). */
+export function listToolSettings(agentDir: string, declared: readonly ManagedTool[]): ToolSettingsListing {
   const config = readToolsConfig(agentDir);
   return {
     path: config.path,
-    tools: MANAGED_TOOLS.map((tool) => ({
+    tools: declared.map((tool) => ({
       name: tool.name,
-      enabled: isToolEnabled(config, tool.name),
+      enabled: isToolEnabled(config, tool.name, tool.enabledByDefault),
       settings: Object.fromEntries(
         Object.entries(config.tools[tool.name] ?? {})
           .filter(([key]) => key !== "enabled")
@@ -149,42 +120,88 @@ export function listToolSettings(agentDir: string): ToolSettingsListing {
 }
 
 /**
- * Sets one setting of a managed tool and writes the file atomically; `null` deletes the key. `enabled` takes a
- * boolean, other keys a string. The file is read again first, so a change made meanwhile to another key is kept;
- * a malformed file is left alone and the change fails with its error.
+ * Checks a change of a declared tool's setting (`KC_ERR_TOOL_SETTINGS` naming the reason): the tool must be
+ * declared, the key well formed, `enabled` a boolean and other keys a string (`null` removes the key).
+ */
+export function checkToolSetting(
+  declared: readonly Pick<ManagedTool, "name">[],
+  name: string,
+  key: string,
+  value: unknown,
+): void {
+  if (!declared.some((t) => t.name === name)) {
+    throw refuse(
+      "unknown",
+      `Unknown tool "${name}"; tools.json manages: ${declared.map((t) => t.name).join(", ") || "nothing in this session"}`,
+    );
+  }
+  if (!KEY.test(key)) {
+    throw refuse(
+      "key",
+      `Malformed setting key ${JSON.stringify(key)}: use a letter, then letters, digits, "_", "." or "-"`,
+    );
+  }
+  if (key === "enabled" && value !== null && typeof value !== "boolean") {
+    throw refuse("value", `"enabled" takes true or false`);
+  }
+  if (key !== "enabled" && value !== null && typeof value !== "string") {
+    throw refuse("value", `"${key}" takes a string`);
+  }
+}
+
+/**
+ * Sets one setting and writes the file atomically; `null` deletes the key. The file is read again first, so a
+ * change made meanwhile to another key is kept; a malformed file is left alone and the change fails with its error
+ * (`KC_ERR_TOOL_SETTINGS`, reason `config`). Which tools may be set is the caller's check (`checkToolSetting`).
  */
 export function writeToolSetting(
   agentDir: string,
   name: string,
   key: string,
-  value: string | boolean | null,
+  value: ToolSettingValue | null,
 ): void {
-  if (!managedTool(name)) {
-    throw new ToolSettingsError(
-      `Unknown tool "${name}"; tools.json manages: ${MANAGED_TOOLS.map((t) => t.name).join(", ")}`,
-    );
-  }
-  if (!KEY.test(key)) {
-    throw new ToolSettingsError(
-      `Malformed setting key ${JSON.stringify(key)}: use a letter, then letters, digits, "_", "." or "-"`,
-    );
-  }
-  if (key === "enabled" && value !== null && typeof value !== "boolean") {
-    throw new ToolSettingsError(`"enabled" takes true or false`);
-  }
-  if (key !== "enabled" && value !== null && typeof value !== "string") {
-    throw new ToolSettingsError(`"${key}" takes a string`);
-  }
   const path = toolsConfigPath(agentDir);
   const read = readJsonObjectFile(path);
-  if (read.status === "invalid") throw new Error(read.message);
+  if (read.status === "invalid") throw refuse("config", read.message);
   const data: JsonObject = read.status === "ok" ? read.value : {};
   const problem = checkConfig(data);
-  if (problem) throw new Error(`${path}: ${problem}`);
+  if (problem) throw refuse("config", `${path}: ${problem}`);
   const entry = { ...((data[name] as JsonObject | undefined) ?? {}) };
   if (value === null) delete entry[key];
   else entry[key] = value;
   if (Object.keys(entry).length === 0) delete data[name];
   else data[name] = entry;
   writeFileAtomic(path, `${JSON.stringify(data, null, 2)}\n`);
+}
+
+/**
+ * The standard `tools.json` store: `read` parses the file again only when its size or modification time changed,
+ * so a feature may read its settings on every tool call (the permission gate does).
+ */
+export class ToolsConfigFile {
+  private cache = new Map<string, { stamp: string; read: ToolsConfigRead }>();
+
+  read(agentDir: string): ToolsConfigRead {
+    const path = toolsConfigPath(agentDir);
+    const stamp = fileStamp(path);
+    const known = this.cache.get(path);
+    if (known && known.stamp === stamp) return known.read;
+    const read = readToolsConfig(agentDir);
+    this.cache.set(path, { stamp, read });
+    return read;
+  }
+
+  write(agentDir: string, name: string, key: string, value: ToolSettingValue | null): void {
+    writeToolSetting(agentDir, name, key, value);
+    this.cache.delete(toolsConfigPath(agentDir));
+  }
+}
+
+function fileStamp(path: string): string {
+  try {
+    const stat = statSync(path, { bigint: true });
+    return `${stat.ino}:${stat.size}:${stat.mtimeNs}`;
+  } catch {
+    return "missing";
+  }
 }

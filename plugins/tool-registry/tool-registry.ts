@@ -16,6 +16,7 @@ import {
   type ExtensionInfo,
   errorMessage,
   KernelError,
+  type RegistrationOptions,
   type ToolDeclaration,
   type ToolDefinition,
   type ToolExposure,
@@ -32,6 +33,8 @@ export interface RegisteredTool {
   definition: ToolDefinition<TSchema, unknown>;
   owner: ExtensionInfo;
   exposure: ToolExposure;
+  /** Registered as a default (`{fallback: true}`): another extension's tool of the same name replaces it. */
+  fallback: boolean;
 }
 
 export type ArgumentCheck = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
@@ -48,7 +51,7 @@ const DECLARED: readonly ToolExposure[] = ["direct", "model-only"];
 
 export class ToolRegistry implements ToolService {
   private readonly tools = new Map<string, RegisteredTool>();
-  /** Built-ins shadowed by a replacement, restored when the replacement goes away. */
+  /** Defaults shadowed by a replacement, restored when the replacement goes away. */
   private readonly shadowed = new Map<string, RegisteredTool>();
   private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema> | null>();
   private readonly plainChecks = new WeakMap<object, ValidateFunction>();
@@ -58,32 +61,43 @@ export class ToolRegistry implements ToolService {
 
   constructor(private readonly notice: (message: string) => void = () => {}) {}
 
-  registerTool(owner: ExtensionInfo, definition: ToolDefinition<TSchema, unknown>): Disposable {
+  registerTool(
+    owner: ExtensionInfo,
+    definition: ToolDefinition<TSchema, unknown>,
+    options: RegistrationOptions = {},
+  ): Disposable {
     validateDefinition(owner, definition);
     const name = definition.name;
+    const fallback = options.fallback === true;
     const existing = this.tools.get(name);
     if (existing && existing.owner.id !== owner.id) {
-      const existingBuiltin = existing.owner.origin === "builtin";
-      if (!existingBuiltin && owner.origin !== "builtin") {
+      if (existing.fallback === fallback) {
         throw new KernelError(
           "KC_ERR_TOOL_CONFLICT",
           `Tool "${name}" from ${owner.id} conflicts with the tool of the same name from ${existing.owner.id}. ` +
-            "Disable one of the two extensions or rename the tool.",
+            (fallback
+              ? "Both are registered as defaults; disable one of the two extensions."
+              : "Disable one of the two extensions, rename the tool, or register the default one with { fallback: true }."),
         );
       }
-      if (existingBuiltin && owner.origin !== "builtin") {
+      if (existing.fallback) {
         this.shadowed.set(name, existing);
         this.notice(`Tool "${name}" of ${existing.owner.id} is replaced by the one from ${owner.id}.`);
-      } else if (!existingBuiltin && owner.origin === "builtin") {
-        // A built-in that loads after its replacement stays in the background.
-        const entry: RegisteredTool = { definition, owner, exposure: definition.exposure ?? "direct" };
+      } else {
+        // A default that arrives after its replacement stays in the background.
+        const entry: RegisteredTool = {
+          definition,
+          owner,
+          exposure: definition.exposure ?? "direct",
+          fallback,
+        };
         this.shadowed.set(name, entry);
         return toDisposable(() => {
           if (this.shadowed.get(name) === entry) this.shadowed.delete(name);
         }, `${owner.id} tool ${name}`);
       }
     }
-    const entry: RegisteredTool = { definition, owner, exposure: definition.exposure ?? "direct" };
+    const entry: RegisteredTool = { definition, owner, exposure: definition.exposure ?? "direct", fallback };
     this.tools.set(name, entry);
     if (entry.exposure === "hidden") this.active.delete(name);
     else if (DECLARED.includes(entry.exposure) && definition.defaultActive !== false && !existing)

@@ -25,5 +25,5 @@ export function anthropicProviderConfig(): ProviderConfig {
 }
 
 export default function anthropicProvider(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(ANTHROPIC_PROVIDER, anthropicProviderConfig());
+  knightcode.registerProvider(ANTHROPIC_PROVIDER, anthropicProviderConfig(), { fallback: true });
 }

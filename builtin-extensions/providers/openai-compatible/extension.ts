@@ -7,11 +7,15 @@ import { OPENAI_COMPLETIONS_API, OPENAI_COMPLETIONS_PROVIDER } from "./names.js"
 
 export default function openaiCompatible(knightcode: ExtensionAPI): void {
   const options = { warn: (message: string) => knightcode.log.warn(message) };
-  knightcode.registerProvider(OPENAI_COMPLETIONS_PROVIDER, {
-    api: OPENAI_COMPLETIONS_API,
-    streamSimple: lazyStreamSimple(async () => {
-      const { streamOpenAICompletions } = await import("./provider.js");
-      return (request) => streamOpenAICompletions(request, options);
-    }),
-  });
+  knightcode.registerProvider(
+    OPENAI_COMPLETIONS_PROVIDER,
+    {
+      api: OPENAI_COMPLETIONS_API,
+      streamSimple: lazyStreamSimple(async () => {
+        const { streamOpenAICompletions } = await import("./provider.js");
+        return (request) => streamOpenAICompletions(request, options);
+      }),
+    },
+    { fallback: true },
+  );
 }

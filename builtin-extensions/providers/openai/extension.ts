@@ -25,5 +25,5 @@ export function openaiProviderConfig(): ProviderConfig {
 }
 
 export default function openaiProvider(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(OPENAI_PROVIDER, openaiProviderConfig());
+  knightcode.registerProvider(OPENAI_PROVIDER, openaiProviderConfig(), { fallback: true });
 }

@@ -82,8 +82,20 @@ describe("swapping services through their tokens", () => {
       },
       inMemory: (cwd) => SessionManager.inMemory(cwd),
       list: () => [],
+      listAll: () => [],
       findById: (id) => {
         throw new Error(`no session ${id}`);
+      },
+      info: () => undefined,
+      archiveLocation: (o) => o,
+      archive: () => {
+        throw new Error("this store keeps no files");
+      },
+      unarchive: () => {
+        throw new Error("this store keeps no files");
+      },
+      remove: () => {
+        throw new Error("this store keeps no files");
       },
     };
     kernel.provide(
@@ -137,6 +149,9 @@ describe("swapping services through their tokens", () => {
             asked.push(o.cwd);
             return { trusted: true, source: "extension", protectedInputs: [] };
           },
+          saved: () => undefined,
+          save: () => {},
+          protectedInputs: async () => [],
         }),
       }),
     );

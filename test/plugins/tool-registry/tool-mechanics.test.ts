@@ -87,10 +87,10 @@ describe("tool registry", () => {
     expect(runner!.reachesTools).to.equal(true);
   });
 
-  it("lets a non-built-in replace a built-in (with one notice) and restores it when the replacement goes", () => {
+  it("lets another extension replace a default (with one notice) and restores it when the replacement goes", () => {
     const notices: string[] = [];
     const registry = new ToolRegistry((m) => notices.push(m));
-    registry.registerTool(owner("builtin:core-tools", "builtin"), tool("bash"));
+    registry.registerTool(owner("builtin:core-tools", "builtin"), tool("bash"), { fallback: true });
     const replacement = registry.registerTool(
       owner("user:/x/sandboxed.ts", "user", 1),
       tool("bash", { description: "mine" }),
@@ -103,18 +103,33 @@ describe("tool registry", () => {
     expect(registry.get("bash")!.owner.id).to.equal("builtin:core-tools");
   });
 
-  it("keeps a user's tool when a built-in of the same name registers after it", () => {
+  it("keeps a user's tool when a default of the same name registers after it", () => {
     const registry = new ToolRegistry();
     registry.registerTool(owner("cli:/mine.ts"), tool("read", { description: "mine" }));
-    registry.registerTool(owner("builtin:core-tools", "builtin"), tool("read"));
+    registry.registerTool(owner("builtin:core-tools", "builtin"), tool("read"), { fallback: true });
     expect(registry.get("read")!.owner.id).to.equal("cli:/mine.ts");
   });
 
-  it("refuses the same name from two non-built-in extensions, naming both", () => {
+  it("decides by the registration option, not by origin: a third party's default yields to a built-in", () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(owner("user:/default-read.ts", "user"), tool("read"), { fallback: true });
+    registry.registerTool(owner("builtin:core-tools", "builtin"), tool("read", { description: "built-in" }));
+    expect(registry.get("read")!.owner.id).to.equal("builtin:core-tools");
+    // Two built-ins that both claim the name without the option conflict like anyone else.
+    expect(() => registry.registerTool(owner("builtin:other", "builtin"), tool("read"))).to.throw(
+      /Tool "read" from builtin:other conflicts/,
+    );
+  });
+
+  it("refuses the same name from two extensions that are not defaults, naming both", () => {
     const registry = new ToolRegistry();
     registry.registerTool(owner("user:/a.ts", "user"), tool("search"));
     expect(() => registry.registerTool(owner("cli:/b.ts"), tool("search"))).to.throw(
       /Tool "search" from cli:\/b\.ts conflicts with the tool of the same name from user:\/a\.ts/,
+    );
+    registry.registerTool(owner("user:/c.ts", "user"), tool("find"), { fallback: true });
+    expect(() => registry.registerTool(owner("cli:/d.ts"), tool("find"), { fallback: true })).to.throw(
+      /Both are registered as defaults/,
     );
   });
 
