@@ -94,6 +94,7 @@ export {
   resourceFilter,
 } from "./plugins/kit/resource-patterns.js";
 export { type Static, StringEnum, type TSchema, Type } from "./plugins/kit/schema.js";
+export * from "./plugins/kit/services/index.js";
 export {
   BUILTIN_THEMES,
   builtinTheme,

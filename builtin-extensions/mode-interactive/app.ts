@@ -97,6 +97,8 @@ export class App {
     readonly session: ModeContext["session"],
     terminal: Terminal = new ProcessTerminal(),
     settings: Record<string, unknown> = {},
+    /** The host's stores: `/settings` and `/trust` save through them (absent: nothing is saved). */
+    readonly host?: ModeContext["host"],
   ) {
     this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
     this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;

@@ -4,15 +4,7 @@
  * takes its choice as an argument (`/model local/m1`, `/thinking high`, `/tree <id>`).
  */
 import type { ThinkingLevel } from "@knightcodeai/cli/kit";
-import {
-  errorMessage,
-  findProtectedInputs,
-  findSavedDecision,
-  globalSettingsPath,
-  loadSettings,
-  readTrustDecisions,
-  saveTrustDecision,
-} from "@knightcodeai/cli/kit";
+import { errorMessage } from "@knightcodeai/cli/kit";
 import type { App } from "./app.js";
 import { describeBindings, loadKeybindings } from "./keybindings.js";
 import { currentEntry, findEntry, treeRows } from "./tree-view.js";
@@ -322,14 +314,16 @@ export const DISPLAY_SETTINGS = {
 } as const;
 
 /**
- * Saves a choice in the global settings.json through the settings service: read, merge, written atomically. A file
- * that is not valid JSON is left as it is and the reason shown; the choice still applies to this session.
+ * Saves a choice in the personal settings.json through the host's settings service: read, set, written atomically.
+ * A file that is not valid JSON is left as it is and the reason shown; the choice still applies to this session.
  */
 function saveSetting(app: App, key: string, value: unknown): void {
+  if (!app.host) {
+    app.notice("Not saved: this host keeps no settings", "warning");
+    return;
+  }
   try {
-    loadSettings({ agentDir: app.session.agentDir, cwd: app.session.cwd, projectTrusted: false }).saveGlobal({
-      [key]: value,
-    });
+    app.host.settings.write({ scope: "global", key, value });
   } catch (error) {
     app.notice(`Not saved: ${errorMessage(error)}`, "error");
   }
@@ -339,7 +333,10 @@ function saveSetting(app: App, key: string, value: unknown): void {
 async function settings(app: App): Promise<void> {
   for (;;) {
     const themes = app.ui.getAllThemes().map((t) => t.name);
-    const picked = await app.ui.pick(`Settings (saved in ${globalSettingsPath(app.session.agentDir)})`, [
+    const where = app.host
+      ? ` (saved in ${app.host.settings.read().paths.global})`
+      : " (not saved by this host)";
+    const picked = await app.ui.pick(`Settings${where}`, [
       { value: "theme", label: "Theme", description: app.theme.name ?? "custom" },
       { value: "thinking", label: "Show thinking", description: app.showThinking ? "on" : "off" },
       { value: "tools", label: "Expand tool output", description: app.toolsExpanded ? "on" : "off" },
@@ -372,9 +369,13 @@ async function settings(app: App): Promise<void> {
  */
 async function trust(app: App): Promise<void> {
   const cwd = app.session.cwd;
-  const agentDir = app.session.agentDir;
-  const inputs = await findProtectedInputs(cwd);
-  const saved = findSavedDecision(readTrustDecisions(agentDir), cwd);
+  const host = app.host;
+  if (!host) {
+    app.notice("This host keeps no trust decisions", "warning");
+    return;
+  }
+  const inputs = await host.trust.protectedInputs(cwd);
+  const saved = host.trust.saved(cwd);
   const now = saved
     ? `saved for ${saved.path}: ${saved.trusted ? "trusted" : "not trusted"}`
     : "no decision saved for this folder";
@@ -389,7 +390,7 @@ async function trust(app: App): Promise<void> {
   ]);
   if (!picked) return;
   try {
-    saveTrustDecision({ agentDir, path: cwd, trusted: picked === "yes" });
+    host.trust.save(cwd, picked === "yes");
   } catch (error) {
     app.notice(`Could not save the decision: ${errorMessage(error)}`, "error");
     return;

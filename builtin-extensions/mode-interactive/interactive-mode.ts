@@ -14,11 +14,11 @@ function inTerminal(io: ModeContext["io"]): boolean {
 
 /** The mode's `ui()`: bound before the session starts, so session_start handlers can use it. */
 export function connectInteractive(
-  ctx: Pick<ModeContext, "session" | "io">,
+  ctx: Pick<ModeContext, "session" | "io" | "host">,
   settings: () => Record<string, unknown> = () => ({}),
 ): ExtensionUIContext {
   if (!inTerminal(ctx.io)) return connectLineMode(ctx);
-  const app = new App(ctx.session, undefined, settings());
+  const app = new App(ctx.session, undefined, settings(), ctx.host);
   // A session that fails to start never runs the mode: the terminal is still put back.
   process.once("exit", () => app.stop());
   apps.set(app.ui, app);
@@ -32,7 +32,7 @@ export async function runInteractive(
   if (!inTerminal(ctx.io)) return runLineMode(ctx);
   let app = ctx.ui ? apps.get(ctx.ui) : undefined;
   if (!app) {
-    app = new App(ctx.session, undefined, settings());
+    app = new App(ctx.session, undefined, settings(), ctx.host);
     ctx.session.setUI(app.ui, true);
   }
   return app.run(ctx);

@@ -72,7 +72,8 @@ export async function appServerCommand(argv: string[]): Promise<number> {
       signal: controller.signal,
       shutdown: shutdown.signal,
       openSession,
-      agentDir: (await import("@knightcodeai/cli")).getAgentDir(),
+      agentDir: host.agentDir,
+      host: host.host,
     });
   } catch (error) {
     warn(errorMessage(error));

@@ -116,7 +116,7 @@ export async function main(argv: string[]): Promise<number> {
           });
         }
         if (mode.ui) {
-          ui = await mode.ui({ session, io });
+          ui = await mode.ui({ session, io, host: session.host });
           session.setUI(ui, true);
         }
       },
@@ -131,6 +131,8 @@ export async function main(argv: string[]): Promise<number> {
       io,
       signal: controller.signal,
       shutdown: shutdown.signal,
+      agentDir: handle.agentDir,
+      host: handle.host,
     });
   } catch (error) {
     if (error instanceof UsageError) return usage(error.problem);

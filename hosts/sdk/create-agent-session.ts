@@ -18,6 +18,7 @@ import {
   type ExtensionSource,
   type ExtensionUIContext,
   type HostMode,
+  type HostServices,
   type Kernel,
   KernelError,
   type MessageRenderer,
@@ -66,7 +67,9 @@ import { PI_COMPAT_SET, packageModules } from "./package-modules.js";
 import { packageSources, resourceSeed, TEMPORARY_PACKAGE } from "./package-resources.js";
 import { watchProcessFaults } from "./process-faults.js";
 import {
+  createHostServices,
   type DiscoveredResources,
+  hostFaceDeps,
   runCommand,
   type SessionConfig,
   sdkTokens,
@@ -226,6 +229,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private readonly warn: (message: string) => void;
   private disposed = false;
   private beforeStartRan = false;
+  private hostServices: HostServices | undefined;
   /** Removes this handle from the process-level fault handlers (hosts/sdk/process-faults.ts). */
   private readonly stopWatchingFaults = watchProcessFaults({
     extensions: () => this.current?.runtime.extensionInfos ?? [],
@@ -244,6 +248,22 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns > 0)) {
       throw new TypeError(`createAgentSession: maxTurns must be a positive integer, not ${options.maxTurns}`);
     }
+  }
+
+  /**
+   * The stores and configuration of any folder, through this handle's services: what a mode that serves many
+   * sessions gets as `ModeContext.host`. Its `tools` lists what the current session's extensions declared.
+   */
+  get host(): HostServices {
+    this.hostServices ??= createHostServices(
+      hostFaceDeps(this.kernel.container, {
+        agentDir: this.agentDir,
+        ...this.sessionDir(),
+        declaredTools: () => this.current?.runtime.scope.resolve(serviceTokens.toolSettings).list() ?? [],
+        warn: this.warn,
+      }),
+    );
+    return this.hostServices;
   }
 
   /** The current session's log, read-only (modes show its tree and header). */

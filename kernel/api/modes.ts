@@ -228,7 +228,7 @@ export interface ModeDefinition {
    * input starts reading here; one that writes events may subscribe here too. A mode without one runs without a
    * UI unless `run` calls `session.setUI`.
    */
-  ui?(ctx: Pick<ModeContext, "session" | "io">): ExtensionUIContext | Promise<ExtensionUIContext>;
+  ui?(ctx: Pick<ModeContext, "session" | "io" | "host">): ExtensionUIContext | Promise<ExtensionUIContext>;
   /** Runs the mode; resolves with the process exit code. */
   run(ctx: ModeContext): Promise<number>;
 }

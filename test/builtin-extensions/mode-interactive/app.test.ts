@@ -60,7 +60,7 @@ describe("interactive terminal UI (in-process)", () => {
     shows(text: string): Promise<void>;
   } {
     const term = new KeyTerminal();
-    const app = new App(h.handle, term);
+    const app = new App(h.handle, term, {}, h.handle.host);
     apps.push(app);
     h.handle.setUI(app.ui, true);
     h.handle.subscribe((event) => app.onEvent(event));

@@ -1,0 +1,7 @@
+/**
+ * The references of the services KnightCode's built-ins provide one another (`knightcode.services`), with their
+ * types. A replacement of a built-in provides the same reference, so everything that uses it follows.
+ */
+export * from "./app-server.js";
+export * from "./mcp.js";
+export * from "./permission-gate.js";
