@@ -12,4 +12,5 @@ export * from "./extensions/loader.js";
 export { defineService, ServiceDirectory, SharedServiceInstances } from "./extensions/services.js";
 export * from "./kernel.js";
 export * from "./lifecycle/disposable.js";
+export * from "./lifecycle/session-binding.js";
 export * from "./lifecycle/session-runtime.js";

@@ -554,7 +554,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       throw new KernelError("KC_ERR_NOT_AVAILABLE", `No shortcut ${key} is registered in this session`);
     }
     try {
-      await shortcut.handler(runtime.context());
+      await runtime.bus.enter(() => shortcut.handler(runtime.context()));
     } catch (error) {
       runtime.handleError({ owner: { id: shortcut.owner, order: 0 }, event: `shortcut ${key}`, error });
       throw error;

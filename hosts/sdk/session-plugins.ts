@@ -13,7 +13,7 @@ import {
   type ExtensionUIContext,
   type HostMode,
   type PluginDefinition,
-  type SessionRuntime,
+  SessionRuntime,
   type Token,
 } from "../../kernel/index.js";
 import { AgentSession, type AgentSessionDeps } from "../../plugins/agent-loop/agent-session.js";
@@ -26,7 +26,7 @@ import {
   createSessionFaces,
   type HostFaceDeps,
 } from "../../plugins/host-face/host-face.js";
-import { publishModelRuntime } from "../../plugins/kit/model-calls.js";
+import { publishModelRuntime, setSessionModelsResolver } from "../../plugins/kit/model-calls.js";
 import { toJsonSafe } from "../../plugins/kit/util/safe-json.js";
 import { McpServerRegistry } from "../../plugins/mcp-servers/mcp-server-registry.js";
 import { ModeRegistry } from "../../plugins/mode-registry/mode-registry.js";
@@ -218,6 +218,12 @@ const s = serviceTokens;
 const withdrawals = new WeakMap<ModelService, () => void>();
 
 export function standardPlugins(): PluginDefinition<any, any>[] {
+  // A model call bound to a session whose model service is not made yet (a factory calling getModel()) makes it.
+  setSessionModelsResolver((session) =>
+    session instanceof SessionRuntime && session.state !== "disposed" && session.scope.has(s.models)
+      ? session.scope.resolve(s.models).runtime()
+      : undefined,
+  );
   return [
     definePlugin({ id: "plugin:session-store", provides: s.sessionStore, create: () => fileSessionStore }),
     definePlugin({ id: "plugin:settings", provides: s.settings, create: () => fileSettings }),
@@ -258,8 +264,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
         });
-        // Module-scope model calls (complete(), getModel()) go through the newest open session's models.
-        withdrawals.set(service, publishModelRuntime(service.runtime()));
+        // Module-scope model calls (complete(), getModel()) made by this session's extensions come here.
+        withdrawals.set(service, publishModelRuntime(runtime, service.runtime()));
         return service;
       },
       dispose: (service) => withdrawals.get(service)?.(),
@@ -439,7 +445,7 @@ export async function runCommand(
   if (!command) return undefined;
   runtime.assertCanPrompt(`run /${name}`);
   try {
-    return { result: await command.handler(args, runtime.commandContext()) };
+    return { result: await runtime.bus.enter(() => command.handler(args, runtime.commandContext())) };
   } catch (error) {
     runtime.handleError({ owner: { id: command.owner, order: 0 }, event: `command /${name}`, error });
     throw error;

@@ -41,6 +41,8 @@ export const errorCodes = Object.freeze({
     "The operation is not available in this session or host (the message says what is missing).",
   KC_ERR_NOT_A_PARTICIPANT:
     "An extension of this origin may not handle the event (project extensions and `project_trust`).",
+  KC_ERR_NO_SESSION:
+    "A call that acts for a session (a module-scope model call) was made outside every session's code while several are open.",
   KC_ERR_NO_MODEL: "No model is selected or configured; the message lists how to configure one.",
   KC_ERR_PACKAGE:
     "A package command failed (npm or git failed, with its output quoted; nothing to offer; already installed); settings are unchanged.",

@@ -125,6 +125,8 @@ export interface BusPolicies {
 
 export interface HookBusOptions extends BusPolicies {
   onHandlerError(report: HandlerErrorReport): void;
+  /** Runs extension code bound to the bus's session (see `enter`); identity when absent. */
+  enter?<T>(fn: () => T): T;
 }
 
 export class HookBus {
@@ -137,6 +139,14 @@ export class HookBus {
   private readonly faultWatchers = new Set<{ owner: string; fail(error: unknown): void }>();
 
   constructor(private readonly options: HookBusOptions) {}
+
+  /**
+   * Runs extension code that is not a handler (a tool's execute, a command) bound to the bus's session, as every
+   * dispatch runs its handlers, so module-scope helpers know whom the code works for (`session-binding.ts`).
+   */
+  enter<T>(fn: () => T): T {
+    return this.options.enter ? this.options.enter(fn) : fn();
+  }
 
   /** The handlers called and not settled yet, oldest first. */
   pending(): PendingHandler[] {
@@ -198,7 +208,7 @@ export class HookBus {
     ctx?: ContextFor<E>,
   ): Promise<void> {
     const hook = this.hookFor(event, "notify") as AsyncSeriesHook<[Dispatch]> | undefined;
-    if (hook) await hook.promise({ payload, ctx });
+    if (hook) await this.enter(() => hook.promise({ payload, ctx }));
   }
 
   /**
@@ -218,7 +228,7 @@ export class HookBus {
       ctx,
       transform: options as Dispatch["transform"],
     };
-    const result = await hook.promise({ value: initial, stopped: false }, dispatch);
+    const result = await this.enter(() => hook.promise({ value: initial, stopped: false }, dispatch));
     return result.value as V;
   }
 
@@ -230,7 +240,7 @@ export class HookBus {
   ): Promise<NonNullable<ResultOf<E>> | undefined> {
     const hook = this.hookFor(event, "gate") as AsyncSeriesBailHook<[Dispatch], unknown> | undefined;
     if (!hook) return undefined;
-    return (await hook.promise({ payload, ctx, gate: options as GateOptions<unknown> })) as
+    return (await this.enter(() => hook.promise({ payload, ctx, gate: options as GateOptions<unknown> }))) as
       | NonNullable<ResultOf<E>>
       | undefined;
   }
@@ -242,7 +252,9 @@ export class HookBus {
   ): Promise<NonNullable<ResultOf<E>> | undefined> {
     const hook = this.hookFor(event, "lastWins") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
     if (!hook) return undefined;
-    const result = await hook.promise({ value: undefined, stopped: false }, { payload, ctx });
+    const result = await this.enter(() =>
+      hook.promise({ value: undefined, stopped: false }, { payload, ctx }),
+    );
     return result.value as NonNullable<ResultOf<E>> | undefined;
   }
 
@@ -255,7 +267,7 @@ export class HookBus {
   ): Promise<BoundaryState> {
     const hook = this.hookFor(event, "boundary") as AsyncSeriesWaterfallHook<[Folded, Dispatch]> | undefined;
     if (!hook) return initial;
-    const result = await hook.promise({ value: initial, stopped: false }, { payload, ctx });
+    const result = await this.enter(() => hook.promise({ value: initial, stopped: false }, { payload, ctx }));
     return result.value as BoundaryState;
   }
 

@@ -24,6 +24,7 @@ import type { LoadedExtension, LoadResult } from "../extensions/loader.js";
 import { ServiceDirectory, SharedServiceInstances } from "../extensions/services.js";
 import { DisposableStore } from "./disposable.js";
 import { createFallbackContext, guardContext } from "./fallback-context.js";
+import { runInSession } from "./session-binding.js";
 
 export type RuntimeState = "loading" | "ready" | "shutting-down" | "disposed";
 
@@ -105,7 +106,11 @@ export class SessionRuntime {
   constructor(private readonly options: SessionRuntimeOptions) {
     this.extensions = options.extensions;
     this.pendingFailures.push(...(options.loadFailures ?? []).map((f) => f.error));
-    this.bus = new HookBus({ ...options.bus, onHandlerError: (report) => this.handleError(report) });
+    this.bus = new HookBus({
+      ...options.bus,
+      onHandlerError: (report) => this.handleError(report),
+      enter: (fn) => runInSession(this, fn),
+    });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
     this.services = new ServiceDirectory(
       options.sharedServices ?? new SharedServiceInstances(),
@@ -327,7 +332,7 @@ export class SessionRuntime {
         log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {
-        await ext.factory(api);
+        await runInSession(this, () => ext.factory(api));
         this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
       } catch (error) {
         // A throwing factory leaves nothing half-registered behind.

@@ -210,15 +210,17 @@ export class ToolRunner {
       try {
         const running = this.failingOnFault(
           tool.owner.id,
-          tool.definition.execute(
-            toolCallId,
-            input,
-            options.signal,
-            (partial) => {
-              // Updates of a call already recorded as aborted would describe a result that is dropped.
-              if (!abandoned) this.update(toolCallId, toolName, input, partial, options);
-            },
-            this.toolContext(toolCallId, options.signal),
+          this.bus.enter(() =>
+            tool.definition.execute(
+              toolCallId,
+              input,
+              options.signal,
+              (partial) => {
+                // Updates of a call already recorded as aborted would describe a result that is dropped.
+                if (!abandoned) this.update(toolCallId, toolName, input, partial, options);
+              },
+              this.toolContext(toolCallId, options.signal),
+            ),
           ),
         );
         const outcome = await untilAbandoned(Promise.resolve(running), options.signal);

@@ -2,8 +2,11 @@
  * Model calls from module scope: `complete(model, context, options)` and `getModel(provider, id)`, the shape
  * extensions written for pi use (`@mariozechner/pi-ai`). KnightCode has no process-wide provider table: providers,
  * models.json and keys belong to a session. Each open session's model service publishes its `ctx.modelRegistry`
- * here while it lives, and these functions go through the most recently opened one; inside a session, prefer
- * `ctx.modelRegistry.streamSimple()`, which is always that session's own.
+ * here while it lives, and a call goes through the session whose extension code made it: the session runtime binds
+ * factories, handlers, tools and commands to their session (kernel/lifecycle/session-binding.ts), and everything
+ * they start inherits it. A call made outside any session's code goes through the only open session; with more
+ * than one open it is refused, since picking one would send one project's request through another's providers and
+ * hooks. Inside a session, `ctx.modelRegistry.streamSimple()` is always that session's own.
  */
 import type {
   AssistantMessage,
@@ -15,20 +18,54 @@ import type {
   ThinkingLevel,
   ToolDeclaration,
 } from "../../kernel/index.js";
+import { boundSession, KernelError } from "../../kernel/index.js";
 
-const live: ModelRuntime[] = [];
+/** The open sessions' model runtimes, by the session they belong to (what `boundSession()` returns). */
+const live = new Map<object, ModelRuntime>();
 
-/** Called by the model service when a session opens; the returned function withdraws it when the session ends. */
-export function publishModelRuntime(runtime: ModelRuntime): () => void {
-  live.push(runtime);
+/**
+ * Called by the model service when a session opens, with the session it belongs to; the returned function
+ * withdraws it when the session ends.
+ */
+export function publishModelRuntime(session: object, runtime: ModelRuntime): () => void {
+  live.set(session, runtime);
   return () => {
-    const at = live.lastIndexOf(runtime);
-    if (at >= 0) live.splice(at, 1);
+    if (live.get(session) === runtime) live.delete(session);
   };
 }
 
+let modelsOf: ((session: object) => ModelRuntime | undefined) | undefined;
+
+/**
+ * How to reach a session's models before its model service has published them (an extension factory that calls
+ * `getModel()` while the session loads): the composition root installs it.
+ */
+export function setSessionModelsResolver(resolve: (session: object) => ModelRuntime | undefined): void {
+  modelsOf = resolve;
+}
+
+/** The calling session's models; undefined when no session is open. Throws when the caller's session is ambiguous. */
+function find(): ModelRuntime | undefined {
+  const bound = boundSession();
+  if (bound) {
+    const own = live.get(bound) ?? modelsOf?.(bound);
+    if (own) return own;
+    throw new KernelError(
+      "KC_ERR_NOT_AVAILABLE",
+      "The session this model call was made for has ended (or has no model service); make calls while it is open",
+    );
+  }
+  if (live.size <= 1) return live.values().next().value;
+  throw new KernelError(
+    "KC_ERR_NO_SESSION",
+    `${live.size} KnightCode sessions are open in this process and this model call was made outside all of them, ` +
+      "so it is not clear whose providers, keys and hooks it should use: make it from an extension's handler, " +
+      "tool or command (or anything they start), or use ctx.modelRegistry",
+  );
+}
+
 function current(): ModelRuntime {
-  const runtime = live.at(-1);
+  const runtime = find();
   if (!runtime) {
     throw new Error(
       "No KnightCode session is open in this process, so there are no providers to call: call models from a session (an extension handler, command or tool)",
@@ -89,13 +126,13 @@ export function complete(
   return streamSimple(model, context, options).result();
 }
 
-/** A model of the open session's list, or `undefined`. */
+/** A model of the calling session's list, or `undefined`. */
 export function getModel(provider: string, modelId: string): ModelInfo | undefined {
-  return live.at(-1)?.find(provider, modelId);
+  return find()?.find(provider, modelId);
 }
 
-/** The models of the open session's list, optionally of one provider. */
+/** The models of the calling session's list, optionally of one provider. */
 export function getModels(provider?: string): ModelInfo[] {
-  const all = live.at(-1)?.getAvailable() ?? [];
+  const all = find()?.getAvailable() ?? [];
   return provider === undefined ? all : all.filter((m) => m.provider === provider);
 }
