@@ -20,6 +20,7 @@ import { AgentSession, type AgentSessionDeps } from "../../plugins/agent-loop/ag
 import { createContextFactory, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import type { SessionLog } from "../../plugins/agent-loop/session-log.js";
 import { CommandRegistry } from "../../plugins/command-registry/command-registry.js";
+import { runCommand } from "../../plugins/command-registry/run-command.js";
 import { FlagRegistry } from "../../plugins/flag-registry/flag-registry.js";
 import {
   createHostServices,
@@ -36,11 +37,6 @@ import { PackageManager } from "../../plugins/packages/package-manager.js";
 import { ProcessService } from "../../plugins/process/process-service.js";
 import { RendererRegistry } from "../../plugins/renderers/renderer-registry.js";
 import type { ContextFile } from "../../plugins/resources/context-files.js";
-import {
-  buildSystemPrompt,
-  defaultSystemPromptOptions,
-  type PromptTool,
-} from "../../plugins/resources/system-prompt.js";
 import {
   ARCHIVE_DIR,
   archiveSession,
@@ -294,19 +290,12 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           gates: () => config.settings.get("gates"),
           toolResults: () => config.settings.get("toolResults"),
           ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
-          systemPromptOptions: (active) =>
-            defaultSystemPromptOptions({
-              cwd: config.cwd,
-              tools: active.map((name) => promptTool(tools, name)),
-              contextFiles: config.contextFiles,
-              ...config.promptFiles,
-            }),
-          renderSystemPrompt: (options, original) =>
-            buildSystemPrompt(options, {
-              ...(original ? { original } : {}),
-              tools: tools.getAllTools().map((t) => promptTool(tools, t.name)),
-            }),
-          runCommand: async (name, args) => (await runCommand(runtime, commands, name, args)) !== undefined,
+          prompt: {
+            cwd: config.cwd,
+            contextFiles: () => config.contextFiles,
+            promptFiles: () => config.promptFiles,
+          },
+          commands,
         };
         return new AgentSession(deps);
       },
@@ -422,32 +411,4 @@ function face<T>(
   });
 }
 
-function promptTool(registry: ToolRegistry, name: string): PromptTool {
-  const definition = registry.get(name)?.definition;
-  return {
-    name,
-    ...(definition?.promptSnippet ? { promptSnippet: definition.promptSnippet } : {}),
-    ...(definition?.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),
-  };
-}
-
-/**
- * `/name args`: runs the command with a command context; `undefined` when no such command is registered, else its
- * handler's result. Failures are reported and rethrown.
- */
-export async function runCommand(
-  runtime: SessionRuntime,
-  commands: CommandRegistry,
-  name: string,
-  args: string,
-): Promise<{ result: unknown } | undefined> {
-  const command = commands.get(name);
-  if (!command) return undefined;
-  runtime.assertCanPrompt(`run /${name}`);
-  try {
-    return { result: await runtime.bus.enter(() => command.handler(args, runtime.commandContext())) };
-  } catch (error) {
-    runtime.handleError({ owner: { id: command.owner, order: 0 }, event: `command /${name}`, error });
-    throw error;
-  }
-}
+export { runCommand };

@@ -17,9 +17,10 @@ import {
   type SendMessageInput,
   type SendMessageOptions,
   type SessionRuntime,
-  type SystemPromptOptions,
   type ThinkingLevel,
 } from "../../kernel/index.js";
+import type { CommandRegistry } from "../command-registry/command-registry.js";
+import { runCommand } from "../command-registry/run-command.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
 import type {
   CacheWarmingSettings,
@@ -41,6 +42,7 @@ import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
 import { Stalls, watchForStall } from "./stall-watch.js";
+import { type PromptInputs, SystemPromptSource } from "./system-prompt-source.js";
 import { recordSystemState } from "./system-state.js";
 import { ToolRunner } from "./tool-runner.js";
 import { Transcript } from "./transcript.js";
@@ -63,12 +65,10 @@ export interface AgentSessionDeps {
   toolResults?: () => ToolResultSettings;
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
   maxTurns?: number;
-  /** Fresh default system prompt options for a run (base text, active tools, context files). */
-  systemPromptOptions: (activeTools: string[]) => SystemPromptOptions;
-  /** Renders options; with `original` (before `before_agent_start`), edits of the tool and guideline lists show. */
-  renderSystemPrompt: (options: SystemPromptOptions, original?: SystemPromptOptions) => string;
-  /** Runs `/name args` when a command of that name exists; returns false otherwise. */
-  runCommand?: (name: string, args: string) => Promise<boolean>;
+  /** What the default system prompt is made of besides the tools. */
+  prompt: PromptInputs;
+  /** The session's `/` commands: typed `/name args` runs one when it exists. */
+  commands?: CommandRegistry;
 }
 
 /** Options of `prompt()`; `onAccepted` hears once that the input was taken (see `prompt()`). */
@@ -132,12 +132,13 @@ export class AgentSession {
       settings: () => compaction?.() ?? { enabled: false, reserveTokens: 0, keepRecentTokens: 0 },
       model: () => this.model,
     });
+    // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
+    const prompt = new SystemPromptSource(deps.tools, deps.prompt);
     this.startConfig = {
       bus,
       context,
-      // Tools whose declarations a loadout hides stay out of the prompt's tool list too.
-      systemPromptOptions: () => deps.systemPromptOptions(deps.tools.declarations().map((d) => d.name)),
-      renderSystemPrompt: deps.renderSystemPrompt,
+      systemPromptOptions: () => prompt.options(),
+      renderSystemPrompt: (options, original) => prompt.render(options, original),
     };
     const turnLoop: TurnLoopConfig = {
       bus,
@@ -266,8 +267,8 @@ export class AgentSession {
     const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
     if (
       command &&
-      this.deps.runCommand &&
-      (await this.deps.runCommand(command[1]!, command[2]?.trim() ?? ""))
+      this.deps.commands &&
+      (await runCommand(this.deps.runtime, this.deps.commands, command[1]!, command[2]?.trim() ?? ""))
     ) {
       accepted();
       return;

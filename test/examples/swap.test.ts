@@ -4,6 +4,7 @@
  * in the test kit and in the built CLI (print, JSON and RPC mode). Run `npm run build` first.
  */
 
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RpcClient } from "@knightcodeai/cli";
@@ -18,6 +19,8 @@ import { useTempDir } from "../helpers/temp-dir.js";
 const examples = fileURLToPath(new URL("../../examples/extensions/", import.meta.url));
 const sandboxedBashPath = join(examples, "sandboxed-bash.ts");
 const myProviderPath = join(examples, "my-provider.ts");
+const printWithUsagePath = join(examples, "print-with-usage.ts");
+const helloScript = fileURLToPath(new URL("../../examples/scripts/hello.json", import.meta.url));
 const CORE_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 describe("example: swapping built-ins", () => {
@@ -111,6 +114,28 @@ describe("example: swapping built-ins", () => {
       );
       expect(result.code, result.stderr).to.equal(0);
       expect(result.stdout).to.equal(`${FIXED_ANSWER}\n`);
+    });
+
+    it("print-with-usage replaces the built-in print mode, with the built-in switched off or not", async () => {
+      for (const settings of [{}, { extensions: ["-builtin:mode-print"] }]) {
+        mkdirSync(join(tmp.path, "agent"), { recursive: true });
+        writeFileSync(join(tmp.path, "agent", "settings.json"), JSON.stringify(settings));
+        const result = await runCli(
+          ["-e", printWithUsagePath, "--provider", "scripted", "--script", helloScript, "-p", "hi"],
+          { cwd: tmp.path, env: env() },
+        );
+        expect(result.code, result.stderr).to.equal(0);
+        expect(result.stdout).to.match(/^Hello! This is a scripted answer/);
+        expect(result.stdout.trim().split("\n"), "stdout holds the answer alone").to.have.length(1);
+        expect(result.stderr).to.match(/^usage: \d+ in, \d+ out, \d+ cached; \$\d+\.\d{6}$/m);
+      }
+      // Without the replacement and with the built-in off, there is no print mode to run.
+      const none = await runCli(["--provider", "scripted", "--script", helloScript, "-p", "hi"], {
+        cwd: tmp.path,
+        env: env(),
+      });
+      expect(none.code).to.not.equal(0);
+      expect(none.stderr).to.contain("print");
     });
 
     it("my-provider lists its model in place of the built-in catalogue", async () => {

@@ -1,0 +1,70 @@
+/** What a host reads about a session: its state (`get_state`) and its figures (`get_session_stats`, `/session`). */
+import type { SessionState, SessionStats, SessionSummary } from "../../kernel/index.js";
+import { contextUsage } from "../../plugins/agent-loop/context-factory.js";
+import type { SessionInfo } from "../../plugins/session-store/session-manager.js";
+import { serviceTokens } from "../../plugins/tokens.js";
+import type { OpenSession } from "./session-open.js";
+
+export function sessionState({ runtime, log }: OpenSession): SessionState {
+  const agent = runtime.scope.resolve(serviceTokens.agent);
+  const queue = agent.getQueue();
+  return {
+    model: agent.model,
+    thinkingLevel: agent.thinkingLevel,
+    isStreaming: !agent.isIdle(),
+    sessionFile: log.getSessionFile(),
+    sessionId: log.getSessionId(),
+    sessionName: log.getSessionName(),
+    messageCount: log.buildContext().messages.length,
+    pendingMessageCount: queue.steering.length + queue.followUp.length,
+  };
+}
+
+export function sessionStats({ runtime, log }: OpenSession): SessionStats {
+  const stats: SessionStats = {
+    sessionFile: log.getSessionFile(),
+    sessionId: log.getSessionId(),
+    userMessages: 0,
+    assistantMessages: 0,
+    toolCalls: 0,
+    toolResults: 0,
+    totalMessages: 0,
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+    cost: 0,
+    contextUsage: contextUsage(runtime.scope.resolve(serviceTokens.agent), log),
+  };
+  // One entry at a time: a long session's messages are read back from its file, never all held at once.
+  log.forEachEntry((entry) => {
+    if (entry.type !== "message") return;
+    const message = entry.message;
+    stats.totalMessages++;
+    if (message.role === "user") stats.userMessages++;
+    if (message.role === "toolResult") stats.toolResults++;
+    if (message.role === "assistant") {
+      stats.assistantMessages++;
+      stats.toolCalls += message.content.filter((c) => c.type === "toolCall").length;
+    }
+    // A tool result's usage is what the tool and the gates deciding on it spent on model calls of their own.
+    const usage = message.role === "assistant" || message.role === "toolResult" ? message.usage : undefined;
+    if (usage) {
+      for (const key of ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const) {
+        stats.tokens[key] += usage[key];
+      }
+      stats.cost += usage.cost.total;
+    }
+  });
+  return stats;
+}
+
+/** A stored session as a resume picker lists it. */
+export function sessionSummary(info: SessionInfo): SessionSummary {
+  return {
+    path: info.path,
+    id: info.id,
+    ...(info.name ? { name: info.name } : {}),
+    ...(info.labels ? { labels: info.labels } : {}),
+    modified: info.modified,
+    messageCount: info.messageCount,
+    firstMessage: info.firstMessage,
+  };
+}
