@@ -28,6 +28,8 @@ const external = [
   "ajv",
   "execa",
   "jiti",
+  // Loaded by createRequire() only when a configuration file fails JSON.parse (plugins/settings/json-file.ts).
+  "jsonc-parser",
   "openai",
   "ws",
   // The codemode sandbox's QuickJS loads its .wasm file from beside its own module.
