@@ -36,6 +36,11 @@ export type {
 export { type GitServices, loadGitServices } from "./plugins/git/load.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
+export {
+  type FrontmatterProblem,
+  type ParsedFrontmatter,
+  parseFrontmatter,
+} from "./plugins/kit/frontmatter.js";
 export { convertToLlm, serializeConversation } from "./plugins/kit/messages.js";
 export {
   complete,

@@ -7,8 +7,9 @@
  * every class exists once and `instanceof` holds across entries; each dynamic `import()` (a built-in extension, a
  * mode's implementation, the CLI's run code) stays its own chunk and loads only when it is called.
  *
- * Bundled: our code, TypeBox, tapable and awilix (small, needed by every session). External: what loads lazily or
- * must stay a real package (jiti, the provider SDKs, the MCP SDK, execa, ajv).
+ * Bundled: our code, TypeBox, tapable and awilix (small, needed by every session), and `yaml` (in a chunk of its own,
+ * loaded with the first frontmatter). External: what loads lazily or must stay a real package (jiti, the provider
+ * SDKs, the MCP SDK, execa, ajv, jsonc-parser).
  *
  * The `knightcode` command itself runs from a second bundle: everything `hosts/cli/run.ts` reaches in one CommonJS
  * file, `dist/chunks/knightcode-cli-<hash>.cjs`, which `hosts/cli/bundle-loader.ts` compiles with a V8 code cache
@@ -27,6 +28,8 @@ const external = [
   "ajv",
   "execa",
   "jiti",
+  // Loaded by createRequire() only when a configuration file fails JSON.parse (plugins/settings/json-file.ts).
+  "jsonc-parser",
   "openai",
   "ws",
   // The codemode sandbox's QuickJS loads its .wasm file from beside its own module.
@@ -81,6 +84,9 @@ const sideEntries: Record<string, string> = {
   interactive: "builtin-extensions/mode-interactive/interactive-mode.ts",
   "app-server": "builtin-extensions/mode-app-server/app-server-mode.ts",
   "app-server-schema": "builtin-extensions/mode-app-server/schema-gen.ts",
+  // The YAML parser behind the kit's parseFrontmatter (the `yaml` package, bundled), for runs with skills or
+  // prompt templates: one file with its own code cache instead of the package's 70-odd modules.
+  frontmatter: "plugins/kit/frontmatter-yaml.ts",
 };
 const shareable = ["@knightcodeai/cli", "@knightcodeai/cli/kit", "@knightcodeai/cli/tui"];
 

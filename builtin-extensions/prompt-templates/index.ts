@@ -27,10 +27,10 @@ export default function promptTemplates(knightcode: ExtensionAPI): void {
   let registered: Unsubscribe[] = [];
   knightcode.on(
     "resources_discover",
-    (event, ctx) => {
+    async (event, ctx) => {
       for (const unregister of registered) unregister();
       registered = [];
-      const loaded = loadTemplates(folders(event.cwd, ctx));
+      const loaded = await loadTemplates(folders(event.cwd, ctx));
       for (const warning of loaded.warnings) knightcode.log.warn(warning);
       // The `prompts` settings patterns of each scope apply to the templates of that scope's folder.
       const enabled = resourceFilter("prompts", { agentDir: ctx.agentDir, cwd: event.cwd });

@@ -1,9 +1,11 @@
 /**
- * Reading prompt templates (Markdown files with an optional frontmatter block) and expanding their argument
- * placeholders. Pure functions over the file system: index.ts turns the templates into commands.
+ * Reading prompt templates (Markdown files with an optional YAML frontmatter block, read by the kit's
+ * `parseFrontmatter`) and expanding their argument placeholders. Functions over the file system: index.ts turns the
+ * templates into commands.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { type FrontmatterProblem, parseFrontmatter } from "@knightcodeai/cli/kit";
 
 export type TemplateScope = "user" | "project" | "temporary";
 
@@ -32,16 +34,16 @@ const DESCRIPTION_CHARS = 60;
  * The templates of `folders`, in order. A name already taken by an earlier template keeps the earlier one. Nothing
  * here throws: an unreadable file, a missing folder or bad frontmatter becomes a warning naming the file.
  */
-export function loadTemplates(folders: readonly TemplateFolder[]): {
+export async function loadTemplates(folders: readonly TemplateFolder[]): Promise<{
   templates: PromptTemplate[];
   warnings: string[];
-} {
+}> {
   const templates: PromptTemplate[] = [];
   const warnings: string[] = [];
   const byName = new Map<string, PromptTemplate>();
   for (const folder of folders) {
     for (const file of markdownFiles(folder, warnings)) {
-      const template = readTemplate(file, folder.scope, warnings);
+      const template = await readTemplate(file, folder.scope, warnings);
       if (!template) continue;
       const earlier = byName.get(template.name);
       if (earlier) {
@@ -91,7 +93,11 @@ function isFile(path: string): boolean {
   }
 }
 
-function readTemplate(path: string, scope: TemplateScope, warnings: string[]): PromptTemplate | undefined {
+async function readTemplate(
+  path: string,
+  scope: TemplateScope,
+  warnings: string[],
+): Promise<PromptTemplate | undefined> {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -99,11 +105,21 @@ function readTemplate(path: string, scope: TemplateScope, warnings: string[]): P
     warnings.push(`prompt template ${path}: cannot read it: ${(error as Error).message}`);
     return undefined;
   }
-  const { fields, body, problems } = parseFrontmatter(text);
-  for (const problem of problems) warnings.push(`prompt template ${path}: ${problem}`);
+  const { data, body, errors, warnings: flagged } = await parseFrontmatter(text);
+  const where = (problem: FrontmatterProblem) =>
+    `prompt template ${path}: frontmatter line ${problem.line}, column ${problem.column}: ${problem.message}`;
+  // Further YAML errors usually follow from the first one; the first says where to look.
+  if (errors[0]) warnings.push(`${where(errors[0])}; the frontmatter is ignored`);
+  for (const warning of flagged) warnings.push(where(warning));
+  const { description } = data;
+  if (description !== undefined && description !== null && typeof description !== "string") {
+    warnings.push(
+      `prompt template ${path}: its \`description\` is not text (quote it); the first line of the text is used`,
+    );
+  }
   return {
     name: basename(path, ".md"),
-    description: fields.description ?? firstLine(body),
+    description: typeof description === "string" ? description : firstLine(body),
     body,
     path,
     scope,
@@ -117,53 +133,6 @@ function firstLine(body: string): string {
       .find((l) => l.trim() !== "")
       ?.trim() ?? "";
   return line.length > DESCRIPTION_CHARS ? `${line.slice(0, DESCRIPTION_CHARS)}...` : line;
-}
-
-/**
- * The frontmatter subset templates use: a block between `---` lines at the very top holding `key: value` lines
- * (values optionally quoted), blank lines and `#` comments. Anything else in the block is reported and skipped;
- * a block that is never closed is reported and the whole file is the body.
- */
-export function parseFrontmatter(text: string): {
-  fields: Record<string, string>;
-  body: string;
-  problems: string[];
-} {
-  const fields: Record<string, string> = {};
-  const problems: string[] = [];
-  const normalised = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
-  if (!/^---[ \t]*\n/.test(normalised)) return { fields, body: normalised, problems };
-  const lines = normalised.split("\n");
-  const end = lines.findIndex((line, i) => i > 0 && /^---[ \t]*$/.test(line));
-  if (end < 0) {
-    problems.push(
-      "the frontmatter starting on line 1 has no closing --- line; read the whole file as the text",
-    );
-    return { fields, body: normalised, problems };
-  }
-  for (let i = 1; i < end; i++) {
-    const line = lines[i]!;
-    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
-    const match = /^([A-Za-z_][\w-]*)[ \t]*:(.*)$/.exec(line);
-    if (!match) {
-      problems.push(`frontmatter line ${i + 1} is not "key: value": ${JSON.stringify(line)}; ignored`);
-      continue;
-    }
-    const value = unquote(match[2]!.trim());
-    if (value === undefined) {
-      problems.push(`frontmatter line ${i + 1}: the value of "${match[1]}" has an unclosed quote; ignored`);
-      continue;
-    }
-    fields[match[1]!] = value;
-  }
-  return { fields, body: lines.slice(end + 1).join("\n"), problems };
-}
-
-function unquote(value: string): string | undefined {
-  const quote = value[0];
-  if (quote !== '"' && quote !== "'") return value;
-  if (value.length < 2 || !value.endsWith(quote)) return undefined;
-  return value.slice(1, -1);
 }
 
 /**

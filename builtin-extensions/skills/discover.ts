@@ -1,14 +1,18 @@
 /**
- * Finding skills on disk and reading their frontmatter. A skill is a folder with a `SKILL.md` whose frontmatter
- * names it (`name`) and says when to use it (`description`); files beside SKILL.md belong to the skill. Nothing
- * here throws for a bad skill: each problem becomes a warning naming the file, and the skill is left out.
+ * Finding skills on disk and reading their frontmatter. A skill is a folder with a `SKILL.md` whose YAML frontmatter
+ * (the kit's `parseFrontmatter`) names it (`name`) and says when to use it (`description`); files beside SKILL.md
+ * belong to the skill. Nothing here throws for a bad skill: each problem becomes a warning naming the file (and the
+ * line, for a frontmatter that is not valid YAML), and the skill is left out.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { type FrontmatterProblem, parseFrontmatter } from "@knightcodeai/cli/kit";
 
 export interface Skill {
   name: string;
   description: string;
+  /** Every field of the frontmatter, as YAML read them (`metadata`, `license`, ...). */
+  frontmatter: Record<string, unknown>;
   /** Absolute path of the SKILL.md. */
   filePath: string;
   /** The folder holding the SKILL.md: paths in the skill are relative to it. */
@@ -89,74 +93,48 @@ async function readSkill(file: string, warnings: string[]): Promise<Skill | unde
     warnings.push(`skill ${file} cannot be read: ${(error as Error).message}`);
     return undefined;
   }
-  const parsed = parseFrontmatter(text);
-  if ("error" in parsed) {
-    warnings.push(`skill ${file} is left out: ${parsed.error}`);
+  const parsed = await parseFrontmatter(text);
+  for (const warning of parsed.warnings) warnings.push(`skill ${file}: ${frontmatterProblem(warning)}`);
+  const fields = !parsed.found
+    ? { problem: "it does not start with a `---` frontmatter block" }
+    : parsed.errors[0]
+      ? { problem: frontmatterProblem(parsed.errors[0]) }
+      : checkFields(parsed.data);
+  if ("problem" in fields) {
+    warnings.push(`skill ${file} is left out: ${fields.problem}`);
     return undefined;
   }
-  const { name, description } = parsed.fields;
-  const problem = !name
-    ? "its frontmatter has no `name`"
-    : name.length > MAX_NAME_LENGTH
-      ? `its name "${name}" is longer than ${MAX_NAME_LENGTH} characters`
-      : !NAME_PATTERN.test(name)
-        ? `its name "${name}" must be lower-case letters, digits and single hyphens (as in "pdf-forms")`
-        : !description?.trim()
-          ? "its frontmatter has no `description` (the model picks skills by it)"
-          : undefined;
-  if (problem) {
-    warnings.push(`skill ${file} is left out: ${problem}`);
-    return undefined;
-  }
-  return { name: name!, description: description!.trim(), filePath: file, baseDir: dirname(file) };
+  return { ...fields, frontmatter: parsed.data, filePath: file, baseDir: dirname(file) };
 }
 
-export type Frontmatter = { fields: Record<string, string>; body: string } | { error: string };
-
-/**
- * The simple `key: value` frontmatter skills use, between `---` lines at the top of the file. Values may be
- * quoted; a value of `>` or `|` (YAML block scalars, common in skills written for other agents) takes the indented
- * lines below it, folded into one line or kept as lines. Anything else is an error, so a typo is reported rather
- * than silently read as something else.
- */
-export function parseFrontmatter(text: string): Frontmatter {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
-  if (lines[0]?.trim() !== "---") return { error: "it does not start with a `---` frontmatter block" };
-  const end = lines.findIndex((line, i) => i > 0 && line.trim() === "---");
-  if (end === -1) return { error: "its frontmatter has no closing `---` line" };
-  const fields: Record<string, string> = {};
-  let block: { key: string; folded: boolean; lines: string[] } | undefined;
-  const closeBlock = () => {
-    if (block) fields[block.key] = block.lines.join(block.folded ? " " : "\n").trim();
-    block = undefined;
-  };
-  for (let i = 1; i < end; i++) {
-    const line = lines[i]!;
-    if (block && (/^\s/.test(line) || line.trim() === "")) {
-      block.lines.push(line.trim());
-      continue;
-    }
-    closeBlock();
-    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
-    const match = /^([A-Za-z0-9_-]+):(?:\s+(.*))?$/.exec(line.trimEnd());
-    if (!match) return { error: `frontmatter line ${i + 1} is not \`key: value\`: ${JSON.stringify(line)}` };
-    const key = match[1]!;
-    const value = (match[2] ?? "").trim();
-    if (/^[>|][+-]?$/.test(value)) {
-      block = { key, folded: value.startsWith(">"), lines: [] };
-      continue;
-    }
-    fields[key] = unquote(value);
-  }
-  closeBlock();
-  return { fields, body: lines.slice(end + 1).join("\n") };
+/** `frontmatter line 3, column 7: <what is wrong>`: where a frontmatter problem is in its file. */
+export function frontmatterProblem(problem: FrontmatterProblem): string {
+  return `frontmatter line ${problem.line}, column ${problem.column}: ${problem.message}`;
 }
 
-function unquote(value: string): string {
-  const quote = value[0];
-  if ((quote === '"' || quote === "'") && value.length >= 2 && value.endsWith(quote)) {
-    const inner = value.slice(1, -1);
-    return quote === '"' ? inner.replace(/\\"/g, '"').replace(/\\\\/g, "\\") : inner.replace(/''/g, "'");
-  }
-  return value;
+/** The skill's `name` and `description` if they follow the Agent Skills rules, or what is wrong with them. */
+function checkFields(
+  data: Record<string, unknown>,
+): { name: string; description: string } | { problem: string } {
+  const { name, description } = data;
+  if (name === undefined || name === null || name === "") return { problem: "its frontmatter has no `name`" };
+  if (typeof name !== "string") return { problem: `its \`name\` must be text, found ${kindOf(name)}` };
+  if (name.length > MAX_NAME_LENGTH)
+    return { problem: `its name "${name}" is longer than ${MAX_NAME_LENGTH} characters` };
+  if (!NAME_PATTERN.test(name))
+    return {
+      problem: `its name "${name}" must be lower-case letters, digits and single hyphens (as in "pdf-forms")`,
+    };
+  const noDescription = { problem: "its frontmatter has no `description` (the model picks skills by it)" };
+  if (description === undefined || description === null) return noDescription;
+  if (typeof description !== "string")
+    return { problem: `its \`description\` must be text, found ${kindOf(description)}` };
+  if (description.trim() === "") return noDescription;
+  return { name, description: description.trim() };
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  return `a ${typeof value} (${String(value)}); quote it`;
 }

@@ -22,10 +22,11 @@ import {
   type ExtensionContext,
   errorMessage,
   type InputResult,
+  parseFrontmatter,
   type ResourceScope,
   resourceFilter,
 } from "@knightcodeai/cli/kit";
-import { discoverSkills, parseFrontmatter, type Skill } from "./discover.js";
+import { discoverSkills, frontmatterProblem, type Skill } from "./discover.js";
 
 export default function skills(knightcode: ExtensionAPI): void {
   let loaded: Promise<Skill[]> | undefined;
@@ -62,8 +63,9 @@ export default function skills(knightcode: ExtensionAPI): void {
     }
     let body: string;
     try {
-      const parsed = parseFrontmatter(await readFile(skill.filePath, "utf8"));
-      if ("error" in parsed) throw new Error(parsed.error);
+      const parsed = await parseFrontmatter(await readFile(skill.filePath, "utf8"));
+      if (!parsed.found) throw new Error("it no longer starts with a `---` frontmatter block");
+      if (parsed.errors[0]) throw new Error(frontmatterProblem(parsed.errors[0]));
       body = parsed.body.trim();
     } catch (error) {
       ctx.ui.notify(`Skill "${name}" (${skill.filePath}) cannot be used: ${errorMessage(error)}`, "error");

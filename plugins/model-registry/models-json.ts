@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import { Check } from "@sinclair/typebox/value";
-import { lineAndColumn, parseJson } from "../settings/json-file.js";
+import { parseJson } from "../settings/json-file.js";
 
 const ModelSchema = Type.Object(
   {
@@ -51,10 +51,11 @@ export function loadModelsJson(agentDir: string): { providers: ModelsJson["provi
   const text = readFileSync(path, "utf8");
   const result = parseJson(text);
   if (!result.ok) {
-    const { line, column } = lineAndColumn(text, result.offset);
     return {
       providers: {},
-      warnings: [`${path}:${line}:${column}: invalid JSON: ${result.reason}; the file was ignored`],
+      warnings: [
+        `${path}:${result.line}:${result.column}: invalid JSON: ${result.reason}; the file was ignored`,
+      ],
     };
   }
   const parsed = result.value;

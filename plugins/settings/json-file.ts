@@ -1,9 +1,12 @@
 /**
- * Reading the JSON configuration files (settings.json, trust.json): plain JSON (no comments), an object at the top
- * level, and errors that point at a line and column.
+ * Reading the JSON configuration files (settings.json, tools.json, mcp.json, trust.json, and models.json through
+ * `parseJson`): plain JSON (RFC 8259: no comments, no trailing commas), an object at the top level, and errors that
+ * point at a line and column. `JSON.parse` reads the file; only when it fails is `jsonc-parser` loaded, to find
+ * where and say why in words of our own (V8's messages give no position for some errors).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -38,10 +41,9 @@ export function readJsonObjectFile(file: string): JsonFileRead {
   if (text.trim() === "") return { status: "ok", value: {}, version };
   const parsed = parseJson(text);
   if (!parsed.ok) {
-    const { line, column } = lineAndColumn(text, parsed.offset);
     return {
       status: "invalid",
-      message: `${file}:${line}:${column}: invalid JSON: ${parsed.reason}`,
+      message: `${file}:${parsed.line}:${parsed.column}: invalid JSON: ${parsed.reason}`,
       version,
     };
   }
@@ -59,23 +61,18 @@ export function readJsonObjectFile(file: string): JsonFileRead {
   return { status: "ok", value: parsed.value, version };
 }
 
-export type JsonParse = { ok: true; value: unknown } | { ok: false; reason: string; offset: number };
+export type JsonParse =
+  | { ok: true; value: unknown }
+  /** `line` and `column` are 1-based; `reason` is short and names no position. */
+  | { ok: false; line: number; column: number; reason: string };
 
-/**
- * `JSON.parse` with the offset of the first error. Node 20's messages give "at position N" for some errors only
- * ("Unexpected token '}', ... is not valid JSON" has none), so the offset comes from the message when it has one
- * and otherwise from a small scanner that finds the first character that is not valid JSON.
- */
+/** `JSON.parse`, and for text that is not JSON, where the first error is and why. A leading byte-order mark is ignored. */
 export function parseJson(text: string): JsonParse {
+  const source = text.replace(/^\uFEFF/, "");
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: JSON.parse(source) };
   } catch (error) {
-    const reason = (error as Error).message;
-    return {
-      ok: false,
-      reason: shortReason(reason),
-      offset: offsetFromMessage(reason, text) ?? firstErrorOffset(text) ?? 0,
-    };
+    return { ok: false, ...(locateJsonError(source) ?? fromV8(source, error)) };
   }
 }
 
@@ -86,160 +83,108 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
   return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
 }
 
-function shortReason(message: string): string {
-  // V8 quotes the whole input in some messages: `Unexpected token '}', "{ ...whole file... }" is not valid JSON`.
-  const quoted = /^(Unexpected token .+?), ".*" is not valid JSON$/s.exec(message);
-  if (quoted) return quoted[1]!;
-  // The position is given as line and column instead.
-  return message.replace(/ (in JSON )?at position \d+.*$/s, "").replace(/ \(line \d+ column \d+\)$/, "");
-}
+type JsonError = { line: number; column: number; reason: string };
+type Jsonc = typeof import("jsonc-parser");
 
-function offsetFromMessage(message: string, text: string): number | undefined {
-  const position = /at position (\d+)/.exec(message);
-  if (position) return Number(position[1]);
-  const lineColumn = /line (\d+) column (\d+)/.exec(message);
-  if (lineColumn) {
-    const lines = text.split("\n");
-    const line = Math.min(Number(lineColumn[1]), lines.length);
-    let offset = 0;
-    for (let i = 0; i < line - 1; i++) offset += lines[i]!.length + 1;
-    return offset + Number(lineColumn[2]) - 1;
-  }
-  if (/Unexpected end of JSON input/.test(message)) return text.length;
-  return undefined;
-}
+let jsonc: Jsonc | undefined;
 
-class ScanError {
-  constructor(readonly offset: number) {}
-}
-
-/** The offset of the first character that makes `text` invalid JSON (RFC 8259), or undefined if it is valid. */
-export function firstErrorOffset(text: string): number | undefined {
-  let i = 0;
-  const fail = (at = i): never => {
-    throw new ScanError(at);
-  };
-  const skipSpace = () => {
-    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r"))
-      i++;
-  };
-  const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
-  const literal = (word: string) => {
-    for (const c of word) {
-      if (text[i] !== c) fail();
-      i++;
-    }
-  };
-  const string = () => {
-    i++; // opening quote
-    for (;;) {
-      if (i >= text.length) fail();
-      const c = text[i]!;
-      if (c === '"') {
-        i++;
-        return;
-      }
-      if (c === "\\") {
-        i++;
-        const e = text[i];
-        if (e === "u") {
-          for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? "")) fail(i + k);
-          i += 5;
-        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
-        else fail();
-        continue;
-      }
-      if (c.charCodeAt(0) < 0x20) fail();
-      i++;
-    }
-  };
-  const number = () => {
-    if (text[i] === "-") i++;
-    if (text[i] === "0") i++;
-    else if (isDigit(text[i])) while (isDigit(text[i])) i++;
-    else fail();
-    if (text[i] === ".") {
-      i++;
-      if (!isDigit(text[i])) fail();
-      while (isDigit(text[i])) i++;
-    }
-    if (text[i] === "e" || text[i] === "E") {
-      i++;
-      if (text[i] === "+" || text[i] === "-") i++;
-      if (!isDigit(text[i])) fail();
-      while (isDigit(text[i])) i++;
-    }
-  };
-  const value = (): void => {
-    skipSpace();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      skipSpace();
-      if (text[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        skipSpace();
-        if (text[i] !== '"') fail();
-        string();
-        skipSpace();
-        if (text[i] !== ":") fail();
-        i++;
-        value();
-        skipSpace();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "}") {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      skipSpace();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        skipSpace();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === '"') {
-      string();
-      return;
-    }
-    if (c === "-" || isDigit(c)) {
-      number();
-      return;
-    }
-    const word = c === "t" ? "true" : c === "f" ? "false" : c === "n" ? "null" : undefined;
-    if (word === undefined) fail();
-    else literal(word);
-  };
+/** The first error in `text` as jsonc-parser finds it with comments and trailing commas refused, if it can. */
+function locateJsonError(text: string): JsonError | undefined {
+  jsonc ??= createRequire(import.meta.url)("jsonc-parser") as Jsonc;
+  const { printParseErrorCode, visit } = jsonc;
+  const open: ("object" | "array")[] = [];
+  let found: JsonError | undefined;
   try {
-    value();
-    skipSpace();
-    if (i < text.length) fail();
-    return undefined;
-  } catch (error) {
-    if (error instanceof ScanError) return error.offset;
-    return undefined; // e.g. a stack overflow on absurdly deep nesting
+    visit(
+      text,
+      {
+        onObjectBegin: () => {
+          open.push("object");
+        },
+        onArrayBegin: () => {
+          open.push("array");
+        },
+        onObjectEnd: () => {
+          open.pop();
+        },
+        onArrayEnd: () => {
+          open.pop();
+        },
+        onError: (code, offset, length, line, character) => {
+          if (found) return;
+          const reason = describe(printParseErrorCode(code), text, offset, length, open.at(-1));
+          found = { line: line + 1, column: character + 1, reason };
+        },
+      },
+      { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false },
+    );
+  } catch {
+    // e.g. a stack overflow on absurdly deep nesting: V8's message is used instead
   }
+  return found;
+}
+
+/** Our words for jsonc-parser's error codes. */
+function describe(
+  code: string,
+  text: string,
+  offset: number,
+  length: number,
+  inside: "object" | "array" | undefined,
+): string {
+  const closer = text[offset];
+  const trailingComma = (closer === "}" || closer === "]") && /,\s*$/.test(text.slice(0, offset));
+  const comma = `a comma before \`${closer}\` is not allowed in JSON`;
+  switch (code) {
+    case "InvalidCommentToken":
+    case "UnexpectedEndOfComment":
+      return "comments are not allowed in JSON";
+    case "PropertyNameExpected":
+      return trailingComma ? comma : "expected a property name in double quotes";
+    case "ValueExpected":
+      return trailingComma ? comma : "expected a value";
+    case "ColonExpected":
+      return "expected `:` after the property name";
+    case "CommaExpected":
+      return inside === "array"
+        ? "expected `,` or `]` after an array element"
+        : "expected `,` or `}` after a property value";
+    case "CloseBraceExpected":
+      return offset >= text.length ? "the text ends before `}` closes the object" : "expected `}`";
+    case "CloseBracketExpected":
+      return offset >= text.length ? "the text ends before `]` closes the array" : "expected `]`";
+    case "EndOfFileExpected":
+      return "unexpected text after the end of the JSON value";
+    case "InvalidNumberFormat":
+    case "UnexpectedEndOfNumber":
+      return "invalid number";
+    case "UnexpectedEndOfString":
+      return "unterminated string (a line break in a string is written \\n)";
+    case "InvalidUnicode":
+      return "invalid \\u escape in a string";
+    case "InvalidEscapeCharacter":
+      return "invalid escape in a string (a backslash is written \\\\)";
+    case "InvalidCharacter":
+      return "a control character in a string (a tab is written \\t)";
+    default: {
+      const token = text.slice(offset, offset + Math.max(length, 1)).slice(0, 24);
+      return /^[\x21-\x7e]+$/.test(token)
+        ? `unexpected \`${token}\``
+        : `unexpected character U+${token.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+    }
+  }
+}
+
+/**
+ * V8's own account, for an error jsonc-parser could not report (its parser recurses, so nesting thousands deep
+ * overflows the stack): the position V8 gives, the end for a text that stops short, else the start.
+ */
+function fromV8(text: string, error: unknown): JsonError {
+  const message = error instanceof Error ? error.message : String(error);
+  const position = /at position (\d+)/.exec(message);
+  const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : 0;
+  const reason = message
+    .replace(/, ".*" is not valid JSON$/s, "")
+    .replace(/ in JSON at position \d+.*$/s, "");
+  return { ...lineAndColumn(text, offset), reason };
 }

@@ -107,12 +107,20 @@ function eventGuards(): Module {
   return guards;
 }
 
+/**
+ * Names KnightCode exports too, with a contract other than pi's, so a pi extension gets the stub rather than a
+ * function that would mislead it: pi's `parseFrontmatter` returns `{ frontmatter, body }` at once, KnightCode's a
+ * promise of `{ data, body, errors, warnings }`.
+ */
+const SAME_NAME_OTHER_CONTRACT = ["parseFrontmatter"] as const;
+
 /** `@…/pi-coding-agent`: the root package (kit and SDK) with the terminal-UI parts pi's root also exports. */
 export function codingAgentModule(scope: string, root: Module, tui: Module): Module {
   const name = `${scope}/pi-coding-agent`;
   const source = { ...tui, ...root };
   const module: Module = { ...root, ...pick(name, source, CODING_AGENT_NAMES), ...eventGuards() };
   for (const tool of DEFINITION_ALIASES) module[`create${tool}ToolDefinition`] = module[`create${tool}Tool`];
+  for (const other of SAME_NAME_OTHER_CONTRACT) module[other] = unsupported(name, other);
   return module;
 }
 

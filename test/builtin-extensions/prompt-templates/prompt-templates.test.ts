@@ -10,9 +10,10 @@ import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import {
   expandTemplate,
-  parseFrontmatter,
+  loadTemplates,
   splitArgs,
 } from "../../../builtin-extensions/prompt-templates/templates.js";
+import { discoverSkills } from "../../../builtin-extensions/skills/discover.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -52,26 +53,70 @@ describe("builtin:prompt-templates", () => {
   });
 
   describe("frontmatter", () => {
-    it("reads key: value lines (quoted or not), skips comments, and keeps the rest as the body", () => {
-      const parsed = parseFrontmatter(
+    const tmp = useTempDir("kc-prompts-frontmatter-");
+
+    it("reads YAML frontmatter (quoted or not, comments skipped) and keeps the rest as the body", async () => {
+      const file = tmp.write(
+        "review.md",
         '---\ndescription: "Review: the diff"\n# a comment\nargument-hint: <file>\n---\nBody $1\n',
       );
-      expect(parsed.fields).to.deep.equal({ description: "Review: the diff", "argument-hint": "<file>" });
-      expect(parsed.body).to.equal("Body $1\n");
-      expect(parsed.problems).to.deep.equal([]);
+      const { templates, warnings } = await loadTemplates([{ path: file, scope: "user", optional: false }]);
+      expect(warnings).to.deep.equal([]);
+      expect(templates[0]).to.deep.include({
+        name: "review",
+        description: "Review: the diff",
+        body: "Body $1\n",
+      });
     });
 
-    it("reports lines that are not key: value, unclosed quotes and an unclosed block, without throwing", () => {
-      const bad = parseFrontmatter("---\ndescription: ok\n- a list item\ntitle: 'open\n---\nText");
-      expect(bad.fields).to.deep.equal({ description: "ok" });
-      expect(bad.body).to.equal("Text");
-      expect(bad.problems).to.have.length(2);
-      expect(bad.problems[0]).to.contain('line 3 is not "key: value"');
-      expect(bad.problems[1]).to.contain('"title" has an unclosed quote');
-      const open = parseFrontmatter("---\ndescription: never closed\nText");
-      expect(open.problems[0]).to.contain("no closing ---");
-      expect(open.body).to.equal("---\ndescription: never closed\nText");
-      expect(parseFrontmatter("No frontmatter").body).to.equal("No frontmatter");
+    it("unquotes values exactly as a skill does: single quotes, double quotes with escapes, plain text", async () => {
+      const values = [
+        ["'it''s a \"test\"'", 'it\'s a "test"'],
+        [
+          '"tab\\there, \\"quoted\\", back\\\\slash, \\u00e9, colon: ok"',
+          'tab\there, "quoted", back\\slash, é, colon: ok',
+        ],
+        ["plain words # and a comment", "plain words"],
+      ];
+      for (const [index, [yaml, expected]] of values.entries()) {
+        const template = tmp.write(`t${index}.md`, `---\ndescription: ${yaml}\n---\nText`);
+        const skill = tmp.write(
+          `s${index}/SKILL.md`,
+          `---\nname: s${index}\ndescription: ${yaml}\n---\nText`,
+        );
+        const fromTemplate = await loadTemplates([{ path: template, scope: "user", optional: false }]);
+        const fromSkill = await discoverSkills([skill]);
+        expect([...fromTemplate.warnings, ...fromSkill.warnings], yaml).to.deep.equal([]);
+        expect(fromTemplate.templates[0]!.description, yaml).to.equal(expected);
+        expect(fromSkill.skills[0]!.description, yaml).to.equal(expected);
+      }
+    });
+
+    it("reports invalid YAML and an unclosed block with file and line, uses the text, and never throws", async () => {
+      const bad = tmp.write("bad.md", "---\ndescription: ok\n- a list item\n---\nText");
+      const open = tmp.write("open.md", "---\ndescription: never closed\nText");
+      tmp.write("plain.md", "No frontmatter");
+      const { templates, warnings } = await loadTemplates([
+        { path: tmp.path, scope: "user", optional: false },
+      ]);
+      expect(templates.map((t) => [t.name, t.description, t.body])).to.deep.equal([
+        ["bad", "Text", "Text"],
+        ["open", "---", "---\ndescription: never closed\nText"],
+        ["plain", "No frontmatter", "No frontmatter"],
+      ]);
+      expect(warnings).to.deep.equal([
+        `prompt template ${bad}: frontmatter line 3, column 1: invalid YAML: Implicit keys need to be on a single line (each line of the block is \`key: value\`); the frontmatter is ignored`,
+        `prompt template ${open}: frontmatter line 1, column 1: the frontmatter block has no closing \`---\` line; the frontmatter is ignored`,
+      ]);
+    });
+
+    it("reports a description that is not text and falls back to the first line", async () => {
+      const file = tmp.write("listed.md", "---\ndescription: [a, b]\n---\nFirst line\nSecond");
+      const { templates, warnings } = await loadTemplates([{ path: file, scope: "user", optional: false }]);
+      expect(templates[0]!.description).to.equal("First line");
+      expect(warnings).to.deep.equal([
+        `prompt template ${file}: its \`description\` is not text (quote it); the first line of the text is used`,
+      ]);
     });
   });
 
@@ -158,13 +203,13 @@ describe("builtin:prompt-templates", () => {
       expect(names).to.not.include("ship");
     });
 
-    it("warns naming the file on malformed frontmatter and still offers the template", async () => {
+    it("warns naming the file and line on malformed frontmatter and still offers the template", async () => {
       const file = tmp.write("agent/prompts/odd.md", "---\ndescription: Odd one\nnot a pair\n---\nOdd $1");
       t = await createTestSession({ agentDir: join(tmp.path, "agent") });
       expect(t.logs.map((l) => `${l.level} ${l.message}`)).to.include(
-        `warn prompt template ${file}: frontmatter line 3 is not "key: value": "not a pair"; ignored`,
+        `warn prompt template ${file}: frontmatter line 3, column 1: invalid YAML: Implicit map keys need to be followed by map values (each line of the block is \`key: value\`); the frontmatter is ignored`,
       );
-      expect(t.session.getCommands().find((c) => c.name === "odd")?.description).to.equal("Odd one");
+      expect(t.session.getCommands().find((c) => c.name === "odd")?.description).to.equal("Odd $1");
     });
 
     it("keeps the first of two templates with one name and reports a file name that is no command name", async () => {

@@ -85,6 +85,27 @@ describe("what knightcode loads", () => {
     expect(run.sources).not.to.include("tui.ts");
   });
 
+  it("loads the YAML parser only when a run reads a frontmatter block", async () => {
+    const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));
+    // HOME too: skills are also looked for in ~/.agents/skills.
+    const runEnv = { ...env(), HOME: join(tmp.path, "home") };
+    const args = ["-p", "--no-session", "--provider", "scripted", "--script", script, "hello"];
+    const yaml = (sources: string[]) => [
+      ...sources.filter((s) => s === "plugins/kit/frontmatter-yaml.ts"),
+      ...under(sources, "node_modules/yaml/").slice(0, 1),
+    ];
+    // A template without a frontmatter block needs no parser.
+    tmp.write("agent/prompts/plain.md", "Plain $1");
+    const without = await loadedSources(args, tmp.path, runEnv);
+    expect(without.code, without.stderr).to.equal(0);
+    expect(without.sources).to.include("plugins/kit/frontmatter.ts");
+    expect(yaml(without.sources)).to.deep.equal([]);
+    tmp.write("agent/prompts/review.md", "---\ndescription: Review a file\n---\nReview $1");
+    const withBlock = await loadedSources(args, tmp.path, runEnv);
+    expect(withBlock.code, withBlock.stderr).to.equal(0);
+    expect(yaml(withBlock.sources)).to.have.length(2);
+  });
+
   it("keeps the test kit out of a print run whose extension does not import it", async () => {
     const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "hi" }] }));
     const ext = tmp.write(

@@ -25,7 +25,7 @@ describe("builtin:pi-compat module names", () => {
     writeFileSync(
       file,
       `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { getAgentDir, isToolCallEventType, AuthStorage } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, isToolCallEventType, AuthStorage, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { StringEnum, Type as AiType, modelsAreEqual } from "@earendil-works/pi-ai";
 import { Type } from "typebox";
 import { Type as SinclairType } from "@sinclair/typebox";
@@ -35,6 +35,8 @@ import * as agentCore from "@mariozechner/pi-agent-core";
 export default function (pi: ExtensionAPI) {
   let authError = "";
   try { new (AuthStorage as any)(); } catch (error) { authError = (error as Error).message; }
+  let frontmatterError = "";
+  try { (parseFrontmatter as any)("---\\na: 1\\n---\\n"); } catch (error) { frontmatterError = (error as Error).message; }
   (globalThis as any).__piSeen = {
     agentDir: getAgentDir(),
     guard: isToolCallEventType("bash", { toolName: "bash" }),
@@ -43,6 +45,7 @@ export default function (pi: ExtensionAPI) {
     checks: Check(Type.String(), "x") && !Check(Type.String(), 1),
     equal: modelsAreEqual({ id: "m", provider: "p" }, { id: "m", provider: "p" }),
     authError,
+    frontmatterError,
     agentCoreHasAgent: typeof (agentCore as any).Agent,
   };
   pi.registerCommand("pi-hello", { description: "hi", handler: async () => {} });
@@ -67,6 +70,10 @@ export default function (pi: ExtensionAPI) {
     expect(seen.enumSchema).to.deep.equal({ type: "string", enum: ["a", "b"] });
     expect(seen.authError).to.match(
       /^AuthStorage from @mariozechner\/pi-coding-agent is not supported by KnightCode \(see docs\/extensions\.md/,
+    );
+    // KnightCode's own parseFrontmatter has another contract (a promise of { data, ... }), so pi's stays a stub.
+    expect(seen.frontmatterError).to.match(
+      /^parseFrontmatter from @mariozechner\/pi-coding-agent is not supported/,
     );
   });
 

@@ -1,49 +1,85 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { loadModelsJson } from "../../../plugins/model-registry/models-json.js";
+import { globalSettingsPath, trustFilePath } from "../../../plugins/settings/agent-dir.js";
+import { lineAndColumn, parseJson, readJsonObjectFile } from "../../../plugins/settings/json-file.js";
+import { mcpFilePaths, readMcpFiles } from "../../../plugins/settings/mcp-config.js";
+import { addMcpServer } from "../../../plugins/settings/mcp-files.js";
+import { loadSettings } from "../../../plugins/settings/settings.js";
 import {
-  firstErrorOffset,
-  lineAndColumn,
-  parseJson,
-  readJsonObjectFile,
-} from "../../../plugins/settings/json-file.js";
+  readToolsConfig,
+  toolsConfigPath,
+  writeToolSetting,
+} from "../../../plugins/settings/tools-config.js";
+import { readTrustDecisions } from "../../../plugins/settings/trust.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
+
+const root = fileURLToPath(new URL("../../..", import.meta.url));
 
 describe("plugins/settings json-file", () => {
   const tmp = useTempDir("kc-json-");
 
-  it("finds the same error offset as V8 where V8 reports one", () => {
-    const samples = [
-      '{"a":1',
-      '{"a" 1}',
-      '{\n  "a": 1,\n}',
-      '{"a":"x\ny"}',
-      "{} x",
-      '{"a":01}',
-      '{"a":-}',
-      '{"a": 1.e5}',
-      '{"x":"\\q"}',
-      '{"a":"\\u12g4"}',
+  it("names the line, column and a short reason of the first error, comments and trailing commas included", () => {
+    const cases: [string, number, number, string][] = [
+      ['{\n  "a": 1,\n}', 3, 1, "a comma before `}` is not allowed in JSON"],
+      ['{"a": [1, 2,]}', 1, 13, "a comma before `]` is not allowed in JSON"],
+      ['{\n  // the model\n  "a": 1\n}', 2, 3, "comments are not allowed in JSON"],
+      ['{"a": 1 /* why */}', 1, 9, "comments are not allowed in JSON"],
+      ['{"a":\n  1\n  "b": 2}', 3, 3, "expected `,` or `}` after a property value"],
+      ['{"a": [1\n 2]}', 2, 2, "expected `,` or `]` after an array element"],
+      ['{"a" 1}', 1, 6, "expected `:` after the property name"],
+      ['{"a": }', 1, 7, "expected a value"],
+      ["{'a': 1}", 1, 2, "unexpected `'a'`"],
+      ['{"a": NaN}', 1, 7, "unexpected `NaN`"],
+      ['{"a": 1}\u00a0', 1, 9, "unexpected character U+00A0"],
+      ['{"a": 1} {}', 1, 10, "unexpected text after the end of the JSON value"],
+      ['{\n  "a": {"b": 1}', 2, 16, "the text ends before `}` closes the object"],
+      ['{"a": "one\ntwo"}', 1, 7, "unterminated string (a line break in a string is written \\n)"],
+      ['{"a": "C:\\dir"}', 1, 7, "invalid escape in a string (a backslash is written \\\\)"],
+      ['{"a": 01}', 1, 8, "expected `,` or `}` after a property value"],
+      ['{"a": 1.}', 1, 7, "invalid number"],
     ];
-    for (const sample of samples) {
-      let v8: number | undefined;
-      try {
-        JSON.parse(sample);
-      } catch (error) {
-        const match = /at position (\d+)/.exec((error as Error).message);
-        if (match) v8 = Number(match[1]);
-      }
-      if (v8 !== undefined) expect(firstErrorOffset(sample), sample).to.equal(v8);
+    for (const [text, line, column, reason] of cases) {
+      expect(parseJson(text), text).to.deep.equal({ ok: false, line, column, reason });
     }
+    expect(parseJson('\uFEFF{"a":[1,{"b":null}],"c":-1.5e+3,"d":"\\u00e9\\n"}')).to.deep.equal({
+      ok: true,
+      value: { a: [1, { b: null }], c: -1500, d: "é\n" },
+    });
+    expect(lineAndColumn('{\n "a": }', 8)).to.deep.equal({ line: 2, column: 7 });
   });
 
-  it("locates errors V8 reports without a position, and accepts valid JSON", () => {
-    expect(firstErrorOffset('{"a": }')).to.equal(6);
-    expect(firstErrorOffset("[1,]")).to.equal(3);
-    expect(firstErrorOffset('{"a": tru}')).to.equal(9);
-    expect(firstErrorOffset("// c\n{}")).to.equal(0);
-    expect(firstErrorOffset('{"a":[1,{"b":null}],"c":-1.5e+3,"d":"\\u00e9\\n"}')).to.equal(undefined);
-    const parsed = parseJson('{\n "a": }');
-    expect(parsed).to.deep.equal({ ok: false, reason: "Unexpected token '}'", offset: 8 });
-    expect(lineAndColumn('{\n "a": }', 8)).to.deep.equal({ line: 2, column: 7 });
+  it("falls back to V8's account where jsonc-parser cannot go (nesting deep enough to overflow its stack)", () => {
+    const deep = "[".repeat(100_000);
+    expect(parseJson(deep)).to.deep.equal({
+      ok: false,
+      line: 1,
+      column: 100_001,
+      reason: "Unexpected end of JSON input",
+    });
+  });
+
+  it("loads jsonc-parser only once a text fails JSON.parse", () => {
+    const good = tmp.write("good.json", '{"a": 1}');
+    const bad = tmp.write("bad.json", '{"a": 1,}');
+    const script = `
+      import { createRequire } from "node:module";
+      import { readJsonObjectFile } from "./plugins/settings/json-file.ts";
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes("jsonc-parser"));
+      const first = readJsonObjectFile(${JSON.stringify(good)}).status;
+      const before = loaded();
+      const second = readJsonObjectFile(${JSON.stringify(bad)}).status;
+      console.log(JSON.stringify([first, before, second, loaded()]));
+    `;
+    const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(JSON.parse(out)).to.deep.equal(["ok", false, "invalid", true]);
   });
 
   it("reads files: missing, ok with a version, invalid with line and column, BOM tolerated", () => {
@@ -56,10 +92,59 @@ describe("plugins/settings json-file", () => {
     const read = readJsonObjectFile(bad);
     expect(read.status).to.equal("invalid");
     expect(read.status === "invalid" && read.message).to.equal(
-      `${bad}:3:3: invalid JSON: Expected ',' or '}' after property value`,
+      `${bad}:3:3: invalid JSON: expected \`,\` or \`}\` after a property value`,
+    );
+    const list = readJsonObjectFile(tmp.write("list.json", "\n  [1]"));
+    expect(list.status === "invalid" && list.message).to.match(
+      /list\.json:2:3: the top level must be a JSON object, found an array$/,
     );
     const dir = readJsonObjectFile(tmp.path);
     expect(dir.status).to.equal("invalid");
     expect(dir.status === "invalid" && dir.message).to.contain("cannot be read");
+  });
+
+  describe("each configuration file names file, line and column, and a malformed file is not overwritten", () => {
+    const agentDir = () => join(tmp.path, "agent");
+    const cwd = () => join(tmp.path, "project");
+    const broken = '{\n  "a": 1,\n}\n';
+    const where = (file: string) => `${file}:3:1: invalid JSON: a comma before \`}\` is not allowed in JSON`;
+
+    it("settings.json", () => {
+      const file = tmp.write("agent/settings.json", broken);
+      const settings = loadSettings({ agentDir: agentDir(), cwd: cwd(), projectTrusted: false });
+      expect(globalSettingsPath(agentDir())).to.equal(file);
+      expect(settings.warnings).to.deep.equal([`${where(file)} (the global settings were not loaded)`]);
+      expect(() => settings.saveGlobal({ theme: "light" })).to.throw(`Cannot update ${where(file)}.`);
+      expect(readFileSync(file, "utf8")).to.equal(broken);
+    });
+
+    it("tools.json", () => {
+      const file = tmp.write("agent/tools.json", broken);
+      expect(toolsConfigPath(agentDir())).to.equal(file);
+      expect(readToolsConfig(agentDir()).warning).to.equal(where(file));
+      expect(() => writeToolSetting(agentDir(), "ask-user", "enabled", false)).to.throw(where(file));
+      expect(readFileSync(file, "utf8")).to.equal(broken);
+    });
+
+    it("mcp.json", () => {
+      const file = tmp.write("agent/mcp.json", broken);
+      expect(mcpFilePaths(agentDir(), cwd()).global).to.equal(file);
+      expect(readMcpFiles(agentDir(), cwd(), false).warnings).to.deep.equal([where(file)]);
+      expect(() => addMcpServer(file, "global", "docs", { command: "docs-server" })).to.throw(where(file));
+      expect(readFileSync(file, "utf8")).to.equal(broken);
+    });
+
+    it("trust.json", () => {
+      const file = tmp.write("agent/trust.json", broken);
+      expect(trustFilePath(agentDir())).to.equal(file);
+      const warnings: string[] = [];
+      expect(readTrustDecisions(agentDir(), (w) => warnings.push(w)).size).to.equal(0);
+      expect(warnings).to.deep.equal([`${where(file)}; saved trust decisions are ignored.`]);
+    });
+
+    it("models.json", () => {
+      const file = tmp.write("agent/models.json", broken);
+      expect(loadModelsJson(agentDir()).warnings).to.deep.equal([`${where(file)}; the file was ignored`]);
+    });
   });
 });

@@ -273,7 +273,9 @@ describe("plugins/settings resolveProjectTrust", () => {
     const decision = await resolveProjectTrust(options({ ui, hasUI: true }));
     expect(decision).to.deep.include({ trusted: true, source: "prompt", remembered: true });
     expect(warnings).to.have.length(1);
-    expect(warnings[0]).to.contain(`${trustFile()}:1:30: invalid JSON: Expected property name or '}'`);
+    expect(warnings[0]).to.contain(
+      `${trustFile()}:1:30: invalid JSON: the text ends before \`}\` closes the object`,
+    );
     expect(readTrustDecisions(agentDir()).get(cwd())?.trusted).to.equal(true);
 
     writeFileSync(trustFile(), JSON.stringify({ version: 2, decisions: [] }));
