@@ -24,6 +24,7 @@ describe("example extensions", () => {
       "status.ts",
       "sandboxed-bash.ts",
       "my-provider.ts",
+      "allowlist-gate.ts",
     ]);
   });
 
