@@ -25,6 +25,7 @@ describe("example extensions", () => {
       "sandboxed-bash.ts",
       "my-provider.ts",
       "allowlist-gate.ts",
+      "mini-mcp.ts",
     ]);
   });
 
