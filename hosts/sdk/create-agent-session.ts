@@ -44,6 +44,7 @@ import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.j
 import { closestName } from "../../plugins/kit/closest-name.js";
 import { checkReturn } from "../../plugins/kit/event-returns.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
+import { VERSION } from "../../plugins/kit/version.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { ModelService } from "../../plugins/model-registry/model-service.js";
@@ -157,6 +158,7 @@ async function processKernel(agentDir: string): Promise<Kernel> {
       cacheDir: extensionCacheDir(agentDir),
       virtualModules: packageModules,
       bus: { checkReturn, suggestName: closestName },
+      apiVersion: VERSION,
     }),
   );
   return defaultKernel;
@@ -172,6 +174,7 @@ export async function createStandardKernel(
     cacheDir: options.cacheDir ?? extensionCacheDir(agentDir),
     virtualModules: packageModules,
     bus: { checkReturn, suggestName: closestName },
+    apiVersion: VERSION,
   });
 }
 
