@@ -6,8 +6,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GATE, GATE_SETTINGS } from "../builtin-extensions/classifier-gate/config.js";
 import classifierGate from "../builtin-extensions/classifier-gate/index.js";
 import type { ExtensionAPI, ExtensionContext, ToolCallEvent, ToolInfo } from "../kit.js";
+import { createSessionFaces, type HostFaceDeps } from "../plugins/host-face/host-face.js";
+import { ToolsConfigFile } from "../plugins/settings/tools-config.js";
 
 const CALLS = 20_000;
 const ROUNDS = 5;
@@ -35,6 +38,15 @@ const TOOLS: ToolInfo[] = [
   owner: "builtin:core-tools",
 }));
 
+/** Services the gate never reaches here; touching one fails the bench. */
+function unused<T extends object>(): T {
+  return new Proxy({} as T, {
+    get: (_target, key) => {
+      throw new Error(`the gate bench does not provide ${String(key)}`);
+    },
+  });
+}
+
 function gateHandler(): Handler {
   let handler: Handler | undefined;
   const api = {
@@ -43,6 +55,8 @@ function gateHandler(): Handler {
       return () => {};
     },
     events: { emit: () => {}, on: () => () => {} },
+    services: { provide: () => () => {} },
+    registerToolSettings: () => () => {},
     log: { info() {}, warn() {}, error() {} },
     getAllTools: () => TOOLS,
   } as unknown as ExtensionAPI;
@@ -68,7 +82,30 @@ export async function gateBench(): Promise<void> {
         },
       }),
     );
-    const ctx = { cwd, agentDir, hasUI: false, signal: undefined, abort() {} } as unknown as ExtensionContext;
+    // The session's own tools.json reader (the host face over the standard store), as a session's ctx has it.
+    const { toolSettings } = createSessionFaces({
+      ...unused<Omit<HostFaceDeps, "agentDir" | "toolConfig" | "declaredTools">>(),
+      agentDir,
+      toolConfig: new ToolsConfigFile(),
+      declaredTools: () => [
+        {
+          name: GATE,
+          definition: GATE_SETTINGS,
+          owner: { id: "builtin:classifier-gate", origin: "builtin", order: 0 },
+        },
+      ],
+      cwd,
+      projectTrusted: () => false,
+      settingsNow: () => unused(),
+    });
+    const ctx = {
+      cwd,
+      agentDir,
+      hasUI: false,
+      signal: undefined,
+      abort() {},
+      toolSettings,
+    } as unknown as ExtensionContext;
     const handler = gateHandler();
     const cases: [string, string, Record<string, unknown>][] = [
       ["read (annotations)", "read", { path: "src/index.ts" }],

@@ -26,6 +26,8 @@ export interface KernelOptions {
   virtualModules?: ExtensionLoaderOptions["virtualModules"];
   /** Return checks and name suggestions for the hook bus. */
   bus?: BusPolicies;
+  /** The API version extensions' `apiVersion` ranges are checked against (see ExtensionLoaderOptions). */
+  apiVersion?: string;
 }
 
 export interface SessionOptions {
@@ -67,6 +69,7 @@ export function createKernel(options: KernelOptions): Kernel {
   const loader = new ExtensionLoader({
     cacheDir: options.cacheDir,
     ...(options.virtualModules ? { virtualModules: options.virtualModules } : {}),
+    ...(options.apiVersion !== undefined ? { apiVersion: options.apiVersion } : {}),
   });
 
   return {

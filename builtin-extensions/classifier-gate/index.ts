@@ -5,37 +5,28 @@
  *
  * Off on a fresh install; `"classifier-gate": {"enabled": true}` in tools.json (or `/tools classifier-gate on`)
  * turns it on, and from then on it never fails open. It subscribes as a fallback, so it runs after every other
- * `tool_call` handler and judges the arguments they may have changed. See docs/permissions.md.
+ * `tool_call` handler and judges the arguments they may have changed. Its decisions reach the listeners of
+ * `permissionGateService`, which it provides as a default a replacement gate takes over. See docs/permissions.md.
  */
 import {
   addUsage,
   type ExtensionAPI,
   type ExtensionContext,
   emptyUsage,
+  errorMessage,
+  type GateDecision,
+  permissionGateService,
   type ToolCallEvent,
   type ToolCallResult,
   type ToolInfo,
 } from "@knightcodeai/cli/kit";
-import { askClassifier, type CallForClassifier, type ClassifierVerdict } from "./classifier.js";
+import { askClassifier, type CallForClassifier } from "./classifier.js";
 import { GATE, GATE_SETTINGS, type GateSettings, GateSettingsCache } from "./config.js";
 import { realPath } from "./paths.js";
 import { type PendingCall, type Route, route } from "./policy.js";
 
-/** What the gate decided about one call: the `classifier_gate:decision` event, and a blocked call's `details`. */
-export interface GateDecision {
-  toolCallId: string;
-  toolName: string;
-  parentToolCallId?: string;
-  /** `unavailable`: blocked because the classifier could not answer and no person could be asked. */
-  outcome: "allowed" | "denied" | "unavailable";
-  /** Who decided: a rule, the built-in policy, the classifier, a person now, or a person's earlier approval. */
-  by: "rule" | "policy" | "classifier" | "user" | "remembered" | "breaker";
-  reason: string;
-  rule?: string;
-  classifier?: { verdict: ClassifierVerdict["verdict"]; label?: string; error?: string; attempts: number };
-}
+export type { GateDecision } from "@knightcodeai/cli/kit";
 
-export const DECISION_EVENT = "classifier_gate:decision";
 /** Denials in a row, and in one run, after which the gate stops deciding by itself. */
 export const BREAKER = Object.freeze({ inARow: 3, perRun: 20 });
 
@@ -44,6 +35,20 @@ const SAFER_WAY =
 
 export default function classifierGate(knightcode: ExtensionAPI): void {
   knightcode.registerToolSettings(GATE, GATE_SETTINGS);
+  /** Who hears of each decision (`permissionGateService.onDecision`). */
+  const listeners = new Set<(decision: GateDecision) => void>();
+  knightcode.services.provide(
+    permissionGateService,
+    () => ({
+      onDecision(listener) {
+        listeners.add(listener);
+        return () => {
+          listeners.delete(listener);
+        };
+      },
+    }),
+    { fallback: true },
+  );
   const settingsCache = new GateSettingsCache((message) => knightcode.log.warn(message));
   /** The person's approvals of this session, by tool and normalised arguments. */
   const approvals = new Set<string>();
@@ -83,7 +88,14 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
       inRun++;
       if (inARow >= BREAKER.inARow || inRun >= BREAKER.perRun) tripped = true;
     }
-    knightcode.events.emit(DECISION_EVENT, full);
+    for (const listener of [...listeners]) {
+      try {
+        listener(full);
+      } catch (error) {
+        // A listener's fault must not change the decision, whichever way it went.
+        knightcode.log.error(`a permission gate decision listener failed: ${errorMessage(error)}`);
+      }
+    }
     return full;
   };
 

@@ -152,6 +152,12 @@ export class McpConnection {
     })) as CallToolResult;
   }
 
+  /** The tools the server listed last; fails, as a request would, when it is not connected. */
+  listedTools(): Tool[] {
+    this.requireClient();
+    return this.tools;
+  }
+
   async listResources(): Promise<Resource[]> {
     const client = this.requireClient();
     if (!client.getServerCapabilities()?.resources) return [];

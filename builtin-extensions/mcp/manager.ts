@@ -2,36 +2,28 @@
  * The MCP client proper, loaded by index.ts only when there is a server to connect (a file entry or an extension's
  * registration), so a session without MCP never loads the SDK glue, the connection code or child_process.
  */
-import { spawn } from "node:child_process";
 import {
   type ExtensionAPI,
-  type ExtensionCommandContext,
   type ExtensionContext,
   errorMessage,
-  type McpScope,
+  type McpClient,
   type McpServerConfig,
-  readMcpFiles,
+  type McpServerSource,
+  type McpServerSummary,
   type ToolCallEvent,
-  updateMcpServer,
-  validateMcpEntry,
 } from "@knightcodeai/cli/kit";
-import type { GetPromptResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, Prompt, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { ToolListCache } from "./cache.js";
 import { McpConnection } from "./connection.js";
-import { MCP_ACTIONS as ACTIONS, mcpNamespace, mcpPromptCommand } from "./names.js";
+import { mcpNamespace, mcpPromptCommand } from "./names.js";
 import { AuthStore, authFilePath, McpOAuthProvider, signIn, signOut, storedRedirectUrl } from "./oauth.js";
 import { toToolDefinition } from "./tools.js";
-
-/** Where a server's entry comes from. */
-export type McpSource =
-  | { kind: "file"; path: string; scope: McpScope }
-  | { kind: "extension"; owner: string };
 
 interface Server {
   name: string;
   connection: McpConnection;
-  source: McpSource;
+  source: McpServerSource;
   /** Extensions whose registration of the same name the file entry overrides. */
   overrides: string[];
   /** Unregister functions of the tools currently registered for it, by tool name. */
@@ -44,32 +36,6 @@ interface Server {
   fromCache?: boolean;
 }
 
-/** What `knightcode.events.emit("mcp:client", (client) => ...)` hands another extension. */
-export interface McpClientApi {
-  servers(): McpServerSummary[];
-  listResources(server: string): Promise<Resource[]>;
-  readResource(server: string, uri: string): Promise<unknown>;
-  listPrompts(server: string): Promise<Prompt[]>;
-  getPrompt(server: string, prompt: string, args?: Record<string, string>): Promise<unknown>;
-  callTool(
-    server: string,
-    tool: string,
-    args?: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<unknown>;
-}
-
-export interface McpServerSummary {
-  name: string;
-  state: string;
-  transport: string | undefined;
-  tools: number;
-  source: McpSource;
-  overrides: string[];
-  error?: string;
-  stderr: string[];
-}
-
 /** What index.ts drives: the handlers it registers up front delegate here once the manager is loaded. */
 export interface McpManager {
   sync(ctx: ExtensionContext): Promise<void>;
@@ -77,13 +43,15 @@ export interface McpManager {
   beforeAgentStart(ctx: ExtensionContext): Promise<void>;
   shutdown(): Promise<void>;
   names(): string[];
-  client: McpClientApi;
-  command(args: string, ctx: ExtensionCommandContext): Promise<unknown>;
+  /** What builtin:mcp provides as `mcpClientService`, with every optional action. */
+  client: Required<McpClient>;
 }
 
 export function createMcpManager(knightcode: ExtensionAPI): McpManager {
   const servers = new Map<string, Server>();
   let cwd = process.cwd();
+  /** The context of the last sync: the session's mcp.json files, for saving `/mcp enable|disable`. */
+  let context: ExtensionContext | undefined;
   let authStore: AuthStore | undefined;
   let cache: ToolListCache | undefined;
   let unwatchCalls: (() => void) | undefined;
@@ -159,7 +127,12 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
     }
   };
 
-  const add = (name: string, config: McpServerConfig, source: McpSource, overrides: string[]): Server => {
+  const add = (
+    name: string,
+    config: McpServerConfig,
+    source: McpServerSource,
+    overrides: string[],
+  ): Server => {
     const server: Server = {
       name,
       source,
@@ -223,9 +196,12 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
 
   /** The wanted set: file entries first, then extension registrations whose names no file entry takes. */
   const wanted = (ctx: ExtensionContext) => {
-    const files = readMcpFiles(ctx.agentDir, ctx.cwd, ctx.isProjectTrusted());
+    const files = ctx.mcpConfig.servers();
     for (const warning of files.warnings) knightcode.log.warn(warning);
-    const result = new Map<string, { config: McpServerConfig; source: McpSource; overrides: string[] }>();
+    const result = new Map<
+      string,
+      { config: McpServerConfig; source: McpServerSource; overrides: string[] }
+    >();
     for (const entry of files.servers) {
       result.set(entry.name, {
         config: entry.config,
@@ -239,7 +215,7 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
         taken.overrides.push(owner);
         continue;
       }
-      const problem = validateMcpEntry(name, config, "extension");
+      const problem = ctx.mcpConfig.validate(name, config, "extension");
       if (problem) {
         knightcode.log.warn(`MCP server "${name}" registered by ${owner}: ${problem}`);
         continue;
@@ -251,6 +227,7 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
 
   /** Brings the connections in line with the wanted set: new servers connect, gone ones close, changed ones restart. */
   const sync = async (ctx: ExtensionContext): Promise<void> => {
+    context = ctx;
     cwd = ctx.cwd;
     authStore ??= new AuthStore(authFilePath(ctx.agentDir));
     cache ??= new ToolListCache(ctx.agentDir);
@@ -316,124 +293,69 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
     if (waiting.length > 0) ctx.ui.setWorkingMessage();
   };
 
-  const need = (name: string): McpConnection => {
+  /** The server of that name, or an error naming it. */
+  const find = (name: string): Server => {
     const server = servers.get(name);
     if (!server) throw new Error(`No MCP server named "${name}"`);
-    return server.connection;
+    return server;
   };
-  const client: McpClientApi = {
+  /** Its connection, once it is no longer connecting (its requests fail with the reason when it is not connected). */
+  const settled = async (name: string, signal?: AbortSignal): Promise<McpConnection> => {
+    const { connection } = find(name);
+    if (connection.state === "connecting") await connection.whenSettled(signal);
+    return connection;
+  };
+  /** The config, auth store and URL of an HTTP server, for signing in and out. */
+  const httpServer = (name: string) => {
+    const server = find(name);
+    const url = server.connection.config.url;
+    if (!url || !authStore)
+      throw new Error(`MCP server "${name}" is not an HTTP server; there is nothing to sign in to.`);
+    return { server, url, store: authStore };
+  };
+
+  const client: Required<McpClient> = {
     servers: summaries,
-    listResources: (name) => need(name).listResources(),
-    readResource: (name, uri) => need(name).readResource(uri),
-    listPrompts: (name) => need(name).listPrompts(),
-    getPrompt: (name, prompt, args = {}) => need(name).getPrompt(prompt, args),
-    callTool: (name, tool, args = {}, signal) => need(name).callTool(tool, args, signal),
-  };
-
-  /** `/mcp <name>`: the server's tools, prompts and resources. */
-  const details = async (name: string): Promise<string> => {
-    const server = servers.get(name)!;
-    const lines = [formatList(summaries().filter((s) => s.name === name))];
-    if (server.connection.state !== "connected") return lines.join("\n");
-    lines.push(`  tools: ${server.connection.tools.map((t) => t.name).join(", ") || "none"}`);
-    const [prompts, resources] = await Promise.all([
-      server.connection.listPrompts().catch((e) => errorMessage(e)),
-      server.connection.listResources().catch((e) => errorMessage(e)),
-    ]);
-    lines.push(
-      `  prompts: ${typeof prompts === "string" ? `(failed: ${prompts})` : prompts.map((p) => `/${mcpPromptCommand(name, p.name)}`).join(", ") || "none"}`,
-    );
-    lines.push(
-      `  resources: ${typeof resources === "string" ? `(failed: ${resources})` : resources.map((r) => r.uri).join(", ") || "none"}`,
-    );
-    return lines.join("\n");
-  };
-
-  const command = async (args: string, ctx: ExtensionCommandContext): Promise<unknown> => {
-    const [action, name] = args.trim().split(/\s+/);
-    if (!action) {
-      const list = summaries();
-      ctx.ui.notify(formatList(list), "info");
-      return { servers: list };
-    }
-    if (!name && servers.has(action)) {
-      const text = await details(action);
-      ctx.ui.notify(text, "info");
-      return { servers: summaries().filter((s) => s.name === action) };
-    }
-    const server = name ? servers.get(name) : undefined;
-    if (!server || !ACTIONS.includes(action)) {
-      const message = !ACTIONS.includes(action)
-        ? `Unknown /mcp action "${action}": use ${ACTIONS.join(", ")} followed by a server name.`
-        : `No MCP server named "${name ?? ""}". Servers: ${[...servers.keys()].join(", ") || "none"}.`;
-      ctx.ui.notify(message, "error");
-      return { error: message };
-    }
-    if (action === "login" || action === "logout") {
-      const url = server.connection.config.url;
-      if (!url || !authStore) {
-        const message = `MCP server "${name}" is not an HTTP server; there is nothing to sign in to.`;
-        ctx.ui.notify(message, "error");
-        return { error: message };
-      }
-      if (action === "logout") {
-        const had = signOut(authStore, url);
-        await server.connection.reconnect();
-        ctx.ui.notify(had ? `Signed out of "${name}".` : `No stored sign-in for "${name}".`, "info");
-      } else {
-        if (!ctx.hasUI) {
-          const message = `Signing in to "${name}" needs a browser and an interactive session.`;
-          ctx.ui.notify(message, "error");
-          return { error: message };
-        }
-        try {
-          await signIn({
-            store: authStore,
-            serverUrl: url,
-            ...(ctx.signal ? { signal: ctx.signal } : {}),
-            ...(oauthScope(server.connection.config) ? { scope: oauthScope(server.connection.config)! } : {}),
-            show: (authUrl) => {
-              ctx.ui.notify(
-                `Open this address in a browser to sign in to "${name}": ${authUrl.href}`,
-                "info",
-              );
-              if (openBrowserSetting(knightcode.getSettings())) openBrowser(authUrl.href);
-            },
-          });
-        } catch (error) {
-          const message = `Sign-in to "${name}" failed: ${errorMessage(error)}`;
-          ctx.ui.notify(message, "error");
-          return { error: message };
-        }
-        await server.connection.reconnect();
-      }
-    } else if (action === "reconnect") {
-      await server.connection.reconnect();
-    } else {
-      const enabled = action === "enable";
-      let saved: string | undefined;
+    listTools: async (name) => (await settled(name)).listedTools(),
+    listResources: async (name) => (await settled(name)).listResources(),
+    readResource: async (name, uri) => (await settled(name)).readResource(uri),
+    listPrompts: async (name) => (await settled(name)).listPrompts(),
+    getPrompt: async (name, prompt, args = {}) => (await settled(name)).getPrompt(prompt, args),
+    callTool: async (name, tool, args = {}, signal) =>
+      (await settled(name, signal)).callTool(tool, args, signal),
+    reconnect: (name) => find(name).connection.reconnect(),
+    setEnabled: async (name, enabled) => {
+      const server = find(name);
+      let savedIn: string | undefined;
       if (server.source.kind === "file") {
-        try {
-          updateMcpServer(server.source.path, name!, { enabled });
-          saved = server.source.path;
-        } catch (error) {
-          const message = `Could not save the change: ${errorMessage(error)}`;
-          ctx.ui.notify(message, "error");
-          return { error: message };
-        }
+        if (!context) throw new Error("The MCP client has not started");
+        context.mcpConfig.update(server.source.scope, name, { enabled });
+        savedIn = server.source.path;
       }
       const config = { ...server.connection.config, enabled };
-      await remove(name!);
-      add(name!, config, server.source, server.overrides);
-      await servers.get(name!)?.connection.whenSettled();
-      ctx.ui.notify(
-        `MCP server "${name}" ${enabled ? "enabled" : "disabled"}${saved ? ` (saved in ${saved})` : " for this session (registered by an extension, nothing to save)"}.`,
-        "info",
-      );
-    }
-    const summary = summaries().find((s) => s.name === name)!;
-    ctx.ui.notify(formatList([summary]), summary.error ? "warning" : "info");
-    return { servers: [summary] };
+      await remove(name);
+      add(name, config, server.source, server.overrides);
+      await servers.get(name)?.connection.whenSettled();
+      return savedIn ? { savedIn } : {};
+    },
+    signIn: async (name, { show, signal }) => {
+      const { server, url, store } = httpServer(name);
+      const scope = oauthScope(server.connection.config);
+      await signIn({
+        store,
+        serverUrl: url,
+        ...(signal ? { signal } : {}),
+        ...(scope ? { scope } : {}),
+        show,
+      });
+      await server.connection.reconnect();
+    },
+    signOut: async (name) => {
+      const { server, url, store } = httpServer(name);
+      const had = signOut(store, url);
+      await server.connection.reconnect();
+      return had;
+    },
   };
 
   return {
@@ -445,30 +367,12 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
     },
     names: () => [...servers.keys()],
     client,
-    command,
   };
 }
 
 function oauthScope(config: McpServerConfig): string | undefined {
   const scope = (config.oauth as { scope?: unknown } | undefined)?.scope;
   return typeof scope === "string" ? scope : undefined;
-}
-
-function openBrowserSetting(settings: Record<string, unknown>): boolean {
-  return (settings.mcp as { openBrowser?: unknown } | undefined)?.openBrowser !== false;
-}
-
-/** Best effort: the address is also shown, so a failure to open a browser loses nothing. */
-function openBrowser(url: string): void {
-  const command =
-    process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
-  try {
-    const child = spawn(command, [url], { detached: true, stdio: "ignore" });
-    child.on("error", () => {});
-    child.unref();
-  } catch {
-    // No opener on this machine: the person uses the address shown.
-  }
 }
 
 /** How long the first run waits for servers still connecting: setting `mcp.startupWaitMs`, default 10 s. */
@@ -536,18 +440,4 @@ function promptText(result: GetPromptResult): string {
       return `[${c.type} content]`;
     })
     .join("\n\n");
-}
-
-function formatList(list: McpServerSummary[]): string {
-  if (list.length === 0) return "No MCP servers. Add them to mcp.json (see docs/mcp.md).";
-  return list
-    .map((s) => {
-      const from = s.source.kind === "file" ? s.source.path : `registered by ${s.source.owner}`;
-      const lines = [`${s.name}: ${s.state}, ${s.transport ?? "?"}, ${s.tools} tools (${from})`];
-      if (s.overrides.length > 0) lines.push(`  overrides the registration of ${s.overrides.join(", ")}`);
-      if (s.error) lines.push(`  error: ${s.error}`);
-      if (s.error && s.stderr.length > 0) lines.push(...s.stderr.slice(-5).map((l) => `  stderr: ${l}`));
-      return lines.join("\n");
-    })
-    .join("\n");
 }

@@ -32,6 +32,3 @@ function sanitize(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9_-]/g, "_");
   return cleaned === "" ? "_" : cleaned;
 }
-
-/** The actions of `/mcp <action> <server>`. */
-export const MCP_ACTIONS = ["enable", "disable", "reconnect", "login", "logout"];

@@ -19,6 +19,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "html-export": () => import("../../builtin-extensions/html-export/index.js"),
   skills: () => import("../../builtin-extensions/skills/index.js"),
   mcp: () => import("../../builtin-extensions/mcp/index.js"),
+  "mcp-command": () => import("../../builtin-extensions/mcp-command/index.js"),
   codemode: () => import("../../builtin-extensions/codemode/index.js"),
   "tool-search": () => import("../../builtin-extensions/tool-search/index.js"),
   "classifier-gate": () => import("../../builtin-extensions/classifier-gate/index.js"),

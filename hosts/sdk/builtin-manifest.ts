@@ -43,6 +43,8 @@ const MANIFEST = [
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.
   { name: "mcp", modes: [], flags: [], providers: [] },
+  // /mcp: shows and manages the servers of whatever provides the MCP client service (builtin:mcp or a replacement).
+  { name: "mcp-command", modes: [], flags: [], providers: [] },
   // The `codemode` tool: scripts that call tools, in a QuickJS sandbox started on first use.
   { name: "codemode", modes: [], flags: [], providers: [] },
   // The `tool_search` tool: finds deferred tools and activates them for the next request.

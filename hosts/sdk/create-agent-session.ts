@@ -7,6 +7,7 @@
 import { createKernel, type Kernel } from "../../kernel/index.js";
 import { closestName } from "../../plugins/kit/closest-name.js";
 import { checkReturn } from "../../plugins/kit/event-returns.js";
+import { VERSION } from "../../plugins/kit/version.js";
 import { extensionCacheDir, resolveAgentDir } from "../../plugins/settings/agent-dir.js";
 import { packageModules } from "./package-modules.js";
 import { AgentSessionHandle } from "./session-handle.js";
@@ -25,6 +26,7 @@ function standardKernel(cacheDir: string | false): Kernel {
     cacheDir,
     virtualModules: packageModules,
     bus: { checkReturn, suggestName: closestName },
+    apiVersion: VERSION,
   });
 }
 

@@ -411,3 +411,24 @@ export type OnEvent = UnionToIntersection<
  * factory such as `(kc) => kc.registerTool(tool)` is fine.
  */
 export type ExtensionFactory = (knightcode: ExtensionAPI) => unknown;
+
+/**
+ * What an extension needs, declared next to its factory as the named export `meta` (and, for every extension of a
+ * package, as `apiVersion` and `requires` in the `knightcode` field of the package's package.json). KnightCode checks
+ * it before the factory runs and refuses the extension with a load error that says what is missing, instead of a
+ * failure later.
+ *
+ *   export const meta: ExtensionMeta = { apiVersion: "^0.1", requires: ["builtin:mcp"] };
+ */
+export interface ExtensionMeta {
+  /**
+   * The versions of the KnightCode API (its package version, `VERSION`) the extension works with, as a semver
+   * range: `^0.1`, `~0.1.2`, `>=0.1.0 <0.3`, `0.1.0`, `*`, alternatives joined by `||`.
+   */
+  apiVersion?: string;
+  /**
+   * Extensions that must be loaded in the same session and must not have failed: owner ids (`builtin:mcp`), or the
+   * `name` of a package (its package.json) one of whose extensions must be loaded.
+   */
+  requires?: readonly string[];
+}

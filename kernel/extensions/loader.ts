@@ -8,13 +8,20 @@
  * module objects, so an extension needs neither installed and shares their classes (instanceof works). A host may
  * keep several named sets of them (a session that turns a compatibility layer off imports through a set without
  * its names); each set has its own jiti instance and module cache.
+ *
+ * What an extension needs (`ExtensionMeta`: the module's `meta` export, and `apiVersion`/`requires` in the
+ * `knightcode` field of the nearest package.json, found as Node finds a file's `type`) is read here. An
+ * `apiVersion` range the running API (`ExtensionLoaderOptions.apiVersion`, given by the host) does not satisfy is a
+ * load failure naming the extension, the range and the version; `requires` goes to the session runtime, which knows
+ * what else loaded.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import type { Jiti } from "jiti";
-import type { ExtensionFactory, ExtensionOrigin } from "../api/extension-api.js";
+import type { ExtensionFactory, ExtensionMeta, ExtensionOrigin } from "../api/extension-api.js";
 import { ExtensionLoadError, errorMessage } from "../errors.js";
+import { satisfies } from "./version-range.js";
 
 export interface ExtensionSource {
   origin: ExtensionOrigin;
@@ -31,6 +38,10 @@ export interface LoadedExtension {
   origin: ExtensionOrigin;
   path?: string;
   factory: ExtensionFactory;
+  /** Extensions it requires (its meta and its package's), checked by the session runtime before the factory runs. */
+  requires?: readonly string[];
+  /** The `name` of the package.json nearest to its file: a `requires` entry may name it. */
+  packageName?: string;
 }
 
 export interface ExtensionLoadFailure {
@@ -53,6 +64,11 @@ export interface ExtensionLoaderOptions {
    * that set loads. The function receives the set's name (`load()`'s `moduleSet`, `"default"` when not given).
    */
   virtualModules?: Record<string, unknown> | ((moduleSet: string) => Promise<Record<string, unknown>>);
+  /**
+   * The version of the API the host offers extensions (for KnightCode, its package version), checked against the
+   * `apiVersion` an extension declares; without it, declarations are read but no range is checked.
+   */
+  apiVersion?: string;
 }
 
 export interface LoadOptions {
@@ -71,6 +87,8 @@ export class ExtensionLoader {
    */
   private readonly shared = new Map<string, Promise<Jiti>>();
   private readonly virtualModules = new Map<string, Promise<Record<string, unknown>>>();
+  /** The nearest package.json of each folder looked at (null: none up to the root). */
+  private readonly packages = new Map<string, NearestPackage | null>();
 
   constructor(private readonly options: ExtensionLoaderOptions) {}
 
@@ -127,6 +145,7 @@ export class ExtensionLoader {
       this.expand(source).map((item) => ({ ...item, origin: source.origin })),
     );
     const needsJiti = planned.some((item) => !item.factory && !item.error);
+    if (options.fresh) this.packages.clear();
     const set = options.moduleSet ?? "default";
     let jiti: Jiti | undefined;
     if (needsJiti && options.fresh) jiti = await this.createJiti(false, set);
@@ -138,10 +157,16 @@ export class ExtensionLoader {
       planned.map(async (item): Promise<LoadedExtension | ExtensionLoadFailure> => {
         const base = { id: item.id, origin: item.origin, ...(item.path ? { path: item.path } : {}) };
         if (item.error) return { ...base, error: new ExtensionLoadError(item.path ?? item.id, item.error) };
-        if (item.factory) return { ...base, factory: item.factory };
-        try {
-          const mod = (await jiti!.import(item.path!)) as { default?: unknown } | undefined;
-          const factory = mod && typeof mod === "object" && "default" in mod ? mod.default : mod;
+        let factory: unknown = item.factory;
+        let declared: unknown = item.factory ? (item.factory as { meta?: unknown }).meta : undefined;
+        if (!factory) {
+          try {
+            const mod = (await jiti!.import(item.path!)) as { default?: unknown; meta?: unknown } | undefined;
+            factory = mod && typeof mod === "object" && "default" in mod ? mod.default : mod;
+            declared = mod?.meta;
+          } catch (error) {
+            return { ...base, error: new ExtensionLoadError(item.path!, describeImportError(error), error) };
+          }
           if (typeof factory !== "function") {
             return {
               ...base,
@@ -151,10 +176,16 @@ export class ExtensionLoader {
               ),
             };
           }
-          return { ...base, factory: factory as ExtensionFactory };
-        } catch (error) {
-          return { ...base, error: new ExtensionLoadError(item.path!, describeImportError(error), error) };
         }
+        const needs = this.needs(declared, item.path);
+        if ("error" in needs)
+          return { ...base, error: new ExtensionLoadError(item.path ?? item.id, needs.error) };
+        return {
+          ...base,
+          factory: factory as ExtensionFactory,
+          ...(needs.requires.length > 0 ? { requires: needs.requires } : {}),
+          ...(needs.packageName ? { packageName: needs.packageName } : {}),
+        };
       }),
     );
     const result: LoadResult = { extensions: [], failures: [] };
@@ -163,6 +194,75 @@ export class ExtensionLoader {
       else result.extensions.push(item);
     }
     return result;
+  }
+
+  /**
+   * What the extension at `path` needs: its `meta` export and its package's declaration, checked for shape and for
+   * the API version; `requires` joined from both.
+   */
+  private needs(
+    declared: unknown,
+    path: string | undefined,
+  ): { requires: string[]; packageName?: string } | { error: string } {
+    const own = readMeta(declared, "its meta export");
+    if ("error" in own) return own;
+    const pkg = path ? this.nearestPackage(dirname(path)) : undefined;
+    const shared = pkg ? readMeta(pkg.knightcode, `"knightcode" in ${pkg.path}`, true) : {};
+    if ("error" in shared) return shared;
+    for (const [meta, where] of [
+      [own.meta, "its meta.apiVersion"],
+      [shared.meta, `"knightcode.apiVersion" in ${pkg?.path}`],
+    ] as const) {
+      const range = meta?.apiVersion;
+      if (range === undefined || this.options.apiVersion === undefined) continue;
+      let ok: boolean;
+      try {
+        ok = satisfies(this.options.apiVersion, range);
+      } catch (error) {
+        return { error: `${where} "${range}" is not a version range: ${errorMessage(error)}` };
+      }
+      if (!ok) {
+        return {
+          error: `it needs the KnightCode API ${range} (${where}), and this is KnightCode ${this.options.apiVersion}`,
+        };
+      }
+    }
+    const requires = [...new Set([...(shared.meta?.requires ?? []), ...(own.meta?.requires ?? [])])];
+    return { requires, ...(pkg?.name ? { packageName: pkg.name } : {}) };
+  }
+
+  /** The package.json closest above `dir` (as Node looks for a file's `type`), read once per folder. */
+  private nearestPackage(dir: string): NearestPackage | undefined {
+    const seen: string[] = [];
+    let found: NearestPackage | null | undefined;
+    for (let at = dir; ; ) {
+      found = this.packages.get(at);
+      if (found !== undefined) break;
+      seen.push(at);
+      const file = join(at, "package.json");
+      if (existsSync(file)) {
+        found = { path: file };
+        try {
+          const json = JSON.parse(readFileSync(file, "utf8")) as {
+            name?: unknown;
+            knightcode?: unknown;
+          } | null;
+          if (typeof json?.name === "string") found.name = json.name;
+          if (json?.knightcode !== undefined) found.knightcode = json.knightcode;
+        } catch {
+          // Not this loader's file to judge (a package directory's own is reported by expand()): no declaration.
+        }
+        break;
+      }
+      const parent = dirname(at);
+      if (parent === at) {
+        found = null;
+        break;
+      }
+      at = parent;
+    }
+    for (const folder of seen) this.packages.set(folder, found);
+    return found ?? undefined;
   }
 
   private async createJiti(moduleCache: boolean, set: string): Promise<Jiti> {
@@ -182,6 +282,43 @@ export class ExtensionLoader {
       virtualModules: await modules,
     });
   }
+}
+
+interface NearestPackage {
+  path: string;
+  name?: string;
+  knightcode?: unknown;
+}
+
+/**
+ * An `ExtensionMeta` as declared (`where` names it in errors); `inPackage`: the package's `knightcode` object, whose
+ * other keys (`extensions`, `skills`, ...) belong to the package manager.
+ */
+function readMeta(
+  value: unknown,
+  where: string,
+  inPackage = false,
+): { meta?: ExtensionMeta } | { error: string } {
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return inPackage ? {} : { error: `${where} must be an object: { apiVersion?, requires? }` };
+  }
+  const { apiVersion, requires } = value as { apiVersion?: unknown; requires?: unknown };
+  if (apiVersion !== undefined && typeof apiVersion !== "string") {
+    return { error: `${where}: apiVersion must be a version range such as "^0.1"` };
+  }
+  if (
+    requires !== undefined &&
+    (!Array.isArray(requires) || requires.some((r) => typeof r !== "string" || !r))
+  ) {
+    return { error: `${where}: requires must be a list of extension ids or package names` };
+  }
+  return {
+    meta: {
+      ...(apiVersion !== undefined ? { apiVersion } : {}),
+      ...(requires !== undefined ? { requires: requires as string[] } : {}),
+    },
+  };
 }
 
 function describeImportError(error: unknown): string {

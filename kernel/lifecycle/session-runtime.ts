@@ -70,6 +70,9 @@ class Generation {
   active = true;
   loading = true;
   readonly stores = new Map<string, DisposableStore>();
+  /** Ids and package names of the extensions whose factories ran, and of those that failed, for `requires`. */
+  readonly started = new Set<string>();
+  readonly failed = new Set<string>();
 
   async dispose(): Promise<unknown[]> {
     this.active = false;
@@ -309,7 +312,16 @@ export class SessionRuntime {
       this.reportedFailures.push(failure);
       this.sink({ extension: failure.extension, event: "load", message: failure.message, error: failure });
     }
-    for (const ext of extensions) {
+    for (const [index, ext] of extensions.entries()) {
+      const names = [ext.id, ...(ext.packageName ? [ext.packageName] : [])];
+      const missing = this.missingRequirement(ext, extensions.slice(index + 1));
+      if (missing) {
+        for (const name of names) generation.failed.add(name);
+        const failure = new ExtensionLoadError(ext.path ?? ext.id, missing);
+        this.reportedFailures.push(failure);
+        this.sink({ extension: ext.id, event: "load", message: failure.message, error: failure });
+        continue;
+      }
       // Load order is origin first (built-in, personal, project, package, CLI, SDK), then position, so
       // extensions added in a later phase still run their handlers in the documented order.
       const order = ORIGIN_RANK[ext.origin] * 100_000 + this.positions++;
@@ -334,7 +346,9 @@ export class SessionRuntime {
       try {
         await runInSession(this, () => ext.factory(api));
         this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
+        for (const name of names) generation.started.add(name);
       } catch (error) {
+        for (const name of names) generation.failed.add(name);
         // A throwing factory leaves nothing half-registered behind.
         await store.disposeAll();
         generation.stores.delete(info.id);
@@ -347,6 +361,22 @@ export class SessionRuntime {
         this.sink({ extension: info.id, event: "load", message: failure.message, error: failure });
       }
     }
+  }
+
+  /**
+   * Why `ext` cannot start, or undefined: each extension it requires (an owner id or a package name) must have
+   * started in this session, or be still to come in this batch.
+   */
+  private missingRequirement(ext: LoadedExtension, later: readonly LoadedExtension[]): string | undefined {
+    const generation = this.generation;
+    for (const required of ext.requires ?? []) {
+      if (generation.started.has(required)) continue;
+      if (later.some((other) => other.id === required || other.packageName === required)) continue;
+      return generation.failed.has(required)
+        ? `it requires ${required}, which failed to load`
+        : `it requires ${required}, which is not loaded in this session (switched off, not installed, or not listed)`;
+    }
+    return undefined;
   }
 
   private async emitStart(event: SessionStartEvent): Promise<void> {

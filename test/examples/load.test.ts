@@ -24,6 +24,8 @@ describe("example extensions", () => {
       "status.ts",
       "sandboxed-bash.ts",
       "my-provider.ts",
+      "allowlist-gate.ts",
+      "mini-mcp.ts",
     ]);
   });
 

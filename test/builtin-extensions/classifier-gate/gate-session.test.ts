@@ -5,7 +5,13 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ExtensionAPI, type ProviderStreamRequest, Type } from "@knightcodeai/cli/kit";
+import {
+  type ExtensionAPI,
+  type GateDecision,
+  type ProviderStreamRequest,
+  permissionGateService,
+  Type,
+} from "@knightcodeai/cli/kit";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { BREAKER } from "../../../builtin-extensions/classifier-gate/index.js";
@@ -293,16 +299,25 @@ describe("builtin:classifier-gate in a session", () => {
     expect(t!.logs.map((l) => l.message).join("\n")).to.contain(file);
   });
 
-  it("reports each decision as a classifier_gate:decision event", async () => {
-    const seen: unknown[] = [];
+  it("reports each decision to the listeners of permissionGateService", async () => {
+    const seen: GateDecision[] = [];
     const observer = (kc: ExtensionAPI) => {
-      kc.events.on("classifier_gate:decision", (d) => {
-        seen.push(d);
+      kc.services.watch(permissionGateService, (gate) => {
+        gate?.onDecision((d) => {
+          seen.push(d);
+        });
       });
     };
-    await open({ enabled: true }, [call("read", { path: "nothing.txt" }), { text: "done" }], [], [observer]);
+    await open(
+      { enabled: true, deny: "bash(rm *)" },
+      [call("read", { path: "nothing.txt" }), call("bash", { command: "rm x" }), { text: "done" }],
+      [],
+      [observer],
+    );
     await t!.prompt("go");
-    expect(seen).to.have.length(1);
+    expect(seen).to.have.length(2);
     expect(seen[0]).to.include({ toolName: "read", outcome: "allowed", by: "policy" });
+    expect(seen[1]).to.include({ toolName: "bash", outcome: "denied", by: "rule", rule: "bash(rm *)" });
+    expect(decisions(t!)[1]).to.deep.equal(seen[1]);
   });
 });

@@ -1,14 +1,13 @@
 /**
  * builtin:mcp and other extensions: servers registered with registerMcpServer (precedence of mcp.json, late
  * registration, unregistering), a reaching tool waiting for a server still connecting, prompts as commands,
- * resources through the `mcp:client` channel, abort, default exposure of large servers, and /mcp saving a change.
+ * resources through `mcpClientService`, abort, default exposure of large servers, and /mcp saving a change.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ExtensionAPI, McpServerConfig } from "@knightcodeai/cli";
+import { type ExtensionAPI, type McpClient, type McpServerConfig, mcpClientService } from "@knightcodeai/cli";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
-import type { McpClientApi } from "../../../builtin-extensions/mcp/index.js";
 import { createTestSession, type TestSession } from "../../../hosts/testing/test-session.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { everythingServer, faultServer } from "./servers.js";
@@ -171,21 +170,21 @@ describe("builtin:mcp with other extensions", function () {
     expect(JSON.stringify(users.at(-1)!.content)).to.contain("What's weather in Paris, TX?");
   });
 
-  it("gives other extensions the servers' resources through the mcp:client channel", async () => {
-    let client: McpClientApi | undefined;
+  it("gives other extensions the servers' resources through mcpClientService", async () => {
+    let client: McpClient | undefined;
     const s = await open({
       file: { everything: { command: process.execPath, args: [everythingServer, "stdio"] } },
       script: [{ text: "done" }],
       extension: (kc) => {
         kc.on("session_start", () => {
-          kc.events.emit("mcp:client", (c: unknown) => {
-            client = c as McpClientApi;
-          });
+          client = kc.services.get(mcpClientService);
         });
       },
     });
     await s.prompt("go");
-    expect(client, "builtin:mcp answered on mcp:client").to.not.equal(undefined);
+    expect(client, "builtin:mcp provides mcpClientService").to.not.equal(undefined);
+    expect(client!.servers().map((server) => server.name)).to.deep.equal(["everything"]);
+    expect((await client!.listTools("everything")).map((tool) => tool.name)).to.include("echo");
     const resources = await client!.listResources("everything");
     expect(resources.length).to.be.greaterThan(0);
     const read = (await client!.readResource("everything", resources[0]!.uri)) as { contents: unknown[] };
@@ -270,6 +269,10 @@ describe("registerMcpServer without an MCP extension", () => {
       expect(s.warnings.join("\n")).to.contain(
         'MCP server "late" is registered but no MCP extension is loaded',
       );
+      // /mcp (builtin:mcp-command) stays, and says that no extension provides the client it shows.
+      await s.prompt("/mcp");
+      expect(s.ui.notifications.at(-1)).to.deep.include({ level: "error" });
+      expect(s.ui.notifications.at(-1)!.message).to.contain("No MCP client in this session");
     } finally {
       await s.dispose();
     }
