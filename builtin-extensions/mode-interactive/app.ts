@@ -20,17 +20,17 @@ import type {
   UITheme,
 } from "@knightcodeai/cli/kit";
 import { errorMessage, ThemeSelection, VERSION } from "@knightcodeai/cli/kit";
-import { getEditorTheme } from "@knightcodeai/cli/tui";
 import {
   type Component,
   Container,
   Editor,
+  getEditorTheme,
   type KeyId,
   matchesKey,
   ProcessTerminal,
   type Terminal,
   truncateToWidth,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 import { AppUI } from "./app-ui.js";
 import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";

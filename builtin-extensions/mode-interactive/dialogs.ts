@@ -4,12 +4,13 @@
  * (`undefined` when dismissed).
  */
 import type { UITheme } from "@knightcodeai/cli/kit";
-import { getEditorTheme, getSelectListTheme } from "@knightcodeai/cli/tui";
 import {
   type Component,
   Editor,
   type Focusable,
   fuzzyFilter,
+  getEditorTheme,
+  getSelectListTheme,
   Input,
   matchesKey,
   type SelectItem,
@@ -17,7 +18,7 @@ import {
   type TUI,
   truncateToWidth,
   wrapTextWithAnsi,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 
 /** A titled frame around a body component; keys go to the body. */
 export class Framed implements Component, Focusable {

@@ -13,7 +13,7 @@
  * pi-tui keeps its frame state in private fields; this class reads and shifts five of them. The package is pinned
  * (0.73.1) and the tests drive the result in tmux, so a change in them shows.
  */
-import { type Component, type Terminal, TUI } from "@mariozechner/pi-tui";
+import { type Component, type Terminal, TUI } from "@knightcodeai/cli/tui";
 
 /** What decides which lines may be frozen. */
 export interface FinalLines {
