@@ -21,6 +21,7 @@ import type {
 } from "@knightcodeai/cli/kit";
 import { errorMessage, ThemeSelection, VERSION } from "@knightcodeai/cli/kit";
 import {
+  asTUI,
   type Component,
   Container,
   Editor,
@@ -37,7 +38,7 @@ import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
-import { ScrollbackTUI } from "./scrollback-tui.js";
+import { ScrollbackRenderer } from "./renderer.js";
 import {
   AssistantMessageView,
   BashView,
@@ -52,7 +53,7 @@ import {
 type Level = "info" | "warning" | "error" | "muted";
 
 export class App {
-  readonly tui: ScrollbackTUI;
+  readonly tui: ScrollbackRenderer;
   readonly ui: AppUI;
   readonly themes = new ThemeSelection();
   readonly transcript = new Transcript();
@@ -100,7 +101,7 @@ export class App {
   ) {
     this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
     this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
-    this.tui = new ScrollbackTUI(terminal);
+    this.tui = new ScrollbackRenderer(terminal);
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
     this.tui.setFinalLines({
@@ -146,7 +147,7 @@ export class App {
         .getCommands()
         .map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}) })),
     ]);
-    this.defaultEditor = new Editor(this.tui, getEditorTheme(this.theme), {
+    this.defaultEditor = new Editor(asTUI(this.tui), getEditorTheme(this.theme), {
       paddingX: 1,
       autocompleteMaxVisible: 8,
     });

@@ -5,6 +5,7 @@
  */
 import type { UITheme } from "@knightcodeai/cli/kit";
 import {
+  asTUI,
   type Component,
   Editor,
   type Focusable,
@@ -15,7 +16,7 @@ import {
   matchesKey,
   type SelectItem,
   SelectList,
-  type TUI,
+  type TUISurface,
   truncateToWidth,
   wrapTextWithAnsi,
 } from "@knightcodeai/cli/tui";
@@ -141,13 +142,13 @@ export function inputDialog(
 }
 
 export function editorDialog(
-  tui: TUI,
+  tui: TUISurface,
   theme: () => UITheme,
   title: string,
   prefill: string | undefined,
   done: (value: string | undefined) => void,
 ): Framed {
-  const editor = new Editor(tui, getEditorTheme(theme()));
+  const editor = new Editor(asTUI(tui), getEditorTheme(theme()));
   if (prefill) editor.setText(prefill);
   editor.onSubmit = (value) => done(value);
   const onEscape = (data: string) => {
