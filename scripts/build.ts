@@ -298,7 +298,8 @@ async function buildCliBundle(): Promise<string> {
   for (const bundle of [main, ...sides.values()]) {
     for (const path of bundle.packages) {
       const other = holders.get(path);
-      if (other) throw new Error(`${path} is in both ${other} and ${bundle.name}: its classes would exist twice`);
+      if (other)
+        throw new Error(`${path} is in both ${other} and ${bundle.name}: its classes would exist twice`);
       holders.set(path, bundle.name);
     }
   }
