@@ -16,11 +16,40 @@
  * content, so a cache never meets other source.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
+
+/**
+ * `--declarations`, run after tsc (`npm run build`): pi-tui is bundled, not a dependency, so the declarations that
+ * name it would not resolve where the package is installed. Its own declarations are copied to
+ * `dist/vendor/pi-tui/` and the specifier `@mariozechner/pi-tui` in ours becomes a relative path to them.
+ */
+if (process.argv.includes("--declarations")) {
+  const vendor = join(outdir, "vendor", "pi-tui");
+  const piTui = new URL("node_modules/@mariozechner/pi-tui/dist/", root).pathname;
+  rmSync(vendor, { recursive: true, force: true });
+  cpSync(piTui, vendor, { recursive: true, filter: (path) => !/\.(js|map)$/.test(path) });
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? walk(join(dir, entry.name))
+        : entry.name.endsWith(".d.ts")
+          ? [join(dir, entry.name)]
+          : [],
+    );
+  for (const file of walk(outdir).filter((path) => !path.startsWith(vendor))) {
+    const text = readFileSync(file, "utf8");
+    if (!text.includes('"@mariozechner/pi-tui"')) continue;
+    let target = relative(dirname(file), join(vendor, "index.js"));
+    if (!target.startsWith(".")) target = `./${target}`;
+    writeFileSync(file, text.replaceAll('"@mariozechner/pi-tui"', JSON.stringify(target)));
+  }
+  process.exit(0);
+}
 const external = [
   "@anthropic-ai/sdk",
   "@modelcontextprotocol/sdk",
