@@ -177,17 +177,63 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
 }
 
 /**
+ * Names later pi-tui releases (1.x, `@earendil-works/pi-tui`) export that the pi-tui KnightCode carries (0.73.1)
+ * lacks: stacks and scroll views, colour helpers, fullscreen and alternate-screen drivers, LaTeX, the native
+ * clipboard. An extension may import them; it gets a clear error where it calls one.
+ */
+const NEWER_TUI_NAMES = [
+  "HStack",
+  "Marked",
+  "MouseRegion",
+  "ScrollView",
+  "TuiAltScreen",
+  "TuiMainScreen",
+  "VStack",
+  "backgroundAnsi",
+  "colorToHex",
+  "colorToOkhsl",
+  "colorToOklch",
+  "colorToRgb",
+  "compositeTuiLine",
+  "foregroundAnsi",
+  "formatProgramStatus",
+  "getNativeClipboard",
+  "getOsc8LinkAtColumn",
+  "getSelectPageIndex",
+  "getTerminalColorMode",
+  "indexedColor",
+  "isAppleTerminalSession",
+  "isViewportTUI",
+  "mixColors",
+  "okhslColor",
+  "oklabToOkhslLightness",
+  "oklchColor",
+  "parseColor",
+  "parseTerminalColorSchemeReport",
+  "renderFakeCursor",
+  "renderLatex",
+  "replaceControlCharacters",
+  "rgbColor",
+  "setCapabilityOverrides",
+  "setImageTranscoder",
+  "sliceByColumn",
+  "stripTerminalSequences",
+  "styleText",
+  "styleTextWithAnsi",
+] as const;
+
+/**
  * `@…/pi-tui`: pi-tui's own module, the one `@knightcodeai/cli/tui` publishes as `piTui` and the interactive mode
- * draws with, so an extension written for pi gets the very classes (`instanceof` holds) and their behaviour. It has
- * no stubs: every pi-tui export works here as in pi (an extension that starts a `TUI` of its own on the process
- * terminal competes with the interactive mode for it, as it would with pi's).
+ * draws with, so an extension written for pi gets the very classes (`instanceof` holds) and their behaviour. Only
+ * names of later pi-tui releases are stubs. (An extension that starts a `TUI` of its own on the process terminal
+ * competes with the interactive mode for it, as it would with pi's.)
  */
 export function tuiModule(scope: string, tui: Module): Module {
   const piTui = tui.piTui;
   if (typeof piTui !== "object" || piTui === null) {
     throw new Error(`${scope}/pi-tui: KnightCode's terminal UI module does not carry pi-tui (see ${DOC})`);
   }
-  return piTui as Module;
+  return { ...pick(`${scope}/pi-tui`, {}, NEWER_TUI_NAMES), ...(piTui as Module) };
 }
 
 /** `@…/pi-agent-core`: types only in practice; its `Agent` runtime is pi's own. */
