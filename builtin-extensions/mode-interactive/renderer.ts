@@ -362,7 +362,8 @@ export class ScrollbackRenderer extends Container implements TUISurface {
   /** Places the hardware cursor where the focused component marked it, and writes the frame. */
   private finish(out: string, cursor: { row: number; col: number } | undefined): void {
     if (cursor) out += `${this.moveTo(cursor.row, false)}\x1b[${cursor.col + 1}G`;
-    this.terminal.write(out + SYNC_END);
+    // A frame that changed nothing and has no cursor to place writes nothing.
+    if (out !== SYNC_START) this.terminal.write(out + SYNC_END);
     if (cursor && this.hardwareCursor) this.terminal.showCursor();
     else this.terminal.hideCursor();
   }
