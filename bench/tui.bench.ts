@@ -74,8 +74,8 @@ async function streamInto(messages: number): Promise<void> {
   const session = await createAgentSession({ cwd, agentDir, session: { path: file }, warn: () => {} });
   const terminal = new CountingTerminal(120, 40);
   const app = new App(session, terminal);
-  // doRender is what pi-tui's 16 ms render timer calls; calling it directly times one frame without the wait.
-  const frame = () => (app.tui as unknown as { doRender(): void }).doRender();
+  // draw() is what the renderer's 16 ms frame timer calls; calling it directly times one frame without the wait.
+  const frame = () => app.tui.draw();
   try {
     const builtAt = performance.now();
     app.showHistory();

@@ -17,11 +17,40 @@
  * content, so a cache never meets other source.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
+
+/**
+ * `--declarations`, run after tsc (`npm run build`): pi-tui is bundled, not a dependency, so the declarations that
+ * name it would not resolve where the package is installed. Its own declarations are copied to
+ * `dist/vendor/pi-tui/` and the specifier `@mariozechner/pi-tui` in ours becomes a relative path to them.
+ */
+if (process.argv.includes("--declarations")) {
+  const vendor = join(outdir, "vendor", "pi-tui");
+  const piTui = new URL("node_modules/@mariozechner/pi-tui/dist/", root).pathname;
+  rmSync(vendor, { recursive: true, force: true });
+  cpSync(piTui, vendor, { recursive: true, filter: (path) => !/\.(js|map)$/.test(path) });
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? walk(join(dir, entry.name))
+        : entry.name.endsWith(".d.ts")
+          ? [join(dir, entry.name)]
+          : [],
+    );
+  for (const file of walk(outdir).filter((path) => !path.startsWith(vendor))) {
+    const text = readFileSync(file, "utf8");
+    if (!text.includes('"@mariozechner/pi-tui"')) continue;
+    let target = relative(dirname(file), join(vendor, "index.js"));
+    if (!target.startsWith(".")) target = `./${target}`;
+    writeFileSync(file, text.replaceAll('"@mariozechner/pi-tui"', JSON.stringify(target)));
+  }
+  process.exit(0);
+}
 const external = [
   "@anthropic-ai/sdk",
   "@modelcontextprotocol/sdk",
@@ -81,6 +110,9 @@ const typeboxWithoutSideEffects: Plugin = {
  * error classes and one token table; the build fails if a source file would be in both.
  */
 const sideEntries: Record<string, string> = {
+  // The terminal UI building blocks (`@knightcodeai/cli/tui`, pi-tui inside): the interactive mode and extensions
+  // that import them share this one copy, and every other run leaves its 200 KB unread.
+  tui: "tui.ts",
   interactive: "builtin-extensions/mode-interactive/interactive-mode.ts",
   "app-server": "builtin-extensions/mode-app-server/app-server-mode.ts",
   "app-server-schema": "builtin-extensions/mode-app-server/schema-gen.ts",
@@ -89,6 +121,32 @@ const sideEntries: Record<string, string> = {
   frontmatter: "plugins/kit/frontmatter-yaml.ts",
 };
 const shareable = ["@knightcodeai/cli", "@knightcodeai/cli/kit", "@knightcodeai/cli/tui"];
+
+/**
+ * Source files of the main bundle that a side bundle reaches by path rather than through a package entry, each with
+ * the entry that exports all of it: the side bundle takes them from that entry, so they exist once. (The terminal
+ * UI blocks re-export the themes, which the kit publishes.)
+ */
+const fromEntries: Record<string, string> = { "plugins/kit/theme.ts": "@knightcodeai/cli/kit" };
+const sharedSources: Plugin = {
+  name: "shared-sources",
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, async (args) => {
+      if (args.pluginData === "shared-sources" || args.importer.includes("/node_modules/")) return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: "shared-sources",
+      });
+      const entry = fromEntries[resolved.path.slice(root.pathname.length)];
+      return entry ? { path: entry, external: true } : undefined;
+    });
+  },
+};
+
+/** Packages whose classes extensions compare with the CLI's (`instanceof`): the build fails if two bundles hold one. */
+const singleCopy = ["node_modules/@mariozechner/pi-tui/"];
 
 /** Settings both kinds of CLI bundle are built with. */
 const cjsBundle = {
@@ -177,6 +235,8 @@ interface CjsOutput {
   name: string;
   /** Our own source files in it. */
   sources: string[];
+  /** Its files of the `singleCopy` packages. */
+  packages: string[];
   /** The shareable modules it imports. */
   shared: string[];
 }
@@ -209,6 +269,7 @@ async function writeCjsBundle(stem: string, options: BuildOptions): Promise<CjsO
   return {
     name,
     sources: Object.keys(inputs).filter((path) => !path.includes("node_modules/")),
+    packages: Object.keys(inputs).filter((path) => singleCopy.some((p) => path.includes(p))),
     shared: [...new Set(imports.filter((i) => i.external && shareable.includes(i.path)).map((i) => i.path))],
   };
 }
@@ -224,13 +285,19 @@ async function buildCliBundle(): Promise<string> {
     const side = await writeCjsBundle(`knightcode-side-${name}`, {
       entryPoints: [entry],
       external: [...externals, ...shareable],
-      plugins: [noGlob, typeboxWithoutSideEffects],
+      plugins: [noGlob, typeboxWithoutSideEffects, sharedSources],
     });
     sides.set(new URL(entry, root).pathname, side);
   }
   const sidePlugin: Plugin = {
     name: "cli-side-bundles",
     setup(b) {
+      // A side bundle's entry that is also a package entry (the terminal UI blocks): the main bundle's requires of
+      // it for other side bundles are the same side module.
+      b.onResolve({ filter: /^@knightcodeai\/cli\/tui$/ }, () => {
+        const path = new URL("tui.ts", root).pathname;
+        return sides.has(path) ? { path, namespace: "kc-side" } : undefined;
+      });
       b.onResolve({ filter: /^\./ }, async (args) => {
         if (args.kind !== "dynamic-import" || args.pluginData === "side") return undefined;
         const resolved = await b.resolve(args.path, {
@@ -261,6 +328,15 @@ async function buildCliBundle(): Promise<string> {
     const both = side.sources.filter((path) => main.sources.includes(path));
     if (both.length > 0)
       throw new Error(`${side.name} repeats modules of the main CLI bundle: ${both.join(", ")}`);
+  }
+  const holders = new Map<string, string>();
+  for (const bundle of [main, ...sides.values()]) {
+    for (const path of bundle.packages) {
+      const other = holders.get(path);
+      if (other)
+        throw new Error(`${path} is in both ${other} and ${bundle.name}: its classes would exist twice`);
+      holders.set(path, bundle.name);
+    }
   }
   return main.name;
 }

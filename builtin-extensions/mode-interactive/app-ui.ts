@@ -18,8 +18,8 @@ import type {
   WorkingIndicatorOptions,
 } from "@knightcodeai/cli/kit";
 import { errorMessage } from "@knightcodeai/cli/kit";
+import type { Component, OverlayHandle, OverlayOptions, SelectItem } from "@knightcodeai/cli/tui";
 import { getEditorTheme } from "@knightcodeai/cli/tui";
-import type { Component, OverlayHandle, OverlayOptions, SelectItem } from "@mariozechner/pi-tui";
 import type { App } from "./app.js";
 import { confirmDialog, editorDialog, inputDialog, selectDialog } from "./dialogs.js";
 import { Fitted } from "./transcript.js";

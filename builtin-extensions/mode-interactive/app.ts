@@ -20,24 +20,25 @@ import type {
   UITheme,
 } from "@knightcodeai/cli/kit";
 import { errorMessage, ThemeSelection, VERSION } from "@knightcodeai/cli/kit";
-import { getEditorTheme } from "@knightcodeai/cli/tui";
 import {
+  asTUI,
   type Component,
   Container,
   Editor,
+  getEditorTheme,
   type KeyId,
   matchesKey,
   ProcessTerminal,
   type Terminal,
   truncateToWidth,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 import { AppUI } from "./app-ui.js";
 import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
-import { ScrollbackTUI } from "./scrollback-tui.js";
+import { ScrollbackRenderer } from "./renderer.js";
 import {
   AssistantMessageView,
   BashView,
@@ -52,7 +53,7 @@ import {
 type Level = "info" | "warning" | "error" | "muted";
 
 export class App {
-  readonly tui: ScrollbackTUI;
+  readonly tui: ScrollbackRenderer;
   readonly ui: AppUI;
   readonly themes = new ThemeSelection();
   readonly transcript = new Transcript();
@@ -102,7 +103,7 @@ export class App {
   ) {
     this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
     this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
-    this.tui = new ScrollbackTUI(terminal);
+    this.tui = new ScrollbackRenderer(terminal);
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
     this.tui.setFinalLines({
@@ -148,7 +149,7 @@ export class App {
         .getCommands()
         .map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}) })),
     ]);
-    this.defaultEditor = new Editor(this.tui, getEditorTheme(this.theme), {
+    this.defaultEditor = new Editor(asTUI(this.tui), getEditorTheme(this.theme), {
       paddingX: 1,
       autocompleteMaxVisible: 8,
     });

@@ -12,7 +12,7 @@ import {
   type AutocompleteProvider,
   type AutocompleteSuggestions,
   fuzzyFilter,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 import { isImageFile } from "./images.js";
 
 export interface CommandItem {

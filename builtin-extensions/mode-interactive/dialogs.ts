@@ -4,20 +4,22 @@
  * (`undefined` when dismissed).
  */
 import type { UITheme } from "@knightcodeai/cli/kit";
-import { getEditorTheme, getSelectListTheme } from "@knightcodeai/cli/tui";
 import {
+  asTUI,
   type Component,
   Editor,
   type Focusable,
   fuzzyFilter,
+  getEditorTheme,
+  getSelectListTheme,
   Input,
   matchesKey,
   type SelectItem,
   SelectList,
-  type TUI,
+  type TUISurface,
   truncateToWidth,
   wrapTextWithAnsi,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 
 /** A titled frame around a body component; keys go to the body. */
 export class Framed implements Component, Focusable {
@@ -140,13 +142,13 @@ export function inputDialog(
 }
 
 export function editorDialog(
-  tui: TUI,
+  tui: TUISurface,
   theme: () => UITheme,
   title: string,
   prefill: string | undefined,
   done: (value: string | undefined) => void,
 ): Framed {
-  const editor = new Editor(tui, getEditorTheme(theme()));
+  const editor = new Editor(asTUI(tui), getEditorTheme(theme()));
   if (prefill) editor.setText(prefill);
   editor.onSubmit = (value) => done(value);
   const onEscape = (data: string) => {

@@ -7,7 +7,7 @@ import { type FSWatcher, readFileSync, statSync, watch } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { FooterData, SessionController, UIHost, UITheme } from "@knightcodeai/cli/kit";
-import { type Component, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { type Component, truncateToWidth, visibleWidth } from "@knightcodeai/cli/tui";
 
 /** The branch checked out in `cwd`'s git work tree (a short hash when detached), or null outside one. */
 export function readGitBranch(cwd: string): string | null {

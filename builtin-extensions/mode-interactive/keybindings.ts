@@ -12,7 +12,7 @@ import {
   type KeyId,
   setKeybindings,
   TUI_KEYBINDINGS,
-} from "@mariozechner/pi-tui";
+} from "@knightcodeai/cli/tui";
 
 declare module "@mariozechner/pi-tui" {
   interface Keybindings {

@@ -21,6 +21,7 @@ import {
   type WidgetOptions,
   type WorkingIndicatorOptions,
 } from "@knightcodeai/cli/kit";
+import { DetachedUI } from "@knightcodeai/cli/tui";
 import { bold, cyan, dim, red } from "./view.js";
 
 export type Ask = (question: string, opts?: DialogOptions) => Promise<string | undefined>;
@@ -111,8 +112,9 @@ export class TerminalUI extends ThemedUI implements ExtensionUIContext {
 
   private renderOnce(key: string, factory: UIComponentFactory): string[] | undefined {
     try {
-      const component = factory({ requestRender() {} }, this.themes.theme);
-      const lines = component.render(Math.max(20, this.columns()));
+      const component = factory(new DetachedUI({ columns: this.columns(), rows: 24 }), this.themes.theme);
+      // Printed lines have nothing to overwrite: the padding some components add to the width goes.
+      const lines = component.render(Math.max(20, this.columns())).map((line) => line.trimEnd());
       component.dispose?.();
       return lines;
     } catch (error) {

@@ -13,8 +13,14 @@ import type {
   UITheme,
 } from "@knightcodeai/cli/kit";
 import { errorMessage } from "@knightcodeai/cli/kit";
-import { getMarkdownTheme } from "@knightcodeai/cli/tui";
-import { type Component, Container, Markdown, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
+import {
+  type Component,
+  Container,
+  getMarkdownTheme,
+  Markdown,
+  truncateToWidth,
+  wrapTextWithAnsi,
+} from "@knightcodeai/cli/tui";
 
 /** What every view reads when it draws: the theme and the person's display choices. */
 export interface Look {

@@ -3,7 +3,7 @@
  * (`@mariozechner/pi-coding-agent` and its `-ai`, `-tui`, `-agent-core` siblings, the same under `@earendil-works`,
  * and the bare `typebox`) resolve to KnightCode's own modules, so such an extension loads unchanged. The layer maps;
  * it renames nothing: KnightCode's names stay the documented ones, and a pi name that has a KnightCode counterpart
- * is that counterpart. A pi export KnightCode does not offer is a stub that throws a clear error when it is called
+ * is that counterpart; `@…/pi-tui` is pi-tui itself. A pi export KnightCode does not offer is a stub that throws a clear error when it is called
  * or constructed (importing it is harmless), so the extension loads and fails only where it uses the missing part.
  * docs/extensions.md "Extensions written for pi" lists what maps, what is a no-op where, and what is not supported.
  */
@@ -184,45 +184,64 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
   };
 }
 
-/** pi-tui exports that `@knightcodeai/cli/tui` does not offer: its terminal driver, image protocols and keybinding
- * manager, which belong to the full terminal UI. */
-const TUI_ONLY_NAMES = [
-  "TUI",
-  "ProcessTerminal",
-  "StdinBuffer",
-  "CombinedAutocompleteProvider",
-  "Image",
-  "KeybindingsManager",
-  "getKeybindings",
-  "setKeybindings",
-  "setKittyProtocolActive",
-  "allocateImageId",
-  "calculateImageRows",
-  "deleteAllKittyImages",
-  "deleteKittyImage",
-  "detectCapabilities",
-  "encodeITerm2",
-  "encodeKitty",
-  "getCapabilities",
-  "getCellDimensions",
-  "getImageDimensions",
-  "imageFallback",
-  "renderImage",
-  "setCapabilities",
-  "setCellDimensions",
+/**
+ * Names later pi-tui releases (1.x, `@earendil-works/pi-tui`) export that the pi-tui KnightCode carries (0.73.1)
+ * lacks: stacks and scroll views, colour helpers, fullscreen and alternate-screen drivers, LaTeX, the native
+ * clipboard. An extension may import them; it gets a clear error where it calls one.
+ */
+const NEWER_TUI_NAMES = [
+  "HStack",
+  "Marked",
+  "MouseRegion",
+  "ScrollView",
+  "TuiAltScreen",
+  "TuiMainScreen",
+  "VStack",
+  "backgroundAnsi",
+  "colorToHex",
+  "colorToOkhsl",
+  "colorToOklch",
+  "colorToRgb",
+  "compositeTuiLine",
+  "foregroundAnsi",
+  "formatProgramStatus",
+  "getNativeClipboard",
+  "getOsc8LinkAtColumn",
+  "getSelectPageIndex",
+  "getTerminalColorMode",
+  "indexedColor",
+  "isAppleTerminalSession",
+  "isViewportTUI",
+  "mixColors",
+  "okhslColor",
+  "oklabToOkhslLightness",
+  "oklchColor",
+  "parseColor",
+  "parseTerminalColorSchemeReport",
+  "renderFakeCursor",
+  "renderLatex",
+  "replaceControlCharacters",
+  "rgbColor",
+  "setCapabilityOverrides",
+  "setImageTranscoder",
+  "sliceByColumn",
+  "stripTerminalSequences",
+  "styleText",
+  "styleTextWithAnsi",
 ] as const;
 
-/** `@…/pi-tui`: KnightCode's terminal-UI module, with stubs for what it does not offer. */
+/**
+ * `@…/pi-tui`: pi-tui's own module, the one `@knightcodeai/cli/tui` publishes as `piTui` and the interactive mode
+ * draws with, so an extension written for pi gets the very classes (`instanceof` holds) and their behaviour. Only
+ * names of later pi-tui releases are stubs. (An extension that starts a `TUI` of its own on the process terminal
+ * competes with the interactive mode for it, as it would with pi's.)
+ */
 export function tuiModule(scope: string, tui: Module): Module {
-  const name = `${scope}/pi-tui`;
-  return {
-    ...pick(name, {}, TUI_ONLY_NAMES),
-    // Outside a terminal no keyboard protocol is active, and a link is its text with the OSC 8 target.
-    isKittyProtocolActive: () => false,
-    hyperlink: (text: string, url: string) => `\x1b]8;;${url}\x07${text}\x1b]8;;\x07`,
-    TUI_KEYBINDINGS: {},
-    ...tui,
-  };
+  const piTui = tui.piTui;
+  if (typeof piTui !== "object" || piTui === null) {
+    throw new Error(`${scope}/pi-tui: KnightCode's terminal UI module does not carry pi-tui (see ${DOC})`);
+  }
+  return { ...pick(`${scope}/pi-tui`, {}, NEWER_TUI_NAMES), ...(piTui as Module) };
 }
 
 /** `@…/pi-agent-core`: types only in practice; its `Agent` runtime is pi's own. */

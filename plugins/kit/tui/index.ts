@@ -1,4 +1,15 @@
-/** The terminal UI building blocks published as `@knightcodeai/cli/tui`. */
+/**
+ * The terminal UI building blocks published as `@knightcodeai/cli/tui`: every export of pi-tui (the very classes
+ * the interactive mode draws with: Editor with autocomplete, undo and the kill ring, Markdown, SelectList,
+ * SettingsList, Input, Loader, the key parser, the width helpers, ...), and what KnightCode adds that pi-tui has
+ * not: themes, the component themes made from them, CustomEditor, BorderedLoader, DynamicBorder, key hints,
+ * DetachedUI and `asTUI` for the `tui` a factory is given, and `stripAnsi`. See docs/tui.md.
+ */
+import type { SettingsList } from "@mariozechner/pi-tui";
+
+export * from "@mariozechner/pi-tui";
+/** pi-tui's module itself: what an extension written for pi gets when it imports `@mariozechner/pi-tui`. */
+export * as piTui from "@mariozechner/pi-tui";
 export type {
   EditorFactory,
   TerminalInputHandler,
@@ -15,45 +26,11 @@ export {
   type ThemeOptions,
   ThemeSelection,
 } from "../theme.js";
-export { Box } from "./box.js";
-export {
-  type Component,
-  Container,
-  CURSOR_MARKER,
-  DetachedUI,
-  type Focusable,
-  isFocusable,
-} from "./component.js";
+export { stripAnsi } from "./ansi.js";
+export { BorderedLoader } from "./bordered-loader.js";
 export { CustomEditor } from "./custom-editor.js";
-export { Editor, type EditorOptions, type EditorTheme } from "./editor.js";
-export { type FuzzyMatch, fuzzyFilter, fuzzyMatch } from "./fuzzy.js";
-export { Input } from "./input.js";
-export {
-  type BaseKey,
-  decodeKittyPrintable,
-  isKeyRelease,
-  isKeyRepeat,
-  Key,
-  type KeyEventType,
-  type KeyId,
-  matchesKey,
-  parseKey,
-} from "./keys.js";
-export { BorderedLoader, CancellableLoader, Loader, type LoaderIndicatorOptions } from "./loader.js";
-export { type DefaultTextStyle, Markdown, type MarkdownTheme } from "./markdown.js";
-export {
-  type SelectItem,
-  SelectList,
-  type SelectListLayoutOptions,
-  type SelectListTheme,
-} from "./select-list.js";
-export {
-  type SettingItem,
-  SettingsList,
-  type SettingsListOptions,
-  type SettingsListTheme,
-} from "./settings-list.js";
-export { DynamicBorder, Spacer, Text, TruncatedText } from "./text.js";
+export { DynamicBorder } from "./dynamic-border.js";
+export { asTUI, DetachedUI, isTUI, type TUISurface } from "./host.js";
 export {
   getEditorTheme,
   getMarkdownTheme,
@@ -63,4 +40,6 @@ export {
   keyText,
   rawKeyHint,
 } from "./themes.js";
-export { stripAnsi, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "./width.js";
+
+/** The options `SettingsList` takes last (pi-tui declares them without exporting the type). */
+export type SettingsListOptions = NonNullable<ConstructorParameters<typeof SettingsList>[5]>;

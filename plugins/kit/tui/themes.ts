@@ -2,12 +2,16 @@
  * The component themes built from a colour theme, and key hints. Without an argument they use the dark built-in
  * theme (which writes no colour under NO_COLOR); pass `ctx.ui.theme` to follow the session's theme.
  */
+import {
+  type EditorTheme,
+  getKeybindings,
+  type Keybinding,
+  type MarkdownTheme,
+  type SelectListTheme,
+  type SettingsListTheme,
+} from "@mariozechner/pi-tui";
 import type { UITheme } from "../../../kernel/index.js";
 import { builtinTheme } from "../theme.js";
-import type { EditorTheme } from "./editor.js";
-import type { MarkdownTheme } from "./markdown.js";
-import type { SelectListTheme } from "./select-list.js";
-import type { SettingsListTheme } from "./settings-list.js";
 
 let fallback: UITheme | undefined;
 function pick(theme?: UITheme): UITheme {
@@ -64,26 +68,25 @@ export function getEditorTheme(theme?: UITheme): EditorTheme {
 }
 
 /**
- * The keys of the named bindings KnightCode's components honour, by the peer's binding names, so a hint written
- * for it (`keyHint("app.interrupt", "cancel")`) shows the right key. Bindings cannot be changed yet.
+ * The default keys of the app's bindings, by the peer's names, for hints shown where no mode has registered them
+ * with pi-tui (a test, a headless mode). The interactive mode registers every binding, `app.*` included, with the
+ * person's keybindings.json applied, and then hints show those keys.
  */
-const BINDINGS: Readonly<Record<string, string>> = {
+const APP_KEYS: Readonly<Record<string, string>> = {
   "app.interrupt": "escape",
   "app.clear": "ctrl+c",
   "app.exit": "ctrl+d",
-  "tui.input.submit": "enter",
-  "tui.input.newLine": "shift+enter",
-  "tui.select.up": "up",
-  "tui.select.down": "down",
-  "tui.select.pageUp": "pageUp",
-  "tui.select.pageDown": "pageDown",
-  "tui.select.confirm": "enter",
-  "tui.select.cancel": "escape",
 };
 
-/** The key text of a named binding, or the argument itself when it is already a key (`"ctrl+x"`). */
+const isBinding = (name: string): name is Keybinding => /^(app|tui)\./.test(name);
+
+/**
+ * The keys of a named binding (`"app.interrupt"`, `"tui.select.confirm"`, ...) as pi-tui's current bindings have
+ * them, several joined with "/"; the argument itself when it is a key rather than a binding (`"ctrl+x"`).
+ */
 export function keyText(binding: string): string {
-  return BINDINGS[binding] ?? binding;
+  const keys = isBinding(binding) ? getKeybindings().getKeys(binding) : [];
+  return keys.length > 0 ? keys.join("/") : (APP_KEYS[binding] ?? binding);
 }
 
 /** A binding's key and what it does, dim and muted, for hint lines (`keyHint("app.interrupt", "cancel")`). */

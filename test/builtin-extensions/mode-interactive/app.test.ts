@@ -5,11 +5,10 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CustomEditor, stripAnsi } from "@knightcodeai/cli/tui";
 import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
 import { expect } from "chai";
 import { App } from "../../../builtin-extensions/mode-interactive/app.js";
-import { CustomEditor } from "../../../plugins/kit/tui/custom-editor.js";
-import { stripAnsi } from "../../../plugins/kit/tui/width.js";
 import { type Harness, useHarness } from "../../helpers/agent-harness.js";
 
 class KeyTerminal implements Terminal {
@@ -141,7 +140,8 @@ describe("interactive terminal UI (in-process)", () => {
     expect(ui.getEditorText()).to.equal("draft");
     term.press("!");
     expect(ui.getEditorText()).to.equal("draft!");
-    expect(screen()).to.contain("[80]");
+    // pi-tui's Editor draws its rules a "─" at a time through borderColor.
+    expect(screen()).to.contain("[1][1][1]");
     ui.setHeader((_tui, theme) => ({ render: () => [theme.bold("MY HEADER")], invalidate() {} }));
     ui.setFooter((_tui, _theme, data) => ({
       render: () => [`MY FOOTER ${[...data.getExtensionStatuses().values()].join(",")}`],

@@ -1,9 +1,8 @@
 /** The line-based terminal's ctx.ui: what it prints once, what it keeps without drawing, and raw key listeners. */
 
+import { stripAnsi, Text } from "@knightcodeai/cli/tui";
 import { expect } from "chai";
 import { TerminalUI } from "../../../builtin-extensions/mode-interactive/terminal-ui.js";
-import { Text } from "../../../plugins/kit/tui/text.js";
-import { stripAnsi } from "../../../plugins/kit/tui/width.js";
 
 function terminal(columns = 30) {
   const out: string[] = [];

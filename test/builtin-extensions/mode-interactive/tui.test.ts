@@ -289,6 +289,46 @@ describe("interactive terminal UI (tmux, local model server)", function () {
     await term.waitFor("KC-EXIT-0");
   });
 
+  it("gives a pi-style extension the mode's own pi-tui classes: its Editor finds the mode's, and edits in the terminal", async () => {
+    const ext = tmp.write(
+      "pi-editor.ts",
+      `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Editor } from "@mariozechner/pi-tui";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("which", { description: "find the mode's editor", handler: async (_a, ctx) => {
+    const found = await ctx.ui.custom((tui: any, _theme: any, _kb: any, done: (r: string) => void) => {
+      const walk = (c: any): any[] => [c, ...(c.children ?? []).flatMap(walk)];
+      done(String(walk(tui).filter((c) => c instanceof Editor).length));
+      return { render: () => [], invalidate() {} };
+    });
+    ctx.ui.notify("pi-tui editors in the mode: " + found);
+  } });
+  pi.registerCommand("pieditor", { description: "use pi-tui's editor", handler: async (_a, ctx) => {
+    ctx.ui.setEditorComponent((tui, theme) => new Editor(tui as any, theme));
+    ctx.ui.notify("PI EDITOR ON");
+  } });
+}
+`,
+    );
+    launch(ext);
+    await term.waitFor("KnightCode");
+    term.enter("/which");
+    await term.waitFor("pi-tui editors in the mode: 1");
+    term.enter("/pieditor");
+    await term.waitFor("PI EDITOR ON");
+    term.type("abc def");
+    await term.waitFor("abc def");
+    // ctrl+w kills a word into pi-tui's kill ring, ctrl+y yanks it back.
+    term.key("C-w");
+    await term.waitForGone("abc def");
+    term.key("C-y");
+    await term.waitFor("abc def");
+    term.key("C-c");
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  });
+
   it("stops with Escape, steers while busy, picks a model with /model and moves with /tree, summarising the branch left", async () => {
     const slow = slowStream(60, 100);
     server.respondInOrder(

@@ -77,6 +77,33 @@ export default function (pi: ExtensionAPI) {
     );
   });
 
+  it("gives pi-tui itself for pi-tui's names, and a clear error for a name only later pi-tui releases have", async () => {
+    const file = join(tmp.path, "pi-tui-style.ts");
+    writeFileSync(
+      file,
+      `import { Editor, Text, renderFakeCursor } from "@earendil-works/pi-tui";
+import * as mario from "@mariozechner/pi-tui";
+import * as kc from "@knightcodeai/cli/tui";
+
+export default function () {
+  let newer = "";
+  try { renderFakeCursor("x"); } catch (error) { newer = (error as Error).message; }
+  (globalThis as any).__piSeen = {
+    sameEditor: Editor === kc.Editor && mario.Editor === kc.Editor && mario.Text === Text,
+    text: new Text("hi", 0, 0).render(4)[0],
+    newer,
+  };
+}
+`,
+    );
+    t = await createTestSession({ extensions: [file] });
+    expect(t.session.extensions().failed).to.deep.equal([]);
+    expect(g.__piSeen).to.deep.include({ sameEditor: true, text: "hi  " });
+    expect(String(g.__piSeen?.newer)).to.match(
+      /^renderFakeCursor from @earendil-works\/pi-tui is not supported by KnightCode \(see docs\/extensions\.md/,
+    );
+  });
+
   it("resolves none of them when builtin:pi-compat is disabled, and says which import failed", async () => {
     t = await createTestSession({ extensions: [extension()], disableBuiltins: ["builtin:pi-compat"] });
     const failed = t.session.extensions().failed;

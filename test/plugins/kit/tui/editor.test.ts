@@ -1,12 +1,20 @@
+/**
+ * The editors `@knightcodeai/cli/tui` gives: pi-tui's Editor and Input (typing, lines, paste, history, the cursor
+ * marker), and KnightCode's CustomEditor, the editor extensions subclass, with the app's keys in front of pi-tui's.
+ */
+import {
+  CURSOR_MARKER,
+  CustomEditor,
+  DetachedUI,
+  Editor,
+  getEditorTheme,
+  Input,
+  stripAnsi,
+} from "@knightcodeai/cli/tui";
 import { expect } from "chai";
-import { CURSOR_MARKER, DetachedUI } from "../../../../plugins/kit/tui/component.js";
-import { CustomEditor } from "../../../../plugins/kit/tui/custom-editor.js";
-import { Editor } from "../../../../plugins/kit/tui/editor.js";
-import { Input } from "../../../../plugins/kit/tui/input.js";
-import { getEditorTheme } from "../../../../plugins/kit/tui/themes.js";
 
 const theme = { borderColor: (s: string) => s, selectList: getEditorTheme().selectList };
-const type = (editor: Editor, text: string) => {
+const type = (editor: { handleInput(data: string): void }, text: string) => {
   for (const ch of text) editor.handleInput(ch);
 };
 
@@ -75,24 +83,30 @@ describe("tui Editor", () => {
     expect(editor.getText()).to.equal("line one\nline two!");
   });
 
-  it("renders borders around the text and marks the cursor only while focused", () => {
+  it("shows a large paste as a placeholder and gives the whole text expanded", () => {
+    const editor = new Editor(new DetachedUI(), theme);
+    editor.handleInput(`\x1b[200~${"x\n".repeat(30)}\x1b[201~`);
+    expect(editor.getText()).to.equal("[paste #1 +31 lines]");
+    expect(editor.getExpandedText()).to.equal("x\n".repeat(30));
+  });
+
+  it("renders rules around the text and marks the cursor only while focused", () => {
     const editor = new Editor(new DetachedUI(), theme);
     type(editor, "ab");
     editor.handleInput("\x1b[D");
-    expect(editor.render(5)).to.deep.equal(["─────", "ab", "─────"]);
+    expect(editor.render(5).map(stripAnsi)).to.deep.equal(["─────", "ab   ", "─────"]);
+    expect(editor.render(5)[1]).not.to.include(CURSOR_MARKER);
     editor.focused = true;
-    expect(editor.render(5)[1]).to.equal(`a${CURSOR_MARKER}\x1b[7mb\x1b[27m`);
+    expect(editor.render(5)[1]).to.include(`a${CURSOR_MARKER}`);
   });
 
-  it("tells onChange and asks its tui to redraw on every edit", () => {
-    const tui = new DetachedUI();
-    const editor = new Editor(tui, theme);
+  it("tells onChange on every edit", () => {
+    const editor = new Editor(new DetachedUI(), theme);
     const seen: string[] = [];
     editor.onChange = (text) => seen.push(text);
     type(editor, "ok");
-    editor.setText("replaced");
-    expect(seen).to.deep.equal(["o", "ok", "replaced"]);
-    expect(tui.renderRequests).to.equal(3);
+    editor.handleInput("\x7f");
+    expect(seen).to.deep.equal(["o", "ok", "o"]);
   });
 });
 
@@ -113,8 +127,9 @@ describe("tui CustomEditor", () => {
     }
   }
 
-  it("can be subclassed and keeps the editing of keys the subclass passes on", () => {
+  it("is pi-tui's Editor, and can be subclassed keeping the editing of keys the subclass passes on", () => {
     const editor = new ModalEditor(new DetachedUI(), theme);
+    expect(editor).to.be.instanceOf(Editor);
     type(editor, "ab");
     editor.handleInput("\x1b");
     type(editor, "xyz");
@@ -140,6 +155,13 @@ describe("tui CustomEditor", () => {
     expect(seen).to.deep.equal(["ctrl+d", "shortcut", "escape", "clear"]);
     expect(editor.getText()).to.equal("q");
   });
+
+  it("takes a bare render host (what headless modes pass) and still renders", () => {
+    let requests = 0;
+    const editor = new CustomEditor({ requestRender: () => requests++ }, theme);
+    type(editor, "hi");
+    expect(editor.render(10).map(stripAnsi)[1]).to.equal("hi        ");
+  });
 });
 
 describe("tui Input", () => {
@@ -152,22 +174,21 @@ describe("tui Input", () => {
     input.handleInput("\x1b[D");
     input.handleInput("l");
     input.handleInput("\x1b[200~ big\nworld\x1b[201~");
-    expect(input.getValue()).to.equal("hell big worldo");
+    expect(input.getValue()).to.equal("hell bigworldo");
     input.handleInput("\x17");
     input.handleInput("\x05");
     input.handleInput("\x7f");
     input.handleInput("\r");
     input.handleInput("\x1b");
-    expect(seen).to.deep.equal(["submit hell big ", "escape"]);
+    expect(seen).to.deep.equal(["submit hell ", "escape"]);
   });
 
   it("scrolls a long value so the cursor stays on the line", () => {
     const input = new Input();
     input.setValue("abcdefghijklmnop");
     input.focused = true;
-    const [line] = input.render(10);
-    expect(line).to.equal(`> jklmnop${CURSOR_MARKER}\x1b[7m \x1b[27m`);
-    input.handleInput("\x01");
     expect(input.render(10)[0]).to.equal(`> ${CURSOR_MARKER}\x1b[7ma\x1b[27mbcdefgh`);
+    input.handleInput("\x05");
+    expect(input.render(10)[0]).to.equal(`> jklmnop${CURSOR_MARKER}\x1b[7m \x1b[27m`);
   });
 });

@@ -1,10 +1,6 @@
+/** Column arithmetic as `@knightcodeai/cli/tui` gives it (pi-tui's), and KnightCode's `stripAnsi`. */
+import { stripAnsi, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@knightcodeai/cli/tui";
 import { expect } from "chai";
-import {
-  stripAnsi,
-  truncateToWidth,
-  visibleWidth,
-  wrapTextWithAnsi,
-} from "../../../../plugins/kit/tui/width.js";
 
 const red = (s: string) => `\x1b[31m${s}\x1b[39m`;
 
@@ -20,14 +16,14 @@ describe("tui column widths", () => {
     expect(visibleWidth("🙂")).to.equal(2);
     expect(visibleWidth("👨‍👩‍👧")).to.equal(2);
     expect(visibleWidth("🇩🇪")).to.equal(2);
-    expect(visibleWidth("a\tb")).to.equal(5);
   });
 
-  it("truncates to a width with an ellipsis, keeping escapes and resetting a cut styled line", () => {
-    expect(truncateToWidth("hello world", 8)).to.equal("hello w…");
+  it('truncates to a width with an ellipsis ("..." unless another is given), resetting a cut styled line', () => {
+    expect(stripAnsi(truncateToWidth("hello world", 8))).to.equal("hello...");
+    expect(stripAnsi(truncateToWidth("hello world", 8, "…"))).to.equal("hello w…");
     expect(truncateToWidth("short", 8)).to.equal("short");
     expect(truncateToWidth("short", 8, "…", true)).to.equal("short   ");
-    const cut = truncateToWidth(red("hello world"), 6);
+    const cut = truncateToWidth(red("hello world"), 6, "…");
     expect(stripAnsi(cut)).to.equal("hello…");
     expect(cut.startsWith("\x1b[31m")).to.equal(true);
     expect(cut).to.include("\x1b[0m");
@@ -35,8 +31,8 @@ describe("tui column widths", () => {
   });
 
   it("never splits a wide character when truncating", () => {
-    const cut = truncateToWidth("日本語テキスト", 6);
-    expect(cut).to.equal("日本…");
+    const cut = truncateToWidth("日本語テキスト", 6, "…");
+    expect(stripAnsi(cut)).to.equal("日本…");
     expect(visibleWidth(cut)).to.equal(5);
     expect(visibleWidth(truncateToWidth("日本語テキスト", 6, "…", true))).to.equal(6);
     expect(truncateToWidth("abc", 0)).to.equal("");
