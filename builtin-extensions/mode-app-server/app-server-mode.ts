@@ -30,8 +30,8 @@ export async function runAppServer(
   events: ExtensionEventBus,
   hostContext: () => ExtensionContext | undefined = () => undefined,
 ): Promise<number> {
-  const { openSession, agentDir } = ctx;
-  if (!openSession || !agentDir) {
+  const { openSession, agentDir, host } = ctx;
+  if (!openSession || !agentDir || !host) {
     ctx.io.stderr.write(
       "knightcode: the app-server needs a host that can open sessions (run `knightcode app-server`)\n",
     );
@@ -43,6 +43,7 @@ export async function runAppServer(
   const server = new AppServer({
     openSession,
     agentDir,
+    host,
     log,
     ...(Number.isFinite(unload) && unload >= 0 && process.env.KNIGHTCODE_APP_SERVER_UNLOAD_MS
       ? { unloadDelayMs: unload }

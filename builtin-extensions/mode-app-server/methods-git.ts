@@ -8,24 +8,16 @@
  * deleting a thread's worktree (`archiveWorkspace`), and reloading a thread where it now runs after a handoff or
  * a restore, with `thread/replaced` to its subscribers and its queued inputs following it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import {
-  errorMessage,
-  type GitServices,
-  loadGitServices,
-  type SessionEntry,
-  writeFileAtomic,
-} from "@knightcodeai/cli/kit";
+import { errorMessage, type GitServices, loadGitServices, type SessionEntry } from "@knightcodeai/cli/kit";
 import type { Connection } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, textOf } from "./items.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { readBranch } from "./store-files.js";
 import type { LoadedThread } from "./thread.js";
-import { projectTrusted } from "./trust.js";
-import { inManagedWorktree, TURN_ENTRY_TYPE, worktreesSetting } from "./workspace.js";
+import { inManagedWorktree, TURN_ENTRY_TYPE } from "./workspace.js";
 
 type Git = GitServices;
 type Warning = Record<string, unknown>;
@@ -73,8 +65,8 @@ interface Checkout {
 export function registerGitMethods(server: AppServer): void {
   const m = server.methods;
   const agentDir = server.options.agentDir;
-  const settingsOf = (git: Git) => git.worktreeSettings(agentDir, worktreesSetting(agentDir));
-  const trusted = (cwd: string) => projectTrusted(agentDir, cwd) === true;
+  const settingsOf = (git: Git) => git.worktreeSettings(agentDir, server.worktrees.get());
+  const trusted = (cwd: string) => server.host.trust.trusted(cwd) === true;
 
   function checkout(threadId: string): Checkout {
     const thread = server.loaded(threadId);
@@ -95,7 +87,7 @@ export function registerGitMethods(server: AppServer): void {
       threadId,
       thread: undefined,
       cwd: info.cwd,
-      entries: readBranch(info.path).branch,
+      entries: server.host.sessions.readBranch(info.path).entries,
       sessionFile: info.path,
       name: info.name,
     };
@@ -382,17 +374,9 @@ function firstUserText(entries: readonly SessionEntry[]): string | undefined {
   return undefined;
 }
 
-/**
- * Points the session file at its new cwd (the header's `cwd`, where the thread runs and is listed), in place and
- * atomically; the session must not be open.
- */
+/** Points the thread's session file at its new cwd (where it runs and is listed); the session must not be open. */
 function rewriteCwd(server: AppServer, file: string, cwd: string): void {
-  const text = readFileSync(file, "utf8");
-  const end = text.indexOf("\n");
-  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Record<string, unknown>;
-  header.cwd = resolve(cwd);
-  writeFileAtomic(file, `${JSON.stringify(header)}${end < 0 ? "\n" : text.slice(end)}`);
-  server.touched(file);
+  server.storeChange(file, () => server.host.sessions.setCwd(file, cwd));
 }
 
 /**
@@ -454,7 +438,7 @@ export async function prepareWorkspace(
   if (workspace?.mode !== "worktree" && !joins) return undefined;
   const agentDir = server.options.agentDir;
   const git = await services();
-  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  const settings = git.worktreeSettings(agentDir, server.worktrees.get());
   // The environment's setup runs once the thread exists, so its progress names the thread: creation only
   // checks the name and records it (an untrusted run skips the script).
   const created = await call(git, () =>
@@ -488,7 +472,7 @@ export async function prepareWorkspace(
         const run = await call(git, () =>
           git.runEnvironmentScript(git.findEnvironment(project, name), "setup", {
             worktreePath: created.record.path,
-            trusted: projectTrusted(agentDir, project) === true,
+            trusted: server.host.trust.trusted(project) === true,
             onOutput: progressTo(connection, thread.id),
           }),
         );
@@ -519,14 +503,14 @@ export async function archiveWorkspace(
   if (!inManagedWorktree(server.worktreesRoot(), cwd)) return;
   const agentDir = server.options.agentDir;
   const git = await services();
-  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  const settings = git.worktreeSettings(agentDir, server.worktrees.get());
   const record = git.findWorktree(settings.root, cwd);
   if (!record || record.deleted || !existsSync(record.path)) return;
   if (record.threadIds.some((id) => id !== threadId && server.findSession(id) !== undefined)) return;
   try {
     await git.deleteWorktree(settings, record.path, {
       isInUse: inUse(server),
-      trusted: projectTrusted(agentDir, record.projectCwd) === true,
+      trusted: server.host.trust.trusted(record.projectCwd) === true,
       onProgress: progressTo(connection, threadId),
     });
   } catch (error) {

@@ -1,20 +1,18 @@
 /**
- * `tool/settings/*` and `resource/*`: the same files and services as `/tools` (tools.json through the kit's
- * tools-config functions) and `knightcode config` (the package manager's resolve and setEnabled), read fresh on
- * every call, so a change made by the CLI or another client shows at once.
+ * `tool/settings/*` and `resource/*`: the same files and services as `/tools` (tools.json through the server's own
+ * session's `ctx.toolSettings`) and `knightcode config` (the host face's packages: resolve and setEnabled), read
+ * fresh on every call, so a change made by the CLI or another client shows at once.
  */
 import { resolve } from "node:path";
 import {
   type ExtensionContext,
+  errorMessage,
   KernelError,
-  PackageError,
-  PackageManager,
-  type ResolvedResource,
+  type PackageResource,
 } from "@knightcodeai/cli/kit";
 import { invalidParams } from "./errors.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { projectTrusted } from "./trust.js";
 
 export interface ResourceMethodsHost {
   /** The server's own session context, for the classifier models with credentials. */
@@ -23,7 +21,6 @@ export interface ResourceMethodsHost {
 
 export function registerResourceMethods(server: AppServer, host: ResourceMethodsHost): void {
   const m = server.methods;
-  const agentDir = server.options.agentDir;
 
   /** tools.json with the tools the server's own session declared (its extensions, replacements included). */
   const toolSettings = () => {
@@ -61,19 +58,12 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
   /** What a thread in cwd (or a project-less one) would find; project resources only when trusted. */
   const resources = async (
     cwd: string | undefined,
-  ): Promise<{ manager: PackageManager; list: ResolvedResource[]; untrusted?: string }> => {
-    const dir = cwd !== undefined ? resolve(cwd) : undefined;
-    const manager = new PackageManager({ agentDir, cwd: dir ?? agentDir });
-    const trusted = dir !== undefined && projectTrusted(agentDir, dir) === true;
-    const resolved = await manager.resolve({
-      scopes: dir !== undefined ? ["user", "project"] : ["user"],
-      projectTrusted: trusted,
-    });
-    for (const warning of resolved.warnings) server.options.log(`resource/list: ${warning}`);
+  ): Promise<{ list: PackageResource[]; untrusted?: string }> => {
+    const found = await server.host.packages.resources(cwd !== undefined ? resolve(cwd) : undefined);
+    for (const warning of found.warnings) server.options.log(`resource/list: ${warning}`);
     return {
-      manager,
-      list: resolved.resources,
-      ...(dir !== undefined && !trusted ? { untrusted: dir } : {}),
+      list: found.resources,
+      ...(found.untrusted !== undefined ? { untrusted: found.untrusted } : {}),
     };
   };
 
@@ -82,7 +72,7 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
   });
 
   m.register("resource/set", R["resource/set"], async (params) => {
-    const { manager, list, untrusted } = await resources(params.cwd);
+    const { list, untrusted } = await resources(params.cwd);
     const wanted = resolve(params.path);
     const resource = list.find(
       (r) => r.type === params.type && (r.path === params.path || r.path === wanted),
@@ -95,9 +85,14 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
         { reason: "path" },
       );
     try {
-      manager.setEnabled(resource, params.enabled);
+      server.host.packages.setEnabled(
+        resource,
+        params.enabled,
+        params.cwd !== undefined ? resolve(params.cwd) : undefined,
+      );
     } catch (error) {
-      if (error instanceof PackageError) throw invalidParams(error.message, { reason: "config" });
+      if ((error as { code?: unknown }).code === "KC_ERR_PACKAGE")
+        throw invalidParams(errorMessage(error), { reason: "config" });
       throw error;
     }
     return { resource: { ...resource, enabled: params.enabled } };

@@ -1,12 +1,11 @@
 /** The handshake, thread, turn and diagnostics methods (protocol.ts defines their shapes). */
 import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { cwdSessionDir, VERSION } from "@knightcodeai/cli/kit";
+import { resolve } from "node:path";
+import { VERSION } from "@knightcodeai/cli/kit";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { archiveWorkspace, prepareWorkspace } from "./methods-git.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { readBranch, writeFork } from "./store-files.js";
 import type { LoadedThread } from "./thread.js";
 
 const PAGE_DEFAULT = 50;
@@ -77,23 +76,18 @@ export function registerThreadMethods(server: AppServer): void {
 
   m.register("thread/fork", R["thread/fork"], async (params, { connection, afterResponse }) => {
     const loaded = server.loaded(params.threadId);
-    let source: string | undefined;
-    let fork: { file: string; id: string };
+    let fork: { path: string; id: string };
     let name: string;
     if (loaded) {
-      source = loaded.session.getState().sessionFile;
+      const source = loaded.session.getState().sessionFile;
       if (!source || !existsSync(source))
         throw invalidParams("The thread has nothing saved to fork yet", { reason: "empty" });
-      const manager = loaded.session.sessionManager;
-      fork = writeFork(source, manager.getHeader(), manager.getBranch());
-      server.touched(fork.file);
+      fork = server.host.sessions.fork(source, loaded.session.sessionManager.getBranch());
       name = String(loaded.info().name ?? loaded.info().preview ?? "");
     } else {
       const info = server.findSession(params.threadId);
       if (!info) throw threadNotFound(params.threadId);
-      const { header, branch } = readBranch(info.path);
-      fork = writeFork(info.path, header, branch);
-      server.touched(fork.file);
+      fork = server.host.sessions.fork(info.path);
       name = info.name ?? (info.firstMessage === "(no messages)" ? "" : info.firstMessage);
     }
     const { thread, warnings } = await server.load(fork.id, connection);
@@ -104,43 +98,28 @@ export function registerThreadMethods(server: AppServer): void {
   });
 
   m.register("thread/list", R["thread/list"], (params) => {
-    const { catalog, files } = server.catalog(params.archived === true);
-    const wanted = params.cwd ? resolve(params.cwd) : undefined;
-    // Files of a cwd live in its folder (the folder name is lossy, so the header decides).
-    const root = params.archived === true ? server.archiveRoot : server.sessionRoot;
-    const folder = wanted !== undefined ? cwdSessionDir(root, wanted) : undefined;
-    // Newest first by modification time; a cursor names the last file of the previous page.
-    let start = 0;
-    if (params.cursor !== undefined) {
-      const after = decodeCursor(params.cursor);
-      const at = files.findIndex((f) => f.path === after.p);
-      start =
-        at >= 0
-          ? at + 1
-          : files.findIndex((f) => f.mtimeMs < after.t || (f.mtimeMs === after.t && f.path < after.p));
-      if (start < 0) start = files.length;
+    const archived = params.archived === true;
+    let page: ReturnType<typeof server.host.sessions.page>;
+    try {
+      page = server.host.sessions.page({
+        ...(params.cwd !== undefined ? { cwd: resolve(params.cwd) } : {}),
+        ...(params.cursor !== undefined ? { cursor: params.cursor } : {}),
+        limit: params.limit ?? PAGE_DEFAULT,
+        ...(archived ? { archived } : { writing: server.writing() }),
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "KC_ERR_SESSION_CURSOR")
+        throw invalidParams(`Invalid cursor "${params.cursor}"`, { reason: "cursor" });
+      throw error;
     }
-    const limit = params.limit ?? PAGE_DEFAULT;
-    const data: Record<string, unknown>[] = [];
-    let last: (typeof files)[number] | undefined;
-    let more = false;
-    for (let i = start; i < files.length; i++) {
-      const file = files[i]!;
-      if (folder !== undefined && dirname(file.path) !== folder) continue;
-      // Only the files a page shows are read.
-      const info = catalog.info(file.path);
-      if (!info || (wanted !== undefined && info.cwd !== wanted)) continue;
-      if (data.length === limit) {
-        more = true;
-        break;
-      }
-      const { path: _path, ...summary } = server.summarize(info, file.mtimeMs);
-      data.push(summary);
-      last = file;
-    }
+    const root = server.worktreesRoot();
+    const data = page.sessions.map((info) => {
+      const { path: _path, ...summary } = server.summarize(info, root);
+      return summary;
+    });
     return {
       data: data as never,
-      ...(more && last ? { nextCursor: encodeCursor(last.mtimeMs, last.path) } : {}),
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
     };
   });
 
@@ -185,7 +164,7 @@ export function registerThreadMethods(server: AppServer): void {
       throw threadNotFound(params.threadId);
     }
     if (loaded) await server.unload(loaded);
-    server.moveSessionFile(info.path, server.archivedPath(info.path));
+    server.moveSessionFile(info.path, "archive");
     await archiveWorkspace(server, params.threadId, info.cwd, connection);
     return {};
   });
@@ -193,7 +172,7 @@ export function registerThreadMethods(server: AppServer): void {
   m.register("thread/unarchive", R["thread/unarchive"], (params) => {
     const info = server.findSession(params.threadId, true);
     if (!info) throw threadNotFound(params.threadId);
-    server.moveSessionFile(info.path, server.unarchivedPath(info.path));
+    server.moveSessionFile(info.path, "active");
     return { thread: server.threadInfo(params.threadId) as never };
   });
 
@@ -282,21 +261,4 @@ export function registerThreadMethods(server: AppServer): void {
       })),
     };
   });
-}
-
-function encodeCursor(t: number, p: string): string {
-  return Buffer.from(JSON.stringify({ t, p })).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { t: number; p: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
-      t?: unknown;
-      p?: unknown;
-    };
-    if (typeof value.t === "number" && typeof value.p === "string") return { t: value.t, p: value.p };
-  } catch {
-    // answered below
-  }
-  throw invalidParams(`Invalid cursor "${cursor}"`, { reason: "cursor" });
 }

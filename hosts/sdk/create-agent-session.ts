@@ -41,6 +41,7 @@ import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
 import { contextUsage, type SessionReplacer } from "../../plugins/agent-loop/context-factory.js";
 import { abortTreeNavigation, navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import type { HostFace } from "../../plugins/host-face/host-face.js";
 import { closestName } from "../../plugins/kit/closest-name.js";
 import { checkReturn } from "../../plugins/kit/event-returns.js";
 import { headlessUI } from "../../plugins/kit/headless-ui.js";
@@ -229,7 +230,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private readonly warn: (message: string) => void;
   private disposed = false;
   private beforeStartRan = false;
-  private hostServices: HostServices | undefined;
+  private hostServices: HostFace | undefined;
   /** Removes this handle from the process-level fault handlers (hosts/sdk/process-faults.ts). */
   private readonly stopWatchingFaults = watchProcessFaults({
     extensions: () => this.current?.runtime.extensionInfos ?? [],
@@ -740,6 +741,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
         current.log.close();
       }
     } finally {
+      this.hostServices?.dispose();
       this.stopWatchingFaults();
     }
   }

@@ -28,3 +28,4 @@ export {
   type SessionEvent,
 } from "./create-agent-session.js";
 export { RpcClient, type RpcClientOptions, type UiAnswer, type UiRequest } from "./rpc-client.js";
+export { createStandaloneHostServices as createHostServices } from "./session-plugins.js";
