@@ -14,26 +14,6 @@ export {
   StaleContextError,
 } from "./kernel/index.js";
 export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
-export type {
-  ChangesQuery,
-  CreatedWorktree,
-  DiffFile,
-  DiffHunk,
-  DiffReadResult,
-  DiffScope,
-  Environment,
-  FileTotals,
-  GitConflictData,
-  GitConflictReason,
-  GitErrorName,
-  GitStatus,
-  RevertRequest,
-  TurnRecord,
-  WorktreeListEntry,
-  WorktreeRecord,
-  WorktreeSettings,
-} from "./plugins/git/index.js";
-export { type GitServices, loadGitServices } from "./plugins/git/load.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
 export { convertToLlm, serializeConversation } from "./plugins/kit/messages.js";

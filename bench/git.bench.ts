@@ -24,9 +24,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readChanges } from "../builtin-extensions/worktrees/git/changes.js";
+import { snapshotTurnStart } from "../builtin-extensions/worktrees/git/turns.js";
 import { spawnAppServer } from "../hosts/sdk/app-server-client.js";
-import { readChanges } from "../plugins/git/changes.js";
-import { snapshotTurnStart } from "../plugins/git/turns.js";
 
 const ROUNDS = 5;
 

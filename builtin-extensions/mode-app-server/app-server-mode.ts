@@ -37,6 +37,7 @@ export async function runAppServer(
     openSession,
     agentDir,
     host,
+    services,
     log,
     ...(Number.isFinite(unload) && unload >= 0 && process.env.KNIGHTCODE_APP_SERVER_UNLOAD_MS
       ? { unloadDelayMs: unload }

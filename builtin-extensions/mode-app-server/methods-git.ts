@@ -1,8 +1,9 @@
 /**
- * The workspace, diff and git methods (protocol-git.ts defines their shapes) over the git services of
- * `loadGitServices()` (docs/worktrees.md), which load on the first call that needs them. Each handler finds the
- * thread's checkout (loaded or from its file), calls one service, and turns a `GitServiceError` into the JSON-RPC
- * error it names (`data.code`, with its `data`: `reason`, `paths`, `output`, `recoveryInstructions`, `patch`).
+ * The workspace, diff and git methods (protocol-git.ts defines their shapes) over the git engine: the kit's
+ * `gitService`, which the server's own session's extensions provide (`builtin:worktrees`, or a replacement; its
+ * engine loads on the first call that needs it, docs/worktrees.md). Each handler finds the thread's checkout
+ * (loaded or from its file), calls the service once, and turns a `GitServiceError` into the JSON-RPC error it
+ * names (`data.code`, with its `data`: `reason`, `paths`, `output`, `recoveryInstructions`, `patch`).
  *
  * The thread-level parts live here too: `thread/start` with a worktree workspace (`prepareWorkspace`), archive
  * deleting a thread's worktree (`archiveWorkspace`), and reloading a thread where it now runs after a handoff or
@@ -10,7 +11,15 @@
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { errorMessage, type GitServices, loadGitServices, type SessionEntry } from "@knightcodeai/cli/kit";
+import {
+  errorMessage,
+  type GitService,
+  GitServiceError,
+  gitService,
+  type SessionEntry,
+  type WorktreeSettings,
+  worktreeSettings,
+} from "@knightcodeai/cli/kit";
 import type { Connection } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, textOf } from "./items.js";
@@ -19,24 +28,33 @@ import type { AppServer } from "./server.js";
 import type { LoadedThread } from "./thread.js";
 import { inManagedWorktree, TURN_ENTRY_TYPE } from "./workspace.js";
 
-type Git = GitServices;
 type Warning = Record<string, unknown>;
 
-let loading: Promise<Git> | undefined;
-function services(): Promise<Git> {
-  loading ??= loadGitServices();
-  return loading;
-}
-
 /** Runs a service call; its `GitServiceError` becomes the protocol error of the same name and data. */
-async function call<T>(git: Git, fn: () => Promise<T> | T): Promise<T> {
+async function call<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof git.GitServiceError)
+    if (error instanceof GitServiceError)
       throw new AppServerError(error.errorName, error.message, { ...(error.data ?? {}) });
     throw error;
   }
+}
+
+/** The git service in force (from the services of the server's own session), or an error that says why there is none. */
+export function gitOf(server: AppServer): GitService {
+  const git = server.options.services?.get(gitService);
+  if (!git)
+    throw new AppServerError(
+      "internal",
+      `No extension provides ${gitService.id} (${gitService.description}): ${gitService.providedBy} is switched off and nothing replaces it`,
+    );
+  return git;
+}
+
+/** The `worktrees` settings in force, as the git service takes them. */
+export function settingsOf(server: AppServer): WorktreeSettings {
+  return worktreeSettings(server.options.agentDir, server.worktrees.get());
 }
 
 function isInside(parent: string, child: string): boolean {
@@ -65,7 +83,7 @@ interface Checkout {
 export function registerGitMethods(server: AppServer): void {
   const m = server.methods;
   const agentDir = server.options.agentDir;
-  const settingsOf = (git: Git) => git.worktreeSettings(agentDir, server.worktrees.get());
+  const services = async () => gitOf(server);
   const trusted = (cwd: string) => server.host.trust.trusted(cwd) === true;
 
   function checkout(threadId: string): Checkout {
@@ -131,11 +149,11 @@ export function registerGitMethods(server: AppServer): void {
   }
 
   /** The services' view of the thread; the last turn's id is worked out only for the `lastTurn` scope. */
-  function threadCheckout(git: Git, c: Checkout, lastTurn?: { turnId?: string }) {
+  function threadCheckout(c: Checkout, lastTurn?: { turnId?: string }) {
     const last = lastTurn ? lastTurnId(c, lastTurn.turnId) : undefined;
     return {
       cwd: c.cwd,
-      settings: settingsOf(git),
+      settings: settingsOf(server),
       entries: c.entries,
       ...(last !== undefined ? { lastTurnId: last } : {}),
     };
@@ -147,12 +165,12 @@ export function registerGitMethods(server: AppServer): void {
     if (options.write) requireIdle(c, options.write);
     requireFolder(c);
     const git = await services();
-    return { git, c, thread: threadCheckout(git, c, options.lastTurn) };
+    return { git, c, thread: threadCheckout(c, options.lastTurn) };
   }
 
   m.register("thread/diff/read", R["thread/diff/read"], async ({ threadId, ...params }) => {
     const { git, thread } = await prepare(threadId, params.scope === "lastTurn" ? { lastTurn: {} } : {});
-    return (await call(git, () => git.threadDiffRead(thread, params))) as never;
+    return (await call(() => git.readDiff(thread, params))) as never;
   });
 
   m.register("thread/diff/revert", R["thread/diff/revert"], async ({ threadId, ...params }) => {
@@ -160,12 +178,12 @@ export function registerGitMethods(server: AppServer): void {
       write: "revert",
       ...(params.scope === "lastTurn" ? { lastTurn: { turnId: params.turnId } } : {}),
     });
-    return call(git, () => git.threadDiffRevert(thread, params));
+    return call(() => git.revertDiff(thread, params));
   });
 
   m.register("git/status", R["git/status"], async ({ threadId }) => {
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitStatus(c.cwd));
+    return call(() => git.status(c.cwd));
   });
 
   for (const [method, unstage] of [
@@ -174,30 +192,31 @@ export function registerGitMethods(server: AppServer): void {
   ] as const) {
     m.register(method, R[method], async ({ threadId, ...params }) => {
       const { git, thread } = await prepare(threadId, { write: unstage ? "unstage" : "stage" });
-      return call(git, () => git.gitStageMethod(thread, params, unstage));
+      return call(() => (unstage ? git.unstage(thread, params) : git.stage(thread, params)));
     });
   }
 
   m.register("git/commit", R["git/commit"], async ({ threadId, ...params }) => {
     const { git, c, thread } = await prepare(threadId, { write: "commit" });
     const wantsMessage = !params.message?.trim();
-    // An empty message is written by the thread's model: the thread is loaded for it if it was not.
+    // An empty message is written by the thread's own model: the thread is loaded for it if it was not.
     let loadedHere: LoadedThread | undefined;
-    let session = c.thread?.session;
-    if (wantsMessage && !session) {
+    let loaded = c.thread;
+    if (wantsMessage && !loaded) {
       loadedHere = (await server.load(threadId, undefined)).thread;
-      session = loadedHere.session;
+      loaded = loadedHere;
     }
     try {
-      const model = session?.getState().model;
-      if (wantsMessage && !model)
+      const model = loaded?.session.getState().model;
+      const models = loaded?.modelRuntime();
+      if (wantsMessage && (!model || !models))
         throw invalidParams("The thread has no model to write the commit message; pass `message`", {
           reason: "model",
         });
-      return await call(git, () =>
-        git.gitCommitMethod(thread, {
+      return await call(() =>
+        git.commit(thread, {
           ...params,
-          ...(model ? { writeMessage: git.commitMessageWriter(model) } : {}),
+          ...(wantsMessage && model && models ? { writer: { models, model } } : {}),
         }),
       );
     } finally {
@@ -207,17 +226,17 @@ export function registerGitMethods(server: AppServer): void {
 
   m.register("git/push", R["git/push"], async ({ threadId }) => {
     const { git, c } = await prepare(threadId, { write: "push" });
-    return call(git, () => git.gitPush(c.cwd));
+    return call(() => git.push(c.cwd));
   });
 
   m.register("git/pr/create", R["git/pr/create"], async ({ threadId, ...params }) => {
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitPrCreate(c.cwd, params));
+    return call(() => git.createPullRequest(c.cwd, params));
   });
 
   m.register("git/branches", R["git/branches"], async ({ threadId }) => {
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitBranches(c.cwd));
+    return call(() => git.branches(c.cwd));
   });
 
   for (const [method, action] of [
@@ -226,13 +245,15 @@ export function registerGitMethods(server: AppServer): void {
   ] as const) {
     m.register(method, R[method], async ({ threadId, name }) => {
       const { git, thread } = await prepare(threadId, { write: `${action} a branch` });
-      return call(git, () => git.gitBranchMethod(thread, { name }, action));
+      return call(() =>
+        action === "create" ? git.createBranch(thread, name) : git.switchBranch(thread, name),
+      );
     });
   }
 
   m.register("git/log", R["git/log"], async ({ threadId, ...params }) => {
     const { git, thread } = await prepare(threadId);
-    return call(git, () => git.gitLogMethod(thread, params));
+    return call(() => git.log(thread, params));
   });
 
   // ---- worktrees and environments ----------------------------------------------------------------
@@ -240,17 +261,17 @@ export function registerGitMethods(server: AppServer): void {
   m.register("worktree/list", R["worktree/list"], async (params) => {
     const git = await services();
     const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
-    return { worktrees: await call(git, () => git.listWorktrees(settingsOf(git), cwd)) };
+    return { worktrees: await call(() => git.listWorktrees(settingsOf(server), cwd)) };
   });
 
   m.register("worktree/delete", R["worktree/delete"], async (params, { connection }) => {
     const git = await services();
-    const settings = settingsOf(git);
+    const settings = settingsOf(server);
     const path = resolve(params.path);
-    const record = git.findWorktree(settings.root, path);
+    const record = await git.findWorktree(settings, path);
     // The cleanup script's output goes out under the worktree's most recent thread.
     const threadId = record?.threadIds.at(-1);
-    return call(git, () =>
+    return call(() =>
       git.deleteWorktree(settings, path, {
         isInUse: inUse(server),
         trusted: record ? trusted(record.projectCwd) : false,
@@ -262,7 +283,7 @@ export function registerGitMethods(server: AppServer): void {
   m.register("environment/list", R["environment/list"], async (params) => {
     const git = await services();
     const cwd = resolve(params.cwd);
-    return (await call(git, () => git.environmentList({ cwd }, trusted(cwd)))) as never;
+    return call(() => git.environments(cwd, trusted(cwd)));
   });
 
   m.register("environment/save", R["environment/save"], async (params) => {
@@ -270,7 +291,7 @@ export function registerGitMethods(server: AppServer): void {
     const cwd = resolve(params.cwd);
     // The file names scripts that run on this machine: only a trusted project's may be written.
     if (!trusted(cwd)) throw invalidParams(`${cwd} is not a trusted project`, { reason: "untrusted" });
-    return (await call(git, () => git.environmentSave({ cwd, environments: params.environments }))) as never;
+    return call(() => git.saveEnvironments(cwd, params.environments));
   });
 
   // ---- handoff and restore -----------------------------------------------------------------------
@@ -294,14 +315,13 @@ export function registerGitMethods(server: AppServer): void {
     const warnings: Warning[] = [];
     // Held from here: a turn/start answers turnInProgress and a queued input waits to start where the thread goes.
     c.thread?.hold("The thread is being handed off; wait for thread/replaced");
-    let outcome: Awaited<ReturnType<Git["threadHandoff"]>>;
-    let git: Git;
+    let outcome: Awaited<ReturnType<GitService["handoff"]>>;
     try {
-      git = await services();
-      outcome = await call(git, () =>
-        git.threadHandoff(
+      const git = await services();
+      outcome = await call(() =>
+        git.handoff(
           {
-            ...threadCheckout(git, c),
+            ...threadCheckout(c),
             threadId: c.threadId,
             agentDir,
             title,
@@ -335,11 +355,11 @@ export function registerGitMethods(server: AppServer): void {
     const c = checkout(params.threadId);
     requireIdle(c, "restore its worktree");
     const git = await services();
-    const settings = settingsOf(git);
-    const record = git.findWorktree(settings.root, c.cwd);
+    const settings = settingsOf(server);
+    const record = await git.findWorktree(settings, c.cwd);
     if (!record)
       throw invalidParams("The thread does not run in a managed worktree", { reason: "notWorktree" });
-    await call(git, () => git.restoreWorktree(settings, record.path));
+    await call(() => git.restoreWorktree(settings, record.path));
     if (c.thread) {
       c.thread.hold("The thread is being reloaded in its restored worktree; wait for thread/replaced");
       const thread = await relocate(server, c.thread, c.cwd, []);
@@ -436,12 +456,11 @@ export async function prepareWorkspace(
 ): Promise<PreparedWorkspace | undefined> {
   const joins = inManagedWorktree(server.worktreesRoot(), cwd);
   if (workspace?.mode !== "worktree" && !joins) return undefined;
-  const agentDir = server.options.agentDir;
-  const git = await services();
-  const settings = git.worktreeSettings(agentDir, server.worktrees.get());
+  const git = gitOf(server);
+  const settings = settingsOf(server);
   // The environment's setup runs once the thread exists, so its progress names the thread: creation only
   // checks the name and records it (an untrusted run skips the script).
-  const created = await call(git, () =>
+  const created = await call(() =>
     git.createWorktree({
       cwd,
       settings,
@@ -464,13 +483,13 @@ export async function prepareWorkspace(
         );
     },
     async opened(thread) {
-      git.touchWorktree(settings.root, created.record.path, thread.id);
+      await git.touchWorktree(settings, created.record.path, thread.id);
       const warnings: Warning[] = [];
       const name = created.joined ? undefined : created.record.environment;
       if (name !== undefined) {
         const project = created.record.projectCwd;
-        const run = await call(git, () =>
-          git.runEnvironmentScript(git.findEnvironment(project, name), "setup", {
+        const run = await call(() =>
+          git.runEnvironmentScript(project, name, "setup", {
             worktreePath: created.record.path,
             trusted: server.host.trust.trusted(project) === true,
             onOutput: progressTo(connection, thread.id),
@@ -501,10 +520,9 @@ export async function archiveWorkspace(
   connection: Connection,
 ): Promise<void> {
   if (!inManagedWorktree(server.worktreesRoot(), cwd)) return;
-  const agentDir = server.options.agentDir;
-  const git = await services();
-  const settings = git.worktreeSettings(agentDir, server.worktrees.get());
-  const record = git.findWorktree(settings.root, cwd);
+  const git = gitOf(server);
+  const settings = settingsOf(server);
+  const record = await git.findWorktree(settings, cwd);
   if (!record || record.deleted || !existsSync(record.path)) return;
   if (record.threadIds.some((id) => id !== threadId && server.findSession(id) !== undefined)) return;
   try {

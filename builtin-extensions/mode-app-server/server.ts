@@ -12,6 +12,7 @@
  * `KNIGHTCODE_APP_SERVER_UNLOAD_MS` environment variable changes it).
  */
 import {
+  type ExtensionServices,
   errorMessage,
   type HostServices,
   type ListedSession,
@@ -38,6 +39,8 @@ export interface AppServerOptions {
   agentDir: string;
   /** The stores and settings of any folder (`ModeContext.host`): sessions, settings, trust, packages, MCP. */
   host: HostServices;
+  /** The services of the server's own session (the git engine, the MCP client): `knightcode.services`. */
+  services?: ExtensionServices;
   /** Diagnostics for the server's log (stderr): never on a protocol stream. */
   log(message: string): void;
   unloadDelayMs?: number;

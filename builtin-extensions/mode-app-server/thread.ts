@@ -16,7 +16,9 @@ import type {
   AgentMessage,
   DialogOptions,
   ExtensionAPI,
+  ExtensionContext,
   ImageContent,
+  ModelRuntime,
   SessionController,
   SessionStreamEvent,
 } from "@knightcodeai/cli/kit";
@@ -149,8 +151,19 @@ export class LoadedThread {
   /** The thread's own extension API in its session (re-bound when `/reload` runs the factories again). */
   private api: ExtensionAPI | undefined;
 
+  /** The thread session's own context, from its `session_start` (again after each `/reload`). */
+  private context: ExtensionContext | undefined;
+
   bindApi(api: ExtensionAPI): void {
     this.api = api;
+    api.on("session_start", (_event, ctx) => {
+      this.context = ctx;
+    });
+  }
+
+  /** The thread session's own model runtime (its providers and keys), for calls outside the conversation. */
+  modelRuntime(): ModelRuntime | undefined {
+    return this.context?.modelRegistry;
   }
 
   attach(session: SessionController): void {

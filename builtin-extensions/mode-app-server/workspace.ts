@@ -1,15 +1,19 @@
 /**
- * What the host knows about workspaces without loading the git services: where managed worktrees live, which
+ * What the host knows about workspaces without the git engine: where managed worktrees live, which
  * one a cwd is in (`Thread.workspace`, `ThreadSummary.workspaceMode`), and the turn records `builtin:worktrees`
  * appends to a session (`Turn.files`, `turn/diff/updated`). All of it is synchronous and cheap: a listing of
  * many threads or the end of every turn pays a path check or a short walk, never a git call.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { HostServices, SessionController } from "@knightcodeai/cli/kit";
+import {
+  type HostServices,
+  type SessionController,
+  TURN_ENTRY_TYPE,
+  worktreeSettings,
+} from "@knightcodeai/cli/kit";
 
-/** The custom entry type `builtin:worktrees` records each turn under (the git services' `TURN_ENTRY_TYPE`). */
-export const TURN_ENTRY_TYPE = "worktrees.turn";
+export { TURN_ENTRY_TYPE };
 
 export interface TurnFiles {
   /** The id of the custom entry holding the record. */
@@ -55,12 +59,9 @@ export class WorktreesSetting {
     return value;
   }
 
-  /** `worktrees.root` (`~` is the home folder), else `<agentDir>/worktrees`: the git service's rule. */
+  /** `worktrees.root` (`~` is the home folder), else `<agentDir>/worktrees`: the kit's `worktreeSettings` rule. */
   root(): string {
-    const root = this.get().root;
-    return root
-      ? resolve(root.replace(/^~(?=$|\/)/, process.env.HOME ?? ""))
-      : join(this.host.agentDir, "worktrees");
+    return worktreeSettings(this.host.agentDir, this.get()).root;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The host's synchronous view of workspaces agrees with the git services it stands in for: the turn entry type,
+ * The host's synchronous view of workspaces agrees with the git engine it stands in for: the turn entry type,
  * where managed worktrees live, and which cwd lies in one.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -12,9 +12,9 @@ import {
   TURN_ENTRY_TYPE,
   WorktreesSetting,
 } from "../../../builtin-extensions/mode-app-server/workspace.js";
+import { TURN_ENTRY_TYPE as SERVICE_TURN_ENTRY_TYPE } from "../../../builtin-extensions/worktrees/git/turns.js";
+import { worktreeSettings } from "../../../builtin-extensions/worktrees/git/worktrees.js";
 import { createStandaloneHostServices } from "../../../hosts/sdk/session-plugins.js";
-import { TURN_ENTRY_TYPE as SERVICE_TURN_ENTRY_TYPE } from "../../../plugins/git/turns.js";
-import { worktreeSettings } from "../../../plugins/git/worktrees.js";
 
 describe("app-server workspaces (host side)", () => {
   let agentDir = "";
