@@ -2,10 +2,16 @@
  * `mcp/*`: the servers of the global `mcp.json` and, for an explicitly trusted project (a saved decision, not a
  * default), its `.knightcode/mcp.json`, through the host face's `mcp(cwd)` (the same files `/mcp` and `knightcode
  * mcp` change). Loaded threads pick the changes up when they next load; connections belong to each thread's MCP
- * client.
+ * client. `mcp/list` adds `status`: the servers of the app-server's own session's MCP client (the kit's
+ * `mcpClientService`, from `builtin:mcp` or a replacement) with their state.
  */
 import { resolve } from "node:path";
-import { errorMessage, type McpConfigAccess, type McpServerConfig } from "@knightcodeai/cli/kit";
+import {
+  errorMessage,
+  type McpConfigAccess,
+  type McpServerConfig,
+  mcpClientService,
+} from "@knightcodeai/cli/kit";
 import { invalidParams } from "./errors.js";
 import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
@@ -36,7 +42,21 @@ export function registerMcpMethods(server: AppServer): void {
     }
   };
 
-  m.register("mcp/list", R["mcp/list"], (params) => files(params.cwd).list());
+  m.register("mcp/list", R["mcp/list"], (params) => {
+    const listing = files(params.cwd).list();
+    // The live side: the MCP client of the server's own session, whichever extension provides it.
+    const client = server.options.services?.get(mcpClientService);
+    if (!client) return listing;
+    const status = client.servers().map((s) => ({
+      name: s.name,
+      state: s.state,
+      ...(s.transport !== undefined ? { transport: s.transport } : {}),
+      tools: s.tools,
+      source: s.source,
+      ...(s.error !== undefined ? { error: s.error } : {}),
+    }));
+    return { ...listing, status };
+  });
 
   m.register("mcp/update", R["mcp/update"], (params) => {
     const access = files(params.cwd);

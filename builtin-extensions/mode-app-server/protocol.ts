@@ -193,6 +193,22 @@ export const Resource = Obj(
   { $id: "Resource" },
 );
 
+/** One server as the app-server's own MCP client sees it now (`mcp/list`'s `status`). */
+export const McpServerStatus = Obj(
+  {
+    name: Str(),
+    state: Str({ description: "connecting, connected, failed, disabled, needs-auth, ... as the client names them" }),
+    transport: Opt(Str({ description: "stdio or http, once known" })),
+    tools: Num({ description: "Tools the server offers" }),
+    source: Type.Union([
+      Obj({ kind: Lit("file"), path: Str(), scope: Type.Union([Lit("global"), Lit("project")]) }),
+      Obj({ kind: Lit("extension"), owner: Str() }),
+    ]),
+    error: Opt(Str({ description: "Why it is not connected, when it failed" })),
+  },
+  { $id: "McpServerStatus" },
+);
+
 export interface MethodSpec {
   readonly description: string;
   readonly params: TSchema;
@@ -426,6 +442,12 @@ export const requestSpecs = {
       ),
       errors: Arr(Str()),
       paths: Obj({ global: Str(), project: Opt(Str()) }),
+      status: Opt(
+        Arr(McpServerStatus, {
+          description:
+            "The servers of the app-server's own MCP client (whichever extension provides it) as it sees them now; absent when none does",
+        }),
+      ),
     }),
   },
   "mcp/update": {
@@ -633,4 +655,5 @@ export const sharedSchemas = [
   ExtensionUi,
   ...gitSharedSchemas,
   Resource,
+  McpServerStatus,
 ] as const;
