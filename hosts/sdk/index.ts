@@ -4,7 +4,9 @@ export * from "../../builtin-extensions/core-tools/tools.js";
 export { resolveAgentDir as getAgentDir } from "../../plugins/settings/agent-dir.js";
 export {
   AppServerClient,
+  type AppServerClientOptions,
   type AppServerItem,
+  type AppServerMessageCheck,
   type AppServerMethod,
   type AppServerNotification,
   type AppServerNotificationName,
