@@ -68,7 +68,7 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
         global: settings.paths.global,
         ...(cwd !== undefined ? { project: settings.paths.project } : {}),
       },
-      errors: settings.warnings.map((w) => ({ ...warningOf(w), source: "settings" })) as never,
+      errors: settings.warnings.map((w) => ({ ...warningOf(w), source: "settings" as const })),
     };
   });
 

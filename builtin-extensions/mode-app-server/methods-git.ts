@@ -23,12 +23,12 @@ import {
 import type { Connection } from "./connection.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, textOf } from "./items.js";
-import { requestSpecs as R } from "./protocol.js";
+import { requestSpecs as R, type WarningWire } from "./protocol.js";
 import type { AppServer } from "./server.js";
 import type { LoadedThread } from "./thread.js";
 import { inManagedWorktree, TURN_ENTRY_TYPE } from "./workspace.js";
 
-type Warning = Record<string, unknown>;
+type Warning = WarningWire;
 
 /** Runs a service call; its `GitServiceError` becomes the protocol error of the same name and data. */
 async function call<T>(fn: () => Promise<T> | T): Promise<T> {
@@ -170,7 +170,7 @@ export function registerGitMethods(server: AppServer): void {
 
   m.register("thread/diff/read", R["thread/diff/read"], async ({ threadId, ...params }) => {
     const { git, thread } = await prepare(threadId, params.scope === "lastTurn" ? { lastTurn: {} } : {});
-    return (await call(() => git.readDiff(thread, params))) as never;
+    return await call(() => git.readDiff(thread, params));
   });
 
   m.register("thread/diff/revert", R["thread/diff/revert"], async ({ threadId, ...params }) => {
@@ -345,9 +345,9 @@ export function registerGitMethods(server: AppServer): void {
     if (c.thread) thread = await relocate(server, c.thread, outcome.cwd, warnings);
     else rewriteCwd(server, file, outcome.cwd);
     return {
-      thread: (thread ? thread.info() : server.threadInfo(c.threadId)) as never,
+      thread: thread ? thread.info() : server.threadInfo(c.threadId),
       ...(outcome.branch !== undefined ? { branch: outcome.branch } : {}),
-      warnings: warnings as never,
+      warnings: warnings,
     };
   });
 
@@ -363,10 +363,10 @@ export function registerGitMethods(server: AppServer): void {
     if (c.thread) {
       c.thread.hold("The thread is being reloaded in its restored worktree; wait for thread/replaced");
       const thread = await relocate(server, c.thread, c.cwd, []);
-      return { thread: thread.info() as never };
+      return { thread: thread.info() };
     }
     const { thread } = await server.load(c.threadId, connection);
-    return { thread: thread.info() as never };
+    return { thread: thread.info() };
   });
 }
 

@@ -44,7 +44,7 @@ export function registerThreadMethods(server: AppServer): void {
     if (workspace) warnings.push(...(await workspace.opened(thread)));
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
-    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
+    return { thread: info, warnings: warnings, ui: thread.ui.snapshot() };
   });
 
   m.register("thread/resume", R["thread/resume"], async (params, { connection }) => {
@@ -63,14 +63,14 @@ export function registerThreadMethods(server: AppServer): void {
     thread.subscribe(connection);
     const runningTurn = thread.runningTurn();
     return {
-      thread: thread.info() as never,
-      turns: history.turns as never,
+      thread: thread.info(),
+      turns: history.turns,
       ...(history.nextCursor ? { nextCursor: history.nextCursor } : {}),
-      ...(runningTurn ? { runningTurn: runningTurn as never } : {}),
+      ...(runningTurn ? { runningTurn: runningTurn } : {}),
       queue: thread.queueSnapshot(),
-      usage: thread.usage() as never,
+      usage: thread.usage(),
       ui: thread.ui.snapshot(),
-      warnings: warnings as never,
+      warnings: warnings,
     };
   });
 
@@ -94,7 +94,7 @@ export function registerThreadMethods(server: AppServer): void {
     thread.session.setSessionName(`${(name || "Untitled").slice(0, 200)} (fork)`);
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
-    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
+    return { thread: info, warnings: warnings, ui: thread.ui.snapshot() };
   });
 
   m.register("thread/list", R["thread/list"], (params) => {
@@ -118,18 +118,18 @@ export function registerThreadMethods(server: AppServer): void {
       return summary;
     });
     return {
-      data: data as never,
+      data: data,
       ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
     };
   });
 
   m.register("thread/read", R["thread/read"], (params) => {
     const thread = server.threadInfo(params.threadId);
-    if (!params.includeTurns) return { thread: thread as never };
+    if (!params.includeTurns) return { thread: thread };
     const page = server.pageHistory(server.history(params.threadId), undefined);
     return {
-      thread: thread as never,
-      turns: page.turns as never,
+      thread: thread,
+      turns: page.turns,
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
   });
@@ -173,7 +173,7 @@ export function registerThreadMethods(server: AppServer): void {
     const info = server.findSession(params.threadId, true);
     if (!info) throw threadNotFound(params.threadId);
     server.moveSessionFile(info.path, "active");
-    return { thread: server.threadInfo(params.threadId) as never };
+    return { thread: server.threadInfo(params.threadId) };
   });
 
   m.register("thread/delete", R["thread/delete"], (params) => {
@@ -211,14 +211,14 @@ export function registerThreadMethods(server: AppServer): void {
 
   m.register("turn/start", R["turn/start"], (params, { connection, afterResponse }) => {
     const thread = subscribed(params.threadId, connection);
-    const started = thread.startTurn(params.input as never, params.clientMessageId, params.comments);
+    const started = thread.startTurn(params.input, params.clientMessageId, params.comments);
     afterResponse(started.announce);
-    return { turn: started.turn as never };
+    return { turn: started.turn };
   });
 
   m.register("turn/steer", R["turn/steer"], (params, { connection }) => {
     const thread = subscribed(params.threadId, connection);
-    return { turnId: thread.steer(params.input as never, params.expectedTurnId) };
+    return { turnId: thread.steer(params.input, params.expectedTurnId) };
   });
 
   m.register("turn/interrupt", R["turn/interrupt"], (params) => {
@@ -229,7 +229,7 @@ export function registerThreadMethods(server: AppServer): void {
   m.register("turn/queue/add", R["turn/queue/add"], (params, { connection }) => {
     const thread = subscribed(params.threadId, connection);
     return {
-      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments),
+      id: thread.enqueue(params.input, params.clientMessageId, params.comments),
     };
   });
 
@@ -248,7 +248,7 @@ export function registerThreadMethods(server: AppServer): void {
       },
       threads: [...server.threads.values()].map((t) => ({
         id: t.id,
-        status: t.getStatus() as never,
+        status: t.getStatus(),
         subscribers: t.subscriberCount(),
         queued: t.queuedCount(),
       })),

@@ -6,7 +6,7 @@
  * Shapes follow docs/app-server.md (the spec's known parts, Codex's conventions for the rest). Times are epoch
  * milliseconds.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
 
@@ -197,7 +197,9 @@ export const Resource = Obj(
 export const McpServerStatus = Obj(
   {
     name: Str(),
-    state: Str({ description: "connecting, connected, failed, disabled, needs-auth, ... as the client names them" }),
+    state: Str({
+      description: "connecting, connected, failed, disabled, needs-auth, ... as the client names them",
+    }),
     transport: Opt(Str({ description: "stdio or http, once known" })),
     tools: Num({ description: "Tools the server offers" }),
     source: Type.Union([
@@ -633,6 +635,22 @@ export const serverRequestSpecs = {
     }),
   },
 } as const satisfies Record<string, MethodSpec>;
+
+/** The protocol's shapes as TypeScript types: what the handlers build and return. */
+export type ThreadStatusWire = Static<typeof ThreadStatus>;
+export type WarningWire = Static<typeof Warning>;
+export type ThreadWire = Static<typeof Thread>;
+export type ThreadSummaryWire = Static<typeof ThreadSummary>;
+export type UserInputWire = Static<typeof UserInput>;
+export type ReviewCommentWire = Static<typeof ReviewComment>;
+export type ItemWire = Static<typeof ThreadItem>;
+export type TurnWire = Static<typeof Turn>;
+export type QueueSnapshotWire = Static<typeof QueueSnapshot>;
+export type TokenUsageWire = Static<typeof TokenUsage>;
+export type ExtensionUiWire = Static<typeof ExtensionUi>;
+export type ThreadWorkspaceWire = Static<typeof ThreadWorkspace>;
+export type ParamsOf<M extends RequestName> = Static<(typeof requestSpecs)[M]["params"]>;
+export type ResultOf<M extends RequestName> = Static<(typeof requestSpecs)[M]["result"]>;
 
 export type RequestName = keyof typeof requestSpecs;
 export type NotificationName = keyof typeof notificationSpecs;

@@ -25,6 +25,7 @@ import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { registerThreadMethods } from "./methods-threads.js";
 import { registerUiMethods } from "./methods-ui.js";
+import type { ThreadSummaryWire, ThreadWire, WarningWire } from "./protocol.js";
 import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
 import { LoadedThread, type ThreadStatus } from "./thread.js";
 import { cleanText } from "./ui.js";
@@ -47,19 +48,8 @@ export interface AppServerOptions {
   queueLimitBytes?: number;
 }
 
-export interface Summary {
-  id: string;
-  name?: string;
-  preview: string;
-  cwd: string;
-  createdAt: number;
-  updatedAt: number;
-  status: ThreadStatus;
-  forkedFromId?: string;
-  messageCount: number;
-  workspaceMode?: "worktree";
-  path: string;
-}
+/** A listed thread, and its file. */
+export type Summary = ThreadSummaryWire & { path: string };
 
 export class AppServer {
   readonly methods = new MethodRegistry();
@@ -222,9 +212,9 @@ export class AppServer {
     initiator: Connection | undefined,
   ): Promise<{
     thread: LoadedThread;
-    warnings: Record<string, unknown>[];
+    warnings: WarningWire[];
   }> {
-    const warnings: Record<string, unknown>[] = [];
+    const warnings: WarningWire[] = [];
     const thread = new LoadedThread("", this.threadHost);
     thread.loadWarnings = warnings;
     if (initiator) thread.subscribe(initiator);
@@ -278,7 +268,7 @@ export class AppServer {
   async load(
     threadId: string,
     initiator: Connection | undefined,
-  ): Promise<{ thread: LoadedThread; warnings: Record<string, unknown>[] }> {
+  ): Promise<{ thread: LoadedThread; warnings: WarningWire[] }> {
     const existing = this.loaded(threadId);
     if (existing) {
       if (initiator) existing.subscribe(initiator);
@@ -368,7 +358,7 @@ export class AppServer {
   }
 
   /** A thread for the wire: live when loaded, from its file otherwise. */
-  threadInfo(threadId: string): Record<string, unknown> {
+  threadInfo(threadId: string): ThreadWire {
     const loaded = this.loaded(threadId);
     if (loaded) return loaded.info();
     const active = this.findSession(threadId);
@@ -480,7 +470,7 @@ function errorReply(id: unknown, code: number, message: string, name: string): R
 }
 
 /** A session diagnostic as a structured warning: "settings: ..." and file:line:column references are picked out. */
-export function warningOf(message: string): Record<string, unknown> {
+export function warningOf(message: string): WarningWire {
   const source = /settings/i.test(message)
     ? "settings"
     : /trust/i.test(message)

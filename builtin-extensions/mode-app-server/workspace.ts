@@ -12,6 +12,7 @@ import {
   TURN_ENTRY_TYPE,
   worktreeSettings,
 } from "@knightcodeai/cli/kit";
+import type { ThreadWorkspaceWire } from "./protocol.js";
 
 export { TURN_ENTRY_TYPE };
 
@@ -89,7 +90,7 @@ export function inManagedWorktree(root: string, cwd: string): boolean {
 }
 
 /** `Thread.workspace` of a thread whose cwd is `cwd`. */
-export function describeWorkspace(root: string, cwd: string): Record<string, unknown> {
+export function describeWorkspace(root: string, cwd: string): ThreadWorkspaceWire {
   const id = worktreeId(root, cwd);
   if (id === undefined) return { mode: "local" };
   let record: { path?: unknown; projectCwd?: unknown; deleted?: unknown } = {};
