@@ -251,6 +251,9 @@ export type McpServerStatus = {
   error?: string;
 };
 
+/** The error's name (`error.data.code`); `error.code` is its JSON-RPC number. */
+export type ErrorCode = "parseError" | "invalidRequest" | "methodNotFound" | "invalidParams" | "internal" | "overloaded" | "notInitialized" | "alreadyInitialized" | "threadNotFound" | "threadLocked" | "turnMismatch" | "turnInProgress" | "noActiveTurn" | "versionConflict" | "authRequired" | "toolMissing" | "notGitRepo" | "gitConflict";
+
 /** The handshake; the first request of every connection */
 export type InitializeParams = {
   clientInfo: {
