@@ -21,8 +21,10 @@ import {
   VERSION,
 } from "@knightcodeai/cli/kit";
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
+import type { ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
+import { gitOf } from "./methods-git.js";
 import { registerThreadMethods } from "./methods-threads.js";
 import { registerUiMethods } from "./methods-ui.js";
 import type { ThreadSummaryWire, ThreadWire, WarningWire } from "./protocol.js";
@@ -200,6 +202,18 @@ export class AppServer {
     idleWithoutSubscribers: (thread: LoadedThread) => this.scheduleUnload(thread),
     describeWorkspace: (cwd: string) => describeWorkspace(this.worktreesRoot(), cwd),
   };
+
+  /** What a method handler may use (context.ts). */
+  context(): ServerContext {
+    return {
+      host: this.host,
+      threads: this,
+      git: () => gitOf(this),
+      log: (message) => this.options.log(message),
+      agentDir: this.options.agentDir,
+      openSession: (options) => this.options.openSession(options),
+    };
+  }
 
   /** Where managed worktrees live (`worktrees.root`), as the global settings say now. */
   worktreesRoot(): string {
