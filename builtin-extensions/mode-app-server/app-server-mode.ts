@@ -38,16 +38,18 @@ export async function runAppServer(
     agentDir,
     host,
     services,
+    session: ctx.session,
+    hostContext,
     log,
     ...(Number.isFinite(unload) && unload >= 0 && process.env.KNIGHTCODE_APP_SERVER_UNLOAD_MS
       ? { unloadDelayMs: unload }
       : {}),
     ...(Number.isFinite(queue) && queue > 0 ? { queueLimitBytes: queue } : {}),
   });
-  registerConfigMethods(server, { session: ctx.session });
+  registerConfigMethods(server);
   registerMcpMethods(server);
   registerGitMethods(server);
-  registerResourceMethods(server, { context: hostContext });
+  registerResourceMethods(server);
   // Other extensions of this session add their methods once the service appears (and lose them when it goes).
   const methods: AppServerMethods = {
     register: (name, spec, handler) =>

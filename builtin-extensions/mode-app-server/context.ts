@@ -3,7 +3,14 @@
  * (the host face, the thread registry, the git service, the log), its params and the call; it returns its result,
  * typed from the protocol (`ResultOf<M>`), so the compiler checks every result against the schema's type.
  */
-import type { GitService, HostServices, ModeSessionOptions, SessionController } from "@knightcodeai/cli/kit";
+import type {
+  ExtensionContext,
+  GitService,
+  HostServices,
+  McpClient,
+  ModeSessionOptions,
+  SessionController,
+} from "@knightcodeai/cli/kit";
 import type { ParamsOf, RequestName, ResultOf } from "./protocol.js";
 import { requestSpecs } from "./protocol.js";
 import type { CallContext, MethodRegistry } from "./registry.js";
@@ -47,6 +54,12 @@ export interface ServerContext {
   readonly agentDir: string;
   /** Opens another session (the in-memory ones `tool/list` and `command/list` ask). */
   openSession(options: ModeSessionOptions): Promise<SessionController>;
+  /** The server's own session (its commands), when the host gave it. */
+  readonly session: SessionController | undefined;
+  /** The server's own session's extension context (its `tools.json` declarations, its models), once it started. */
+  hostContext(): ExtensionContext | undefined;
+  /** The MCP client of the server's own session, when an extension provides one. */
+  mcpClient(): McpClient | undefined;
 }
 
 export type MethodHandler<M extends RequestName> = (

@@ -9,8 +9,8 @@
  */
 import { resolve } from "node:path";
 import { type ExtensionAPI, KernelError, type SessionController } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method } from "./context.js";
 import { AppServerError, invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import { type AppServer, warningOf } from "./server.js";
 
 type Json = Record<string, unknown>;
@@ -38,14 +38,12 @@ function setPath(target: Json, path: readonly string[], value: unknown): void {
   else node[last] = value;
 }
 
-export function registerConfigMethods(server: AppServer, host: { session: SessionController }): void {
-  const m = server.methods;
-  const face = server.host;
-
-  m.register("config/read", R["config/read"], (params) => {
+/** The settings, trust, tool and command methods, one row each. */
+export const configMethods: MethodRow[] = [
+  method("config/read", (ctx, params) => {
     const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
     // The host's settings read the project's file only when the folder is trusted.
-    const settings = face.settings.read(cwd);
+    const settings = ctx.host.settings.read(cwd);
     const merged: Json = {};
     const origins: Record<string, "global" | "project"> = {};
     for (const key of leaves(settings.all() as Json)) {
@@ -56,7 +54,7 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
     }
     return {
       settings: merged,
-      defaults: { ...face.settings.defaults() },
+      defaults: { ...ctx.host.settings.defaults() },
       origins,
       versions: {
         global: settings.versions.global ?? "none",
@@ -70,11 +68,11 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
       },
       errors: settings.warnings.map((w) => ({ ...warningOf(w), source: "settings" as const })),
     };
-  });
+  }),
 
-  m.register("config/write", R["config/write"], (params) => {
+  method("config/write", (ctx, params) => {
     try {
-      return face.settings.write({
+      return ctx.host.settings.write({
         scope: params.scope,
         ...(params.cwd !== undefined ? { cwd: resolve(params.cwd) } : {}),
         key: params.key,
@@ -88,25 +86,25 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
       if (reason === "version") throw new AppServerError("versionConflict", error.message, data);
       throw invalidParams(error.message, { ...data, reason: typeof reason === "string" ? reason : "value" });
     }
-  });
+  }),
 
-  m.register("project/trust/read", R["project/trust/read"], async (params) => {
+  method("project/trust/read", async (ctx, params) => {
     const cwd = resolve(params.cwd);
-    const protectedInputs = await face.trust.protectedInputs(cwd);
-    return { trusted: face.trust.trusted(cwd), needsTrust: protectedInputs.length > 0 };
-  });
+    const protectedInputs = await ctx.host.trust.protectedInputs(cwd);
+    return { trusted: ctx.host.trust.trusted(cwd), needsTrust: protectedInputs.length > 0 };
+  }),
 
-  m.register("project/trust/write", R["project/trust/write"], (params) => {
-    face.trust.save(resolve(params.cwd), params.trusted);
+  method("project/trust/write", (ctx, params) => {
+    ctx.host.trust.save(resolve(params.cwd), params.trusted);
     return {};
-  });
+  }),
 
-  m.register("tool/list", R["tool/list"], async (params) => {
+  method("tool/list", async (ctx, params) => {
     // An in-memory session (in cwd, or in the agent dir for a project-less one) with one more extension that
     // reads what the others registered.
     let api: ExtensionAPI | undefined;
-    const session = await server.options.openSession({
-      cwd: params.cwd !== undefined ? resolve(params.cwd) : face.agentDir,
+    const session = await ctx.openSession({
+      cwd: params.cwd !== undefined ? resolve(params.cwd) : ctx.host.agentDir,
       inMemory: true,
       warn: () => {},
       extensions: [
@@ -120,17 +118,17 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
         .filter((t) => t.exposure !== "hidden")
         .map((t) => ({ name: t.name, description: t.description, source: t.owner }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const defaults = face.settings.read().get("defaultTools");
+      const defaults = ctx.host.settings.read().get("defaultTools");
       return { tools, defaultTools: resolveDefaultTools(stringsOf(defaults)) };
     } finally {
       await session.dispose();
     }
-  });
+  }),
 
-  m.register("command/list", R["command/list"], async (params) => {
+  method("command/list", async (ctx, params) => {
     // Without cwd, the server's own session answers; with one, an in-memory session there (nothing is written).
-    if (params.cwd === undefined) return { commands: describeCommands(host.session) };
-    const session = await server.options.openSession({
+    if (params.cwd === undefined) return { commands: ctx.session ? describeCommands(ctx.session) : [] };
+    const session = await ctx.openSession({
       cwd: resolve(params.cwd),
       inMemory: true,
       warn: () => {},
@@ -140,7 +138,11 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
     } finally {
       await session.dispose();
     }
-  });
+  }),
+];
+
+export function registerConfigMethods(server: AppServer): void {
+  installMethods(server, configMethods);
 }
 
 /** The built-in default set of active tools, before the `defaultTools` setting's `+name`/`-name`. */

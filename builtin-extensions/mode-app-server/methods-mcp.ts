@@ -8,17 +8,16 @@
 import { resolve } from "node:path";
 import {
   errorMessage,
+  type HostServices,
   type McpConfigAccess,
   type McpServerConfig,
-  mcpClientService,
 } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method } from "./context.js";
 import { invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
 
-export function registerMcpMethods(server: AppServer): void {
-  const m = server.methods;
-  const host = server.host;
+/** The `mcp.json` helpers the handlers share, over the host face. */
+function mcpFiles(host: HostServices) {
   /** The host face reads a project's file only for a saved decision to trust it (not a default). */
   const files = (cwd: string | undefined): McpConfigAccess =>
     host.mcp(cwd !== undefined ? resolve(cwd) : undefined);
@@ -41,11 +40,16 @@ export function registerMcpMethods(server: AppServer): void {
       throw invalidParams(errorMessage(error), { reason: "config" });
     }
   };
+  return { files, writable, refusal };
+}
 
-  m.register("mcp/list", R["mcp/list"], (params) => {
+/** The `mcp/*` methods, one row each. */
+export const mcpMethods: MethodRow[] = [
+  method("mcp/list", (ctx, params) => {
+    const { files } = mcpFiles(ctx.host);
     const listing = files(params.cwd).list();
     // The live side: the MCP client of the server's own session, whichever extension provides it.
-    const client = server.options.services?.get(mcpClientService);
+    const client = ctx.mcpClient();
     if (!client) return listing;
     const status = client.servers().map((s) => ({
       name: s.name,
@@ -56,9 +60,10 @@ export function registerMcpMethods(server: AppServer): void {
       ...(s.error !== undefined ? { error: s.error } : {}),
     }));
     return { ...listing, status };
-  });
+  }),
 
-  m.register("mcp/update", R["mcp/update"], (params) => {
+  method("mcp/update", (ctx, params) => {
+    const { files, refusal } = mcpFiles(ctx.host);
     const access = files(params.cwd);
     const entry = access.list().servers.find((s) => s.name === params.name);
     if (!entry) throw invalidParams(`No MCP server named "${params.name}"`, { reason: "name" });
@@ -70,15 +75,21 @@ export function registerMcpMethods(server: AppServer): void {
     };
     refusal(() => access.update(scope, params.name, change));
     return { path: entry.override ?? entry.source };
-  });
+  }),
 
-  m.register("mcp/add", R["mcp/add"], (params) => {
+  method("mcp/add", (ctx, params) => {
+    const { writable, refusal } = mcpFiles(ctx.host);
     const access = writable(params.scope, params.cwd);
     return refusal(() => access.add(params.scope, params.name, params.config));
-  });
+  }),
 
-  m.register("mcp/remove", R["mcp/remove"], (params) => {
+  method("mcp/remove", (ctx, params) => {
+    const { writable, refusal } = mcpFiles(ctx.host);
     const access = writable(params.scope, params.cwd);
     return refusal(() => access.remove(params.scope, params.name));
-  });
+  }),
+];
+
+export function registerMcpMethods(server: AppServer): void {
+  installMethods(server, mcpMethods);
 }

@@ -4,34 +4,33 @@
  * fresh on every call, so a change made by the CLI or another client shows at once.
  */
 import { resolve } from "node:path";
-import {
-  type ExtensionContext,
-  errorMessage,
-  KernelError,
-  type PackageResource,
-} from "@knightcodeai/cli/kit";
+import { errorMessage, KernelError, type PackageResource } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method, type ServerContext } from "./context.js";
 import { invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
 
-export interface ResourceMethodsHost {
-  /** The server's own session context, for the classifier models with credentials. */
-  context(): ExtensionContext | undefined;
+/** tools.json with the tools the server's own session declared (its extensions, replacements included). */
+function toolSettings(ctx: ServerContext) {
+  const host = ctx.hostContext();
+  if (!host) throw new Error("The app-server's session is not open");
+  return host.toolSettings;
 }
 
-export function registerResourceMethods(server: AppServer, host: ResourceMethodsHost): void {
-  const m = server.methods;
+/** What a thread in cwd (or a project-less one) would find; project resources only when trusted. */
+async function resources(
+  ctx: ServerContext,
+  cwd: string | undefined,
+): Promise<{ list: PackageResource[]; untrusted?: string }> {
+  const found = await ctx.host.packages.resources(cwd !== undefined ? resolve(cwd) : undefined);
+  for (const warning of found.warnings) ctx.log(`resource/list: ${warning}`);
+  return { list: found.resources, ...(found.untrusted !== undefined ? { untrusted: found.untrusted } : {}) };
+}
 
-  /** tools.json with the tools the server's own session declared (its extensions, replacements included). */
-  const toolSettings = () => {
-    const ctx = host.context();
-    if (!ctx) throw new Error("The app-server's session is not open");
-    return ctx.toolSettings;
-  };
-
-  m.register("tool/settings/read", R["tool/settings/read"], () => {
-    const listing = toolSettings().list();
-    const models = host.context()?.modelRegistry;
+/** The `tool/settings/*` and `resource/*` methods, one row each. */
+export const resourceMethods: MethodRow[] = [
+  method("tool/settings/read", (ctx) => {
+    const listing = toolSettings(ctx).list();
+    const models = ctx.hostContext()?.modelRegistry;
     const classifiers = (models?.getAvailableClassifiers() ?? []).map((c) => ({
       provider: c.provider,
       id: c.model,
@@ -42,37 +41,25 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
       classifiers,
       ...(listing.warning ? { warning: listing.warning } : {}),
     };
-  });
+  }),
 
-  m.register("tool/settings/write", R["tool/settings/write"], (params) => {
+  method("tool/settings/write", (ctx, params) => {
     try {
-      toolSettings().write(params.name, params.key, params.value);
+      toolSettings(ctx).write(params.name, params.key, params.value);
     } catch (error) {
       if (!(error instanceof KernelError) || error.code !== "KC_ERR_TOOL_SETTINGS") throw error;
       // A malformed tools.json is left alone; the client shows why the write failed.
       throw invalidParams(error.message, { reason: error.data?.reason === "config" ? "config" : "setting" });
     }
     return {};
-  });
+  }),
 
-  /** What a thread in cwd (or a project-less one) would find; project resources only when trusted. */
-  const resources = async (
-    cwd: string | undefined,
-  ): Promise<{ list: PackageResource[]; untrusted?: string }> => {
-    const found = await server.host.packages.resources(cwd !== undefined ? resolve(cwd) : undefined);
-    for (const warning of found.warnings) server.options.log(`resource/list: ${warning}`);
-    return {
-      list: found.resources,
-      ...(found.untrusted !== undefined ? { untrusted: found.untrusted } : {}),
-    };
-  };
+  method("resource/list", async (ctx, params) => {
+    return { resources: (await resources(ctx, params.cwd)).list };
+  }),
 
-  m.register("resource/list", R["resource/list"], async (params) => {
-    return { resources: (await resources(params.cwd)).list };
-  });
-
-  m.register("resource/set", R["resource/set"], async (params) => {
-    const { list, untrusted } = await resources(params.cwd);
+  method("resource/set", async (ctx, params) => {
+    const { list, untrusted } = await resources(ctx, params.cwd);
     const wanted = resolve(params.path);
     const resource = list.find(
       (r) => r.type === params.type && (r.path === params.path || r.path === wanted),
@@ -85,7 +72,7 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
         { reason: "path" },
       );
     try {
-      server.host.packages.setEnabled(
+      ctx.host.packages.setEnabled(
         resource,
         params.enabled,
         params.cwd !== undefined ? resolve(params.cwd) : undefined,
@@ -96,5 +83,9 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
       throw error;
     }
     return { resource: { ...resource, enabled: params.enabled } };
-  });
+  }),
+];
+
+export function registerResourceMethods(server: AppServer): void {
+  installMethods(server, resourceMethods);
 }

@@ -12,11 +12,13 @@
  * `KNIGHTCODE_APP_SERVER_UNLOAD_MS` environment variable changes it).
  */
 import {
+  type ExtensionContext,
   type ExtensionServices,
   errorMessage,
   type HostServices,
   type ListedSession,
   type ModeSessionOptions,
+  mcpClientService,
   type SessionController,
   VERSION,
 } from "@knightcodeai/cli/kit";
@@ -44,6 +46,9 @@ export interface AppServerOptions {
   host: HostServices;
   /** The services of the server's own session (the git engine, the MCP client): `knightcode.services`. */
   services?: ExtensionServices;
+  /** The server's own session, and its extension context once it started. */
+  session?: SessionController;
+  hostContext?: () => ExtensionContext | undefined;
   /** Diagnostics for the server's log (stderr): never on a protocol stream. */
   log(message: string): void;
   unloadDelayMs?: number;
@@ -212,6 +217,9 @@ export class AppServer {
       log: (message) => this.options.log(message),
       agentDir: this.options.agentDir,
       openSession: (options) => this.options.openSession(options),
+      session: this.options.session,
+      hostContext: () => this.options.hostContext?.(),
+      mcpClient: () => this.options.services?.get(mcpClientService),
     };
   }
 

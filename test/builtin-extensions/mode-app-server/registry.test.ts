@@ -27,10 +27,10 @@ describe("app-server method table", () => {
       host: createStandaloneHostServices({ agentDir: dir }),
       log: () => {},
     });
-    registerConfigMethods(s, { session: undefined as never });
+    registerConfigMethods(s);
     registerMcpMethods(s);
     registerGitMethods(s);
-    registerResourceMethods(s, { context: () => undefined });
+    registerResourceMethods(s);
     return s;
   }
 
