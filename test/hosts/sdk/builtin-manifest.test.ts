@@ -8,11 +8,11 @@ import { builtinSources } from "../../../hosts/sdk/builtin-extensions.js";
 import { BUILTIN_MANIFEST } from "../../../hosts/sdk/builtin-manifest.js";
 import type { ExtensionAPI } from "../../../kernel/index.js";
 
-/** An ExtensionAPI whose every method (also of `events` and `log`) records its call and returns nothing. */
+/** An ExtensionAPI whose every method (also of `events`, `log` and `services`) records its call and returns nothing. */
 function recordingApi(calls: [string, unknown[]][], prefix = ""): ExtensionAPI {
   return new Proxy({} as ExtensionAPI, {
     get: (_target, method) =>
-      method === "events" || method === "log"
+      method === "events" || method === "log" || method === "services"
         ? recordingApi(calls, `${String(method)}.`)
         : (...args: unknown[]) => {
             calls.push([`${prefix}${String(method)}`, args]);
