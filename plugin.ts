@@ -45,8 +45,16 @@ export {
   type ResolvedResources,
 } from "./plugins/packages/package-manager.js";
 export { type PackageSource, PackageSourceError, parsePackageSource } from "./plugins/packages/source.js";
+export type {
+  CatalogEntry,
+  CatalogPageOptions,
+  CatalogSession,
+  SessionCatalog,
+} from "./plugins/session-store/catalog.js";
 export { SessionManager } from "./plugins/session-store/session-manager.js";
 export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";
+export { mcpFilePaths } from "./plugins/settings/mcp-config.js";
+export { addMcpServer, listMcpServers, removeMcpServer } from "./plugins/settings/mcp-files.js";
 export type { LoadSettingsOptions, Settings } from "./plugins/settings/settings.js";
 export type { ProjectTrustDecision, ResolveProjectTrustOptions } from "./plugins/settings/trust.js";
 export {

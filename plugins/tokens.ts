@@ -6,7 +6,13 @@
  * the service resolves it through its token, so the replacement is used everywhere.
  */
 
-import type { McpConfigAccess, PackageResource, SavedTrust } from "../kernel/index.js";
+import type {
+  McpConfigAccess,
+  PackageResource,
+  SavedTrust,
+  SessionEntry,
+  SessionHeader,
+} from "../kernel/index.js";
 import { rootToken as root, sessionToken as session } from "../kernel/index.js";
 import type { AgentSession } from "./agent-loop/agent-session.js";
 import type { CommandRegistry } from "./command-registry/command-registry.js";
@@ -15,6 +21,7 @@ import type { ModeRegistry } from "./mode-registry/mode-registry.js";
 import type { ModelService } from "./model-registry/model-service.js";
 import type { ProviderStore } from "./model-registry/provider-store.js";
 import type { ResolvedResources, ResolveOptions } from "./packages/package-manager.js";
+import type { SessionCatalog } from "./session-store/catalog.js";
 import type {
   CreateSessionOptions,
   OpenSessionOptions,
@@ -51,6 +58,20 @@ export interface SessionStore {
   unarchive(path: string, options: SessionLocation): string;
   /** Deletes an archived session. */
   remove(path: string, options: SessionLocation): void;
+  /**
+   * The listing of a location kept in memory (file names and modification times, watched for changes) and read
+   * only as far as a page needs: for hosts that list thousands of sessions often. A new one per call; the caller
+   * closes it.
+   */
+  catalog(options: SessionLocation): SessionCatalog;
+  /** A session file's header; undefined when it is not a readable session. */
+  header(path: string): SessionHeader | undefined;
+  /** The header and the active branch of a stored session, read without opening it (no lock taken). */
+  readBranch(path: string): { header: SessionHeader; entries: SessionEntry[] };
+  /** Writes a new session next to `path` holding `entries` (default: its active branch), `path` as its parent. */
+  fork(path: string, entries?: readonly SessionEntry[]): { path: string; id: string };
+  /** Points a session nobody has open at another working folder (its header's `cwd`). */
+  setCwd(path: string, cwd: string): void;
 }
 
 /** Reads and merges the settings files (global, then the project's once it is trusted) with the host's overrides. */

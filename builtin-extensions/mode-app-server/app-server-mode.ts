@@ -4,8 +4,10 @@
  * shut down in order before the process exits.
  */
 import {
+  type AppServerMethods,
+  appServerService,
   type ExtensionContext,
-  type ExtensionEventBus,
+  type ExtensionServices,
   errorMessage,
   JsonlReader,
   type ModeContext,
@@ -14,24 +16,15 @@ import { registerConfigMethods } from "./methods-config.js";
 import { registerGitMethods } from "./methods-git.js";
 import { registerMcpMethods } from "./methods-mcp.js";
 import { registerResourceMethods } from "./methods-resources.js";
-import type { MethodSpec } from "./protocol.js";
-import type { Handler } from "./registry.js";
 import { AppServer } from "./server.js";
-
-/** What the `app-server.register` channel carries (see index.ts). */
-export interface AppServerContribution {
-  register<S extends MethodSpec>(name: string, spec: S, handler: Handler<S>): () => void;
-  /** The session of a loaded thread, for methods that act on one (undefined when it is not loaded). */
-  threadSession(threadId: string): import("@knightcodeai/cli/kit").SessionController | undefined;
-}
 
 export async function runAppServer(
   ctx: ModeContext,
-  events: ExtensionEventBus,
+  services: ExtensionServices,
   hostContext: () => ExtensionContext | undefined = () => undefined,
 ): Promise<number> {
-  const { openSession, agentDir } = ctx;
-  if (!openSession || !agentDir) {
+  const { openSession, agentDir, host } = ctx;
+  if (!openSession || !agentDir || !host) {
     ctx.io.stderr.write(
       "knightcode: the app-server needs a host that can open sessions (run `knightcode app-server`)\n",
     );
@@ -43,21 +36,29 @@ export async function runAppServer(
   const server = new AppServer({
     openSession,
     agentDir,
+    host,
+    services,
+    session: ctx.session,
+    hostContext,
     log,
     ...(Number.isFinite(unload) && unload >= 0 && process.env.KNIGHTCODE_APP_SERVER_UNLOAD_MS
       ? { unloadDelayMs: unload }
       : {}),
     ...(Number.isFinite(queue) && queue > 0 ? { queueLimitBytes: queue } : {}),
   });
-  registerConfigMethods(server, { session: ctx.session });
+  registerConfigMethods(server);
   registerMcpMethods(server);
   registerGitMethods(server);
-  registerResourceMethods(server, { context: hostContext });
-  const contribution: AppServerContribution = {
-    register: (name, spec, handler) => server.methods.register(name, spec, handler),
+  registerResourceMethods(server);
+  // Other extensions of this session add their methods once the service appears (and lose them when it goes).
+  const methods: AppServerMethods = {
+    register: (name, spec, handler) =>
+      server.methods.register(name, spec, (params, call) =>
+        handler(params, { connectionId: call.connection.id, afterResponse: call.afterResponse }),
+      ),
     threadSession: (threadId) => server.loaded(threadId)?.session,
   };
-  events.emit("app-server.register", contribution);
+  const stopProviding = services.provide(appServerService, () => methods);
 
   const stdout = ctx.io.stdout;
   const stdio = server.connect({
@@ -75,6 +76,7 @@ export async function runAppServer(
       listener = await listenWebSocket(server, ctx.options.listen, log);
     } catch (error) {
       log(errorMessage(error));
+      stopProviding();
       await server.close();
       return 2;
     }
@@ -106,6 +108,7 @@ export async function runAppServer(
         stop.signal.addEventListener("abort", () => resolve(), { once: true }),
       );
   } finally {
+    stopProviding();
     ctx.signal.removeEventListener("abort", onSignal);
     await listener?.close();
     stdio.close("end of input");

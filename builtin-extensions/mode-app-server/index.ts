@@ -3,8 +3,8 @@
  * process (docs/app-server.md). The factory registers only the name and a loader, so another mode never loads
  * the server's code.
  *
- * Other extensions add methods through the `app-server.register` channel of `knightcode.events`: the server
- * emits it once when it starts, with `{register(name, spec, handler), threads}` (see docs/app-server.md).
+ * While it serves, the mode provides `appServerService` (the kit's typed reference): other extensions of the
+ * server's own session watch it and add methods with `register(name, spec, handler)` (see docs/app-server.md).
  */
 import type { ExtensionAPI, ExtensionContext } from "@knightcodeai/cli/kit";
 
@@ -18,6 +18,6 @@ export default function (knightcode: ExtensionAPI): void {
     description: "JSON-RPC over stdio (and WebSocket with --listen) for desktop and editor clients",
     readsStdin: false,
     run: async (ctx) =>
-      (await import("./app-server-mode.js")).runAppServer(ctx, knightcode.events, () => context),
+      (await import("./app-server-mode.js")).runAppServer(ctx, knightcode.services, () => context),
   });
 }

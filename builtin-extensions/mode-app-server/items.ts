@@ -10,6 +10,15 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, SessionEntry } from "@knightcodeai/cli/kit";
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import {
+  type ItemWire,
+  ReviewComment,
+  type ReviewCommentWire,
+  type TurnWire,
+  type UserInputWire,
+} from "./protocol.js";
 import { turnFilesOfEntry } from "./workspace.js";
 
 export const ITEM_INLINE_BYTES = 64 * 1024;
@@ -18,15 +27,11 @@ export const RESPONSE_BYTES = 1024 * 1024;
 /** What a response envelope (ids, the thread, snapshots) may take beside the turns. */
 export const ENVELOPE_RESERVE_BYTES = 64 * 1024;
 
-export type Item = Record<string, unknown> & { type: string; id: string };
-export interface Turn {
-  id: string;
-  status: "inProgress" | "completed" | "interrupted" | "failed";
-  items: Item[];
-  error?: { message: string };
-  /** Files changed while the turn ran, from its `worktrees.turn` record. */
-  files?: { path: string; additions: number; deletions: number }[];
-}
+/** An item as the protocol sends it (`ThreadItem`). */
+export type Item = ItemWire;
+export type ToolCallItem = Extract<Item, { type: "toolCall" }>;
+/** A turn as the protocol sends it; `files` are from its `worktrees.turn` record. */
+export type Turn = TurnWire;
 
 /** Values sent by reference, per thread; kept while the thread is loaded. */
 export class PayloadStore {
@@ -59,6 +64,8 @@ export class PayloadStore {
 
 /** The item as sent: a text field over the inline limit becomes a reference (the item itself keeps the text). */
 export function limitItem(item: Item, payloads: PayloadStore): Item {
+  if (item.type !== "agentMessage" && item.type !== "reasoning" && item.type !== "extensionMessage")
+    return item;
   if (typeof item.text !== "string" || Buffer.byteLength(item.text, "utf8") <= ITEM_INLINE_BYTES) return item;
   return { ...item, text: payloads.inline(item.text) };
 }
@@ -72,9 +79,9 @@ export function textOf(content: string | readonly { type: string; text?: string 
     .join("");
 }
 
-export function userContent(content: AgentMessage["content"]): Record<string, unknown>[] {
+export function userContent(content: AgentMessage["content"]): UserInputWire[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
-  return content.flatMap((c): Record<string, unknown>[] =>
+  return content.flatMap((c): UserInputWire[] =>
     c.type === "text"
       ? [{ type: "text", text: c.text }]
       : c.type === "image"
@@ -84,9 +91,10 @@ export function userContent(content: AgentMessage["content"]): Record<string, un
 }
 
 /** A user item's content when review comments came with it: the typed text and the message's images. */
-export function typedContent(text: string, content: AgentMessage["content"]): Record<string, unknown>[] {
+export function typedContent(text: string, content: AgentMessage["content"]): UserInputWire[] {
   const images = userContent(content).filter((c) => c.type === "image");
-  return [...(text !== "" ? [{ type: "text", text }] : []), ...images];
+  const typed: UserInputWire[] = text !== "" ? [{ type: "text", text }] : [];
+  return [...typed, ...images];
 }
 
 /** Items of one message, as history shows them (tool results are merged into their calls by the caller). */
@@ -140,8 +148,10 @@ export interface TurnMarker {
   userItemId: string;
   /** With review comments: what the user typed (the session holds the prompt composed with the comments). */
   text?: string;
-  comments?: unknown[];
+  comments?: ReviewCommentWire[];
 }
+
+const Comments = Type.Array(ReviewComment);
 
 function markerOf(entry: SessionEntry): TurnMarker | undefined {
   if (entry.type !== "custom" || entry.customType !== TURN_MARKER) return undefined;
@@ -150,7 +160,7 @@ function markerOf(entry: SessionEntry): TurnMarker | undefined {
   return {
     turnId: data.turnId,
     userItemId: data.userItemId,
-    ...(typeof data.text === "string" && Array.isArray(data.comments)
+    ...(typeof data.text === "string" && Value.Check(Comments, data.comments)
       ? { text: data.text, comments: data.comments }
       : {}),
   };
@@ -160,7 +170,7 @@ function markerOf(entry: SessionEntry): TurnMarker | undefined {
 export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadStore): Turn[] {
   const turns: Turn[] = [];
   let current: Turn | undefined;
-  const calls = new Map<string, Item>();
+  const calls = new Map<string, ToolCallItem>();
   let marker: TurnMarker | undefined;
   const open = (id: string): Turn => {
     current = { id, status: "completed", items: [] };
@@ -218,7 +228,7 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
     const id = opensTurn && previous ? previous.userItemId : entry.id;
     for (const item of messageItems(id, message, payloads)) {
       if (item.type === "toolCall") calls.set(item.id, item);
-      if (opensTurn && previous?.comments && message.role === "user") {
+      if (opensTurn && previous?.comments && message.role === "user" && item.type === "userMessage") {
         item.content = typedContent(previous.text ?? "", message.content);
         item.comments = previous.comments;
       }

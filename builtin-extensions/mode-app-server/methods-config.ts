@@ -1,48 +1,22 @@
 /**
- * Settings, project trust and commands: the same files and services the CLI uses (settings.json, trust.json),
- * read fresh on every call.
+ * Settings, project trust and commands, through the host face (`ModeContext.host`): the same settings and trust
+ * services the CLI's sessions use (settings.json, trust.json), read fresh on every call.
  *
  * `config/read` reads each scope once and answers settings, origins, versions and parse errors from that one read.
- * `config/write` sets one dotted key with optimistic concurrency: `expectedVersion` is the SHA-256 of the file as
- * the client last read it (`"none"` for an absent file), and a file changed since answers `versionConflict`.
+ * `config/write` sets one dotted key with optimistic concurrency (`host.settings.write`): `expectedVersion` is the
+ * SHA-256 of the file as the client last read it (`"none"` for an absent file), and a file changed since answers
+ * `versionConflict`; the service's other refusals (`data.reason`) are `invalidParams` with the same reason.
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import {
-  DEFAULT_SETTINGS,
-  type ExtensionAPI,
-  findProtectedInputs,
-  globalSettingsPath,
-  loadSettings,
-  projectSettingsPath,
-  type SessionController,
-  SettingsFileSchema,
-  saveTrustDecision,
-  writeFileAtomic,
-} from "@knightcodeai/cli/kit";
-import { Value } from "@sinclair/typebox/value";
+import { type ExtensionAPI, KernelError, type SessionController } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method } from "./context.js";
 import { AppServerError, invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import { type AppServer, warningOf } from "./server.js";
-import { projectTrusted } from "./trust.js";
-
-const FORBIDDEN_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
-const SEGMENT = /^[A-Za-z0-9_-]+$/;
 
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function fileVersion(path: string): { text: string | undefined; version: string } {
-  try {
-    const text = readFileSync(path, "utf8");
-    return { text, version: createHash("sha256").update(text).digest("hex") };
-  } catch {
-    return { text: undefined, version: "none" };
-  }
 }
 
 /** The leaves of an object as dotted keys (arrays are leaves). */
@@ -64,14 +38,12 @@ function setPath(target: Json, path: readonly string[], value: unknown): void {
   else node[last] = value;
 }
 
-export function registerConfigMethods(server: AppServer, host: { session: SessionController }): void {
-  const m = server.methods;
-  const agentDir = server.options.agentDir;
-
-  m.register("config/read", R["config/read"], (params) => {
+/** The settings, trust, tool and command methods, one row each. */
+export const configMethods: MethodRow[] = [
+  method("config/read", (ctx, params) => {
     const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
-    const trusted = cwd !== undefined && projectTrusted(agentDir, cwd) === true;
-    const settings = loadSettings({ agentDir, cwd: cwd ?? agentDir, projectTrusted: trusted });
+    // The host's settings read the project's file only when the folder is trusted.
+    const settings = ctx.host.settings.read(cwd);
     const merged: Json = {};
     const origins: Record<string, "global" | "project"> = {};
     for (const key of leaves(settings.all() as Json)) {
@@ -82,86 +54,57 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
     }
     return {
       settings: merged,
-      defaults: DEFAULT_SETTINGS as unknown as Json,
+      defaults: { ...ctx.host.settings.defaults() },
       origins,
       versions: {
         global: settings.versions.global ?? "none",
-        ...(cwd !== undefined ? { project: trusted ? (settings.versions.project ?? "none") : "none" } : {}),
+        ...(cwd !== undefined
+          ? { project: settings.projectTrusted ? (settings.versions.project ?? "none") : "none" }
+          : {}),
       },
       paths: {
         global: settings.paths.global,
         ...(cwd !== undefined ? { project: settings.paths.project } : {}),
       },
-      errors: settings.warnings.map((w) => ({ ...warningOf(w), source: "settings" })) as never,
+      errors: settings.warnings.map((w) => ({ ...warningOf(w), source: "settings" as const })),
     };
-  });
+  }),
 
-  m.register("config/write", R["config/write"], (params) => {
-    const segments = params.key.split(".");
-    if (segments.some((s) => !SEGMENT.test(s)))
-      throw invalidParams(`"${params.key}" is not a dotted settings key`, { reason: "key" });
-    if (segments.some((s) => FORBIDDEN_SEGMENTS.has(s)))
-      throw invalidParams(`"${params.key}" names a forbidden segment`, { reason: "key" });
-    let path: string;
-    if (params.scope === "project") {
-      if (params.cwd === undefined) throw invalidParams("A project write needs cwd", { reason: "cwd" });
-      const cwd = resolve(params.cwd);
-      if (projectTrusted(agentDir, cwd) !== true)
-        throw invalidParams(`${cwd} is not a trusted project`, { reason: "untrusted" });
-      path = projectSettingsPath(cwd);
-    } else path = globalSettingsPath(agentDir);
-    const current = fileVersion(path);
-    if (params.expectedVersion !== undefined && params.expectedVersion !== current.version)
-      throw new AppServerError("versionConflict", `${path} changed since it was read; read it again`, {
-        expected: params.expectedVersion,
-        actual: current.version,
-        path,
+  method("config/write", (ctx, params) => {
+    try {
+      return ctx.host.settings.write({
+        scope: params.scope,
+        ...(params.cwd !== undefined ? { cwd: resolve(params.cwd) } : {}),
+        key: params.key,
+        value: params.value ?? null,
+        ...(params.expectedVersion !== undefined ? { expectedVersion: params.expectedVersion } : {}),
       });
-    let content: Json = {};
-    if (current.text !== undefined && current.text.trim() !== "") {
-      try {
-        const parsed = JSON.parse(current.text) as unknown;
-        if (!isObject(parsed)) throw new Error("not a JSON object");
-        content = parsed;
-      } catch (error) {
-        throw invalidParams(`${path} is not valid JSON (${(error as Error).message}); fix it by hand first`, {
-          reason: "parse",
-          path,
-        });
-      }
+    } catch (error) {
+      if (!(error instanceof KernelError) || error.code !== "KC_ERR_SETTINGS_WRITE") throw error;
+      const { reason, ...data } = error.data ?? {};
+      // A stale expectedVersion is the protocol's versionConflict (with `actual`); the rest are the client's params.
+      if (reason === "version") throw new AppServerError("versionConflict", error.message, data);
+      throw invalidParams(error.message, { ...data, reason: typeof reason === "string" ? reason : "value" });
     }
-    setPath(content, segments, params.value === undefined ? null : params.value);
-    if (!Value.Check(SettingsFileSchema, content)) {
-      const first = Value.Errors(SettingsFileSchema, content).First();
-      throw invalidParams(
-        `Invalid value for ${params.key}: ${first?.path ?? ""} ${first?.message ?? ""}`.trim(),
-        {
-          reason: "value",
-        },
-      );
-    }
-    const text = `${JSON.stringify(content, null, 2)}\n`;
-    writeFileAtomic(path, text);
-    return { version: createHash("sha256").update(text).digest("hex"), path };
-  });
+  }),
 
-  m.register("project/trust/read", R["project/trust/read"], async (params) => {
+  method("project/trust/read", async (ctx, params) => {
     const cwd = resolve(params.cwd);
-    const protectedInputs = await findProtectedInputs(cwd);
-    return { trusted: projectTrusted(agentDir, cwd), needsTrust: protectedInputs.length > 0 };
-  });
+    const protectedInputs = await ctx.host.trust.protectedInputs(cwd);
+    return { trusted: ctx.host.trust.trusted(cwd), needsTrust: protectedInputs.length > 0 };
+  }),
 
-  m.register("project/trust/write", R["project/trust/write"], (params) => {
-    saveTrustDecision({ agentDir, path: resolve(params.cwd), trusted: params.trusted });
+  method("project/trust/write", (ctx, params) => {
+    ctx.host.trust.save(resolve(params.cwd), params.trusted);
     return {};
-  });
+  }),
 
-  m.register("tool/list", R["tool/list"], async (params) => {
+  method("tool/list", async (ctx, params) => {
     // An in-memory session (in cwd, or in the agent dir for a project-less one) with one more extension that
     // reads what the others registered.
     let api: ExtensionAPI | undefined;
-    const session = await server.options.openSession({
-      cwd: params.cwd !== undefined ? resolve(params.cwd) : agentDir,
+    const session = await ctx.openSession({
+      cwd: params.cwd !== undefined ? resolve(params.cwd) : ctx.host.agentDir,
       inMemory: true,
       warn: () => {},
       extensions: [
@@ -175,17 +118,17 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
         .filter((t) => t.exposure !== "hidden")
         .map((t) => ({ name: t.name, description: t.description, source: t.owner }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const global = loadSettings({ agentDir, cwd: agentDir, projectTrusted: false });
-      return { tools, defaultTools: resolveDefaultTools(global.get("defaultTools") as string[]) };
+      const defaults = ctx.host.settings.read().get("defaultTools");
+      return { tools, defaultTools: resolveDefaultTools(stringsOf(defaults)) };
     } finally {
       await session.dispose();
     }
-  });
+  }),
 
-  m.register("command/list", R["command/list"], async (params) => {
+  method("command/list", async (ctx, params) => {
     // Without cwd, the server's own session answers; with one, an in-memory session there (nothing is written).
-    if (params.cwd === undefined) return { commands: describeCommands(host.session) };
-    const session = await server.options.openSession({
+    if (params.cwd === undefined) return { commands: ctx.session ? describeCommands(ctx.session) : [] };
+    const session = await ctx.openSession({
       cwd: resolve(params.cwd),
       inMemory: true,
       warn: () => {},
@@ -195,11 +138,19 @@ export function registerConfigMethods(server: AppServer, host: { session: Sessio
     } finally {
       await session.dispose();
     }
-  });
+  }),
+];
+
+export function registerConfigMethods(server: AppServer): void {
+  installMethods(server, configMethods);
 }
 
 /** The built-in default set of active tools, before the `defaultTools` setting's `+name`/`-name`. */
 const BUILTIN_DEFAULT_TOOLS = ["read", "bash", "edit", "write"];
+
+function stringsOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
 
 /** `defaultTools` resolved as sessions apply it: plain names set the list, `+name` adds, `-name` removes. */
 export function resolveDefaultTools(spec: readonly string[]): string[] {

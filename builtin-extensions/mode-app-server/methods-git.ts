@@ -1,50 +1,61 @@
 /**
- * The workspace, diff and git methods (protocol-git.ts defines their shapes) over the git services of
- * `loadGitServices()` (docs/worktrees.md), which load on the first call that needs them. Each handler finds the
- * thread's checkout (loaded or from its file), calls one service, and turns a `GitServiceError` into the JSON-RPC
- * error it names (`data.code`, with its `data`: `reason`, `paths`, `output`, `recoveryInstructions`, `patch`).
+ * The workspace, diff and git methods (protocol-git.ts defines their shapes) over the git engine: the kit's
+ * `gitService`, which the server's own session's extensions provide (`builtin:worktrees`, or a replacement; its
+ * engine loads on the first call that needs it, docs/worktrees.md). Each handler finds the thread's checkout
+ * (loaded or from its file), calls the service once, and turns a `GitServiceError` into the JSON-RPC error it
+ * names (`data.code`, with its `data`: `reason`, `paths`, `output`, `recoveryInstructions`, `patch`).
  *
  * The thread-level parts live here too: `thread/start` with a worktree workspace (`prepareWorkspace`), archive
  * deleting a thread's worktree (`archiveWorkspace`), and reloading a thread where it now runs after a handoff or
  * a restore, with `thread/replaced` to its subscribers and its queued inputs following it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import {
   errorMessage,
-  type GitServices,
-  loadGitServices,
+  type GitService,
+  GitServiceError,
+  gitService,
   type SessionEntry,
-  writeFileAtomic,
+  type WorktreeSettings,
+  worktreeSettings,
 } from "@knightcodeai/cli/kit";
 import type { Connection } from "./connection.js";
+import { installMethods, type MethodRow, method, type ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, textOf } from "./items.js";
-import { requestSpecs as R } from "./protocol.js";
+import type { WarningWire } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { readBranch } from "./store-files.js";
 import type { LoadedThread } from "./thread.js";
-import { projectTrusted } from "./trust.js";
-import { inManagedWorktree, TURN_ENTRY_TYPE, worktreesSetting } from "./workspace.js";
+import { inManagedWorktree, TURN_ENTRY_TYPE } from "./workspace.js";
 
-type Git = GitServices;
-type Warning = Record<string, unknown>;
-
-let loading: Promise<Git> | undefined;
-function services(): Promise<Git> {
-  loading ??= loadGitServices();
-  return loading;
-}
+type Warning = WarningWire;
 
 /** Runs a service call; its `GitServiceError` becomes the protocol error of the same name and data. */
-async function call<T>(git: Git, fn: () => Promise<T> | T): Promise<T> {
+async function call<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof git.GitServiceError)
+    if (error instanceof GitServiceError)
       throw new AppServerError(error.errorName, error.message, { ...(error.data ?? {}) });
     throw error;
   }
+}
+
+/** The git service in force (from the services of the server's own session), or an error that says why there is none. */
+export function gitOf(server: AppServer): GitService {
+  const git = server.options.services?.get(gitService);
+  if (!git)
+    throw new AppServerError(
+      "internal",
+      `No extension provides ${gitService.id} (${gitService.description}): ${gitService.providedBy} is switched off and nothing replaces it`,
+    );
+  return git;
+}
+
+/** The `worktrees` settings in force, as the git service takes them. */
+export function settingsOf(ctx: ServerContext): WorktreeSettings {
+  return worktreeSettings(ctx.agentDir, ctx.threads.worktrees.get());
 }
 
 function isInside(parent: string, child: string): boolean {
@@ -53,9 +64,9 @@ function isInside(parent: string, child: string): boolean {
 }
 
 /** A worktree some loaded thread runs in is never deleted (archive, pruning, `worktree/delete`). */
-function inUse(server: AppServer): (path: string) => boolean {
+function inUse(ctx: ServerContext): (path: string) => boolean {
   return (path) =>
-    [...server.threads.values()].some(
+    [...ctx.threads.threads.values()].some(
       (t) => !t.disposed && isInside(path, t.session.sessionManager.getCwd()),
     );
 }
@@ -70,14 +81,14 @@ interface Checkout {
   name: string | undefined;
 }
 
-export function registerGitMethods(server: AppServer): void {
-  const m = server.methods;
-  const agentDir = server.options.agentDir;
-  const settingsOf = (git: Git) => git.worktreeSettings(agentDir, worktreesSetting(agentDir));
-  const trusted = (cwd: string) => projectTrusted(agentDir, cwd) === true;
+/** The helpers the git handlers share, over one server context. */
+function gitTools(ctx: ServerContext) {
+  const agentDir = ctx.agentDir;
+  const services = async () => ctx.git();
+  const trusted = (cwd: string) => ctx.host.trust.trusted(cwd) === true;
 
   function checkout(threadId: string): Checkout {
-    const thread = server.loaded(threadId);
+    const thread = ctx.threads.loaded(threadId);
     if (thread) {
       const manager = thread.session.sessionManager;
       return {
@@ -89,13 +100,13 @@ export function registerGitMethods(server: AppServer): void {
         name: thread.session.getState().sessionName,
       };
     }
-    const info = server.findSession(threadId);
+    const info = ctx.threads.findSession(threadId);
     if (!info) throw threadNotFound(threadId);
     return {
       threadId,
       thread: undefined,
       cwd: info.cwd,
-      entries: readBranch(info.path).branch,
+      entries: ctx.host.sessions.readBranch(info.path).entries,
       sessionFile: info.path,
       name: info.name,
     };
@@ -104,7 +115,7 @@ export function registerGitMethods(server: AppServer): void {
   /** The checkout must still exist: a worktree deleted behind the server's back is `worktreeDeleted`. */
   function requireFolder(c: Checkout): void {
     if (existsSync(c.cwd)) return;
-    if (inManagedWorktree(server.worktreesRoot(), c.cwd))
+    if (inManagedWorktree(ctx.threads.worktreesRoot(), c.cwd))
       throw new AppServerError(
         "gitConflict",
         `The thread's worktree ${c.cwd} was deleted; restore it first`,
@@ -139,11 +150,11 @@ export function registerGitMethods(server: AppServer): void {
   }
 
   /** The services' view of the thread; the last turn's id is worked out only for the `lastTurn` scope. */
-  function threadCheckout(git: Git, c: Checkout, lastTurn?: { turnId?: string }) {
+  function threadCheckout(c: Checkout, lastTurn?: { turnId?: string }) {
     const last = lastTurn ? lastTurnId(c, lastTurn.turnId) : undefined;
     return {
       cwd: c.cwd,
-      settings: settingsOf(git),
+      settings: settingsOf(ctx),
       entries: c.entries,
       ...(last !== undefined ? { lastTurnId: last } : {}),
     };
@@ -155,135 +166,153 @@ export function registerGitMethods(server: AppServer): void {
     if (options.write) requireIdle(c, options.write);
     requireFolder(c);
     const git = await services();
-    return { git, c, thread: threadCheckout(git, c, options.lastTurn) };
+    return { git, c, thread: threadCheckout(c, options.lastTurn) };
   }
+  return { agentDir, services, trusted, checkout, requireIdle, threadCheckout, prepare };
+}
 
-  m.register("thread/diff/read", R["thread/diff/read"], async ({ threadId, ...params }) => {
+/** The workspace, diff and git methods, one row each. */
+export const gitMethods: MethodRow[] = [
+  method("thread/diff/read", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
     const { git, thread } = await prepare(threadId, params.scope === "lastTurn" ? { lastTurn: {} } : {});
-    return (await call(git, () => git.threadDiffRead(thread, params))) as never;
-  });
+    return await call(() => git.readDiff(thread, params));
+  }),
 
-  m.register("thread/diff/revert", R["thread/diff/revert"], async ({ threadId, ...params }) => {
+  method("thread/diff/revert", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
     const { git, thread } = await prepare(threadId, {
       write: "revert",
       ...(params.scope === "lastTurn" ? { lastTurn: { turnId: params.turnId } } : {}),
     });
-    return call(git, () => git.threadDiffRevert(thread, params));
-  });
+    return call(() => git.revertDiff(thread, params));
+  }),
 
-  m.register("git/status", R["git/status"], async ({ threadId }) => {
+  method("git/status", async (ctx, { threadId }) => {
+    const { prepare } = gitTools(ctx);
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitStatus(c.cwd));
-  });
+    return call(() => git.status(c.cwd));
+  }),
 
-  for (const [method, unstage] of [
-    ["git/stage", false],
-    ["git/unstage", true],
-  ] as const) {
-    m.register(method, R[method], async ({ threadId, ...params }) => {
-      const { git, thread } = await prepare(threadId, { write: unstage ? "unstage" : "stage" });
-      return call(git, () => git.gitStageMethod(thread, params, unstage));
-    });
-  }
+  method("git/stage", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
+    const { git, thread } = await prepare(threadId, { write: "stage" });
+    return call(() => git.stage(thread, params));
+  }),
 
-  m.register("git/commit", R["git/commit"], async ({ threadId, ...params }) => {
+  method("git/unstage", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
+    const { git, thread } = await prepare(threadId, { write: "unstage" });
+    return call(() => git.unstage(thread, params));
+  }),
+
+  method("git/commit", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
     const { git, c, thread } = await prepare(threadId, { write: "commit" });
     const wantsMessage = !params.message?.trim();
-    // An empty message is written by the thread's model: the thread is loaded for it if it was not.
+    // An empty message is written by the thread's own model: the thread is loaded for it if it was not.
     let loadedHere: LoadedThread | undefined;
-    let session = c.thread?.session;
-    if (wantsMessage && !session) {
-      loadedHere = (await server.load(threadId, undefined)).thread;
-      session = loadedHere.session;
+    let loaded = c.thread;
+    if (wantsMessage && !loaded) {
+      loadedHere = (await ctx.threads.load(threadId, undefined)).thread;
+      loaded = loadedHere;
     }
     try {
-      const model = session?.getState().model;
-      if (wantsMessage && !model)
+      const model = loaded?.session.getState().model;
+      const models = loaded?.modelRuntime();
+      if (wantsMessage && (!model || !models))
         throw invalidParams("The thread has no model to write the commit message; pass `message`", {
           reason: "model",
         });
-      return await call(git, () =>
-        git.gitCommitMethod(thread, {
+      return await call(() =>
+        git.commit(thread, {
           ...params,
-          ...(model ? { writeMessage: git.commitMessageWriter(model) } : {}),
+          ...(wantsMessage && model && models ? { writer: { models, model } } : {}),
         }),
       );
     } finally {
       loadedHere?.checkIdle();
     }
-  });
+  }),
 
-  m.register("git/push", R["git/push"], async ({ threadId }) => {
+  method("git/push", async (ctx, { threadId }) => {
+    const { prepare } = gitTools(ctx);
     const { git, c } = await prepare(threadId, { write: "push" });
-    return call(git, () => git.gitPush(c.cwd));
-  });
+    return call(() => git.push(c.cwd));
+  }),
 
-  m.register("git/pr/create", R["git/pr/create"], async ({ threadId, ...params }) => {
+  method("git/pr/create", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitPrCreate(c.cwd, params));
-  });
+    return call(() => git.createPullRequest(c.cwd, params));
+  }),
 
-  m.register("git/branches", R["git/branches"], async ({ threadId }) => {
+  method("git/branches", async (ctx, { threadId }) => {
+    const { prepare } = gitTools(ctx);
     const { git, c } = await prepare(threadId);
-    return call(git, () => git.gitBranches(c.cwd));
-  });
+    return call(() => git.branches(c.cwd));
+  }),
 
-  for (const [method, action] of [
-    ["git/branch/create", "create"],
-    ["git/branch/switch", "switch"],
-  ] as const) {
-    m.register(method, R[method], async ({ threadId, name }) => {
-      const { git, thread } = await prepare(threadId, { write: `${action} a branch` });
-      return call(git, () => git.gitBranchMethod(thread, { name }, action));
-    });
-  }
+  method("git/branch/create", async (ctx, { threadId, name }) => {
+    const { prepare } = gitTools(ctx);
+    const { git, thread } = await prepare(threadId, { write: "create a branch" });
+    return call(() => git.createBranch(thread, name));
+  }),
 
-  m.register("git/log", R["git/log"], async ({ threadId, ...params }) => {
+  method("git/branch/switch", async (ctx, { threadId, name }) => {
+    const { prepare } = gitTools(ctx);
+    const { git, thread } = await prepare(threadId, { write: "switch a branch" });
+    return call(() => git.switchBranch(thread, name));
+  }),
+
+  method("git/log", async (ctx, { threadId, ...params }) => {
+    const { prepare } = gitTools(ctx);
     const { git, thread } = await prepare(threadId);
-    return call(git, () => git.gitLogMethod(thread, params));
-  });
+    return call(() => git.log(thread, params));
+  }),
 
-  // ---- worktrees and environments ----------------------------------------------------------------
-
-  m.register("worktree/list", R["worktree/list"], async (params) => {
+  method("worktree/list", async (ctx, params) => {
+    const { services } = gitTools(ctx);
     const git = await services();
     const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
-    return { worktrees: await call(git, () => git.listWorktrees(settingsOf(git), cwd)) };
-  });
+    return { worktrees: await call(() => git.listWorktrees(settingsOf(ctx), cwd)) };
+  }),
 
-  m.register("worktree/delete", R["worktree/delete"], async (params, { connection }) => {
+  method("worktree/delete", async (ctx, params, { connection }) => {
+    const { services, trusted } = gitTools(ctx);
     const git = await services();
-    const settings = settingsOf(git);
+    const settings = settingsOf(ctx);
     const path = resolve(params.path);
-    const record = git.findWorktree(settings.root, path);
+    const record = await git.findWorktree(settings, path);
     // The cleanup script's output goes out under the worktree's most recent thread.
     const threadId = record?.threadIds.at(-1);
-    return call(git, () =>
+    return call(() =>
       git.deleteWorktree(settings, path, {
-        isInUse: inUse(server),
+        isInUse: inUse(ctx),
         trusted: record ? trusted(record.projectCwd) : false,
         ...(threadId !== undefined ? { onProgress: progressTo(connection, threadId) } : {}),
       }),
     );
-  });
+  }),
 
-  m.register("environment/list", R["environment/list"], async (params) => {
+  method("environment/list", async (ctx, params) => {
+    const { services, trusted } = gitTools(ctx);
     const git = await services();
     const cwd = resolve(params.cwd);
-    return (await call(git, () => git.environmentList({ cwd }, trusted(cwd)))) as never;
-  });
+    return call(() => git.environments(cwd, trusted(cwd)));
+  }),
 
-  m.register("environment/save", R["environment/save"], async (params) => {
+  method("environment/save", async (ctx, params) => {
+    const { services, trusted } = gitTools(ctx);
     const git = await services();
     const cwd = resolve(params.cwd);
     // The file names scripts that run on this machine: only a trusted project's may be written.
     if (!trusted(cwd)) throw invalidParams(`${cwd} is not a trusted project`, { reason: "untrusted" });
-    return (await call(git, () => git.environmentSave({ cwd, environments: params.environments }))) as never;
-  });
+    return call(() => git.saveEnvironments(cwd, params.environments));
+  }),
 
-  // ---- handoff and restore -----------------------------------------------------------------------
-
-  m.register("thread/handoff", R["thread/handoff"], async (params, { connection }) => {
+  method("thread/handoff", async (ctx, params, { connection }) => {
+    const { agentDir, services, trusted, checkout, requireIdle, threadCheckout } = gitTools(ctx);
     const c = checkout(params.threadId);
     requireIdle(c, "hand it off");
     const title = c.name ?? firstUserText(c.entries);
@@ -302,14 +331,13 @@ export function registerGitMethods(server: AppServer): void {
     const warnings: Warning[] = [];
     // Held from here: a turn/start answers turnInProgress and a queued input waits to start where the thread goes.
     c.thread?.hold("The thread is being handed off; wait for thread/replaced");
-    let outcome: Awaited<ReturnType<Git["threadHandoff"]>>;
-    let git: Git;
+    let outcome: Awaited<ReturnType<GitService["handoff"]>>;
     try {
-      git = await services();
-      outcome = await call(git, () =>
-        git.threadHandoff(
+      const git = await services();
+      outcome = await call(() =>
+        git.handoff(
           {
-            ...threadCheckout(git, c),
+            ...threadCheckout(c),
             threadId: c.threadId,
             agentDir,
             title,
@@ -330,32 +358,38 @@ export function registerGitMethods(server: AppServer): void {
     if (outcome.setup) warnings.push(...setupWarnings(outcome.setup));
     const file = c.sessionFile;
     let thread: LoadedThread | undefined;
-    if (c.thread) thread = await relocate(server, c.thread, outcome.cwd, warnings);
-    else rewriteCwd(server, file, outcome.cwd);
+    if (c.thread) thread = await relocate(ctx, c.thread, outcome.cwd, warnings);
+    else rewriteCwd(ctx, file, outcome.cwd);
     return {
-      thread: (thread ? thread.info() : server.threadInfo(c.threadId)) as never,
+      thread: thread ? thread.info() : ctx.threads.threadInfo(c.threadId),
       ...(outcome.branch !== undefined ? { branch: outcome.branch } : {}),
-      warnings: warnings as never,
+      warnings: warnings,
     };
-  });
+  }),
 
-  m.register("thread/worktree/restore", R["thread/worktree/restore"], async (params, { connection }) => {
+  method("thread/worktree/restore", async (ctx, params, { connection }) => {
+    const { services, checkout, requireIdle } = gitTools(ctx);
     const c = checkout(params.threadId);
     requireIdle(c, "restore its worktree");
     const git = await services();
-    const settings = settingsOf(git);
-    const record = git.findWorktree(settings.root, c.cwd);
+    const settings = settingsOf(ctx);
+    const record = await git.findWorktree(settings, c.cwd);
     if (!record)
       throw invalidParams("The thread does not run in a managed worktree", { reason: "notWorktree" });
-    await call(git, () => git.restoreWorktree(settings, record.path));
+    await call(() => git.restoreWorktree(settings, record.path));
     if (c.thread) {
       c.thread.hold("The thread is being reloaded in its restored worktree; wait for thread/replaced");
-      const thread = await relocate(server, c.thread, c.cwd, []);
-      return { thread: thread.info() as never };
+      const thread = await relocate(ctx, c.thread, c.cwd, []);
+      return { thread: thread.info() };
     }
-    const { thread } = await server.load(c.threadId, connection);
-    return { thread: thread.info() as never };
-  });
+    const { thread } = await ctx.threads.load(c.threadId, connection);
+    return { thread: thread.info() };
+  }),
+];
+
+/** Registers the workspace, diff and git methods. */
+export function registerGitMethods(server: AppServer): void {
+  installMethods(server, gitMethods);
 }
 
 /** Sends a setup or cleanup script's output to the connection that asked. */
@@ -382,17 +416,9 @@ function firstUserText(entries: readonly SessionEntry[]): string | undefined {
   return undefined;
 }
 
-/**
- * Points the session file at its new cwd (the header's `cwd`, where the thread runs and is listed), in place and
- * atomically; the session must not be open.
- */
-function rewriteCwd(server: AppServer, file: string, cwd: string): void {
-  const text = readFileSync(file, "utf8");
-  const end = text.indexOf("\n");
-  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Record<string, unknown>;
-  header.cwd = resolve(cwd);
-  writeFileAtomic(file, `${JSON.stringify(header)}${end < 0 ? "\n" : text.slice(end)}`);
-  server.touched(file);
+/** Points the thread's session file at its new cwd (where it runs and is listed); the session must not be open. */
+function rewriteCwd(ctx: ServerContext, file: string, cwd: string): void {
+  ctx.threads.storeChange(file, () => ctx.host.sessions.setCwd(file, cwd));
 }
 
 /**
@@ -400,7 +426,7 @@ function rewriteCwd(server: AppServer, file: string, cwd: string): void {
  * same thread opens there, and subscribers and queued inputs move to it (`thread/replaced`).
  */
 async function relocate(
-  server: AppServer,
+  ctx: ServerContext,
   old: LoadedThread,
   cwd: string,
   warnings: Warning[],
@@ -408,11 +434,11 @@ async function relocate(
   const file = old.session.getState().sessionFile;
   if (!file) throw new Error("a thread with no session file cannot move");
   const was = old.session.sessionManager.getCwd();
-  if (server.threads.get(old.id) === old) server.threads.delete(old.id);
+  if (ctx.threads.threads.get(old.id) === old) ctx.threads.threads.delete(old.id);
   await old.dispose();
   try {
-    if (resolve(cwd) !== resolve(was)) rewriteCwd(server, file, cwd);
-    const opened = await server.openThread({ cwd: resolve(cwd), sessionFile: file }, undefined);
+    if (resolve(cwd) !== resolve(was)) rewriteCwd(ctx, file, cwd);
+    const opened = await ctx.threads.openThread({ cwd: resolve(cwd), sessionFile: file }, undefined);
     opened.thread.forkedFromId = old.forkedFromId;
     warnings.push(...opened.warnings);
     old.handOver(opened.thread);
@@ -443,21 +469,20 @@ export interface PreparedWorkspace {
  * whose cwd already lies in a managed worktree joins it whatever the mode. Undefined: the checkout as it is.
  */
 export async function prepareWorkspace(
-  server: AppServer,
+  ctx: ServerContext,
   cwd: string,
   workspace:
     | { mode: string; baseRef?: string; carryLocalChanges?: boolean; environment?: string }
     | undefined,
   connection: Connection,
 ): Promise<PreparedWorkspace | undefined> {
-  const joins = inManagedWorktree(server.worktreesRoot(), cwd);
+  const joins = inManagedWorktree(ctx.threads.worktreesRoot(), cwd);
   if (workspace?.mode !== "worktree" && !joins) return undefined;
-  const agentDir = server.options.agentDir;
-  const git = await services();
-  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
+  const git = ctx.git();
+  const settings = settingsOf(ctx);
   // The environment's setup runs once the thread exists, so its progress names the thread: creation only
   // checks the name and records it (an untrusted run skips the script).
-  const created = await call(git, () =>
+  const created = await call(() =>
     git.createWorktree({
       cwd,
       settings,
@@ -474,21 +499,19 @@ export async function prepareWorkspace(
       await git
         .deleteWorktree(settings, created.record.path, { trusted: false })
         .catch((error: unknown) =>
-          server.options.log(
-            `removing the worktree of a thread that failed to start: ${errorMessage(error)}`,
-          ),
+          ctx.log(`removing the worktree of a thread that failed to start: ${errorMessage(error)}`),
         );
     },
     async opened(thread) {
-      git.touchWorktree(settings.root, created.record.path, thread.id);
+      await git.touchWorktree(settings, created.record.path, thread.id);
       const warnings: Warning[] = [];
       const name = created.joined ? undefined : created.record.environment;
       if (name !== undefined) {
         const project = created.record.projectCwd;
-        const run = await call(git, () =>
-          git.runEnvironmentScript(git.findEnvironment(project, name), "setup", {
+        const run = await call(() =>
+          git.runEnvironmentScript(project, name, "setup", {
             worktreePath: created.record.path,
-            trusted: projectTrusted(agentDir, project) === true,
+            trusted: ctx.host.trust.trusted(project) === true,
             onOutput: progressTo(connection, thread.id),
           }),
         );
@@ -497,8 +520,8 @@ export async function prepareWorkspace(
       if (!created.joined) {
         // Past `worktrees.keep`, the least recently used go (after a snapshot); no cleanup script runs for them.
         void git
-          .pruneWorktrees(settings, { isInUse: inUse(server) })
-          .catch((error: unknown) => server.options.log(`pruning worktrees failed: ${errorMessage(error)}`));
+          .pruneWorktrees(settings, { isInUse: inUse(ctx) })
+          .catch((error: unknown) => ctx.log(`pruning worktrees failed: ${errorMessage(error)}`));
       }
       return warnings;
     },
@@ -511,26 +534,25 @@ export async function prepareWorkspace(
  * or it cannot be deleted (in use, nested repositories): then it stays.
  */
 export async function archiveWorkspace(
-  server: AppServer,
+  ctx: ServerContext,
   threadId: string,
   cwd: string,
   connection: Connection,
 ): Promise<void> {
-  if (!inManagedWorktree(server.worktreesRoot(), cwd)) return;
-  const agentDir = server.options.agentDir;
-  const git = await services();
-  const settings = git.worktreeSettings(agentDir, worktreesSetting(agentDir));
-  const record = git.findWorktree(settings.root, cwd);
+  if (!inManagedWorktree(ctx.threads.worktreesRoot(), cwd)) return;
+  const git = ctx.git();
+  const settings = settingsOf(ctx);
+  const record = await git.findWorktree(settings, cwd);
   if (!record || record.deleted || !existsSync(record.path)) return;
-  if (record.threadIds.some((id) => id !== threadId && server.findSession(id) !== undefined)) return;
+  if (record.threadIds.some((id) => id !== threadId && ctx.threads.findSession(id) !== undefined)) return;
   try {
     await git.deleteWorktree(settings, record.path, {
-      isInUse: inUse(server),
-      trusted: projectTrusted(agentDir, record.projectCwd) === true,
+      isInUse: inUse(ctx),
+      trusted: ctx.host.trust.trusted(record.projectCwd) === true,
       onProgress: progressTo(connection, threadId),
     });
   } catch (error) {
     // The thread is archived either way; the worktree stays, and `worktree/delete` can try again.
-    server.options.log(`archive kept the worktree ${record.path}: ${errorMessage(error)}`);
+    ctx.log(`archive kept the worktree ${record.path}: ${errorMessage(error)}`);
   }
 }

@@ -1,73 +1,95 @@
 /**
  * `mcp/*`: the servers of the global `mcp.json` and, for an explicitly trusted project (a saved decision, not a
- * default), its `.knightcode/mcp.json`, through the same file functions `/mcp` and `knightcode mcp` use. Loaded
- * threads pick the changes up when they next load; connections belong to each thread's MCP extension.
+ * default), its `.knightcode/mcp.json`, through the host face's `mcp(cwd)` (the same files `/mcp` and `knightcode
+ * mcp` change). Loaded threads pick the changes up when they next load; connections belong to each thread's MCP
+ * client. `mcp/list` adds `status`: the servers of the app-server's own session's MCP client (the kit's
+ * `mcpClientService`, from `builtin:mcp` or a replacement) with their state.
  */
 import { resolve } from "node:path";
 import {
-  addMcpServer,
-  findSavedDecision,
-  listMcpServers,
-  mcpFilePaths,
-  readTrustDecisions,
-  removeMcpServer,
-  updateMcpServer,
+  errorMessage,
+  type HostServices,
+  type McpConfigAccess,
+  type McpServerConfig,
 } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method } from "./context.js";
 import { invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
 
-export function registerMcpMethods(server: AppServer): void {
-  const m = server.methods;
-  const agentDir = server.options.agentDir;
-  const explicitlyTrusted = (cwd: string) =>
-    findSavedDecision(readTrustDecisions(agentDir), cwd)?.trusted === true;
+/** The `mcp.json` helpers the handlers share, over the host face. */
+function mcpFiles(host: HostServices) {
+  /** The host face reads a project's file only for a saved decision to trust it (not a default). */
+  const files = (cwd: string | undefined): McpConfigAccess =>
+    host.mcp(cwd !== undefined ? resolve(cwd) : undefined);
 
-  /** The file a scope's write goes to; a project write needs cwd and a trusted project. */
-  const fileOf = (scope: "global" | "project", cwd: string | undefined): string => {
-    if (scope === "global") return mcpFilePaths(agentDir, cwd ?? agentDir).global;
+  /** The files a scope's write goes to; a project write needs cwd and an explicitly trusted project. */
+  const writable = (scope: "global" | "project", cwd: string | undefined): McpConfigAccess => {
+    if (scope === "global") return files(cwd);
     if (cwd === undefined) throw invalidParams("A project write needs cwd", { reason: "cwd" });
     const dir = resolve(cwd);
-    if (!explicitlyTrusted(dir))
+    if (host.trust.saved(dir)?.trusted !== true)
       throw invalidParams(`${dir} is not a trusted project`, { reason: "untrusted" });
-    return mcpFilePaths(agentDir, dir).project;
+    return files(dir);
   };
 
-  /** A file function's refusal (a bad entry, a file that does not parse) is the client's to fix. */
+  /** A refusal of the files (a bad entry, a file that does not parse) is the client's to fix. */
   const refusal = <T>(fn: () => T): T => {
     try {
       return fn();
     } catch (error) {
-      throw invalidParams(error instanceof Error ? error.message : String(error), { reason: "config" });
+      throw invalidParams(errorMessage(error), { reason: "config" });
     }
   };
+  return { files, writable, refusal };
+}
 
-  m.register("mcp/list", R["mcp/list"], (params) => {
-    const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
-    return listMcpServers(agentDir, cwd, cwd !== undefined && explicitlyTrusted(cwd)) as never;
-  });
+/** The `mcp/*` methods, one row each. */
+export const mcpMethods: MethodRow[] = [
+  method("mcp/list", (ctx, params) => {
+    const { files } = mcpFiles(ctx.host);
+    const listing = files(params.cwd).list();
+    // The live side: the MCP client of the server's own session, whichever extension provides it.
+    const client = ctx.mcpClient();
+    if (!client) return listing;
+    const status = client.servers().map((s) => ({
+      name: s.name,
+      state: s.state,
+      ...(s.transport !== undefined ? { transport: s.transport } : {}),
+      tools: s.tools,
+      source: s.source,
+      ...(s.error !== undefined ? { error: s.error } : {}),
+    }));
+    return { ...listing, status };
+  }),
 
-  m.register("mcp/update", R["mcp/update"], (params) => {
-    const cwd = params.cwd !== undefined ? resolve(params.cwd) : undefined;
-    const listing = listMcpServers(agentDir, cwd, cwd !== undefined && explicitlyTrusted(cwd));
-    const entry = listing.servers.find((s) => s.name === params.name);
+  method("mcp/update", (ctx, params) => {
+    const { files, refusal } = mcpFiles(ctx.host);
+    const access = files(params.cwd);
+    const entry = access.list().servers.find((s) => s.name === params.name);
     if (!entry) throw invalidParams(`No MCP server named "${params.name}"`, { reason: "name" });
-    const path = entry.override ?? entry.source;
-    const change = {
+    // Saved where /mcp would: the project's override when there is one, else the defining file.
+    const scope = entry.override !== undefined ? "project" : entry.scope;
+    const change: Pick<McpServerConfig, "enabled" | "exposure"> = {
       ...(params.enabled !== undefined ? { enabled: params.enabled } : {}),
       ...(params.exposure !== undefined ? { exposure: params.exposure } : {}),
     };
-    refusal(() => updateMcpServer(path, params.name, change as never));
-    return { path };
-  });
+    refusal(() => access.update(scope, params.name, change));
+    return { path: entry.override ?? entry.source };
+  }),
 
-  m.register("mcp/add", R["mcp/add"], (params) => {
-    const file = fileOf(params.scope, params.cwd);
-    return refusal(() => addMcpServer(file, params.scope, params.name, params.config));
-  });
+  method("mcp/add", (ctx, params) => {
+    const { writable, refusal } = mcpFiles(ctx.host);
+    const access = writable(params.scope, params.cwd);
+    return refusal(() => access.add(params.scope, params.name, params.config));
+  }),
 
-  m.register("mcp/remove", R["mcp/remove"], (params) => {
-    const file = fileOf(params.scope, params.cwd);
-    return refusal(() => removeMcpServer(file, params.name));
-  });
+  method("mcp/remove", (ctx, params) => {
+    const { writable, refusal } = mcpFiles(ctx.host);
+    const access = writable(params.scope, params.cwd);
+    return refusal(() => access.remove(params.scope, params.name));
+  }),
+];
+
+export function registerMcpMethods(server: AppServer): void {
+  installMethods(server, mcpMethods);
 }

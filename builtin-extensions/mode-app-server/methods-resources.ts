@@ -1,40 +1,36 @@
 /**
- * `tool/settings/*` and `resource/*`: the same files and services as `/tools` (tools.json through the kit's
- * tools-config functions) and `knightcode config` (the package manager's resolve and setEnabled), read fresh on
- * every call, so a change made by the CLI or another client shows at once.
+ * `tool/settings/*` and `resource/*`: the same files and services as `/tools` (tools.json through the server's own
+ * session's `ctx.toolSettings`) and `knightcode config` (the host face's packages: resolve and setEnabled), read
+ * fresh on every call, so a change made by the CLI or another client shows at once.
  */
 import { resolve } from "node:path";
-import {
-  type ExtensionContext,
-  KernelError,
-  PackageError,
-  PackageManager,
-  type ResolvedResource,
-} from "@knightcodeai/cli/kit";
+import { errorMessage, KernelError, type PackageResource } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method, type ServerContext } from "./context.js";
 import { invalidParams } from "./errors.js";
-import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { projectTrusted } from "./trust.js";
 
-export interface ResourceMethodsHost {
-  /** The server's own session context, for the classifier models with credentials. */
-  context(): ExtensionContext | undefined;
+/** tools.json with the tools the server's own session declared (its extensions, replacements included). */
+function toolSettings(ctx: ServerContext) {
+  const host = ctx.hostContext();
+  if (!host) throw new Error("The app-server's session is not open");
+  return host.toolSettings;
 }
 
-export function registerResourceMethods(server: AppServer, host: ResourceMethodsHost): void {
-  const m = server.methods;
-  const agentDir = server.options.agentDir;
+/** What a thread in cwd (or a project-less one) would find; project resources only when trusted. */
+async function resources(
+  ctx: ServerContext,
+  cwd: string | undefined,
+): Promise<{ list: PackageResource[]; untrusted?: string }> {
+  const found = await ctx.host.packages.resources(cwd !== undefined ? resolve(cwd) : undefined);
+  for (const warning of found.warnings) ctx.log(`resource/list: ${warning}`);
+  return { list: found.resources, ...(found.untrusted !== undefined ? { untrusted: found.untrusted } : {}) };
+}
 
-  /** tools.json with the tools the server's own session declared (its extensions, replacements included). */
-  const toolSettings = () => {
-    const ctx = host.context();
-    if (!ctx) throw new Error("The app-server's session is not open");
-    return ctx.toolSettings;
-  };
-
-  m.register("tool/settings/read", R["tool/settings/read"], () => {
-    const listing = toolSettings().list();
-    const models = host.context()?.modelRegistry;
+/** The `tool/settings/*` and `resource/*` methods, one row each. */
+export const resourceMethods: MethodRow[] = [
+  method("tool/settings/read", (ctx) => {
+    const listing = toolSettings(ctx).list();
+    const models = ctx.hostContext()?.modelRegistry;
     const classifiers = (models?.getAvailableClassifiers() ?? []).map((c) => ({
       provider: c.provider,
       id: c.model,
@@ -45,44 +41,25 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
       classifiers,
       ...(listing.warning ? { warning: listing.warning } : {}),
     };
-  });
+  }),
 
-  m.register("tool/settings/write", R["tool/settings/write"], (params) => {
+  method("tool/settings/write", (ctx, params) => {
     try {
-      toolSettings().write(params.name, params.key, params.value);
+      toolSettings(ctx).write(params.name, params.key, params.value);
     } catch (error) {
       if (!(error instanceof KernelError) || error.code !== "KC_ERR_TOOL_SETTINGS") throw error;
       // A malformed tools.json is left alone; the client shows why the write failed.
       throw invalidParams(error.message, { reason: error.data?.reason === "config" ? "config" : "setting" });
     }
     return {};
-  });
+  }),
 
-  /** What a thread in cwd (or a project-less one) would find; project resources only when trusted. */
-  const resources = async (
-    cwd: string | undefined,
-  ): Promise<{ manager: PackageManager; list: ResolvedResource[]; untrusted?: string }> => {
-    const dir = cwd !== undefined ? resolve(cwd) : undefined;
-    const manager = new PackageManager({ agentDir, cwd: dir ?? agentDir });
-    const trusted = dir !== undefined && projectTrusted(agentDir, dir) === true;
-    const resolved = await manager.resolve({
-      scopes: dir !== undefined ? ["user", "project"] : ["user"],
-      projectTrusted: trusted,
-    });
-    for (const warning of resolved.warnings) server.options.log(`resource/list: ${warning}`);
-    return {
-      manager,
-      list: resolved.resources,
-      ...(dir !== undefined && !trusted ? { untrusted: dir } : {}),
-    };
-  };
+  method("resource/list", async (ctx, params) => {
+    return { resources: (await resources(ctx, params.cwd)).list };
+  }),
 
-  m.register("resource/list", R["resource/list"], async (params) => {
-    return { resources: (await resources(params.cwd)).list };
-  });
-
-  m.register("resource/set", R["resource/set"], async (params) => {
-    const { manager, list, untrusted } = await resources(params.cwd);
+  method("resource/set", async (ctx, params) => {
+    const { list, untrusted } = await resources(ctx, params.cwd);
     const wanted = resolve(params.path);
     const resource = list.find(
       (r) => r.type === params.type && (r.path === params.path || r.path === wanted),
@@ -95,11 +72,20 @@ export function registerResourceMethods(server: AppServer, host: ResourceMethods
         { reason: "path" },
       );
     try {
-      manager.setEnabled(resource, params.enabled);
+      ctx.host.packages.setEnabled(
+        resource,
+        params.enabled,
+        params.cwd !== undefined ? resolve(params.cwd) : undefined,
+      );
     } catch (error) {
-      if (error instanceof PackageError) throw invalidParams(error.message, { reason: "config" });
+      if ((error as { code?: unknown }).code === "KC_ERR_PACKAGE")
+        throw invalidParams(errorMessage(error), { reason: "config" });
       throw error;
     }
     return { resource: { ...resource, enabled: params.enabled } };
-  });
+  }),
+];
+
+export function registerResourceMethods(server: AppServer): void {
+  installMethods(server, resourceMethods);
 }

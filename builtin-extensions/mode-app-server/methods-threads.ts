@@ -1,38 +1,47 @@
 /** The handshake, thread, turn and diagnostics methods (protocol.ts defines their shapes). */
 import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { cwdSessionDir, VERSION } from "@knightcodeai/cli/kit";
+import { resolve } from "node:path";
+import { VERSION } from "@knightcodeai/cli/kit";
+import { installMethods, type MethodRow, method, type ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { archiveWorkspace, prepareWorkspace } from "./methods-git.js";
-import { requestSpecs as R } from "./protocol.js";
 import type { AppServer } from "./server.js";
-import { readBranch, writeFork } from "./store-files.js";
 import type { LoadedThread } from "./thread.js";
 
 const PAGE_DEFAULT = 50;
 
-export function registerThreadMethods(server: AppServer): void {
-  const m = server.methods;
+/** A loaded thread, with `connection` subscribed to it. */
+function subscribed(
+  ctx: ServerContext,
+  threadId: string,
+  connection: Parameters<LoadedThread["subscribe"]>[0],
+): LoadedThread {
+  const thread = ctx.threads.requireLoaded(threadId);
+  thread.subscribe(connection);
+  return thread;
+}
 
-  m.register("initialize", R.initialize, (params, { connection }) => {
+/** The handshake, thread, turn and diagnostics methods, one row each. */
+export const threadMethods: MethodRow[] = [
+  method("initialize", (ctx, params, { connection }) => {
     connection.initialized = true;
     connection.handshaking = true;
     connection.clientName = params.clientInfo.name;
     connection.setOptOut(params.capabilities?.optOutNotificationMethods ?? []);
     return {
-      userAgent: server.userAgent(params.clientInfo.name),
+      userAgent: ctx.threads.userAgent(params.clientInfo.name),
       serverInfo: { name: "knightcode", version: VERSION },
       platformOs: process.platform,
     };
-  });
+  }),
 
-  m.register("thread/start", R["thread/start"], async (params, { connection, afterResponse }) => {
+  method("thread/start", async (ctx, params, { connection, afterResponse }) => {
     const cwd = resolve(params.cwd);
     if (!existsSync(cwd)) throw invalidParams(`cwd ${cwd} does not exist`, { reason: "cwd" });
-    const workspace = await prepareWorkspace(server, cwd, params.workspace, connection);
+    const workspace = await prepareWorkspace(ctx, cwd, params.workspace, connection);
     let opened: Awaited<ReturnType<AppServer["openThread"]>>;
     try {
-      opened = await server.openThread(
+      opened = await ctx.threads.openThread(
         { cwd: workspace?.cwd ?? cwd, ...(params.model ? { model: params.model } : {}) },
         connection,
       );
@@ -45,17 +54,17 @@ export function registerThreadMethods(server: AppServer): void {
     if (workspace) warnings.push(...(await workspace.opened(thread)));
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
-    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
-  });
+    return { thread: info, warnings: warnings, ui: thread.ui.snapshot() };
+  }),
 
-  m.register("thread/resume", R["thread/resume"], async (params, { connection }) => {
+  method("thread/resume", async (ctx, params, { connection }) => {
     // An invalid cursor subscribes nobody: check it against the history before loading or subscribing.
     if (params.cursor !== undefined && !/^\d+$/.test(params.cursor))
       throw invalidParams(`Invalid cursor "${params.cursor}"`, { reason: "cursor" });
-    const { thread, warnings } = await server.load(params.threadId, undefined);
+    const { thread, warnings } = await ctx.threads.load(params.threadId, undefined);
     let history: ReturnType<AppServer["pageHistory"]>;
     try {
-      history = server.pageHistory(thread.history(), params.cursor);
+      history = ctx.threads.pageHistory(thread.history(), params.cursor);
     } catch (error) {
       thread.checkIdle();
       throw error;
@@ -64,216 +73,187 @@ export function registerThreadMethods(server: AppServer): void {
     thread.subscribe(connection);
     const runningTurn = thread.runningTurn();
     return {
-      thread: thread.info() as never,
-      turns: history.turns as never,
+      thread: thread.info(),
+      turns: history.turns,
       ...(history.nextCursor ? { nextCursor: history.nextCursor } : {}),
-      ...(runningTurn ? { runningTurn: runningTurn as never } : {}),
+      ...(runningTurn ? { runningTurn: runningTurn } : {}),
       queue: thread.queueSnapshot(),
-      usage: thread.usage() as never,
+      usage: thread.usage(),
       ui: thread.ui.snapshot(),
-      warnings: warnings as never,
+      warnings: warnings,
     };
-  });
+  }),
 
-  m.register("thread/fork", R["thread/fork"], async (params, { connection, afterResponse }) => {
-    const loaded = server.loaded(params.threadId);
-    let source: string | undefined;
-    let fork: { file: string; id: string };
+  method("thread/fork", async (ctx, params, { connection, afterResponse }) => {
+    const loaded = ctx.threads.loaded(params.threadId);
+    let fork: { path: string; id: string };
     let name: string;
     if (loaded) {
-      source = loaded.session.getState().sessionFile;
+      const source = loaded.session.getState().sessionFile;
       if (!source || !existsSync(source))
         throw invalidParams("The thread has nothing saved to fork yet", { reason: "empty" });
-      const manager = loaded.session.sessionManager;
-      fork = writeFork(source, manager.getHeader(), manager.getBranch());
-      server.touched(fork.file);
+      fork = ctx.host.sessions.fork(source, loaded.session.sessionManager.getBranch());
       name = String(loaded.info().name ?? loaded.info().preview ?? "");
     } else {
-      const info = server.findSession(params.threadId);
+      const info = ctx.threads.findSession(params.threadId);
       if (!info) throw threadNotFound(params.threadId);
-      const { header, branch } = readBranch(info.path);
-      fork = writeFork(info.path, header, branch);
-      server.touched(fork.file);
+      fork = ctx.host.sessions.fork(info.path);
       name = info.name ?? (info.firstMessage === "(no messages)" ? "" : info.firstMessage);
     }
-    const { thread, warnings } = await server.load(fork.id, connection);
+    const { thread, warnings } = await ctx.threads.load(fork.id, connection);
     thread.session.setSessionName(`${(name || "Untitled").slice(0, 200)} (fork)`);
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
-    return { thread: info as never, warnings: warnings as never, ui: thread.ui.snapshot() };
-  });
+    return { thread: info, warnings: warnings, ui: thread.ui.snapshot() };
+  }),
 
-  m.register("thread/list", R["thread/list"], (params) => {
-    const { catalog, files } = server.catalog(params.archived === true);
-    const wanted = params.cwd ? resolve(params.cwd) : undefined;
-    // Files of a cwd live in its folder (the folder name is lossy, so the header decides).
-    const root = params.archived === true ? server.archiveRoot : server.sessionRoot;
-    const folder = wanted !== undefined ? cwdSessionDir(root, wanted) : undefined;
-    // Newest first by modification time; a cursor names the last file of the previous page.
-    let start = 0;
-    if (params.cursor !== undefined) {
-      const after = decodeCursor(params.cursor);
-      const at = files.findIndex((f) => f.path === after.p);
-      start =
-        at >= 0
-          ? at + 1
-          : files.findIndex((f) => f.mtimeMs < after.t || (f.mtimeMs === after.t && f.path < after.p));
-      if (start < 0) start = files.length;
+  method("thread/list", (ctx, params) => {
+    const archived = params.archived === true;
+    let page: ReturnType<typeof ctx.host.sessions.page>;
+    try {
+      page = ctx.host.sessions.page({
+        ...(params.cwd !== undefined ? { cwd: resolve(params.cwd) } : {}),
+        ...(params.cursor !== undefined ? { cursor: params.cursor } : {}),
+        limit: params.limit ?? PAGE_DEFAULT,
+        ...(archived ? { archived } : { writing: ctx.threads.writing() }),
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "KC_ERR_SESSION_CURSOR")
+        throw invalidParams(`Invalid cursor "${params.cursor}"`, { reason: "cursor" });
+      throw error;
     }
-    const limit = params.limit ?? PAGE_DEFAULT;
-    const data: Record<string, unknown>[] = [];
-    let last: (typeof files)[number] | undefined;
-    let more = false;
-    for (let i = start; i < files.length; i++) {
-      const file = files[i]!;
-      if (folder !== undefined && dirname(file.path) !== folder) continue;
-      // Only the files a page shows are read.
-      const info = catalog.info(file.path);
-      if (!info || (wanted !== undefined && info.cwd !== wanted)) continue;
-      if (data.length === limit) {
-        more = true;
-        break;
-      }
-      const { path: _path, ...summary } = server.summarize(info, file.mtimeMs);
-      data.push(summary);
-      last = file;
-    }
+    const root = ctx.threads.worktreesRoot();
+    const data = page.sessions.map((info) => {
+      const { path: _path, ...summary } = ctx.threads.summarize(info, root);
+      return summary;
+    });
     return {
-      data: data as never,
-      ...(more && last ? { nextCursor: encodeCursor(last.mtimeMs, last.path) } : {}),
+      data: data,
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
     };
-  });
+  }),
 
-  m.register("thread/read", R["thread/read"], (params) => {
-    const thread = server.threadInfo(params.threadId);
-    if (!params.includeTurns) return { thread: thread as never };
-    const page = server.pageHistory(server.history(params.threadId), undefined);
+  method("thread/read", (ctx, params) => {
+    const thread = ctx.threads.threadInfo(params.threadId);
+    if (!params.includeTurns) return { thread: thread };
+    const page = ctx.threads.pageHistory(ctx.threads.history(params.threadId), undefined);
     return {
-      thread: thread as never,
-      turns: page.turns as never,
+      thread: thread,
+      turns: page.turns,
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
-  });
+  }),
 
-  m.register("thread/name/set", R["thread/name/set"], async (params) => {
-    const loaded = server.loaded(params.threadId);
+  method("thread/name/set", async (ctx, params) => {
+    const loaded = ctx.threads.loaded(params.threadId);
     if (loaded) {
       loaded.session.setSessionName(params.name === "" ? undefined : params.name);
       return {};
     }
     // Not loaded: load it just for this (the owner lock keeps the file safe), then let it unload.
-    const { thread } = await server.load(params.threadId, undefined);
+    const { thread } = await ctx.threads.load(params.threadId, undefined);
     thread.session.setSessionName(params.name === "" ? undefined : params.name);
-    await server.unload(thread);
+    await ctx.threads.unload(thread);
     return {};
-  });
+  }),
 
-  m.register("thread/unsubscribe", R["thread/unsubscribe"], (params, { connection }) => {
-    const thread = server.loaded(params.threadId);
+  method("thread/unsubscribe", (ctx, params, { connection }) => {
+    const thread = ctx.threads.loaded(params.threadId);
     return {
       status: thread?.unsubscribe(connection) ? ("unsubscribed" as const) : ("notSubscribed" as const),
     };
-  });
+  }),
 
-  m.register("thread/archive", R["thread/archive"], async (params, { connection }) => {
-    const loaded = server.loaded(params.threadId);
+  method("thread/archive", async (ctx, params, { connection }) => {
+    const loaded = ctx.threads.loaded(params.threadId);
     if (loaded?.isBusy())
       throw new AppServerError("turnInProgress", "A turn is running; interrupt it before archiving");
-    const info = server.findSession(params.threadId);
+    const info = ctx.threads.findSession(params.threadId);
     if (!info) {
       if (loaded) throw invalidParams("The thread has nothing saved to archive yet", { reason: "empty" });
       throw threadNotFound(params.threadId);
     }
-    if (loaded) await server.unload(loaded);
-    server.moveSessionFile(info.path, server.archivedPath(info.path));
-    await archiveWorkspace(server, params.threadId, info.cwd, connection);
+    if (loaded) await ctx.threads.unload(loaded);
+    ctx.threads.moveSessionFile(info.path, "archive");
+    await archiveWorkspace(ctx, params.threadId, info.cwd, connection);
     return {};
-  });
+  }),
 
-  m.register("thread/unarchive", R["thread/unarchive"], (params) => {
-    const info = server.findSession(params.threadId, true);
+  method("thread/unarchive", (ctx, params) => {
+    const info = ctx.threads.findSession(params.threadId, true);
     if (!info) throw threadNotFound(params.threadId);
-    server.moveSessionFile(info.path, server.unarchivedPath(info.path));
-    return { thread: server.threadInfo(params.threadId) as never };
-  });
+    ctx.threads.moveSessionFile(info.path, "active");
+    return { thread: ctx.threads.threadInfo(params.threadId) };
+  }),
 
-  m.register("thread/delete", R["thread/delete"], (params) => {
-    const info = server.findSession(params.threadId, true);
+  method("thread/delete", (ctx, params) => {
+    const info = ctx.threads.findSession(params.threadId, true);
     if (!info) {
-      if (server.loaded(params.threadId) || server.findSession(params.threadId))
+      if (ctx.threads.loaded(params.threadId) || ctx.threads.findSession(params.threadId))
         throw invalidParams("Only an archived thread can be deleted; archive it first", {
           reason: "notArchived",
         });
       throw threadNotFound(params.threadId);
     }
-    server.deleteFile(info.path);
+    ctx.threads.deleteFile(info.path);
     return {};
-  });
+  }),
 
-  m.register("thread/payload/read", R["thread/payload/read"], (params) => {
-    const chunk = server.readPayload(params.threadId, params.ref, params.offset ?? 0);
+  method("thread/payload/read", (ctx, params) => {
+    const chunk = ctx.threads.readPayload(params.threadId, params.ref, params.offset ?? 0);
     if (chunk) return chunk;
-    if (!server.loaded(params.threadId) && !server.findSession(params.threadId))
+    if (!ctx.threads.loaded(params.threadId) && !ctx.threads.findSession(params.threadId))
       throw threadNotFound(params.threadId);
     throw invalidParams(
       `No payload "${params.ref}" on this thread (kept while it is loaded, or after a read while it is not)`,
       { reason: "ref" },
     );
-  });
+  }),
 
-  const subscribed = (
-    threadId: string,
-    connection: Parameters<LoadedThread["subscribe"]>[0],
-  ): LoadedThread => {
-    const thread = server.requireLoaded(threadId);
-    thread.subscribe(connection);
-    return thread;
-  };
-
-  m.register("turn/start", R["turn/start"], (params, { connection, afterResponse }) => {
-    const thread = subscribed(params.threadId, connection);
-    const started = thread.startTurn(params.input as never, params.clientMessageId, params.comments);
+  method("turn/start", (ctx, params, { connection, afterResponse }) => {
+    const thread = subscribed(ctx, params.threadId, connection);
+    const started = thread.startTurn(params.input, params.clientMessageId, params.comments);
     afterResponse(started.announce);
-    return { turn: started.turn as never };
-  });
+    return { turn: started.turn };
+  }),
 
-  m.register("turn/steer", R["turn/steer"], (params, { connection }) => {
-    const thread = subscribed(params.threadId, connection);
-    return { turnId: thread.steer(params.input as never, params.expectedTurnId) };
-  });
+  method("turn/steer", (ctx, params, { connection }) => {
+    const thread = subscribed(ctx, params.threadId, connection);
+    return { turnId: thread.steer(params.input, params.expectedTurnId) };
+  }),
 
-  m.register("turn/interrupt", R["turn/interrupt"], (params) => {
-    server.requireLoaded(params.threadId).interrupt(params.turnId);
+  method("turn/interrupt", (ctx, params) => {
+    ctx.threads.requireLoaded(params.threadId).interrupt(params.turnId);
     return {};
-  });
+  }),
 
-  m.register("turn/queue/add", R["turn/queue/add"], (params, { connection }) => {
-    const thread = subscribed(params.threadId, connection);
+  method("turn/queue/add", (ctx, params, { connection }) => {
+    const thread = subscribed(ctx, params.threadId, connection);
     return {
-      id: thread.enqueue(params.input as never, params.clientMessageId, params.comments),
+      id: thread.enqueue(params.input, params.clientMessageId, params.comments),
     };
-  });
+  }),
 
-  m.register("turn/queue/remove", R["turn/queue/remove"], (params) => {
-    return { removed: server.requireLoaded(params.threadId).dequeue(params.id) };
-  });
+  method("turn/queue/remove", (ctx, params) => {
+    return { removed: ctx.threads.requireLoaded(params.threadId).dequeue(params.id) };
+  }),
 
-  m.register("server/diagnostics", R["server/diagnostics"], () => {
+  method("server/diagnostics", (ctx) => {
     const memory = process.memoryUsage();
     return {
       process: {
         pid: process.pid,
         residentMemoryBytes: memory.rss,
         heapUsedBytes: memory.heapUsed,
-        uptimeMs: Date.now() - server.startedAt,
+        uptimeMs: Date.now() - ctx.threads.startedAt,
       },
-      threads: [...server.threads.values()].map((t) => ({
+      threads: [...ctx.threads.threads.values()].map((t) => ({
         id: t.id,
-        status: t.getStatus() as never,
+        status: t.getStatus(),
         subscribers: t.subscriberCount(),
         queued: t.queuedCount(),
       })),
-      connections: [...server.connections].map((c) => ({
+      connections: [...ctx.threads.connections].map((c) => ({
         id: c.id,
         transport: c.transport.kind,
         initialized: c.initialized,
@@ -281,22 +261,10 @@ export function registerThreadMethods(server: AppServer): void {
         inFlight: c.inFlight,
       })),
     };
-  });
-}
+  }),
+];
 
-function encodeCursor(t: number, p: string): string {
-  return Buffer.from(JSON.stringify({ t, p })).toString("base64url");
-}
-
-function decodeCursor(cursor: string): { t: number; p: string } {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
-      t?: unknown;
-      p?: unknown;
-    };
-    if (typeof value.t === "number" && typeof value.p === "string") return { t: value.t, p: value.p };
-  } catch {
-    // answered below
-  }
-  throw invalidParams(`Invalid cursor "${cursor}"`, { reason: "cursor" });
+/** Registers the thread, turn and diagnostics methods. */
+export function registerThreadMethods(server: AppServer): void {
+  installMethods(server, threadMethods);
 }

@@ -6,7 +6,7 @@
  * Shapes follow docs/app-server.md (the spec's known parts, Codex's conventions for the rest). Times are epoch
  * milliseconds.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
 
@@ -191,6 +191,24 @@ export const Resource = Obj(
     source: Str({ description: '"auto" (a resource folder), "settings", or the package source' }),
   },
   { $id: "Resource" },
+);
+
+/** One server as the app-server's own MCP client sees it now (`mcp/list`'s `status`). */
+export const McpServerStatus = Obj(
+  {
+    name: Str(),
+    state: Str({
+      description: "connecting, connected, failed, disabled, needs-auth, ... as the client names them",
+    }),
+    transport: Opt(Str({ description: "stdio or http, once known" })),
+    tools: Num({ description: "Tools the server offers" }),
+    source: Type.Union([
+      Obj({ kind: Lit("file"), path: Str(), scope: Type.Union([Lit("global"), Lit("project")]) }),
+      Obj({ kind: Lit("extension"), owner: Str() }),
+    ]),
+    error: Opt(Str({ description: "Why it is not connected, when it failed" })),
+  },
+  { $id: "McpServerStatus" },
 );
 
 export interface MethodSpec {
@@ -426,6 +444,12 @@ export const requestSpecs = {
       ),
       errors: Arr(Str()),
       paths: Obj({ global: Str(), project: Opt(Str()) }),
+      status: Opt(
+        Arr(McpServerStatus, {
+          description:
+            "The servers of the app-server's own MCP client (whichever extension provides it) as it sees them now; absent when none does",
+        }),
+      ),
     }),
   },
   "mcp/update": {
@@ -612,6 +636,22 @@ export const serverRequestSpecs = {
   },
 } as const satisfies Record<string, MethodSpec>;
 
+/** The protocol's shapes as TypeScript types: what the handlers build and return. */
+export type ThreadStatusWire = Static<typeof ThreadStatus>;
+export type WarningWire = Static<typeof Warning>;
+export type ThreadWire = Static<typeof Thread>;
+export type ThreadSummaryWire = Static<typeof ThreadSummary>;
+export type UserInputWire = Static<typeof UserInput>;
+export type ReviewCommentWire = Static<typeof ReviewComment>;
+export type ItemWire = Static<typeof ThreadItem>;
+export type TurnWire = Static<typeof Turn>;
+export type QueueSnapshotWire = Static<typeof QueueSnapshot>;
+export type TokenUsageWire = Static<typeof TokenUsage>;
+export type ExtensionUiWire = Static<typeof ExtensionUi>;
+export type ThreadWorkspaceWire = Static<typeof ThreadWorkspace>;
+export type ParamsOf<M extends RequestName> = Static<(typeof requestSpecs)[M]["params"]>;
+export type ResultOf<M extends RequestName> = Static<(typeof requestSpecs)[M]["result"]>;
+
 export type RequestName = keyof typeof requestSpecs;
 export type NotificationName = keyof typeof notificationSpecs;
 export type ServerRequestName = keyof typeof serverRequestSpecs;
@@ -633,4 +673,5 @@ export const sharedSchemas = [
   ExtensionUi,
   ...gitSharedSchemas,
   Resource,
+  McpServerStatus,
 ] as const;

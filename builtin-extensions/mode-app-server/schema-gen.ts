@@ -3,10 +3,18 @@
  * result, every notification and every server request) and `app-server.ts` (the same as TypeScript types). The
  * repository keeps both under `schema/app-server/`; a test regenerates them and fails on any difference, and
  * `knightcode app-server schema --out DIR` writes them anywhere.
+ *
+ * The JSON Schema is one schema a generic generator can take whole (json-schema-to-typescript, quicktype, ...):
+ * its root is the union of every message (`Request`, `Response`, `ErrorResponse`, `Notification`, `ServerRequest`,
+ * `ServerRequestResponse`), each message a definition of its own (`ThreadStartRequest`, `ThreadStartResponse`,
+ * `TurnCompletedNotification`, `UiDialogRequest`, ...) over the params and result definitions
+ * (`ThreadStartParams`, `ThreadStartResult`, ...), with the error names of `error.data.code` as the `ErrorCode`
+ * enum. The `requests`, `notifications` and `serverRequests` tables point at the same definitions.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TSchema } from "@sinclair/typebox";
+import { ERROR_CODES } from "./errors.js";
 import { notificationSpecs, requestSpecs, serverRequestSpecs, sharedSchemas } from "./protocol.js";
 
 type Json = Record<string, unknown>;
@@ -76,39 +84,145 @@ function pascal(method: string): string {
     .join("");
 }
 
-/** The files' contents, by file name. */
-export function appServerSchemaFiles(): Record<string, string> {
+type Specs = Record<string, { description: string; params: TSchema; result?: TSchema }>;
+
+const ref = (name: string) => ({ $ref: `#/definitions/${name}` });
+
+/** The JSON Schema file: definitions of every message and its parts, and the root as their union. */
+function jsonSchema(): Json {
   const definitions: Json = {};
-  for (const schema of sharedSchemas) definitions[(schema as Json).$id as string] = toJson(schema, true);
-  const section = (specs: Record<string, { description: string; params: TSchema; result?: TSchema }>) =>
-    Object.fromEntries(
-      Object.entries(specs).map(([name, spec]) => [
-        name,
-        {
-          description: spec.description,
-          params: toJson(spec.params),
-          ...(spec.result ? { result: toJson(spec.result) } : {}),
+  const define = (name: string, schema: unknown) => {
+    if (Object.hasOwn(definitions, name)) throw new Error(`two app-server schema definitions named ${name}`);
+    definitions[name] = schema;
+  };
+  for (const schema of sharedSchemas) define((schema as Json).$id as string, toJson(schema, true));
+  define("RequestId", {
+    description: "A request's id: a string or a number",
+    anyOf: [{ type: "string" }, { type: "number" }],
+  });
+  const errorNames = Object.keys(ERROR_CODES);
+  define("ErrorCode", {
+    description: "The error's name (`error.data.code`); `error.code` is its JSON-RPC number",
+    type: "string",
+    enum: errorNames,
+    tsEnumNames: errorNames,
+  });
+  define("ErrorResponse", {
+    description: "A request that failed",
+    type: "object",
+    required: ["id", "error"],
+    properties: {
+      id: { anyOf: [ref("RequestId"), { type: "null" }] },
+      error: {
+        type: "object",
+        required: ["code", "message", "data"],
+        properties: {
+          code: { type: "integer" },
+          message: { type: "string" },
+          data: {
+            type: "object",
+            required: ["code"],
+            properties: { code: ref("ErrorCode") },
+            additionalProperties: true,
+          },
         },
-      ]),
-    );
-  const json = {
+      },
+    },
+  });
+  const message = (properties: Json, required: string[], description: string) => ({
+    description,
+    type: "object",
+    required,
+    properties,
+  });
+  /** A table's params and result definitions and its messages; returns the table and the messages' names. */
+  const table = (
+    specs: Specs,
+    kind: { request: string; response?: string },
+  ): { entries: Json; messages: string[]; responses: string[] } => {
+    const entries: Json = {};
+    const messages: string[] = [];
+    const responses: string[] = [];
+    for (const [method, spec] of Object.entries(specs)) {
+      const base = pascal(method);
+      define(`${base}Params`, { description: spec.description, ...(toJson(spec.params) as Json) });
+      if (spec.result) define(`${base}Result`, toJson(spec.result));
+      const id = spec.result ? { id: ref("RequestId") } : {};
+      define(
+        `${base}${kind.request}`,
+        message(
+          { ...id, method: { type: "string", const: method }, params: ref(`${base}Params`) },
+          [...Object.keys(id), "method", "params"],
+          spec.description,
+        ),
+      );
+      messages.push(`${base}${kind.request}`);
+      if (spec.result && kind.response) {
+        define(
+          `${base}${kind.response}`,
+          message(
+            { id: ref("RequestId"), result: ref(`${base}Result`) },
+            ["id", "result"],
+            `The result of ${method}`,
+          ),
+        );
+        responses.push(`${base}${kind.response}`);
+      }
+      entries[method] = {
+        description: spec.description,
+        params: ref(`${base}Params`),
+        ...(spec.result ? { result: ref(`${base}Result`) } : {}),
+      };
+    }
+    return { entries, messages, responses };
+  };
+  const requests = table(requestSpecs, { request: "Request", response: "Response" });
+  const notifications = table(notificationSpecs, { request: "Notification" });
+  const serverRequests = table(serverRequestSpecs, { request: "Request", response: "Response" });
+  const union = (name: string, members: string[], description: string) =>
+    define(name, { description, anyOf: members.map(ref) });
+  union("Request", requests.messages, "A request a client sends");
+  union("Response", requests.responses, "The server's answer to a request that succeeded");
+  union("Notification", notifications.messages, "A notification the server sends");
+  union("ServerRequest", serverRequests.messages, "A request the server sends a client (answer it)");
+  union("ServerRequestResponse", serverRequests.responses, "A client's answer to a server request");
+  return {
     $schema: "http://json-schema.org/draft-07/schema#",
     title: "KnightCode app-server protocol",
+    description:
+      "Every message of the app-server protocol (JSON-RPC 2.0, `jsonrpc` optional), one line or WebSocket frame each",
+    anyOf: [
+      "Request",
+      "Response",
+      "ErrorResponse",
+      "Notification",
+      "ServerRequest",
+      "ServerRequestResponse",
+    ].map(ref),
     definitions,
-    requests: section(requestSpecs),
-    notifications: section(notificationSpecs),
-    serverRequests: section(serverRequestSpecs),
+    requests: requests.entries,
+    notifications: notifications.entries,
+    serverRequests: serverRequests.entries,
   };
+}
+
+/** The files' contents, by file name. */
+export function appServerSchemaFiles(): Record<string, string> {
+  const json = jsonSchema();
   const ts: string[] = [
     "// Generated by `knightcode app-server schema` from builtin-extensions/mode-app-server/protocol.ts; do not edit.",
     "",
   ];
   for (const schema of sharedSchemas)
     ts.push(`export type ${(schema as Json).$id} = ${tsType(schema as Json, "", true)};`, "");
-  const map = (
-    kind: string,
-    specs: Record<string, { description: string; params: TSchema; result?: TSchema }>,
-  ) => {
+  ts.push(
+    "/** The error's name (`error.data.code`); `error.code` is its JSON-RPC number. */",
+    `export type ErrorCode = ${Object.keys(ERROR_CODES)
+      .map((name) => JSON.stringify(name))
+      .join(" | ")};`,
+    "",
+  );
+  const map = (kind: string, specs: Specs) => {
     const rows: string[] = [];
     for (const [name, spec] of Object.entries(specs)) {
       const base = pascal(name);

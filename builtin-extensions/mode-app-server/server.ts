@@ -11,27 +11,29 @@
  * Threads unload `unloadDelayMs` after their last subscriber left while nothing runs (default 60 s, the
  * `KNIGHTCODE_APP_SERVER_UNLOAD_MS` environment variable changes it).
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import {
+  type ExtensionContext,
+  type ExtensionServices,
   errorMessage,
+  type HostServices,
+  type ListedSession,
   type ModeSessionOptions,
-  resolveSessionRoot,
+  mcpClientService,
   type SessionController,
-  type SessionInfo,
   VERSION,
 } from "@knightcodeai/cli/kit";
-import { type CatalogEntry, SessionCatalog } from "./catalog.js";
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
+import type { ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
+import { gitOf } from "./methods-git.js";
 import { registerThreadMethods } from "./methods-threads.js";
 import { registerUiMethods } from "./methods-ui.js";
+import type { ThreadSummaryWire, ThreadWire, WarningWire } from "./protocol.js";
 import { type CallContext, checkParams, MethodRegistry } from "./registry.js";
-import { ARCHIVE_DIR, archivedPath, headerIdOf, readBranch, unarchivedPath } from "./store-files.js";
 import { LoadedThread, type ThreadStatus } from "./thread.js";
 import { cleanText } from "./ui.js";
-import { describeWorkspace, inManagedWorktree, worktreesRoot } from "./workspace.js";
+import { describeWorkspace, inManagedWorktree, WorktreesSetting } from "./workspace.js";
 
 export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
 /** How many unloaded threads keep the values their last history read sent by reference. */
@@ -40,25 +42,21 @@ const READ_PAYLOAD_THREADS = 16;
 export interface AppServerOptions {
   openSession(options: ModeSessionOptions): Promise<SessionController>;
   agentDir: string;
+  /** The stores and settings of any folder (`ModeContext.host`): sessions, settings, trust, packages, MCP. */
+  host: HostServices;
+  /** The services of the server's own session (the git engine, the MCP client): `knightcode.services`. */
+  services?: ExtensionServices;
+  /** The server's own session, and its extension context once it started. */
+  session?: SessionController;
+  hostContext?: () => ExtensionContext | undefined;
   /** Diagnostics for the server's log (stderr): never on a protocol stream. */
   log(message: string): void;
   unloadDelayMs?: number;
   queueLimitBytes?: number;
 }
 
-export interface Summary {
-  id: string;
-  name?: string;
-  preview: string;
-  cwd: string;
-  createdAt: number;
-  updatedAt: number;
-  status: ThreadStatus;
-  forkedFromId?: string;
-  messageCount: number;
-  workspaceMode?: "worktree";
-  path: string;
-}
+/** A listed thread, and its file. */
+export type Summary = ThreadSummaryWire & { path: string };
 
 export class AppServer {
   readonly methods = new MethodRegistry();
@@ -71,24 +69,19 @@ export class AppServer {
   private readonly failures = new Map<string, string>();
   /** Payload stores of history reads of unloaded threads, oldest first. */
   private readonly readPayloads = new Map<string, PayloadStore>();
-  readonly sessionRoot: string;
-  readonly active: SessionCatalog;
-  readonly archived: SessionCatalog;
   readonly startedAt = Date.now();
+  readonly host: HostServices;
+  /** The `worktrees` settings, read again when the personal settings file changes. */
+  readonly worktrees: WorktreesSetting;
   closing = false;
 
   constructor(readonly options: AppServerOptions) {
-    this.sessionRoot = resolveSessionRoot({ agentDir: options.agentDir });
-    this.active = new SessionCatalog(this.sessionRoot);
-    this.archived = new SessionCatalog(this.archiveRoot);
+    this.host = options.host;
+    this.worktrees = new WorktreesSetting(options.host);
     registerThreadMethods(this);
     registerUiMethods(this);
     // The first thread/list finds the files stat'ed; requests meanwhile do not wait for it.
-    void this.active.warm();
-  }
-
-  get archiveRoot(): string {
-    return resolve(this.sessionRoot, ARCHIVE_DIR);
+    void this.host.sessions.warm();
   }
 
   // ---- connections and framing -------------------------------------------------------------------
@@ -215,9 +208,24 @@ export class AppServer {
     describeWorkspace: (cwd: string) => describeWorkspace(this.worktreesRoot(), cwd),
   };
 
+  /** What a method handler may use (context.ts). */
+  context(): ServerContext {
+    return {
+      host: this.host,
+      threads: this,
+      git: () => gitOf(this),
+      log: (message) => this.options.log(message),
+      agentDir: this.options.agentDir,
+      openSession: (options) => this.options.openSession(options),
+      session: this.options.session,
+      hostContext: () => this.options.hostContext?.(),
+      mcpClient: () => this.options.services?.get(mcpClientService),
+    };
+  }
+
   /** Where managed worktrees live (`worktrees.root`), as the global settings say now. */
   worktreesRoot(): string {
-    return worktreesRoot(this.options.agentDir);
+    return this.worktrees.root();
   }
 
   /** Opens a thread's session (a new one, or a file) with `initiator` already subscribed (trust dialogs reach it). */
@@ -226,9 +234,9 @@ export class AppServer {
     initiator: Connection | undefined,
   ): Promise<{
     thread: LoadedThread;
-    warnings: Record<string, unknown>[];
+    warnings: WarningWire[];
   }> {
-    const warnings: Record<string, unknown>[] = [];
+    const warnings: WarningWire[] = [];
     const thread = new LoadedThread("", this.threadHost);
     thread.loadWarnings = warnings;
     if (initiator) thread.subscribe(initiator);
@@ -260,7 +268,7 @@ export class AppServer {
     thread.loadWarnings = undefined;
     thread.attach(session);
     const parent = session.sessionManager.getHeader().parentSession;
-    if (parent) thread.forkedFromId = headerIdOf(parent);
+    if (parent) thread.forkedFromId = this.host.sessions.header(parent)?.id;
     this.threads.set(id, thread);
     return { thread, warnings };
   }
@@ -282,7 +290,7 @@ export class AppServer {
   async load(
     threadId: string,
     initiator: Connection | undefined,
-  ): Promise<{ thread: LoadedThread; warnings: Record<string, unknown>[] }> {
+  ): Promise<{ thread: LoadedThread; warnings: WarningWire[] }> {
     const existing = this.loaded(threadId);
     if (existing) {
       if (initiator) existing.subscribe(initiator);
@@ -320,30 +328,19 @@ export class AppServer {
     }
   }
 
-  findSession(threadId: string, archived = false): SessionInfo | undefined {
-    return archived ? this.archived.find(threadId) : this.active.find(threadId, this.busyDirs());
+  /** A stored thread (in use, or archived), found through the host's session listing. */
+  findSession(threadId: string, archived = false): ListedSession | undefined {
+    return this.host.sessions.find(threadId, archived ? { archived } : { writing: this.writing() });
   }
 
-  /** The active (or archived) catalogue, with what this process writes looked at again. */
-  catalog(archived: boolean): { catalog: SessionCatalog; files: CatalogEntry[] } {
-    const catalog = archived ? this.archived : this.active;
-    return { catalog, files: catalog.files(archived ? [] : this.busyDirs()) };
-  }
-
-  /** The folders of the loaded threads' files: this process appends there. */
-  private busyDirs(): string[] {
-    const dirs = new Set<string>();
+  /** The files of the loaded threads: this process appends to them, so listings look at them again. */
+  writing(): string[] {
+    const files: string[] = [];
     for (const thread of this.threads.values()) {
       const file = thread.disposed ? undefined : thread.session.getState().sessionFile;
-      if (file) dirs.add(dirname(file));
+      if (file) files.push(file);
     }
-    return [...dirs];
-  }
-
-  /** A file this process wrote, moved or removed outside a session. */
-  touched(file: string): void {
-    this.active.touched(dirname(file));
-    this.archived.touched(dirname(file));
+    return files;
   }
 
   private scheduleUnload(thread: LoadedThread): void {
@@ -383,13 +380,18 @@ export class AppServer {
   }
 
   /** A thread for the wire: live when loaded, from its file otherwise. */
-  threadInfo(threadId: string): Record<string, unknown> {
+  threadInfo(threadId: string): ThreadWire {
     const loaded = this.loaded(threadId);
     if (loaded) return loaded.info();
     const active = this.findSession(threadId);
     const info = active ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
-    const { path: _path, messageCount: _count, workspaceMode: _mode, ...summary } = this.summarize(info);
+    const {
+      path: _path,
+      messageCount: _count,
+      workspaceMode: _mode,
+      ...summary
+    } = this.summarize(info, this.worktreesRoot());
     return {
       ...summary,
       sessionFile: info.path,
@@ -412,7 +414,7 @@ export class AppServer {
       if (this.readPayloads.size <= READ_PAYLOAD_THREADS) break;
       this.readPayloads.delete(old);
     }
-    return historyTurns(readBranch(info.path).branch, payloads);
+    return historyTurns(this.host.sessions.readBranch(info.path).entries, payloads);
   }
 
   /** A value sent by reference: by the loaded thread, or by the last read of it while unloaded. */
@@ -422,24 +424,16 @@ export class AppServer {
     );
   }
 
-  /** A listed thread; `mtimeMs` is the file's modification time when the caller has it. */
-  summarize(info: SessionInfo, mtimeMs?: number, root = this.worktreesRoot()): Summary {
-    let updatedAt = mtimeMs ?? info.modified.getTime();
-    if (mtimeMs === undefined) {
-      try {
-        updatedAt = statSync(info.path).mtimeMs;
-      } catch {
-        // Listed a moment ago; keep its last activity.
-      }
-    }
-    const parent = info.parentSession ? headerIdOf(info.parentSession) : undefined;
+  /** A listed thread; `root` is where managed worktrees live (read once per listing). */
+  summarize(info: ListedSession, root: string): Summary {
+    const parent = info.parentSession ? this.host.sessions.header(info.parentSession)?.id : undefined;
     return {
       id: info.id,
       ...(info.name ? { name: info.name } : {}),
       preview: info.firstMessage === "(no messages)" ? "" : cleanText(info.firstMessage),
       cwd: info.cwd,
       createdAt: info.created.getTime(),
-      updatedAt: Math.round(updatedAt),
+      updatedAt: Math.round(info.fileModified.getTime()),
       status: this.statusOf(info.id),
       ...(parent ? { forkedFromId: parent } : {}),
       messageCount: info.messageCount,
@@ -448,30 +442,29 @@ export class AppServer {
     };
   }
 
-  /** Moves a thread's file into or out of the archive. */
-  moveSessionFile(from: string, to: string): void {
-    if (existsSync(`${from}.lock`))
-      throw new AppServerError("threadLocked", `Another process owns ${from}; close it there first`, {
-        reason: "ownedByAnotherProcess",
-        path: from,
-      });
-    mkdirSync(dirname(to), { recursive: true });
-    renameSync(from, to);
-    this.touched(from);
-    this.touched(to);
-  }
-
-  archivedPath(file: string): string {
-    return archivedPath(this.sessionRoot, file);
-  }
-
-  unarchivedPath(file: string): string {
-    return unarchivedPath(this.sessionRoot, file);
+  /** Moves a thread's file into or out of the archive (`threadLocked` while another process has it open). */
+  moveSessionFile(file: string, to: "archive" | "active"): string {
+    return this.storeChange(file, () =>
+      to === "archive" ? this.host.sessions.archive(file) : this.host.sessions.unarchive(file),
+    );
   }
 
   deleteFile(file: string): void {
-    rmSync(file, { force: true });
-    this.touched(file);
+    this.storeChange(file, () => this.host.sessions.remove(file));
+  }
+
+  /** A change of a stored thread; a file another process owns is `threadLocked`. */
+  storeChange<T>(file: string, change: () => T): T {
+    try {
+      return change();
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "KC_ERR_SESSION_LOCKED")
+        throw new AppServerError("threadLocked", `Another process owns ${file}; close it there first`, {
+          reason: "ownedByAnotherProcess",
+          path: file,
+        });
+      throw error;
+    }
   }
 
   /** Ends every thread and connection. */
@@ -481,8 +474,6 @@ export class AppServer {
     this.unloadTimers.clear();
     await Promise.allSettled([...this.threads.values()].map((t) => this.unload(t)));
     for (const connection of [...this.connections]) connection.close("the server is shutting down");
-    this.active.close();
-    this.archived.close();
   }
 
   userAgent(clientName: string): string {
@@ -501,7 +492,7 @@ function errorReply(id: unknown, code: number, message: string, name: string): R
 }
 
 /** A session diagnostic as a structured warning: "settings: ..." and file:line:column references are picked out. */
-export function warningOf(message: string): Record<string, unknown> {
+export function warningOf(message: string): WarningWire {
   const source = /settings/i.test(message)
     ? "settings"
     : /trust/i.test(message)

@@ -16,7 +16,9 @@ import type {
   AgentMessage,
   DialogOptions,
   ExtensionAPI,
+  ExtensionContext,
   ImageContent,
+  ModelRuntime,
   SessionController,
   SessionStreamEvent,
 } from "@knightcodeai/cli/kit";
@@ -35,21 +37,20 @@ import {
   typedContent,
   userContent,
 } from "./items.js";
+import type {
+  QueueSnapshotWire,
+  ThreadStatusWire,
+  ThreadWire,
+  ThreadWorkspaceWire,
+  TokenUsageWire,
+  UserInputWire,
+  WarningWire,
+} from "./protocol.js";
 import { cleanText, ThreadUi } from "./ui.js";
 import { turnRecordSince } from "./workspace.js";
 
-export type ThreadStatus =
-  | { type: "notLoaded" }
-  | { type: "idle" }
-  | { type: "active"; waitingOn: string[] }
-  | { type: "systemError"; message?: string };
-
-export interface UserInput {
-  type: "text" | "image";
-  text?: string;
-  data?: string;
-  mimeType?: string;
-}
+export type ThreadStatus = ThreadStatusWire;
+export type UserInput = UserInputWire;
 
 interface QueuedInput {
   id: string;
@@ -91,17 +92,14 @@ export interface ThreadHost {
   /** The thread has no subscriber and nothing running: the server may unload it. */
   idleWithoutSubscribers(thread: LoadedThread): void;
   /** `Thread.workspace` for the thread's cwd. */
-  describeWorkspace(cwd: string): Record<string, unknown>;
+  describeWorkspace(cwd: string): ThreadWorkspaceWire;
 }
 
 export function splitInput(input: readonly UserInput[]): { text: string; images: ImageContent[] } {
-  const text = input
-    .filter((i) => i.type === "text")
-    .map((i) => i.text ?? "")
-    .join("\n");
-  const images: ImageContent[] = input
-    .filter((i) => i.type === "image")
-    .map((i) => ({ type: "image", data: i.data ?? "", mimeType: i.mimeType ?? "image/png" }));
+  const text = input.flatMap((i) => (i.type === "text" ? [i.text] : [])).join("\n");
+  const images: ImageContent[] = input.flatMap((i): ImageContent[] =>
+    i.type === "image" ? [{ type: "image", data: i.data, mimeType: i.mimeType }] : [],
+  );
   return { text, images };
 }
 
@@ -127,7 +125,7 @@ export class LoadedThread {
   /** This load's turn ids by the id of their turn record entry (history turns are named by entry ids). */
   readonly liveTurnIds = new Map<string, string>();
   /** Set while the session opens: what goes wrong meanwhile is reported in the result. */
-  loadWarnings: Record<string, unknown>[] | undefined;
+  loadWarnings: WarningWire[] | undefined;
 
   constructor(
     id: string,
@@ -149,8 +147,19 @@ export class LoadedThread {
   /** The thread's own extension API in its session (re-bound when `/reload` runs the factories again). */
   private api: ExtensionAPI | undefined;
 
+  /** The thread session's own context, from its `session_start` (again after each `/reload`). */
+  private context: ExtensionContext | undefined;
+
   bindApi(api: ExtensionAPI): void {
     this.api = api;
+    api.on("session_start", (_event, ctx) => {
+      this.context = ctx;
+    });
+  }
+
+  /** The thread session's own model runtime (its providers and keys), for calls outside the conversation. */
+  modelRuntime(): ModelRuntime | undefined {
+    return this.context?.modelRegistry;
   }
 
   attach(session: SessionController): void {
@@ -235,7 +244,7 @@ export class LoadedThread {
     };
   }
 
-  queueSnapshot(): { steering: string[]; followUp: { id: string; text: string; attachments?: number }[] } {
+  queueSnapshot(): QueueSnapshotWire {
     return {
       steering: [...this.steering],
       followUp: this.queue.map((q) => ({
@@ -246,7 +255,7 @@ export class LoadedThread {
     };
   }
 
-  usage(): Record<string, number> {
+  usage(): TokenUsageWire {
     const stats = this.session.getSessionStats();
     const t = stats.tokens;
     return {
@@ -264,7 +273,7 @@ export class LoadedThread {
     return historyTurns(this.session.sessionManager.getBranch(), this.payloads);
   }
 
-  info(): Record<string, unknown> {
+  info(): ThreadWire {
     const manager = this.session.sessionManager;
     const header = manager.getHeader();
     const state = this.session.getState();
@@ -648,8 +657,9 @@ export class LoadedThread {
       case "thinking_delta": {
         const item = turn.open.get(key);
         const delta = typeof event.delta === "string" ? event.delta : "";
-        if (!item || delta === "") return;
-        item.text = `${item.text as string}${delta}`;
+        if (!item || delta === "" || (item.type !== "agentMessage" && item.type !== "reasoning")) return;
+        // A live item keeps its whole text; it becomes a reference only once it is complete (completeItem).
+        item.text = `${typeof item.text === "string" ? item.text : ""}${delta}`;
         const method = item.type === "reasoning" ? "item/reasoning/delta" : "item/agentMessage/delta";
         this.turnEvent(turn, method, { itemId: item.id, delta });
         return;
@@ -657,7 +667,11 @@ export class LoadedThread {
       case "text_end":
       case "thinking_end": {
         const item = turn.open.get(key);
-        if (item && typeof event.content === "string") item.text = event.content;
+        if (
+          (item?.type === "agentMessage" || item?.type === "reasoning") &&
+          typeof event.content === "string"
+        )
+          item.text = event.content;
         this.completeItem(turn, key);
         return;
       }
@@ -676,7 +690,11 @@ export class LoadedThread {
         const seen =
           turn.open.has(key) ||
           turn.done.has(key) ||
-          turn.items.some((i) => i.text === text && i.type !== "userMessage");
+          turn.items.some(
+            (i) =>
+              (i.type === "agentMessage" || i.type === "reasoning" || i.type === "extensionMessage") &&
+              i.text === text,
+          );
         if (!seen) {
           if (text === "") return;
           this.startItem(turn, key, {
@@ -719,7 +737,7 @@ export class LoadedThread {
   private toolEnd(turn: LiveTurn, event: SessionStreamEvent): void {
     const key = `tool:${String(event.toolCallId)}`;
     const item = turn.open.get(key);
-    if (!item) return;
+    if (item?.type !== "toolCall") return;
     const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
@@ -732,7 +750,7 @@ export class LoadedThread {
 
   private compactionEnd(turn: LiveTurn, event: SessionStreamEvent): void {
     const item = turn.open.get("compaction");
-    if (!item) return;
+    if (item?.type !== "contextCompaction") return;
     const result = event.result as { summary?: string } | undefined;
     item.status = result ? "completed" : "failed";
     if (result?.summary) item.summary = result.summary;

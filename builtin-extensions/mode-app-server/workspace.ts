@@ -1,15 +1,20 @@
 /**
- * What the host knows about workspaces without loading the git services: where managed worktrees live, which
+ * What the host knows about workspaces without the git engine: where managed worktrees live, which
  * one a cwd is in (`Thread.workspace`, `ThreadSummary.workspaceMode`), and the turn records `builtin:worktrees`
  * appends to a session (`Turn.files`, `turn/diff/updated`). All of it is synchronous and cheap: a listing of
  * many threads or the end of every turn pays a path check or a short walk, never a git call.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { globalSettingsPath, loadSettings, type SessionController } from "@knightcodeai/cli/kit";
+import {
+  type HostServices,
+  type SessionController,
+  TURN_ENTRY_TYPE,
+  worktreeSettings,
+} from "@knightcodeai/cli/kit";
+import type { ThreadWorkspaceWire } from "./protocol.js";
 
-/** The custom entry type `builtin:worktrees` records each turn under (the git services' `TURN_ENTRY_TYPE`). */
-export const TURN_ENTRY_TYPE = "worktrees.turn";
+export { TURN_ENTRY_TYPE };
 
 export interface TurnFiles {
   /** The id of the custom entry holding the record. */
@@ -18,33 +23,57 @@ export interface TurnFiles {
 }
 
 /** The `worktrees.*` settings as written in the global settings (they name the agent's own storage). */
-export interface WorktreesSetting {
+export interface WorktreesSettings {
   root?: string;
   keep?: number;
   branchPrefix?: string;
 }
 
-let cached: { agentDir: string; stamp: number; value: WorktreesSetting } | undefined;
+/**
+ * The global `worktrees` settings through the host's settings service, read again only when the personal settings
+ * file changed (a listing asks for the root once per page, the end of a turn once).
+ */
+export class WorktreesSetting {
+  private cached: { path: string; stamp: number; value: WorktreesSettings } | undefined;
 
-/** The global `worktrees` settings, read again only when the settings file changed. */
-export function worktreesSetting(agentDir: string): WorktreesSetting {
-  let stamp = 0;
-  try {
-    stamp = statSync(globalSettingsPath(agentDir)).mtimeMs;
-  } catch {
-    // No settings file: the defaults.
+  constructor(private readonly host: HostServices) {}
+
+  get(): WorktreesSettings {
+    if (this.cached) {
+      let stamp = 0;
+      try {
+        stamp = statSync(this.cached.path).mtimeMs;
+      } catch {
+        // No settings file: the defaults.
+      }
+      if (stamp === this.cached.stamp) return this.cached.value;
+    }
+    const settings = this.host.settings.read();
+    const value = worktreesSettingsOf(settings.get("worktrees"));
+    let stamp = 0;
+    try {
+      stamp = statSync(settings.paths.global).mtimeMs;
+    } catch {
+      // No settings file yet.
+    }
+    this.cached = { path: settings.paths.global, stamp, value };
+    return value;
   }
-  if (cached?.agentDir === agentDir && cached.stamp === stamp) return cached.value;
-  const settings = loadSettings({ agentDir, cwd: agentDir, projectTrusted: false });
-  const value = (settings.get("worktrees") ?? {}) as WorktreesSetting;
-  cached = { agentDir, stamp, value };
-  return value;
+
+  /** `worktrees.root` (`~` is the home folder), else `<agentDir>/worktrees`: the kit's `worktreeSettings` rule. */
+  root(): string {
+    return worktreeSettings(this.host.agentDir, this.get()).root;
+  }
 }
 
-/** `worktrees.root` (`~` is the home folder), else `<agentDir>/worktrees`: the git services' `worktreeSettings` rule. */
-export function worktreesRoot(agentDir: string): string {
-  const root = worktreesSetting(agentDir).root;
-  return root ? resolve(root.replace(/^~(?=$|\/)/, process.env.HOME ?? "")) : join(agentDir, "worktrees");
+function worktreesSettingsOf(value: unknown): WorktreesSettings {
+  if (typeof value !== "object" || value === null) return {};
+  const { root, keep, branchPrefix } = value as Record<string, unknown>;
+  return {
+    ...(typeof root === "string" ? { root } : {}),
+    ...(typeof keep === "number" ? { keep } : {}),
+    ...(typeof branchPrefix === "string" ? { branchPrefix } : {}),
+  };
 }
 
 /** The `<4 hex>` folder of the managed worktree `cwd` is in, from the path alone. */
@@ -61,7 +90,7 @@ export function inManagedWorktree(root: string, cwd: string): boolean {
 }
 
 /** `Thread.workspace` of a thread whose cwd is `cwd`. */
-export function describeWorkspace(root: string, cwd: string): Record<string, unknown> {
+export function describeWorkspace(root: string, cwd: string): ThreadWorkspaceWire {
   const id = worktreeId(root, cwd);
   if (id === undefined) return { mode: "local" };
   let record: { path?: unknown; projectCwd?: unknown; deleted?: unknown } = {};

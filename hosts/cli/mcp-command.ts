@@ -1,6 +1,8 @@
 /**
- * `knightcode mcp list|add|remove`: edits mcp.json from the shell, through the same file model as `/mcp` and the
- * app-server's `mcp/*` methods (the kit's mcp-files). It never starts a session or a server.
+ * `knightcode mcp list|add|remove`: edits mcp.json from the shell, through the same file functions as `/mcp` and
+ * the app-server's `mcp/*` methods (`@knightcodeai/cli/plugin`'s mcp-files: unlike the host face, it reads and
+ * writes a project's file without asking for trust, since the person at the shell owns it). It never starts a
+ * session or a server.
  *
  *   knightcode mcp list [--json]
  *   knightcode mcp add <name> [options] <url>
@@ -11,7 +13,13 @@
  * Options of `add`: `--project`/`-l` (the cwd's `.knightcode/mcp.json` instead of the agent dir's), `--env KEY=VALUE`,
  * `--header 'Name: value'`, `--exposure <exposure>`, `--timeout <ms>`, `--description <text>`, `--disabled`.
  */
-import { addMcpServer, getAgentDir, listMcpServers, mcpFilePaths, removeMcpServer } from "@knightcodeai/cli";
+import {
+  addMcpServer,
+  listMcpServers,
+  mcpFilePaths,
+  removeMcpServer,
+  resolveAgentDir,
+} from "@knightcodeai/cli/plugin";
 
 export const MCP_USAGE = `Usage:
   knightcode mcp list [--json]
@@ -32,7 +40,7 @@ interface Output {
 /** Runs the subcommand; returns the exit code. */
 export function mcpCommand(argv: string[], io: Output, cwd = process.cwd()): number {
   const [action, ...rest] = argv;
-  const agentDir = getAgentDir();
+  const agentDir = resolveAgentDir();
   try {
     switch (action) {
       case "list":

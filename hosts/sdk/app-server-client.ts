@@ -46,6 +46,21 @@ export interface AppServerTransport {
 }
 
 type Listener = (params: any) => void;
+
+/**
+ * Checks what the server sent against the protocol (a test harness passes one built from the schemas); a problem
+ * it returns rejects the request (a result) or is kept in `client.problems` (a notification or a server request).
+ */
+export interface AppServerMessageCheck {
+  result?(method: string, result: unknown): string | undefined;
+  notification?(method: string, params: unknown): string | undefined;
+  serverRequest?(method: string, params: unknown): string | undefined;
+}
+
+export interface AppServerClientOptions {
+  timeoutMs?: number;
+  check?: AppServerMessageCheck;
+}
 type RequestHandler = (params: any) => unknown | Promise<unknown>;
 
 export class AppServerClient {
@@ -59,11 +74,13 @@ export class AppServerClient {
   private readonly handlers = new Map<string, RequestHandler>();
   /** Every message received, in order (for tests and logs). */
   readonly received: Record<string, unknown>[] = [];
+  /** What `options.check` found wrong with notifications and server requests, in order. */
+  readonly problems: string[] = [];
   private closedError: Error | undefined;
 
   constructor(
     private readonly transport: AppServerTransport,
-    private readonly options: { timeoutMs?: number } = {},
+    private readonly options: AppServerClientOptions = {},
   ) {}
 
   /** One message from the server (a line, a text frame). */
@@ -77,6 +94,9 @@ export class AppServerClient {
     this.received.push(message);
     const id = message.id;
     if (typeof message.method === "string") {
+      const check = id === undefined ? this.options.check?.notification : this.options.check?.serverRequest;
+      const problem = check?.(message.method, message.params);
+      if (problem !== undefined) this.problems.push(`${message.method}: ${problem}`);
       if (id === undefined) {
         for (const listener of this.listeners.get(message.method) ?? []) listener(message.params);
         for (const listener of this.anyListeners) listener(message.method, message.params);
@@ -92,7 +112,12 @@ export class AppServerClient {
       | undefined;
     if (error)
       pending.reject(new AppServerRequestError(pending.method, error.code, error.message, error.data));
-    else pending.resolve(message.result);
+    else {
+      const problem = this.options.check?.result?.(pending.method, message.result);
+      if (problem !== undefined)
+        pending.reject(new Error(`${pending.method}: the result does not match the protocol: ${problem}`));
+      else pending.resolve(message.result);
+    }
   }
 
   private async answer(id: unknown, method: string, params: unknown): Promise<void> {
@@ -284,6 +309,8 @@ export function spawnAppServer(options: {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** Checks every result, notification and server request against the protocol (see `AppServerMessageCheck`). */
+  check?: AppServerMessageCheck;
 }): SpawnedAppServer {
   const child = spawn(options.command, options.args ?? ["app-server"], {
     cwd: options.cwd,
@@ -302,7 +329,10 @@ export function spawnAppServer(options: {
       },
       close: () => child.stdin.end(),
     },
-    { ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
+    {
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.check ? { check: options.check } : {}),
+    },
   );
   splitLines(child.stdout, (line) => client.receive(line));
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
@@ -324,7 +354,7 @@ export function spawnAppServer(options: {
 /** Connects to a `--listen ws://...` server. */
 export async function connectAppServer(
   url: string,
-  options: { timeoutMs?: number } = {},
+  options: AppServerClientOptions = {},
 ): Promise<AppServerClient> {
   // Loaded here, so the SDK's start-up never pays for the WebSocket library.
   const { default: WebSocket } = await import("ws");

@@ -55,7 +55,8 @@ const MANIFEST = [
   // The /tools command over tools.json.
   { name: "tool-settings", modes: [], flags: [], providers: [] },
   { name: "themes", modes: [], flags: [], providers: [] },
-  // Turn snapshots for the lastTurn diff scope and turn/diff/updated; the git services load on first use.
+  // The git service (gitService) and turn snapshots for the lastTurn diff scope and turn/diff/updated; the git
+  // engine loads on first use.
   { name: "worktrees", modes: [], flags: [], providers: [] },
   {
     name: "mode-print",

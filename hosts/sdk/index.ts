@@ -4,7 +4,9 @@ export * from "../../builtin-extensions/core-tools/tools.js";
 export { resolveAgentDir as getAgentDir } from "../../plugins/settings/agent-dir.js";
 export {
   AppServerClient,
+  type AppServerClientOptions,
   type AppServerItem,
+  type AppServerMessageCheck,
   type AppServerMethod,
   type AppServerNotification,
   type AppServerNotificationName,
@@ -28,3 +30,4 @@ export {
   type SessionEvent,
 } from "./create-agent-session.js";
 export { RpcClient, type RpcClientOptions, type UiAnswer, type UiRequest } from "./rpc-client.js";
+export { createStandaloneHostServices as createHostServices } from "./session-plugins.js";

@@ -40,6 +40,7 @@ import type { SessionReplacer } from "../../plugins/agent-loop/context-factory.j
 import { abortTreeNavigation, navigateTree } from "../../plugins/agent-loop/tree-navigation.js";
 import { runCommand } from "../../plugins/command-registry/run-command.js";
 import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+import type { HostFace } from "../../plugins/host-face/host-face.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 import type { SessionManager } from "../../plugins/session-store/session-manager.js";
@@ -85,7 +86,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   private readonly warn: (message: string) => void;
   private disposed = false;
   private beforeStartRan = false;
-  private hostServices: HostServices | undefined;
+  private hostServices: HostFace | undefined;
   /** Removes this handle from the process-level fault handlers (hosts/sdk/process-faults.ts). */
   private readonly stopWatchingFaults = watchProcessFaults({
     extensions: () => this.current?.runtime.extensionInfos ?? [],
@@ -468,6 +469,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
         current.log.close();
       }
     } finally {
+      this.hostServices?.dispose();
       this.stopWatchingFaults();
     }
   }

@@ -43,9 +43,11 @@ import {
   removeArchivedSession,
   unarchiveSession,
 } from "../../plugins/session-store/archive.js";
+import { FileCatalog } from "../../plugins/session-store/catalog.js";
 import { sessionInfoOf } from "../../plugins/session-store/list.js";
 import { resolveSessionRoot } from "../../plugins/session-store/paths.js";
 import { SessionManager } from "../../plugins/session-store/session-manager.js";
+import { forkFile, readBranch, readHeader, setSessionCwd } from "../../plugins/session-store/stored-files.js";
 import { mcpConfigFiles } from "../../plugins/settings/mcp-access.js";
 import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
 import { writeSettingsKey } from "../../plugins/settings/settings-write.js";
@@ -126,6 +128,11 @@ export const fileSessionStore: SessionStore = {
   archive: (path, options) => archiveSession(resolveSessionRoot(options), path),
   unarchive: (path, options) => unarchiveSession(resolveSessionRoot(options), path),
   remove: (path, options) => removeArchivedSession(resolveSessionRoot(options), path),
+  catalog: (options) => new FileCatalog(resolveSessionRoot(options)),
+  header: readHeader,
+  readBranch,
+  fork: forkFile,
+  setCwd: setSessionCwd,
 };
 
 /** The standard settings service: settings.json files, merged, and one-key changes. */
@@ -412,3 +419,39 @@ function face<T>(
 }
 
 export { runCommand };
+
+/**
+ * The host face (`ModeContext.host`) without a session: over a kernel's services when one is given (a host that
+ * swapped a service sees its own), else over the standard ones. For commands and programs that read or change
+ * sessions, settings, trust, packages or `mcp.json` without running an agent (`knightcode mcp`). `tools` lists no
+ * declared tools (no extension ran). Call `dispose()` when done (it ends the session listing's watchers).
+ */
+export function createStandaloneHostServices(options: {
+  agentDir: string;
+  sessionDir?: string;
+  kernel?: { container: { resolve<T>(token: Token<T>): T } };
+  warn?(message: string): void;
+}): ReturnType<typeof createHostServices> {
+  const declaredTools = () => [];
+  if (options.kernel)
+    return createHostServices(
+      hostFaceDeps(options.kernel.container, {
+        agentDir: options.agentDir,
+        ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+        declaredTools,
+        ...(options.warn ? { warn: options.warn } : {}),
+      }),
+    );
+  return createHostServices({
+    agentDir: options.agentDir,
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+    store: fileSessionStore,
+    settings: fileSettings,
+    trust: fileTrust,
+    toolConfig: new ToolsConfigFile(),
+    mcpConfig: fileMcpConfig,
+    packages: packageService,
+    declaredTools,
+    ...(options.warn ? { warn: options.warn } : {}),
+  });
+}

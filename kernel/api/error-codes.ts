@@ -56,6 +56,7 @@ export const errorCodes = Object.freeze({
     "Two extensions provide the same service reference and neither is a default (`fallback`); switch one off.",
   KC_ERR_SESSION_AMBIGUOUS: "A session id prefix matches more than one session; give more of the id.",
   KC_ERR_SESSION_CLOSED: "The session log was closed; open it again.",
+  KC_ERR_SESSION_CURSOR: "A session listing's cursor is not one a page of that listing gave out.",
   KC_ERR_SESSION_ENTRY:
     "The session has no entry with that id, or the entry cannot be used for this operation.",
   KC_ERR_SESSION_INVALID: "A session file is malformed; the message names the file and line.",

@@ -9,6 +9,7 @@
  * Failures of a write are `KernelError`s whose `data.reason` says what was wrong (see each method).
  */
 import type { McpServerConfig } from "./extension-api.js";
+import type { SessionEntry, SessionHeader } from "./session.js";
 
 // ---- settings --------------------------------------------------------------------------------------
 
@@ -258,14 +259,70 @@ export interface StoredSession {
   labels?: string[];
 }
 
-/** `ModeContext.host.sessions`: the session store, for any folder. */
+/** A session as a page of a long listing shows it, with its file's modification time (the listing's order). */
+export interface ListedSession extends StoredSession {
+  fileModified: Date;
+}
+
+export interface SessionPageOptions {
+  /** Only the sessions whose folder is `cwd`. */
+  cwd?: string;
+  /** The archive instead of the sessions in use. */
+  archived?: boolean;
+  /** The `nextCursor` of the page before (an unknown one is `KC_ERR_SESSION_CURSOR`). */
+  cursor?: string;
+  /** Sessions a page, 50 by default. */
+  limit?: number;
+  /**
+   * Session files this process appends to now (its open sessions): their folders are looked at again on this call,
+   * whatever the folder watchers reported so far.
+   */
+  writing?: readonly string[];
+}
+
+export interface SessionPage {
+  sessions: ListedSession[];
+  /** Pass back as `cursor` for the next page; absent on the last one. */
+  nextCursor?: string;
+}
+
+/**
+ * `ModeContext.host.sessions`: the session store, for any folder. Changes go through the store (a host that swaps
+ * the session store changes what is listed and moved); moving or removing a session another process has open is
+ * refused (`KC_ERR_SESSION_LOCKED`) and leaves it in place.
+ */
 export interface HostSessions {
   /** Sessions of one folder (or of every folder), newest first; `archived` lists the archive instead. */
   list(options?: { cwd?: string; archived?: boolean }): StoredSession[];
-  /** The stored session with this id (or unique id prefix); undefined when there is none. */
-  find(idOrPrefix: string, options?: { archived?: boolean }): StoredSession | undefined;
+  /**
+   * One page of the stored sessions, newest file modification first, for lists of thousands: the listing (names and
+   * modification times) is kept in memory and watched, so a call where nothing changed reads one folder, and only
+   * the sessions on the page are read. It lasts as long as the host.
+   */
+  page(options?: SessionPageOptions): SessionPage;
+  /** Reads the listing `page()` uses ahead, without holding up the event loop (a host about to list calls it). */
+  warm(): Promise<void>;
+  /**
+   * The stored session with this id, found through the listing `page()` keeps (a unique id prefix is looked up in
+   * the store); undefined when there is none. `writing` as for `page()`.
+   */
+  find(
+    idOrPrefix: string,
+    options?: { archived?: boolean; writing?: readonly string[] },
+  ): ListedSession | undefined;
   /** A session file's summary; undefined when it is not a readable session. */
   info(path: string): StoredSession | undefined;
+  /** A session file's header; undefined when it is not a readable session. */
+  header(path: string): SessionHeader | undefined;
+  /** The header and the active branch of a stored session, read without opening it (no lock, no extensions). */
+  readBranch(path: string): { header: SessionHeader; entries: SessionEntry[] };
+  /**
+   * Writes a new session next to `path` holding `entries` (by default `path`'s active branch), with `path` as its
+   * parent; returns its file and id.
+   */
+  fork(path: string, entries?: readonly SessionEntry[]): { path: string; id: string };
+  /** Points a session nobody has open at another working folder: its header's `cwd`, rewritten atomically. */
+  setCwd(path: string, cwd: string): void;
   /** Moves a session out of the lists into the archive; returns its new path. */
   archive(path: string): string;
   /** Moves an archived session back; returns its path. */

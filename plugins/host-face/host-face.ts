@@ -4,13 +4,15 @@
  * what a mode gets as `ModeContext.host` (any folder); `createSessionFaces` is what an extension gets on `ctx`
  * (the session's folder). A host that provides one of those tokens again changes what both show.
  */
-import { resolve } from "node:path";
+import { statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type {
   HostPackages,
   HostServices,
   HostSessions,
   HostSettings,
   HostTrust,
+  ListedSession,
   McpConfigAccess,
   SettingsAccess,
   SettingsSnapshot,
@@ -19,6 +21,7 @@ import type {
   ToolSettingsRead,
   TrustAccess,
 } from "../../kernel/index.js";
+import type { CatalogSession, SessionCatalog } from "../session-store/catalog.js";
 import type { SessionInfo, SessionLocation } from "../session-store/session-manager.js";
 import { DEFAULT_SETTINGS } from "../settings/settings.js";
 import {
@@ -52,13 +55,18 @@ export interface HostFaceDeps {
   warn?(message: string): void;
 }
 
+/** The host face and what its owner ends with it (the watchers of the session listing). */
+export type HostFace = HostServices & { dispose(): void };
+
 /** `ModeContext.host`: every face, for any folder. */
-export function createHostServices(deps: HostFaceDeps): HostServices {
+export function createHostServices(deps: HostFaceDeps): HostFace {
   const agentDir = resolve(deps.agentDir);
   const trust = hostTrust(deps, agentDir);
+  const sessions = hostSessions(deps, agentDir);
   return {
     agentDir,
-    sessions: hostSessions(deps, agentDir),
+    sessions,
+    dispose: () => sessions.dispose(),
     settings: hostSettings(deps, agentDir, trust),
     trust,
     packages: hostPackages(deps, agentDir, trust),
@@ -254,9 +262,41 @@ function stored(info: SessionInfo): StoredSession {
   };
 }
 
-function hostSessions(deps: HostFaceDeps, agentDir: string): HostSessions {
+const DEFAULT_PAGE = 50;
+
+function listed({ info, mtimeMs }: CatalogSession): ListedSession {
+  return { ...stored(info), fileModified: new Date(mtimeMs) };
+}
+
+function hostSessions(deps: HostFaceDeps, agentDir: string): HostSessions & { dispose(): void } {
   const active: SessionLocation = { agentDir, ...(deps.sessionDir ? { sessionDir: deps.sessionDir } : {}) };
   const where = (archived?: boolean) => (archived ? deps.store.archiveLocation(active) : active);
+  // The listings page() keeps, made on first use: one for the sessions in use, one for the archive.
+  const catalogs = new Map<boolean, SessionCatalog>();
+  const catalog = (archived: boolean): SessionCatalog => {
+    let made = catalogs.get(archived);
+    if (!made) {
+      made = deps.store.catalog(where(archived));
+      catalogs.set(archived, made);
+    }
+    return made;
+  };
+  const busy = (writing: readonly string[] | undefined) => (writing ?? []).map((p) => dirname(resolve(p)));
+  /** Files this face moved, wrote or removed: every listing looks at their folders again. */
+  const touched = (...paths: string[]) => {
+    for (const made of catalogs.values()) for (const path of paths) made.touched(path);
+  };
+  const byId = (idOrPrefix: string, archived: boolean): StoredSession | undefined => {
+    let path: string;
+    try {
+      path = deps.store.findById(idOrPrefix, where(archived));
+    } catch (error) {
+      if ((error as { code?: string }).code === "KC_ERR_SESSION_NOT_FOUND") return undefined;
+      throw error;
+    }
+    const info = deps.store.info(path);
+    return info ? stored(info) : undefined;
+  };
   return {
     list: (options = {}) => {
       const location = where(options.archived);
@@ -266,23 +306,70 @@ function hostSessions(deps: HostFaceDeps, agentDir: string): HostSessions {
           : deps.store.listAll(location);
       return infos.map(stored);
     },
+    page: (options = {}) => {
+      const archived = options.archived === true;
+      const page = catalog(archived).page({
+        ...(options.cwd !== undefined ? { cwd: resolve(options.cwd) } : {}),
+        ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+        limit: options.limit ?? DEFAULT_PAGE,
+        busy: archived ? [] : busy(options.writing),
+      });
+      return {
+        sessions: page.sessions.map(listed),
+        ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+      };
+    },
+    warm: () => catalog(false).warm(),
     find: (idOrPrefix, options = {}) => {
-      let path: string;
+      const archived = options.archived === true;
+      const found = catalog(archived).find(idOrPrefix, archived ? [] : busy(options.writing));
+      if (found) return listed(found);
+      // A prefix (not a whole id) is the store's to resolve; its file's time is read then.
+      if (UUID.test(idOrPrefix)) return undefined;
+      const session = byId(idOrPrefix, archived);
+      if (!session) return undefined;
+      let fileModified = session.modified;
       try {
-        path = deps.store.findById(idOrPrefix, where(options.archived));
-      } catch (error) {
-        if ((error as { code?: string }).code === "KC_ERR_SESSION_NOT_FOUND") return undefined;
-        throw error;
+        fileModified = statSync(session.path).mtime;
+      } catch {
+        // Listed a moment ago: its last activity stands in.
       }
-      const info = deps.store.info(path);
-      return info ? stored(info) : undefined;
+      return { ...session, fileModified };
     },
     info: (path) => {
       const info = deps.store.info(resolve(path));
       return info ? stored(info) : undefined;
     },
-    archive: (path) => deps.store.archive(resolve(path), active),
-    unarchive: (path) => deps.store.unarchive(resolve(path), active),
-    remove: (path) => deps.store.remove(resolve(path), active),
+    header: (path) => deps.store.header(resolve(path)),
+    readBranch: (path) => deps.store.readBranch(resolve(path)),
+    fork: (path, entries) => {
+      const fork = deps.store.fork(resolve(path), entries);
+      touched(fork.path);
+      return fork;
+    },
+    setCwd: (path, cwd) => {
+      deps.store.setCwd(resolve(path), resolve(cwd));
+      touched(resolve(path));
+    },
+    archive: (path) => {
+      const moved = deps.store.archive(resolve(path), active);
+      touched(resolve(path), moved);
+      return moved;
+    },
+    unarchive: (path) => {
+      const moved = deps.store.unarchive(resolve(path), active);
+      touched(resolve(path), moved);
+      return moved;
+    },
+    remove: (path) => {
+      deps.store.remove(resolve(path), active);
+      touched(resolve(path));
+    },
+    dispose: () => {
+      for (const made of catalogs.values()) made.close();
+      catalogs.clear();
+    },
   };
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

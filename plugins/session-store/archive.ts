@@ -2,11 +2,13 @@
  * The archive: sessions taken out of the lists (the app-server's `thread/archive`) live under
  * `<sessionRoot>/.archived/<cwd folder>/<file>`, so an archived session keeps its file name and folder and is listed
  * by pointing a listing at the archive root. Moves are renames within one file system, so a crash leaves the file in
- * one place or the other.
+ * one place or the other. A move or a removal takes the file's lock while it runs: a session another process (or
+ * another session of this one) has open is refused with `KC_ERR_SESSION_LOCKED` and stays where it is.
  */
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { SessionStoreError } from "./errors.js";
+import { withSessionLock } from "./stored-files.js";
 
 /** The folder under the session root that holds archived sessions. */
 export const ARCHIVE_DIR = ".archived";
@@ -35,16 +37,18 @@ function move(from: string, to: string): string {
   if (!existsSync(from)) throw new SessionStoreError("KC_ERR_SESSION_NOT_FOUND", `No session file ${from}`);
   if (existsSync(to))
     throw new SessionStoreError("KC_ERR_SESSION_IO", `${to} exists already; not overwritten`);
-  mkdirSync(dirname(to), { recursive: true });
-  try {
-    renameSync(from, to);
-  } catch (error) {
-    throw new SessionStoreError(
-      "KC_ERR_SESSION_IO",
-      `Moving ${from} to ${to} failed: ${(error as Error).message}`,
-    );
-  }
-  return to;
+  return withSessionLock(from, () => {
+    mkdirSync(dirname(to), { recursive: true });
+    try {
+      renameSync(from, to);
+    } catch (error) {
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_IO",
+        `Moving ${from} to ${to} failed: ${(error as Error).message}`,
+      );
+    }
+    return to;
+  });
 }
 
 /** Moves a session of `sessionRoot` into its archive; returns the new path. */
@@ -74,5 +78,6 @@ export function removeArchivedSession(sessionRoot: string, file: string): void {
       "KC_ERR_SESSION_NOT_FOUND",
       `${file} is not an archived session of ${sessionRoot}; archive it first`,
     );
-  rmSync(file, { force: true });
+  if (!existsSync(file)) return;
+  withSessionLock(file, () => rmSync(file, { force: true }));
 }

@@ -12,6 +12,8 @@ export type SessionErrorCode =
   | "KC_ERR_SESSION_AMBIGUOUS"
   /** Reading, creating or writing a file failed (permissions, disk full, ...). */
   | "KC_ERR_SESSION_IO"
+  /** A listing's cursor that no page gave out. */
+  | "KC_ERR_SESSION_CURSOR"
   /** An append after `close()`. */
   | "KC_ERR_SESSION_CLOSED"
   /** An entry id given to branch/label/compaction/... does not exist or is not usable there. */

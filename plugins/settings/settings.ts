@@ -100,7 +100,7 @@ export interface ShellEnvSettings {
   exclude: string[];
 }
 
-/** Managed git worktrees (plugins/git/worktrees.ts, docs/worktrees.md). */
+/** Managed git worktrees (builtin-extensions/worktrees/git/worktrees.ts, docs/worktrees.md). */
 export interface WorktreesSettings {
   /** Unset: `<agentDir>/worktrees`. */
   root?: string;

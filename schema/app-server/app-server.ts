@@ -231,6 +231,29 @@ export type Resource = {
   source: string;
 };
 
+export type McpServerStatus = {
+  name: string;
+  /** connecting, connected, failed, disabled, needs-auth, ... as the client names them */
+  state: string;
+  /** stdio or http, once known */
+  transport?: string;
+  /** Tools the server offers */
+  tools: number;
+  source: {
+    kind: "file";
+    path: string;
+    scope: "global" | "project";
+  } | {
+    kind: "extension";
+    owner: string;
+  };
+  /** Why it is not connected, when it failed */
+  error?: string;
+};
+
+/** The error's name (`error.data.code`); `error.code` is its JSON-RPC number. */
+export type ErrorCode = "parseError" | "invalidRequest" | "methodNotFound" | "invalidParams" | "internal" | "overloaded" | "notInitialized" | "alreadyInitialized" | "threadNotFound" | "threadLocked" | "turnMismatch" | "turnInProgress" | "noActiveTurn" | "versionConflict" | "authRequired" | "toolMissing" | "notGitRepo" | "gitConflict";
+
 /** The handshake; the first request of every connection */
 export type InitializeParams = {
   clientInfo: {
@@ -606,6 +629,8 @@ export type McpListResult = {
     global: string;
     project?: string;
   };
+  /** The servers of the app-server's own MCP client (whichever extension provides it) as it sees them now; absent when none does */
+  status?: McpServerStatus[];
 };
 
 /** Turns a server on or off, or changes its exposure, where /mcp would save it */

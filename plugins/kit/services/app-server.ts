@@ -5,8 +5,8 @@
  *
  *   knightcode.services.watch(appServerService, (server) => server?.register("demo/echo", spec, handler));
  *
- * A method is validated against its spec's TypeBox schemas like the server's own, and written into the schema the
- * server generates.
+ * A method's params are validated against its spec's TypeBox schemas like the server's own (the generated schema
+ * files hold only the built-in methods).
  */
 
 import type { SessionController } from "../../../kernel/index.js";

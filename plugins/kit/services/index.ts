@@ -3,5 +3,6 @@
  * types. A replacement of a built-in provides the same reference, so everything that uses it follows.
  */
 export * from "./app-server.js";
+export * from "./git.js";
 export * from "./mcp.js";
 export * from "./permission-gate.js";

@@ -11,6 +11,7 @@ import { registerResourceMethods } from "../../../builtin-extensions/mode-app-se
 import { requestSpecs } from "../../../builtin-extensions/mode-app-server/protocol.js";
 import { checkParams } from "../../../builtin-extensions/mode-app-server/registry.js";
 import { AppServer } from "../../../builtin-extensions/mode-app-server/server.js";
+import { createStandaloneHostServices } from "../../../hosts/sdk/session-plugins.js";
 
 describe("app-server method table", () => {
   let dir = "";
@@ -23,12 +24,13 @@ describe("app-server method table", () => {
     const s = new AppServer({
       openSession: () => Promise.reject(new Error("no sessions here")),
       agentDir: dir,
+      host: createStandaloneHostServices({ agentDir: dir }),
       log: () => {},
     });
-    registerConfigMethods(s, { session: undefined as never });
+    registerConfigMethods(s);
     registerMcpMethods(s);
     registerGitMethods(s);
-    registerResourceMethods(s, { context: () => undefined });
+    registerResourceMethods(s);
     return s;
   }
 
@@ -72,6 +74,7 @@ describe("app-server backpressure", () => {
     const s = new AppServer({
       openSession: () => Promise.reject(new Error("no sessions here")),
       agentDir: dir,
+      host: createStandaloneHostServices({ agentDir: dir }),
       log: () => {},
       queueLimitBytes: 1000,
     });

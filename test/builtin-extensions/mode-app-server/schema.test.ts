@@ -7,6 +7,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { compile, type JSONSchema } from "json-schema-to-typescript";
+import { transpileModule } from "typescript";
+import { ERROR_CODES } from "../../../builtin-extensions/mode-app-server/errors.js";
 import { appServerSchemaFiles } from "../../../builtin-extensions/mode-app-server/schema-gen.js";
 import { runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -24,10 +27,13 @@ describe("app-server schema", () => {
 
   it("defines every method once, with params and result schemas", () => {
     const schema = JSON.parse(appServerSchemaFiles()["app-server.schema.json"]!) as {
+      definitions: Record<string, unknown>;
       requests: Record<string, { params: unknown; result: unknown }>;
-      notifications: Record<string, { params: unknown }>;
+      notifications: Record<string, { params: { $ref: string } }>;
       serverRequests: Record<string, { params: unknown; result: unknown }>;
     };
+    const resolve = (pointer: { $ref: string }) =>
+      schema.definitions[pointer.$ref.replace("#/definitions/", "")];
     expect(Object.keys(schema.requests)).to.include.members([
       "initialize",
       "thread/start",
@@ -38,8 +44,39 @@ describe("app-server schema", () => {
       expect(spec.params, name).to.be.an("object");
       expect(spec.result, name).to.be.an("object");
     }
-    expect(schema.notifications["turn/completed"]!.params).to.deep.include({ type: "object" });
+    expect(resolve(schema.notifications["turn/completed"]!.params)).to.deep.include({ type: "object" });
     expect(schema.serverRequests["ui/dialog"]!.result).to.be.an("object");
+  });
+
+  it("gives a generic generator (json-schema-to-typescript) every message type and the error codes", async function () {
+    this.timeout(60_000);
+    const schema = JSON.parse(readFileSync(join(committed, "app-server.schema.json"), "utf8")) as JSONSchema;
+    const ts = await compile(schema, "AppServerProtocol", { bannerComment: "", additionalProperties: false });
+    for (const name of [
+      "ThreadStartRequest",
+      "ThreadStartParams",
+      "ThreadStartResponse",
+      "ThreadStartResult",
+      "ThreadDiffReadResponse",
+      "TurnCompletedNotification",
+      "UiDialogRequest",
+      "UiDialogResponse",
+      "ErrorResponse",
+      "Thread",
+      "DiffFile",
+    ])
+      expect(ts, name).to.match(new RegExp(`export (interface|type) ${name}\\b`));
+    expect(ts).to.match(/export type KnightCodeAppServerProtocol =\s*\|?\s*Request/);
+    for (const union of ["Request", "Response", "Notification", "ServerRequest", "ServerRequestResponse"])
+      expect(ts, union).to.match(new RegExp(`export type ${union} =`));
+    const codes = /export const enum ErrorCode \{([^}]*)\}/.exec(ts)?.[1] ?? "";
+    for (const code of Object.keys(ERROR_CODES)) expect(codes, code).to.contain(`${code} = "${code}"`);
+    // The output is valid TypeScript.
+    const { diagnostics } = transpileModule(ts, {
+      reportDiagnostics: true,
+      compilerOptions: { strict: true },
+    });
+    expect(diagnostics ?? []).to.deep.equal([]);
   });
 
   it("knightcode app-server schema --out DIR writes the same files", async () => {

@@ -1,5 +1,5 @@
 /**
- * The host's synchronous view of workspaces agrees with the git services it stands in for: the turn entry type,
+ * The host's synchronous view of workspaces agrees with the git engine it stands in for: the turn entry type,
  * where managed worktrees live, and which cwd lies in one.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -10,10 +10,11 @@ import {
   describeWorkspace,
   inManagedWorktree,
   TURN_ENTRY_TYPE,
-  worktreesRoot,
+  WorktreesSetting,
 } from "../../../builtin-extensions/mode-app-server/workspace.js";
-import { TURN_ENTRY_TYPE as SERVICE_TURN_ENTRY_TYPE } from "../../../plugins/git/turns.js";
-import { worktreeSettings } from "../../../plugins/git/worktrees.js";
+import { TURN_ENTRY_TYPE as SERVICE_TURN_ENTRY_TYPE } from "../../../builtin-extensions/worktrees/git/turns.js";
+import { worktreeSettings } from "../../../builtin-extensions/worktrees/git/worktrees.js";
+import { createStandaloneHostServices } from "../../../hosts/sdk/session-plugins.js";
 
 describe("app-server workspaces (host side)", () => {
   let agentDir = "";
@@ -27,10 +28,13 @@ describe("app-server workspaces (host side)", () => {
   });
 
   it("finds the worktrees root as the services do, by default and from worktrees.root (~ expanded)", () => {
-    expect(worktreesRoot(agentDir)).to.equal(worktreeSettings(agentDir, {}).root);
+    const host = createStandaloneHostServices({ agentDir });
+    const setting = new WorktreesSetting(host);
+    expect(setting.root()).to.equal(worktreeSettings(agentDir, {}).root);
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ worktrees: { root: "~/trees" } }));
-    expect(worktreesRoot(agentDir)).to.equal(worktreeSettings(agentDir, { root: "~/trees" }).root);
-    expect(worktreesRoot(agentDir)).to.equal(join(process.env.HOME ?? "", "trees"));
+    expect(setting.root()).to.equal(worktreeSettings(agentDir, { root: "~/trees" }).root);
+    expect(setting.root()).to.equal(join(process.env.HOME ?? "", "trees"));
+    host.dispose();
   });
 
   it("describes a cwd in a managed worktree from its record, and anything else as local", () => {

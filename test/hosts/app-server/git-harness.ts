@@ -8,8 +8,8 @@ import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { AppServerRequestError, type SpawnedAppServer } from "../../../hosts/sdk/app-server-client.js";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { GIT_ENV } from "../../builtin-extensions/worktrees/git/git-fixture.js";
 import { type Responder, writeSse } from "../../helpers/sse-server.js";
-import { GIT_ENV } from "../../plugins/git/git-fixture.js";
 import type { Harness } from "./harness.js";
 
 export { GIT_ENV };

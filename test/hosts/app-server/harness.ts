@@ -9,6 +9,7 @@ import { type SpawnedAppServer, spawnAppServer } from "../../../hosts/sdk/app-se
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
 import { startTestServer, type TestServer } from "../../helpers/sse-server.js";
+import { protocolCheck } from "./protocol-check.js";
 
 export const MODEL = "local/m";
 
@@ -58,6 +59,8 @@ export async function harness(
         cwd: root,
         env: { ...process.env, KNIGHTCODE_AGENT_DIR: agentDir, LOCAL_KEY: "sk-local", NO_COLOR: "1", ...env },
         timeoutMs: 20_000,
+        // Every result, notification and server request of every test is checked against the protocol.
+        check: protocolCheck,
       });
       servers.push(server);
       return server;
@@ -65,6 +68,9 @@ export async function harness(
     async close() {
       await Promise.all(servers.map((s) => s.stop(5_000)));
       await model.close();
+      const problems = servers.flatMap((s) => s.client.problems);
+      if (problems.length > 0)
+        throw new Error(`messages that do not match the protocol:\n${problems.slice(0, 20).join("\n")}`);
     },
   };
 }

@@ -93,19 +93,43 @@ describe("knightcode app-server: protocol", function () {
     expect(server.stderr()).to.contain("hello from the extension");
   });
 
-  it("serves methods another extension registers on the app-server.register channel", async () => {
+  it("serves methods another extension adds through appServerService, with the call's connection", async () => {
     h = await harness(tmp.path, {
-      "contrib.ts": `import { Type } from "@sinclair/typebox";
-      export default (kc: any) => kc.events.on("app-server.register", (server: any) => {
-        server.register("demo/echo", {
-          description: "Echo", params: Type.Object({ text: Type.String() }), result: Type.Object({ echoed: Type.String() }),
-        }, (params: any) => ({ echoed: params.text.toUpperCase() }));
-      });`,
+      "contrib.ts": `import { appServerService, Type, type ExtensionAPI } from "@knightcodeai/cli/kit";
+      export default function (kc: ExtensionAPI) {
+        kc.services.watch(appServerService, (server) => {
+          server?.register(
+            "demo/echo",
+            {
+              description: "Echo",
+              params: Type.Object({ text: Type.String() }),
+              result: Type.Object({ echoed: Type.String(), connection: Type.String() }),
+            },
+            (params, call) => {
+              call.afterResponse(() => kc.log.warn(\`answered demo/echo on \${call.connectionId}\`));
+              return { echoed: params.text.toUpperCase(), connection: call.connectionId };
+            },
+          );
+        });
+      }`,
     });
-    const { client } = await h.start();
+    const server = await h.start();
+    const { client } = server;
     await client.initialize();
-    expect(await client.request("demo/echo", { text: "hi" })).to.deep.equal({ echoed: "HI" });
+    const echoed = await client.request("demo/echo", { text: "hi" });
+    expect(echoed).to.deep.include({ echoed: "HI" });
+    const diagnostics = await client.request("server/diagnostics", {});
+    expect(diagnostics.connections.map((c) => c.id)).to.include(
+      (echoed as { connection: string }).connection,
+    );
     const wrong = await rejection(client.request("demo/echo", { text: 1 }));
     expect(wrong.data?.code).to.equal("invalidParams");
+    // afterResponse ran once the response was written.
+    const deadline = Date.now() + 10_000;
+    while (!server.stderr().includes("answered demo/echo") && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(server.stderr()).to.contain(
+      `answered demo/echo on ${(echoed as { connection: string }).connection}`,
+    );
   });
 });

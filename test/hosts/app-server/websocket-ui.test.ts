@@ -14,6 +14,7 @@ import { textStream, toolCallStream } from "../../builtin-extensions/providers/o
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { type Harness, harness } from "./harness.js";
+import { protocolCheck } from "./protocol-check.js";
 
 const ASK = `import { Type } from "@sinclair/typebox";
 export default (kc: any) => {
@@ -72,7 +73,10 @@ describe("knightcode app-server: WebSocket, dialogs and extension UI", function 
   });
 
   async function connect(port: number, name: string): Promise<AppServerClient> {
-    const client = await connectAppServer(`ws://127.0.0.1:${port}`, { timeoutMs: 20_000 });
+    const client = await connectAppServer(`ws://127.0.0.1:${port}`, {
+      timeoutMs: 20_000,
+      check: protocolCheck,
+    });
     clients.push(client);
     await client.initialize(name, "1");
     return client;

@@ -83,6 +83,12 @@ describe("what knightcode loads", () => {
     expect(run.sources).not.to.include("testing.ts");
     expect(under(run.sources, "plugins/kit/tui/")).to.deep.equal([]);
     expect(run.sources).not.to.include("tui.ts");
+    // builtin:worktrees provides its git service, whose engine loads on the first call that needs it.
+    expect(under(run.sources, "builtin-extensions/worktrees/")).to.deep.equal([
+      "builtin-extensions/worktrees/checkout-lock.ts",
+      "builtin-extensions/worktrees/index.ts",
+      "builtin-extensions/worktrees/service.ts",
+    ]);
   });
 
   it("loads the YAML parser only when a run reads a frontmatter block", async () => {

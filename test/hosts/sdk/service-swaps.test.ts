@@ -14,6 +14,7 @@ import {
 } from "@knightcodeai/cli";
 import {
   definePlugin,
+  fileSessionStore,
   type Kernel,
   type PluginDefinition,
   SessionManager,
@@ -97,6 +98,23 @@ describe("swapping services through their tokens", () => {
       remove: () => {
         throw new Error("this store keeps no files");
       },
+      catalog: () => ({
+        page: () => ({ sessions: [] }),
+        find: () => undefined,
+        warm: async () => {},
+        touched: () => {},
+        close: () => {},
+      }),
+      header: () => undefined,
+      readBranch: () => {
+        throw new Error("this store keeps no files");
+      },
+      fork: () => {
+        throw new Error("this store keeps no files");
+      },
+      setCwd: () => {
+        throw new Error("this store keeps no files");
+      },
     };
     kernel.provide(
       definePlugin({ id: "test:memory-store", provides: serviceTokens.sessionStore, create: () => memory }),
@@ -107,6 +125,43 @@ describe("swapping services through their tokens", () => {
     expect(opened).to.deep.equal(["create", "create"]);
     expect(handle.getState().sessionFile).to.equal(undefined);
     expect(existsSync(join(tmp.path, "agent", "sessions"))).to.equal(false);
+  });
+
+  it("session store: the host face's listings (what the app-server's thread/list pages) come from the store", async () => {
+    const file = join(tmp.path, "elsewhere", "s.jsonl");
+    const info = {
+      path: file,
+      id: "00000000-0000-4000-8000-000000000001",
+      cwd: tmp.path,
+      created: new Date(1_000),
+      modified: new Date(2_000),
+      messageCount: 3,
+      firstMessage: "from the swapped store",
+    };
+    const asked: unknown[] = [];
+    const listing: SessionStore = {
+      ...fileSessionStore,
+      catalog: (location) => ({
+        page: (options) => {
+          asked.push({ location: location.agentDir, cwd: options.cwd, limit: options.limit });
+          return { sessions: [{ info, mtimeMs: 3_000 }] };
+        },
+        find: (id) => (id === info.id ? { info, mtimeMs: 3_000 } : undefined),
+        warm: async () => {},
+        touched: () => {},
+        close: () => {},
+      }),
+    };
+    kernel.provide(
+      definePlugin({ id: "test:listing-store", provides: serviceTokens.sessionStore, create: () => listing }),
+    );
+    const handle = await open({ session: { inMemory: true } });
+    const page = handle.host.sessions.page({ cwd: tmp.path, limit: 5 });
+    expect(page.sessions.map((s) => [s.id, s.firstMessage, s.fileModified.getTime()])).to.deep.equal([
+      [info.id, "from the swapped store", 3_000],
+    ]);
+    expect(asked).to.deep.equal([{ location: join(tmp.path, "agent"), cwd: tmp.path, limit: 5 }]);
+    expect(handle.host.sessions.find(info.id)?.path).to.equal(file);
   });
 
   it("settings: a loader that adds values is what the session and its extensions read", async () => {

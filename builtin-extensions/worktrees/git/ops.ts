@@ -4,6 +4,7 @@
  * and reverts these are the user's own git actions: they write the index, and `git/commit` runs the user's hooks.
  */
 import { execFile } from "node:child_process";
+import type { BranchInfo, GitStatus, LogEntry, PullRequestParams, StageParams } from "@knightcodeai/cli/kit";
 import { readChanges } from "./changes.js";
 import { DEFAULT_CONTEXT, diffTrees, hunkPatch } from "./diff.js";
 import { GitServiceError, gitConflict, invalidParams } from "./errors.js";
@@ -11,22 +12,9 @@ import { openRepo, operationInProgress, type RepoInfo, resolveCommit, treeOf } f
 import { GitCommandError, gitText, runGit, splitNul } from "./runner.js";
 import { captureState, withTempIndex } from "./state.js";
 
-/** `git/status`'s result. */
-export interface GitStatus {
-  root: string;
-  /** The branch checked out; absent when detached or unborn. */
-  branch?: string;
-  head?: string;
-  upstream?: string;
-  ahead: number;
-  behind: number;
-  staged: number;
-  unstaged: number;
-  untracked: number;
-  conflicted: number;
-  /** A merge, rebase, cherry-pick, revert or bisect under way. */
-  operation?: string;
-}
+export type { BranchInfo, GitStatus, LogEntry };
+export type StageRequest = StageParams;
+export type PrCreateRequest = PullRequestParams;
 
 export async function gitStatus(cwd: string): Promise<GitStatus> {
   const repo = await openRepo(cwd);
@@ -65,14 +53,6 @@ export async function gitStatus(cwd: string): Promise<GitStatus> {
   const operation = operationInProgress(repo);
   if (operation) status.operation = operation;
   return status;
-}
-
-export interface StageRequest {
-  /** Literal path relative to the checkout's root; absent: everything. */
-  path?: string;
-  /** A hunk of `path` from an `unstaged` (stage) or `staged` (unstage) read with the same `context`. */
-  hunkId?: string;
-  context?: number;
 }
 
 async function applyHunkToIndex(repo: RepoInfo, request: StageRequest, reverse: boolean): Promise<string[]> {
@@ -244,14 +224,6 @@ export async function gitPush(cwd: string): Promise<{ remote: string; branch: st
   return { remote, branch: repo.branch, upstream: `${remote}/${target.replace(/^refs\/heads\//, "")}` };
 }
 
-export interface PrCreateRequest {
-  title?: string;
-  body?: string;
-  draft?: boolean;
-  /** The `gh` to run (default `gh` on PATH). */
-  gh?: string;
-}
-
 /** `git/pr/create`: `gh pr create` in the checkout; `toolMissing` without `gh`. Returns the URL gh printed. */
 export async function gitPrCreate(cwd: string, request: PrCreateRequest = {}): Promise<{ url: string }> {
   const repo = await openRepo(cwd);
@@ -285,13 +257,6 @@ export async function gitPrCreate(cwd: string, request: PrCreateRequest = {}): P
   });
   const url = output.trim().split("\n").filter(Boolean).pop() ?? "";
   return { url };
-}
-
-export interface BranchInfo {
-  name: string;
-  head: string;
-  upstream?: string;
-  current: boolean;
 }
 
 /** `git/branches`: the local branches, the current one marked. */
@@ -384,14 +349,6 @@ export async function gitBranchSwitch(cwd: string, name: string): Promise<{ bran
     );
   }
   return { branch: name };
-}
-
-export interface LogEntry {
-  commit: string;
-  subject: string;
-  author: string;
-  /** ISO 8601 author date. */
-  date: string;
 }
 
 /** `git/log`: the commits since `base` (the worktree's base, else the upstream), newest first, at most `limit`. */

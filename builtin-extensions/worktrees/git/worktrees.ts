@@ -8,84 +8,37 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { writeFileAtomic } from "../settings/atomic-write.js";
-import { PATCH_PREFIXES } from "./diff.js";
 import {
-  findEnvironment,
-  listEnvironments,
-  runEnvironmentScript,
-  type ScriptPhase,
-  type ScriptRun,
-} from "./environments.js";
+  type CreatedWorktree,
+  type CreateWorktreeOptions,
+  DEFAULT_BRANCH_PREFIX,
+  DEFAULT_WORKTREES_KEEP,
+  type DeleteWorktreeOptions,
+  type WorktreeListEntry,
+  type WorktreeRecord,
+  type WorktreeSettings,
+  worktreeSettings,
+  writeFileAtomic,
+} from "@knightcodeai/cli/kit";
+import { PATCH_PREFIXES } from "./diff.js";
+import { findEnvironment, listEnvironments, runEnvironmentScript } from "./environments.js";
 import { GitServiceError, gitConflict, invalidParams } from "./errors.js";
 import { assertNoOperation, openRepo, type RepoInfo, resolveCommit } from "./repo.js";
 import { GitCommandError, gitText, runGit, splitNul } from "./runner.js";
 import { readSnapshot, writeSnapshot } from "./snapshots.js";
 import { withTempIndex } from "./state.js";
 
-/** The `worktrees.*` settings. */
-export interface WorktreeSettings {
-  /** Where managed worktrees live; default `<agentDir>/worktrees`. */
-  root: string;
-  /** Managed worktrees kept; past it the least recently used are deleted after a snapshot. */
-  keep: number;
-  /** Prefix of the branch a handoff to the main checkout names after the thread's title. */
-  branchPrefix: string;
-}
-
-export const DEFAULT_WORKTREES_KEEP = 15;
-export const DEFAULT_BRANCH_PREFIX = "knightcode/";
-
-/** The settings in force: `worktrees.root` (`~` expanded), else `<agentDir>/worktrees`. */
-export function worktreeSettings(
-  agentDir: string,
-  settings: { root?: string; keep?: number; branchPrefix?: string } = {},
-): WorktreeSettings {
-  const home = process.env.HOME ?? "";
-  const root = settings.root
-    ? resolve(settings.root.replace(/^~(?=$|\/)/, home))
-    : join(agentDir, "worktrees");
-  return {
-    root,
-    keep: settings.keep ?? DEFAULT_WORKTREES_KEEP,
-    branchPrefix: settings.branchPrefix ?? DEFAULT_BRANCH_PREFIX,
-  };
-}
-
-/** What is kept about a managed worktree. */
-export interface WorktreeRecord {
-  /** The worktree's top folder, `<root>/<id>/<repo name>`. */
-  path: string;
-  /** The `<4 hex>` folder name. */
-  id: string;
-  /** The top folder of the checkout it was created from. */
-  projectCwd: string;
-  /** The repository's shared git dir. */
-  commonDir: string;
-  /** The commit it was created at (the `branch` scope's default base). */
-  baseCommit: string;
-  threadIds: string[];
-  createdAt: number;
-  lastUsedAt: number;
-  deleted: boolean;
-  /** The snapshot taken when it was deleted; `restoreWorktree` rebuilds from it. */
-  snapshot?: string;
-  /** The branch the last handoff to the main checkout used (fast-forwarded by the next one). */
-  handoffBranch?: string;
-  /** The environment whose setup ran at creation; its cleanup runs before deletion. */
-  environment?: string;
-}
-
-/** `worktree/list`'s entries. */
-export interface WorktreeListEntry {
-  path: string;
-  projectCwd: string;
-  head?: string;
-  branch?: string;
-  threadIds: string[];
-  lastUsedAt: number;
-  deleted: boolean;
-}
+export {
+  type CreatedWorktree,
+  type CreateWorktreeOptions,
+  DEFAULT_BRANCH_PREFIX,
+  DEFAULT_WORKTREES_KEEP,
+  type DeleteWorktreeOptions,
+  type WorktreeListEntry,
+  type WorktreeRecord,
+  type WorktreeSettings,
+  worktreeSettings,
+};
 
 function recordFile(root: string, id: string): string {
   return join(root, `${id}.json`);
@@ -189,33 +142,6 @@ function newId(root: string): string {
     if (!existsSync(join(root, id)) && !existsSync(recordFile(root, id))) return id;
   }
   throw new Error(`no free worktree folder name under ${root}`);
-}
-
-export interface CreateWorktreeOptions {
-  /** The thread's cwd: a folder of the checkout the worktree is made from. */
-  cwd: string;
-  settings: WorktreeSettings;
-  /** The commit the worktree starts at; default the checkout's `HEAD`. */
-  baseRef?: string;
-  /** Brings the checkout's staged, unstaged and untracked (not ignored) changes along, uncommitted. */
-  carryLocalChanges?: boolean;
-  threadId?: string;
-  /** An environment of the project's `.knightcode/environments.json` whose setup script runs in the new worktree. */
-  environment?: string;
-  /** Whether the project is trusted; an untrusted project's scripts never run. */
-  trusted?: boolean;
-  /** The setup script's output as it comes (`thread/workspace/progress`). */
-  onProgress?: (phase: ScriptPhase, output: string) => void;
-}
-
-export interface CreatedWorktree {
-  record: WorktreeRecord;
-  /** The environment's setup run, when one was asked for: its exit code and output, or why it was skipped. */
-  setup?: ScriptRun;
-  /** Where the thread runs: the same subfolder of the worktree as `cwd` was of its checkout. */
-  cwd: string;
-  /** The cwd was already inside a managed worktree, which the thread joins. */
-  joined: boolean;
 }
 
 /** Removes a worktree this module created; used when creation fails and on deletion. */
@@ -371,14 +297,6 @@ async function isLocked(record: WorktreeRecord): Promise<boolean> {
       return true;
   }
   return false;
-}
-
-export interface DeleteWorktreeOptions {
-  /** True for a worktree a thread is loaded in: it is never deleted. */
-  isInUse?: (path: string) => boolean;
-  /** Whether the project is trusted, so its environment's cleanup script may run first. */
-  trusted?: boolean;
-  onProgress?: (phase: ScriptPhase, output: string) => void;
 }
 
 /** Refuses to delete a worktree in use, locked, or holding a nested repository. */

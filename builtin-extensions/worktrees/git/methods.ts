@@ -1,27 +1,31 @@
 /**
- * The app-server methods of issue 18 over the git services, one function per method, taking what the host knows
- * about the thread (`ThreadCheckout`) and the method's params, and returning the method's result. The host's
- * handlers stay thin: look the thread up, call one of these, send the result or map a `GitServiceError` to the
- * error it names. Actions that write the checkout run under `runExclusive`, so they answer `turnInProgress`
- * while a turn runs there and hold off turns and tool calls while they run.
+ * The app-server's git methods over the engine, one function per method, taking what the host knows about the
+ * thread (`ThreadCheckout`) and the method's params, and returning the method's result. The host's handlers stay
+ * thin: look the thread up, call one of these (through `gitService`), send the result or map a `GitServiceError`
+ * to the error it names. Actions that write the checkout run under the service's `CheckoutLock`, so they answer
+ * `turnInProgress` while a turn runs there and hold off turns and tool calls while they run.
  */
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
-import {
-  type ChangesQuery,
-  type DiffReadResult,
-  type DiffScope,
-  readChanges,
-  revertChanges,
-  type TurnRecord,
-} from "./changes.js";
-import { runExclusive } from "./checkout-lock.js";
-import type { ScriptPhase, ScriptRun } from "./environments.js";
-import { type Environment, listEnvironments, saveEnvironments } from "./environments.js";
+import type {
+  CommitParams,
+  DiffReadParams,
+  DiffReadResult,
+  DiffRevertParams,
+  Environment,
+  HandoffOutcome,
+  HandoffParams,
+  HandoffThread,
+  ThreadCheckout,
+  TurnRecord,
+} from "@knightcodeai/cli/kit";
+import type { CheckoutLock } from "../checkout-lock.js";
+import { type ChangesQuery, readChanges, revertChanges } from "./changes.js";
+import { commitMessageWriter } from "./commit-message.js";
+import { listEnvironments, saveEnvironments } from "./environments.js";
 import { gitConflict, invalidParams } from "./errors.js";
 import { handoffToLocal, handoffToWorktree } from "./handoff.js";
 import {
-  type CommitRequest,
   gitBranchCreate,
   gitBranchSwitch,
   gitCommit,
@@ -32,18 +36,16 @@ import {
 } from "./ops.js";
 import { openRepo } from "./repo.js";
 import { lastTurnRecord } from "./turns.js";
-import { findWorktree, readRecords, type WorktreeSettings } from "./worktrees.js";
+import { findWorktree, readRecords } from "./worktrees.js";
 
-/** What a handler knows about the thread a method names. */
-export interface ThreadCheckout {
-  /** The thread's cwd (in its worktree, or in the user's checkout). */
-  cwd: string;
-  settings: WorktreeSettings;
-  /** The session's entries on the active branch (`sessionManager.getBranch()`), for the last turn's record. */
-  entries: readonly { type: string; customType?: string; data?: unknown }[];
-  /** The host's id of the thread's last turn, echoed as `turnId` and checked by an undo's `turnId`. */
-  lastTurnId?: string;
-}
+export type {
+  DiffReadParams,
+  DiffRevertParams,
+  HandoffOutcome,
+  HandoffParams,
+  HandoffThread,
+  ThreadCheckout,
+};
 
 /** The thread's last turn, with the host's turn id. */
 export function threadLastTurn(thread: ThreadCheckout): TurnRecord | undefined {
@@ -58,55 +60,46 @@ function threadQuery(thread: ThreadCheckout): Pick<ChangesQuery, "lastTurn" | "b
   return { ...(lastTurn ? { lastTurn } : {}), ...(base ? { base } : {}) };
 }
 
-export interface DiffReadParams {
-  scope?: DiffScope;
-  against?: string;
-  commit?: string;
-  context?: number;
-  ignoreWhitespace?: boolean;
-}
-
 /** `thread/diff/read`. */
 export function threadDiffRead(thread: ThreadCheckout, params: DiffReadParams): Promise<DiffReadResult> {
   return readChanges(thread.cwd, { ...params, ...threadQuery(thread) });
 }
 
-export interface DiffRevertParams extends DiffReadParams {
-  path?: string;
-  hunkId?: string;
-  reapply?: boolean;
-  turnId?: string;
-}
-
 /** `thread/diff/revert` → `{paths}`. */
 export async function threadDiffRevert(
+  lock: CheckoutLock,
   thread: ThreadCheckout,
   params: DiffRevertParams,
 ): Promise<{ paths: string[] }> {
   const repo = await openRepo(thread.cwd);
-  return runExclusive(repo.root, () => revertChanges(thread.cwd, { ...params, ...threadQuery(thread) }));
+  return lock.runExclusive(repo.root, () => revertChanges(thread.cwd, { ...params, ...threadQuery(thread) }));
 }
 
 /** `git/stage` and `git/unstage` → `{paths}`. */
 export async function gitStageMethod(
+  lock: CheckoutLock,
   thread: ThreadCheckout,
   params: StageRequest,
   unstage = false,
 ): Promise<{ paths: string[] }> {
   const repo = await openRepo(thread.cwd);
-  return runExclusive(repo.root, () =>
+  return lock.runExclusive(repo.root, () =>
     unstage ? gitUnstage(thread.cwd, params) : gitStage(thread.cwd, params),
   );
 }
 
-/** `git/commit`; `writeMessage` asks the thread's model for a message from the staged diff. */
-export async function gitCommitMethod(thread: ThreadCheckout, params: CommitRequest) {
+/** `git/commit`; an empty message is written by `params.writer` (the thread's model) from the staged diff. */
+export async function gitCommitMethod(lock: CheckoutLock, thread: ThreadCheckout, params: CommitParams) {
   const repo = await openRepo(thread.cwd);
-  return runExclusive(repo.root, () => gitCommit(thread.cwd, params));
+  const { writer, ...rest } = params;
+  return lock.runExclusive(repo.root, () =>
+    gitCommit(thread.cwd, { ...rest, ...(writer ? { writeMessage: commitMessageWriter(writer) } : {}) }),
+  );
 }
 
 /** `git/branch/create` and `git/branch/switch` → `{branch}`. */
 export async function gitBranchMethod(
+  lock: CheckoutLock,
   thread: ThreadCheckout,
   params: { name?: unknown },
   action: "create" | "switch",
@@ -115,7 +108,7 @@ export async function gitBranchMethod(
     throw invalidParams("`name` must be a non-empty string");
   const name = params.name;
   const repo = await openRepo(thread.cwd);
-  return runExclusive(repo.root, () =>
+  return lock.runExclusive(repo.root, () =>
     action === "create" ? gitBranchCreate(thread.cwd, name) : gitBranchSwitch(thread.cwd, name),
   );
 }
@@ -144,45 +137,22 @@ export async function environmentSave(params: {
   return { environments: saveEnvironments(repo?.root ?? params.cwd, params.environments) };
 }
 
-export interface HandoffParams {
-  to: "local" | "worktree";
-  branch?: string;
-  environment?: string;
-}
-
-export interface HandoffThread extends ThreadCheckout {
-  threadId: string;
-  agentDir: string;
-  /** The thread's title, for a `<worktrees.branchPrefix><title>` branch. */
-  title: string;
-  /** Whether the project is trusted (a new worktree's environment setup runs only then). */
-  trusted?: boolean;
-  onProgress?: (phase: ScriptPhase, output: string) => void;
-}
-
-export interface HandoffOutcome {
-  /** Where the thread runs now: the host reloads it there. */
-  cwd: string;
-  /** The branch checked out in the main checkout (to `local`). */
-  branch?: string;
-  /** The saved patch under `<agentDir>/handoff/`. */
-  patch: string;
-  /** A new worktree's environment setup run, when one ran. */
-  setup?: ScriptRun;
-}
-
 /** Runs `fn` holding both checkouts, always in the same order so two handoffs cannot wait on each other. */
-async function holdingBoth<T>(a: string, b: string, fn: () => Promise<T>): Promise<T> {
-  if (a === b) return runExclusive(a, fn);
+async function holdingBoth<T>(lock: CheckoutLock, a: string, b: string, fn: () => Promise<T>): Promise<T> {
+  if (a === b) return lock.runExclusive(a, fn);
   const [first, second] = a < b ? [a, b] : [b, a];
-  return runExclusive(first, () => runExclusive(second, fn));
+  return lock.runExclusive(first, () => lock.runExclusive(second, fn));
 }
 
 /**
  * `thread/handoff`: moves the thread's uncommitted changes between its worktree and the main checkout. The host
  * checks that no turn runs and the thread has a message, then reloads the thread at the returned `cwd`.
  */
-export async function threadHandoff(thread: HandoffThread, params: HandoffParams): Promise<HandoffOutcome> {
+export async function threadHandoff(
+  lock: CheckoutLock,
+  thread: HandoffThread,
+  params: HandoffParams,
+): Promise<HandoffOutcome> {
   const here = findWorktree(thread.settings.root, thread.cwd);
   if (params.to === "local") {
     if (!here) throw invalidParams("the thread already runs in the main checkout");
@@ -192,7 +162,7 @@ export async function threadHandoff(thread: HandoffThread, params: HandoffParams
       });
     }
     const inside = relative(here.path, thread.cwd);
-    const done = await holdingBoth(here.path, here.projectCwd, () =>
+    const done = await holdingBoth(lock, here.path, here.projectCwd, () =>
       handoffToLocal({
         record: here,
         settings: thread.settings,
@@ -211,7 +181,7 @@ export async function threadHandoff(thread: HandoffThread, params: HandoffParams
       paths: [own.path],
     });
   }
-  const moved = await holdingBoth(main.root, own?.path ?? main.root, () =>
+  const moved = await holdingBoth(lock, main.root, own?.path ?? main.root, () =>
     handoffToWorktree({
       cwd: thread.cwd,
       settings: thread.settings,

@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { readChanges } from "../../../plugins/git/changes.js";
-import { handoffToLocal, handoffToWorktree } from "../../../plugins/git/handoff.js";
+import { readChanges } from "../../../../builtin-extensions/worktrees/git/changes.js";
+import { handoffToLocal, handoffToWorktree } from "../../../../builtin-extensions/worktrees/git/handoff.js";
 import {
   gitBranchCreate,
   gitBranches,
@@ -14,16 +14,16 @@ import {
   gitStage,
   gitStatus,
   gitUnstage,
-} from "../../../plugins/git/ops.js";
+} from "../../../../builtin-extensions/worktrees/git/ops.js";
 import {
   createWorktree,
   findWorktree,
   type WorktreeSettings,
   worktreeSettings,
-} from "../../../plugins/git/worktrees.js";
+} from "../../../../builtin-extensions/worktrees/git/worktrees.js";
 import { rejection, TEN, useGitRepo } from "./git-fixture.js";
 
-describe("plugins/git operations", () => {
+describe("builtin:worktrees git engine: operations", () => {
   const fx = useGitRepo();
 
   it("reports status counts and an operation in progress", async () => {
@@ -151,7 +151,7 @@ describe("plugins/git operations", () => {
   });
 });
 
-describe("plugins/git handoff", () => {
+describe("builtin:worktrees git engine: handoff", () => {
   const fx = useGitRepo();
   let settings: WorktreeSettings;
   let agentDir: string;

@@ -9,10 +9,10 @@ import {
   restoreWorktree,
   type WorktreeSettings,
   worktreeSettings,
-} from "../../../plugins/git/worktrees.js";
+} from "../../../../builtin-extensions/worktrees/git/worktrees.js";
 import { rejection, useGitRepo } from "./git-fixture.js";
 
-describe("plugins/git worktrees", () => {
+describe("builtin:worktrees git engine: worktrees", () => {
   const fx = useGitRepo();
   let settings: WorktreeSettings;
   beforeEach(() => {
@@ -198,7 +198,7 @@ describe("plugins/git worktrees", () => {
   });
 });
 
-describe("plugins/git worktree environments", () => {
+describe("builtin:worktrees git engine: worktree environments", () => {
   const fx = useGitRepo();
 
   it("runs the environment's setup in a new worktree of a trusted project and its cleanup before deletion", async () => {

@@ -4,7 +4,7 @@
  * snapshot refs in the thread's bucket, pruned like every snapshot (snapshots.ts).
  */
 
-import type { TurnRecord } from "./changes.js";
+import { TURN_ENTRY_TYPE, type TurnRecord } from "@knightcodeai/cli/kit";
 import { diffTotals } from "./diff.js";
 import { GitServiceError } from "./errors.js";
 import { openRepo } from "./repo.js";
@@ -43,8 +43,7 @@ export async function snapshotTurnEnd(start: TurnStart, turnId?: string): Promis
   };
 }
 
-/** The custom entry type `builtin:worktrees` records each turn's `TurnRecord` under. */
-export const TURN_ENTRY_TYPE = "worktrees.turn";
+export { TURN_ENTRY_TYPE };
 
 interface EntryLike {
   type: string;

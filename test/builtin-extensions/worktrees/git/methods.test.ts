@@ -1,20 +1,25 @@
 import { join } from "node:path";
 import { expect } from "chai";
-import { beginCheckoutTurn } from "../../../plugins/git/checkout-lock.js";
-import type { GitServiceError } from "../../../plugins/git/errors.js";
+import { CheckoutLock } from "../../../../builtin-extensions/worktrees/checkout-lock.js";
+import type { GitServiceError } from "../../../../builtin-extensions/worktrees/git/errors.js";
 import {
   gitLogMethod,
   type ThreadCheckout,
   threadDiffRead,
   threadDiffRevert,
   threadHandoff,
-} from "../../../plugins/git/methods.js";
-import { snapshotTurnEnd, snapshotTurnStart, TURN_ENTRY_TYPE } from "../../../plugins/git/turns.js";
-import { createWorktree, worktreeSettings } from "../../../plugins/git/worktrees.js";
+} from "../../../../builtin-extensions/worktrees/git/methods.js";
+import {
+  snapshotTurnEnd,
+  snapshotTurnStart,
+  TURN_ENTRY_TYPE,
+} from "../../../../builtin-extensions/worktrees/git/turns.js";
+import { createWorktree, worktreeSettings } from "../../../../builtin-extensions/worktrees/git/worktrees.js";
 import { useGitRepo } from "./git-fixture.js";
 
-describe("plugins/git methods", () => {
+describe("builtin:worktrees git engine: methods", () => {
   const fx = useGitRepo();
+  const lock = new CheckoutLock();
 
   it("reads and undoes the last turn from the session's entries, echoing the host's turn id", async () => {
     const start = await snapshotTurnStart(fx.repo, "s1");
@@ -29,17 +34,17 @@ describe("plugins/git methods", () => {
     };
     const read = await threadDiffRead(thread, { scope: "lastTurn" });
     expect(read).to.include({ turnId: "turn-7", stale: false });
-    const stale = await threadDiffRevert(thread, { scope: "lastTurn", turnId: "turn-6" }).catch(
+    const stale = await threadDiffRevert(lock, thread, { scope: "lastTurn", turnId: "turn-6" }).catch(
       (e: unknown) => e,
     );
     expect((stale as GitServiceError).data?.reason).to.equal("diffChanged");
-    const end = beginCheckoutTurn(fx.repo);
-    const busy = await threadDiffRevert(thread, { scope: "lastTurn", turnId: "turn-7" }).catch(
+    const end = lock.beginTurn(fx.repo);
+    const busy = await threadDiffRevert(lock, thread, { scope: "lastTurn", turnId: "turn-7" }).catch(
       (e: unknown) => e,
     );
     end();
     expect((busy as GitServiceError).errorName).to.equal("turnInProgress");
-    expect(await threadDiffRevert(thread, { scope: "lastTurn", turnId: "turn-7" })).to.deep.equal({
+    expect(await threadDiffRevert(lock, thread, { scope: "lastTurn", turnId: "turn-7" })).to.deep.equal({
       paths: ["t.txt"],
     });
   });
@@ -63,19 +68,19 @@ describe("plugins/git methods", () => {
     fx.commitAll("pkg");
     fx.write("pkg/x.txt", "edited locally\n");
     const base = { settings, entries: [], threadId: "th", agentDir, title: "Tidy up" };
-    const there = await threadHandoff({ ...base, cwd: join(fx.repo, "pkg") }, { to: "worktree" });
+    const there = await threadHandoff(lock, { ...base, cwd: join(fx.repo, "pkg") }, { to: "worktree" });
     expect(fx.read("x.txt", there.cwd)).to.equal("edited locally\n");
     expect(fx.read("pkg/x.txt")).to.equal("x\n");
-    const again = await threadHandoff({ ...base, cwd: there.cwd }, { to: "worktree" }).catch(
+    const again = await threadHandoff(lock, { ...base, cwd: there.cwd }, { to: "worktree" }).catch(
       (e: unknown) => e,
     );
     expect((again as GitServiceError).errorName).to.equal("invalidParams");
-    const back = await threadHandoff({ ...base, cwd: there.cwd }, { to: "local" });
+    const back = await threadHandoff(lock, { ...base, cwd: there.cwd }, { to: "local" });
     expect(back.cwd).to.equal(join(fx.repo, "pkg"));
     expect(back.branch).to.equal("knightcode/tidy-up");
     expect(fx.read("pkg/x.txt")).to.equal("edited locally\n");
     // The second trip back reuses the thread's worktree.
-    const reused = await threadHandoff({ ...base, cwd: back.cwd }, { to: "worktree" });
+    const reused = await threadHandoff(lock, { ...base, cwd: back.cwd }, { to: "worktree" });
     expect(reused.cwd).to.equal(there.cwd);
   });
 });

@@ -4,40 +4,11 @@
  * (see state.ts), so a read takes no lock and writes nothing but objects.
  */
 import { createHash } from "node:crypto";
+import type { DiffFile, DiffFileStatus, DiffHunk, FileTotals } from "@knightcodeai/cli/kit";
 import type { RepoInfo } from "./repo.js";
 import { GitOutputTooLargeError, runGit, splitNul } from "./runner.js";
 
-export type DiffFileStatus = "added" | "deleted" | "modified" | "renamed" | "copied" | "typeChanged";
-
-export interface DiffHunk {
-  /** Hash of the file's header (paths, blob ids, modes), the read's context and the hunk's text. */
-  id: string;
-  /** The `@@ -a,b +c,d @@` line. */
-  header: string;
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
-  lines: string[];
-}
-
-export interface DiffFile {
-  path: string;
-  oldPath?: string;
-  status: DiffFileStatus;
-  binary: boolean;
-  additions: number;
-  deletions: number;
-  tooLarge?: boolean;
-  hunks: DiffHunk[];
-}
-
-/** `{path, additions, deletions}`: a file of `turn/diff/updated` and `Turn.files`. */
-export interface FileTotals {
-  path: string;
-  additions: number;
-  deletions: number;
-}
+export type { DiffFile, DiffFileStatus, DiffHunk, FileTotals };
 
 export interface DiffOptions {
   /** Lines of context around each change (default 3). */

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
-import { GitServiceError } from "../../../plugins/git/errors.js";
+import { GitServiceError } from "../../../../builtin-extensions/worktrees/git/errors.js";
 
 export interface Fixture {
   readonly dir: string;

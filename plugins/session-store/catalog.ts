@@ -1,11 +1,12 @@
 /**
- * The session files of one root, kept in memory between `thread/list` calls, and read only as far as a page
- * needs. The listing is every file with its modification time, newest first (what `updatedAt` reports); a file's
- * summary (header, first message, message count) is read when a page shows it, and kept until the file changes.
+ * The session files of one root, kept in memory between listings, and read only as far as a page needs (the host
+ * face's `sessions.page()`, which the app-server's `thread/list` calls). The listing is every file with its
+ * modification time, newest first; a file's summary (header, first message, message count) is read when a page
+ * shows it, and kept until the file changes.
  * So the first page of 10,000 files costs a stat per file and 50 summaries, not 10,000.
  *
  * `warm()` does the stat'ing ahead, off the event loop (asynchronous reads, a folder at a time), when the server
- * starts: the first `thread/list` then finds it done, and no request waits behind it meanwhile.
+ * starts: the first listing then finds it done, and no request waits behind it meanwhile.
  *
  * What changed is known from a watcher per folder (inotify and its kin): only the folders it reported, and new
  * folders, are stat'ed again, so a listing of unchanged files costs one readdir of the root. Where a folder cannot
@@ -14,18 +15,53 @@
  */
 import { type FSWatcher, statSync, watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
-import { type SessionInfo, sessionDirsIn, sessionFilesIn, sessionInfoOf } from "@knightcodeai/cli/kit";
+import { basename, dirname, join, resolve } from "node:path";
+import { SessionStoreError } from "./errors.js";
+import { type SessionInfo, sessionDirsIn, sessionFilesIn, sessionInfoOf } from "./list.js";
+import { cwdSessionDir } from "./paths.js";
 
 export interface CatalogEntry {
   path: string;
   mtimeMs: number;
 }
 
+/** A listed session: its summary and its file's modification time. */
+export interface CatalogSession {
+  info: SessionInfo;
+  mtimeMs: number;
+}
+
+export interface CatalogPageOptions {
+  /** Only the sessions whose header's cwd is this folder. */
+  cwd?: string;
+  /** The `nextCursor` of the page before. */
+  cursor?: string;
+  limit: number;
+  /** Folders to look at again whatever the watchers said (those this process is writing to right now). */
+  busy?: Iterable<string>;
+}
+
 /** `<time>_<uuid>.jsonl`, as the session store and forks name files: the id is in the name. */
 const NAMED = /_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
-export class SessionCatalog {
+/** What a session store keeps of one location's listing (the standard store: `FileCatalog`). */
+export interface SessionCatalog {
+  /**
+   * One page, newest modification first; only the sessions on it are read. A cursor no page gave out is
+   * `KC_ERR_SESSION_CURSOR`.
+   */
+  page(options: CatalogPageOptions): { sessions: CatalogSession[]; nextCursor?: string };
+  /** The session with this header id. */
+  find(id: string, busy?: Iterable<string>): CatalogSession | undefined;
+  /** Reads the listing ahead, off the event loop. */
+  warm(): Promise<void>;
+  /** This process changed the session file `path` (wrote, moved, removed it): look again on the next call. */
+  touched(path: string): void;
+  /** Ends the folder watchers. */
+  close(): void;
+}
+
+export class FileCatalog implements SessionCatalog {
   /** `size:mtime` per file, by folder. */
   private readonly stamps = new Map<string, Map<string, string>>();
   private readonly watchers = new Map<string, FSWatcher | null>();
@@ -78,20 +114,51 @@ export class SessionCatalog {
   }
 
   /** The session with this header id: a file named after it, else (a file renamed by hand) any other. */
-  find(id: string, busy: Iterable<string> = []): SessionInfo | undefined {
+  find(id: string, busy: Iterable<string> = []): CatalogSession | undefined {
     const entries = this.files(busy);
     const suffix = `_${id.toLowerCase()}.jsonl`;
-    for (const { path } of entries) {
+    for (const { path, mtimeMs } of entries) {
       if (!basename(path).toLowerCase().endsWith(suffix)) continue;
       const info = this.info(path);
-      if (info?.id === id) return info;
+      if (info?.id === id) return { info, mtimeMs };
     }
-    for (const { path } of entries) {
+    for (const { path, mtimeMs } of entries) {
       if (NAMED.test(basename(path))) continue;
       const info = this.info(path);
-      if (info?.id === id) return info;
+      if (info?.id === id) return { info, mtimeMs };
     }
     return undefined;
+  }
+
+  page(options: CatalogPageOptions): { sessions: CatalogSession[]; nextCursor?: string } {
+    const files = this.files(options.busy);
+    const wanted = options.cwd !== undefined ? resolve(options.cwd) : undefined;
+    // A cwd's files live in its folder (the folder name is lossy, so the header decides).
+    const folder = wanted !== undefined ? cwdSessionDir(this.root, wanted) : undefined;
+    // A cursor names the last file of the page before; a file gone since is placed by its time.
+    let start = 0;
+    if (options.cursor !== undefined) {
+      const after = decodeCursor(options.cursor);
+      const at = files.findIndex((f) => f.path === after.p);
+      start =
+        at >= 0
+          ? at + 1
+          : files.findIndex((f) => f.mtimeMs < after.t || (f.mtimeMs === after.t && f.path < after.p));
+      if (start < 0) start = files.length;
+    }
+    const sessions: CatalogSession[] = [];
+    let last: CatalogEntry | undefined;
+    for (let i = start; i < files.length; i++) {
+      const file = files[i]!;
+      if (folder !== undefined && dirname(file.path) !== folder) continue;
+      const info = this.info(file.path);
+      if (!info || (wanted !== undefined && info.cwd !== wanted)) continue;
+      if (sessions.length === options.limit)
+        return { sessions, ...(last ? { nextCursor: encodeCursor(last.mtimeMs, last.path) } : {}) };
+      sessions.push({ info, mtimeMs: file.mtimeMs });
+      last = file;
+    }
+    return { sessions };
   }
 
   /**
@@ -145,9 +212,9 @@ export class SessionCatalog {
     this.sorted = undefined;
   }
 
-  /** This process changed files in `dir`: look again on the next call, without waiting for the watcher. */
-  touched(dir: string): void {
-    this.dirty.add(dir);
+  /** This process changed `path`: its folder is looked at again on the next call, without waiting for the watcher. */
+  touched(path: string): void {
+    this.dirty.add(dirname(resolve(path)));
   }
 
   close(): void {
@@ -195,6 +262,23 @@ export class SessionCatalog {
     for (const [path, stamp] of next) if (previous.get(path) !== stamp) return true;
     return false;
   }
+}
+
+function encodeCursor(t: number, p: string): string {
+  return Buffer.from(JSON.stringify({ t, p })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): { t: number; p: string } {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
+      t?: unknown;
+      p?: unknown;
+    };
+    if (typeof value.t === "number" && typeof value.p === "string") return { t: value.t, p: value.p };
+  } catch {
+    // answered below
+  }
+  throw new SessionStoreError("KC_ERR_SESSION_CURSOR", `Invalid cursor "${cursor}"`);
 }
 
 function mtimeOf(stamp: string): number {

@@ -1,11 +1,15 @@
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { readChanges, revertChanges, type TurnRecord } from "../../../plugins/git/changes.js";
-import { snapshotTurnEnd, snapshotTurnStart } from "../../../plugins/git/turns.js";
+import {
+  readChanges,
+  revertChanges,
+  type TurnRecord,
+} from "../../../../builtin-extensions/worktrees/git/changes.js";
+import { snapshotTurnEnd, snapshotTurnStart } from "../../../../builtin-extensions/worktrees/git/turns.js";
 import { rejection, TEN, useGitRepo } from "./git-fixture.js";
 
-describe("plugins/git changes", () => {
+describe("builtin:worktrees git engine: changes", () => {
   const fx = useGitRepo();
 
   it("reads the uncommitted scope with untracked files and leaves the index file byte-identical", async () => {
@@ -241,7 +245,7 @@ describe("plugins/git changes", () => {
   });
 });
 
-describe("plugins/git changes on an unborn HEAD", () => {
+describe("builtin:worktrees git engine: changes on an unborn HEAD", () => {
   const fx = useGitRepo({ empty: true });
 
   it("diffs and snapshots a repository with no commit", async () => {

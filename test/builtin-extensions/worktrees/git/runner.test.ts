@@ -1,10 +1,15 @@
 import { expect } from "chai";
-import { GitServiceError } from "../../../plugins/git/errors.js";
-import { openRepo } from "../../../plugins/git/repo.js";
-import { GitCommandError, GitOutputTooLargeError, gitText, runGit } from "../../../plugins/git/runner.js";
+import { GitServiceError } from "../../../../builtin-extensions/worktrees/git/errors.js";
+import { openRepo } from "../../../../builtin-extensions/worktrees/git/repo.js";
+import {
+  GitCommandError,
+  GitOutputTooLargeError,
+  gitText,
+  runGit,
+} from "../../../../builtin-extensions/worktrees/git/runner.js";
 import { useGitRepo } from "./git-fixture.js";
 
-describe("plugins/git runner", () => {
+describe("builtin:worktrees git engine: runner", () => {
   const fx = useGitRepo();
 
   it("fails with the args, exit code and stderr of the git call", async () => {

@@ -6,11 +6,11 @@ import {
   listEnvironments,
   runEnvironmentScript,
   saveEnvironments,
-} from "../../../plugins/git/environments.js";
-import { GitServiceError } from "../../../plugins/git/errors.js";
-import { useTempDir } from "../../helpers/temp-dir.js";
+} from "../../../../builtin-extensions/worktrees/git/environments.js";
+import { GitServiceError } from "../../../../builtin-extensions/worktrees/git/errors.js";
+import { useTempDir } from "../../../helpers/temp-dir.js";
 
-describe("plugins/git environments", () => {
+describe("builtin:worktrees git engine: environments", () => {
   const tmp = useTempDir("kc-env-");
 
   it("saves and lists .knightcode/environments.json", () => {

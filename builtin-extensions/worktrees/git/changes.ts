@@ -4,15 +4,8 @@
  * pair of trees; reads diff them, reverts put working files back to the first one.
  */
 
-import type { FileTotals } from "./diff.js";
-import {
-  DEFAULT_CONTEXT,
-  type DiffFile,
-  diffTrees,
-  hunkPatch,
-  type ParsedFileDiff,
-  treesDiffer,
-} from "./diff.js";
+import type { DiffReadResult, DiffScope, TurnRecord } from "@knightcodeai/cli/kit";
+import { DEFAULT_CONTEXT, diffTrees, hunkPatch, type ParsedFileDiff, treesDiffer } from "./diff.js";
 import { gitConflict, invalidParams } from "./errors.js";
 import { openRepo, type RepoInfo, resolveCommit, treeOf } from "./repo.js";
 import { GitCommandError, gitText, runGit } from "./runner.js";
@@ -20,7 +13,8 @@ import { readSnapshot, type Snapshot } from "./snapshots.js";
 import { captureState } from "./state.js";
 import { writePathsFromTree } from "./tree-files.js";
 
-export type DiffScope = "lastTurn" | "uncommitted" | "unstaged" | "staged" | "committed" | "branch";
+export type { DiffReadResult, DiffScope, TurnRecord };
+
 export const DIFF_SCOPES: readonly DiffScope[] = [
   "lastTurn",
   "uncommitted",
@@ -32,19 +26,6 @@ export const DIFF_SCOPES: readonly DiffScope[] = [
 
 /** Untracked files a read takes; past this they are counted in `untrackedSkipped`. */
 export const UNTRACKED_LIMIT = 500;
-
-/** A thread's last turn as `builtin:worktrees` recorded it: snapshots before and after, and its net totals. */
-export interface TurnRecord {
-  /** The host's id of the turn, when it gave one. */
-  turnId?: string;
-  /** The checkout's root when the turn ran. */
-  root: string;
-  /** Snapshot commit (or ref) taken before the turn. */
-  before: string;
-  /** Snapshot commit (or ref) taken after it. */
-  after: string;
-  files: FileTotals[];
-}
 
 export interface ChangesQuery {
   scope?: DiffScope;
@@ -58,18 +39,6 @@ export interface ChangesQuery {
   lastTurn?: TurnRecord;
   /** `branch` without `against`: the worktree's base, tried before the upstream and the default branch. */
   base?: string;
-}
-
-/** `thread/diff/read`'s result. */
-export interface DiffReadResult {
-  scope: DiffScope;
-  root: string;
-  files: DiffFile[];
-  filesOmitted?: number;
-  untrackedSkipped?: number;
-  turnId?: string;
-  stale?: boolean;
-  against?: string;
 }
 
 interface ScopeTrees {

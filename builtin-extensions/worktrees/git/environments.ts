@@ -5,23 +5,18 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { runShellCommand } from "../process/shell.js";
-import { writeFileAtomic } from "../settings/atomic-write.js";
+import {
+  type Environment,
+  type EnvironmentScript,
+  type RunScriptOptions,
+  runShellCommand,
+  type ScriptPhase,
+  type ScriptRun,
+  writeFileAtomic,
+} from "@knightcodeai/cli/kit";
 import { invalidParams } from "./errors.js";
 
-/** A script per platform (`process.platform` names), `default` for the others. */
-export interface EnvironmentScript {
-  default?: string;
-  linux?: string;
-  darwin?: string;
-  win32?: string;
-}
-
-export interface Environment {
-  name: string;
-  setup?: EnvironmentScript;
-  cleanup?: EnvironmentScript;
-}
+export type { Environment, EnvironmentScript, RunScriptOptions, ScriptPhase, ScriptRun };
 
 export const MAX_ENVIRONMENTS = 50;
 const PLATFORMS = ["default", "linux", "darwin", "win32"] as const;
@@ -90,26 +85,6 @@ export function saveEnvironments(projectCwd: string, environments: unknown): Env
   const checked = validateEnvironments(environments);
   writeFileAtomic(environmentsPath(projectCwd), `${JSON.stringify({ environments: checked }, null, 2)}\n`);
   return checked;
-}
-
-export type ScriptPhase = "setup" | "cleanup";
-
-export interface RunScriptOptions {
-  worktreePath: string;
-  trusted: boolean;
-  /** Each chunk of the script's output (stdout and stderr), for `thread/workspace/progress`. */
-  onOutput?: (phase: ScriptPhase, output: string) => void;
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  platform?: NodeJS.Platform;
-}
-
-export interface ScriptRun {
-  phase: ScriptPhase;
-  /** Why nothing ran: the project is not trusted, or the environment has no script for this platform. */
-  skipped?: "untrusted" | "noScript";
-  exitCode?: number | null;
-  output?: string;
 }
 
 /** Runs an environment's setup or cleanup script in the worktree; never in an untrusted project. */
