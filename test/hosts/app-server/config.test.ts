@@ -124,6 +124,8 @@ describe("knightcode app-server: config, trust and commands", function () {
       servers: [],
       errors: [],
       paths: { global: globalFile },
+      // builtin:mcp provides the server session's MCP client, which has no server to show.
+      status: [],
     });
     expect(
       await client.request("mcp/add", {
