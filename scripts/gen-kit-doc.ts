@@ -39,7 +39,10 @@ function kitExports(): Map<string, string[]> {
   for (const exported of checker.getExportsOfModule(moduleSymbol)) {
     const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
     const declaration = symbol.declarations?.[0];
-    const file = declaration ? relative(root, declaration.getSourceFile().fileName) : "(unknown)";
+    const path = declaration ? relative(root, declaration.getSourceFile().fileName) : "(unknown)";
+    // A re-exported package shows as the package, not as a file in node_modules.
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
+    const file = pkg ? `${pkg[1]} (package)` : path;
     const list = byFile.get(file) ?? [];
     list.push(exported.name);
     byFile.set(file, list);
