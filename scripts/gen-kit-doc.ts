@@ -51,14 +51,15 @@ function kitExports(): Map<string, string[]> {
 }
 
 function render(): string {
+  // A list, not a table: the formatter aligns table columns, and this list must read the same before and after it.
   const rows = [...kitExports()].map(
     ([file, names]) =>
-      `| \`${file}\` | ${names
+      `- \`${file}\`: ${names
         .sort((a, b) => a.localeCompare(b))
         .map((n) => `\`${n}\``)
-        .join(", ")} |`,
+        .join(", ")}`,
   );
-  return [START, "", "| Declared in | Names |", "| --- | --- |", ...rows, "", END].join("\n");
+  return [START, "", ...rows, "", END].join("\n");
 }
 
 const doc = readFileSync(target, "utf8");
