@@ -6,6 +6,7 @@
  * - kernel/ imports nothing above it;
  * - plugins/ (services) never import built-in extensions, hosts or the package entry points;
  * - plugins/kit/ imports only the kernel and itself;
+ * - kit.ts (`@knightcodeai/cli/kit`) re-exports only the kernel and plugins/kit/: no service module;
  * - builtin-extensions/ import only `@knightcodeai/cli/kit` (and `/tui`), npm packages, node built-ins and their own files;
  * - hosts other than the composition root (hosts/sdk, hosts/testing) use the public entry points only;
  * - no runtime import cycles anywhere (type-only imports aside).
@@ -42,6 +43,14 @@ module.exports = {
         "plugins/kit/ holds the run-time helpers extensions use; it imports only the kernel and itself.",
       from: { path: "^plugins/kit/" },
       to: { path: "^plugins/", pathNot: "^plugins/kit/" },
+    },
+    {
+      name: "kit-entry-holds-no-service",
+      severity: "error",
+      comment:
+        "@knightcodeai/cli/kit is the kernel's public API and the run-time helpers of plugins/kit/: a service module re-exported there would be a door the built-ins have and a replacement would not. Reach a service through the public API (ctx, ModeContext.host, knightcode.services).",
+      from: { path: "^kit\\.ts$" },
+      to: { pathNot: ["^kernel/", "^plugins/kit/", "(^|/)node_modules/"], dependencyTypesNot: ["core"] },
     },
     {
       name: "builtin-extensions-use-public-kit-only",

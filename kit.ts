@@ -13,9 +13,10 @@ export {
   SessionStartupFailedError,
   StaleContextError,
 } from "./kernel/index.js";
-export type { RegisteredFlag } from "./plugins/flag-registry/flag-registry.js";
 export { defineTool } from "./plugins/kit/define-tool.js";
 export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
+export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/kit/files/atomic-write.js";
+export { type JsonFileRead, readJsonObjectFile } from "./plugins/kit/files/json-file.js";
 export {
   type FrontmatterProblem,
   type ParsedFrontmatter,
@@ -31,6 +32,22 @@ export {
   type ModelRef,
   streamSimple,
 } from "./plugins/kit/model-calls.js";
+export {
+  DEFAULT_SECRET_PATTERNS,
+  exactEnv,
+  type ShellEnvPolicy,
+  toolEnvironment,
+} from "./plugins/kit/process/env-policy.js";
+export {
+  type BashOperations,
+  createLocalBashOperations,
+  type ExecShellOptions,
+  execShellCommand,
+  runShellCommand,
+  type ShellExit,
+  type ShellOptions,
+  type ShellResult,
+} from "./plugins/kit/process/shell.js";
 export {
   AssistantMessageWriter,
   PushStream,
@@ -127,26 +144,4 @@ export {
   wireEvents,
 } from "./plugins/kit/wire/json-event.js";
 export { type JsonlItem, JsonlReader } from "./plugins/kit/wire/jsonl.js";
-export type { RegisteredMode } from "./plugins/mode-registry/mode-registry.js";
-export {
-  DEFAULT_SECRET_PATTERNS,
-  exactEnv,
-  type ShellEnvPolicy,
-  toolEnvironment,
-} from "./plugins/process/env-policy.js";
-export {
-  type BashOperations,
-  createLocalBashOperations,
-  type ExecShellOptions,
-  execShellCommand,
-  runShellCommand,
-  type ShellExit,
-  type ShellOptions,
-  type ShellResult,
-} from "./plugins/process/shell.js";
-export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/settings/atomic-write.js";
-export { type JsonFileRead, readJsonObjectFile } from "./plugins/settings/json-file.js";
 // What builtin:mcp still reads the files with (its move to `ctx.mcpConfig` is under way).
-export { type McpScope, readMcpFiles, validateMcpEntry } from "./plugins/settings/mcp-config.js";
-export { updateMcpServer } from "./plugins/settings/mcp-files.js";
-export { maskSecret } from "./plugins/settings/tools-config.js";

@@ -57,7 +57,7 @@ const external = [
   "ajv",
   "execa",
   "jiti",
-  // Loaded by createRequire() only when a configuration file fails JSON.parse (plugins/settings/json-file.ts).
+  // Loaded by createRequire() only when a configuration file fails JSON.parse (plugins/kit/files/json-file.ts).
   "jsonc-parser",
   "openai",
   "ws",

@@ -39,7 +39,10 @@ function kitExports(): Map<string, string[]> {
   for (const exported of checker.getExportsOfModule(moduleSymbol)) {
     const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
     const declaration = symbol.declarations?.[0];
-    const file = declaration ? relative(root, declaration.getSourceFile().fileName) : "(unknown)";
+    const path = declaration ? relative(root, declaration.getSourceFile().fileName) : "(unknown)";
+    // A re-exported package shows as the package, not as a file in node_modules.
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
+    const file = pkg ? `${pkg[1]} (package)` : path;
     const list = byFile.get(file) ?? [];
     list.push(exported.name);
     byFile.set(file, list);
@@ -48,14 +51,15 @@ function kitExports(): Map<string, string[]> {
 }
 
 function render(): string {
+  // A list, not a table: the formatter aligns table columns, and this list must read the same before and after it.
   const rows = [...kitExports()].map(
     ([file, names]) =>
-      `| \`${file}\` | ${names
+      `- \`${file}\`: ${names
         .sort((a, b) => a.localeCompare(b))
         .map((n) => `\`${n}\``)
-        .join(", ")} |`,
+        .join(", ")}`,
   );
-  return [START, "", "| Declared in | Names |", "| --- | --- |", ...rows, "", END].join("\n");
+  return [START, "", ...rows, "", END].join("\n");
 }
 
 const doc = readFileSync(target, "utf8");

@@ -65,7 +65,8 @@ describe("import boundaries", function () {
         },
       }),
     );
-    tmp.write("kit.ts", `export { service } from "./plugins/service.js";\n`);
+    tmp.write("kit.ts", `export { service } from "./plugins/kit/helper.js";\n`);
+    tmp.write("plugins/kit/helper.ts", "export const service = 1;\n");
     tmp.write("index.ts", `export * from "./kit.js";\nexport { root } from "./hosts/sdk/root.js";\n`);
     tmp.write(
       "hosts/sdk/root.ts",
@@ -98,6 +99,16 @@ describe("import boundaries", function () {
     expect(output).to.contain(
       "builtin-extensions-use-public-kit-only: builtin-extensions/bad/index.ts → plugins/service.ts",
     );
+  });
+
+  it("fails when the kit entry re-exports a service module (a door only the built-ins would have)", async () => {
+    tmp.write(
+      "kit.ts",
+      `export { service } from "./plugins/kit/helper.js";\nexport { service as store } from "./plugins/service.js";\n`,
+    );
+    const { code, output } = await cruise(tmp.path);
+    expect(code).to.not.equal(0);
+    expect(output).to.contain("kit-entry-holds-no-service: kit.ts → plugins/service.ts");
   });
 
   it("fails when the kernel imports a plugin", async () => {

@@ -1,6 +1,8 @@
 /** The SDK: what `@knightcodeai/cli` adds to the kit for hosts and applications. */
 
 export * from "../../builtin-extensions/core-tools/tools.js";
+export type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.js";
+export type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
 export { resolveAgentDir as getAgentDir } from "../../plugins/settings/agent-dir.js";
 export {
   AppServerClient,

@@ -4,7 +4,7 @@
  * excluded the command and its output enter the context with the next prompt.
  */
 import type { BashResult } from "../../kernel/index.js";
-import { toolEnvironment } from "../../plugins/process/env-policy.js";
+import { toolEnvironment } from "../../plugins/kit/process/env-policy.js";
 import { runUserBash } from "../../plugins/process/user-bash.js";
 import { serviceTokens } from "../../plugins/tokens.js";
 import type { OpenSession } from "./session-open.js";

@@ -35,8 +35,8 @@ import {
   type VirtualModelConfig,
 } from "../../kernel/index.js";
 import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
-import { writeFileAtomic } from "../settings/atomic-write.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import { Check } from "@sinclair/typebox/value";
-import { parseJson } from "../settings/json-file.js";
+import { parseJson } from "../kit/files/json-file.js";
 
 const ModelSchema = Type.Object(
   {

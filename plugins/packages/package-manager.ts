@@ -13,6 +13,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "../kit/files/json-file.js";
 import {
   applyResourcePatterns,
   enabledByOverrides,
@@ -20,8 +22,6 @@ import {
   type ResourceKind,
 } from "../kit/resource-patterns.js";
 import { globalSettingsPath, projectConfigDir, projectSettingsPath } from "../settings/agent-dir.js";
-import { writeFileAtomic } from "../settings/atomic-write.js";
-import { isPlainObject, type JsonObject, readJsonObjectFile } from "../settings/json-file.js";
 import { findSavedDecision, readTrustDecisions } from "../settings/trust.js";
 import { collectResources, packageOffers, readManifest } from "./collect.js";
 import { type PackageSource, PackageSourceError, parsePackageSource } from "./source.js";

@@ -3,7 +3,7 @@
  * environment the `shellEnv` policy leaves (env-policy.ts).
  */
 import type { ExecOptions, ExecResult, ProcessApiService } from "../../kernel/index.js";
-import { type ShellEnvPolicy, toolEnvironment } from "./env-policy.js";
+import { type ShellEnvPolicy, toolEnvironment } from "../kit/process/env-policy.js";
 
 export class ProcessService implements ProcessApiService {
   /** `shellEnv` is asked at each call (the settings may be reloaded); without it, the default policy applies. */

@@ -13,8 +13,8 @@ import type {
   UserBashEvent,
   UserBashResult,
 } from "../../kernel/index.js";
-import { exactEnv, toolEnvironment } from "./env-policy.js";
-import { OutputCollector, runShellCommand } from "./shell.js";
+import { exactEnv, toolEnvironment } from "../kit/process/env-policy.js";
+import { OutputCollector, runShellCommand } from "../kit/process/shell.js";
 
 export interface RunUserBashOptions {
   bus: HookBus;

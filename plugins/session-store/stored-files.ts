@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
-import { writeFileAtomic } from "../settings/atomic-write.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { reason, SessionStoreError } from "./errors.js";
 import { headerProblem, readSessionFile } from "./file-format.js";
 import { SessionLock } from "./lock.js";

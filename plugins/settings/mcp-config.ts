@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { McpServerConfig } from "../../kernel/api/index.js";
-import { readJsonObjectFile } from "./json-file.js";
+import { readJsonObjectFile } from "../kit/files/json-file.js";
 
 export type McpScope = "global" | "project";
 

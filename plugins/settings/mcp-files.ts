@@ -6,8 +6,8 @@
  * references stay unexpanded, so a listing never prints a secret from the environment.
  */
 import type { McpListing, McpServerConfig, McpServerListing } from "../../kernel/api/index.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "../kit/files/json-file.js";
 import { type McpScope, mcpFilePaths, readMcpFile, validateMcpEntry } from "./mcp-config.js";
 
 export type { McpListing, McpServerListing };

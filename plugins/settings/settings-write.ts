@@ -10,9 +10,9 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { KernelError } from "../../kernel/index.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, type JsonObject } from "../kit/files/json-file.js";
 import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { isPlainObject, type JsonObject } from "./json-file.js";
 import { SettingsFileSchema } from "./settings.js";
 
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);

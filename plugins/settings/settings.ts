@@ -47,9 +47,9 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import type { ThinkingLevel } from "../../kernel/api/messages.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "../kit/files/json-file.js";
 import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
 
 export type ProjectTrustDefault = "ask" | "always" | "never";
 
@@ -92,7 +92,7 @@ export interface ToolResultSettings {
 }
 
 /**
- * The environment of tool processes (plugins/process/env-policy.ts): names that look like secrets are left out
+ * The environment of tool processes (plugins/kit/process/env-policy.ts): names that look like secrets are left out
  * unless `include` matches them; `exclude` leaves out more. Glob patterns, whole name, any case.
  */
 export interface ShellEnvSettings {

@@ -11,8 +11,8 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { KernelError } from "../../kernel/index.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { isPlainObject, type JsonObject, readJsonObjectFile } from "./json-file.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, type JsonObject, readJsonObjectFile } from "../kit/files/json-file.js";
 
 /** A declared tool as these functions need it: its name, default state and known settings. */
 export interface ManagedTool {

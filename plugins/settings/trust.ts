@@ -19,9 +19,9 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ProjectTrustResult } from "../../kernel/api/events.js";
 import type { GateOptions } from "../../kernel/events/hook-bus.js";
+import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { isPlainObject, readJsonObjectFile } from "../kit/files/json-file.js";
 import { globalSettingsPath, PROJECT_CONFIG_DIR, trustFilePath } from "./agent-dir.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { isPlainObject, readJsonObjectFile } from "./json-file.js";
 import type { ProjectTrustDefault, Settings } from "./settings.js";
 
 /** The project inputs that need trust, relative to the cwd. A bare `.knightcode` folder does not count. */

@@ -7,7 +7,7 @@
  * it matches an `include` pattern; a name both included and excluded is left out. Patterns match the whole name,
  * ignoring case; `*` stands for any run of characters, `?` for one. `include: ["*"]` turns the defaults off.
  */
-import { globToRegExp } from "../kit/resource-patterns.js";
+import { globToRegExp } from "../resource-patterns.js";
 
 /** The `shellEnv` settings. */
 export interface ShellEnvPolicy {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "../kit/truncate.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "../truncate.js";
 
 /** The core tools' output limits (plugins/kit/truncate.ts): the last 2,000 lines or 50 KB. */
 export const SHELL_MAX_LINES = DEFAULT_MAX_LINES;

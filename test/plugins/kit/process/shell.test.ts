@@ -10,8 +10,8 @@ import {
   SHELL_MAX_BYTES,
   SHELL_MAX_LINES,
   type ShellResult,
-} from "../../../plugins/process/shell.js";
-import { alive, gone, pidWritten } from "../../helpers/processes.js";
+} from "../../../../plugins/kit/process/shell.js";
+import { alive, gone, pidWritten } from "../../../helpers/processes.js";
 
 function killQuietly(pid: number): void {
   try {

@@ -3,23 +3,23 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { loadModelsJson } from "../../../plugins/model-registry/models-json.js";
-import { globalSettingsPath, trustFilePath } from "../../../plugins/settings/agent-dir.js";
-import { lineAndColumn, parseJson, readJsonObjectFile } from "../../../plugins/settings/json-file.js";
-import { mcpFilePaths, readMcpFiles } from "../../../plugins/settings/mcp-config.js";
-import { addMcpServer } from "../../../plugins/settings/mcp-files.js";
-import { loadSettings } from "../../../plugins/settings/settings.js";
+import { lineAndColumn, parseJson, readJsonObjectFile } from "../../../../plugins/kit/files/json-file.js";
+import { loadModelsJson } from "../../../../plugins/model-registry/models-json.js";
+import { globalSettingsPath, trustFilePath } from "../../../../plugins/settings/agent-dir.js";
+import { mcpFilePaths, readMcpFiles } from "../../../../plugins/settings/mcp-config.js";
+import { addMcpServer } from "../../../../plugins/settings/mcp-files.js";
+import { loadSettings } from "../../../../plugins/settings/settings.js";
 import {
   readToolsConfig,
   toolsConfigPath,
   writeToolSetting,
-} from "../../../plugins/settings/tools-config.js";
-import { readTrustDecisions } from "../../../plugins/settings/trust.js";
-import { useTempDir } from "../../helpers/temp-dir.js";
+} from "../../../../plugins/settings/tools-config.js";
+import { readTrustDecisions } from "../../../../plugins/settings/trust.js";
+import { useTempDir } from "../../../helpers/temp-dir.js";
 
-const root = fileURLToPath(new URL("../../..", import.meta.url));
+const root = fileURLToPath(new URL("../../../..", import.meta.url));
 
-describe("plugins/settings json-file", () => {
+describe("plugins/kit/files json-file", () => {
   const tmp = useTempDir("kc-json-");
 
   it("names the line, column and a short reason of the first error, comments and trailing commas included", () => {
@@ -67,7 +67,7 @@ describe("plugins/settings json-file", () => {
     const bad = tmp.write("bad.json", '{"a": 1,}');
     const script = `
       import { createRequire } from "node:module";
-      import { readJsonObjectFile } from "./plugins/settings/json-file.ts";
+      import { readJsonObjectFile } from "./plugins/kit/files/json-file.ts";
       const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes("jsonc-parser"));
       const first = readJsonObjectFile(${JSON.stringify(good)}).status;
       const before = loaded();

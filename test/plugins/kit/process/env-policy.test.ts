@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { type ExtensionContext, HookBus } from "../../../kernel/index.js";
-import { toolEnvironment } from "../../../plugins/process/env-policy.js";
-import { ProcessService } from "../../../plugins/process/process-service.js";
-import { runUserBash } from "../../../plugins/process/user-bash.js";
-import { KEPT, SECRETS, withTestVariables } from "../../helpers/secret-env.js";
+import { type ExtensionContext, HookBus } from "../../../../kernel/index.js";
+import { toolEnvironment } from "../../../../plugins/kit/process/env-policy.js";
+import { ProcessService } from "../../../../plugins/process/process-service.js";
+import { runUserBash } from "../../../../plugins/process/user-bash.js";
+import { KEPT, SECRETS, withTestVariables } from "../../../helpers/secret-env.js";
 
 describe("environment policy for tool processes", () => {
   withTestVariables();
