@@ -15,8 +15,8 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
-  sessionInternals,
 } from "../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../hosts/sdk/session-internals.js";
 import type { ExtensionAPI, Kernel } from "../kernel/index.js";
 
 const ROUNDS = 3;

@@ -15,7 +15,6 @@ import type { CreateAgentSessionOptions } from "./session-options.js";
 import { standardPlugins } from "./session-plugins.js";
 
 export { AgentSessionHandle } from "./session-handle.js";
-export { type SessionInternals, sessionInternals } from "./session-internals.js";
 export type { CreateAgentSessionOptions, SessionChoice, SessionEvent } from "./session-options.js";
 
 let defaultKernel: Promise<Kernel> | undefined;

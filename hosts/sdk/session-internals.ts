@@ -10,6 +10,7 @@ import type { SessionManager } from "../../plugins/session-store/session-manager
 import type { Settings } from "../../plugins/settings/settings.js";
 import type { ToolRegistry } from "../../plugins/tool-registry/tool-registry.js";
 
+/** @internal */
 export interface SessionInternals {
   runtime: SessionRuntime;
   log: SessionManager;
@@ -21,12 +22,12 @@ export interface SessionInternals {
 
 const internals = new WeakMap<object, () => SessionInternals>();
 
-/** Called by the handle's constructor. */
+/** @internal Called by the handle's constructor. */
 export function registerInternals(handle: object, read: () => SessionInternals): void {
   internals.set(handle, read);
 }
 
-/** The current session's internals of a handle made by `createAgentSession()`. */
+/** @internal The current session's internals of a handle made by `createAgentSession()`. */
 export function sessionInternals(handle: object): SessionInternals {
   const read = internals.get(handle);
   if (!read) throw new TypeError("sessionInternals() takes a handle made by createAgentSession()");

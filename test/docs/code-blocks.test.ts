@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../hosts/sdk/session-internals.js";
 import { createTestSession } from "../../testing.js";
 
 const docsDir = resolve(dirname(fileURLToPath(import.meta.url)), "../../docs");

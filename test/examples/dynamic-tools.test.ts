@@ -3,7 +3,7 @@
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import dynamicTools from "../../examples/extensions/dynamic-tools.js";
-import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../hosts/sdk/session-internals.js";
 
 describe("example: dynamic-tools", () => {
   let t: TestSession | undefined;

@@ -8,7 +8,7 @@ import type { ExtensionAPI, ExtensionFactory } from "@knightcodeai/cli";
 import { BUILTIN_MANIFEST, Type } from "@knightcodeai/cli";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
-import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../hosts/sdk/session-internals.js";
 
 interface Holdings {
   tools: string[];

@@ -12,7 +12,7 @@ import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { FIXED_ANSWER, MODEL_ID } from "../../examples/extensions/my-provider.js";
 import sandboxedBash, { refusal } from "../../examples/extensions/sandboxed-bash.js";
-import { sessionInternals } from "../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../hosts/sdk/session-internals.js";
 import { cliBin, runCli } from "../helpers/cli.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 

@@ -24,7 +24,7 @@ import {
 } from "@knightcodeai/cli";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
-import { sessionInternals } from "../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../hosts/sdk/session-internals.js";
 import { runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 

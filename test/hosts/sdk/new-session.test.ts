@@ -13,8 +13,8 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
-  sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../hosts/sdk/session-internals.js";
 import type { ExtensionAPI, ExtensionCommandContext, Kernel, SessionEntry } from "../../../kernel/index.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 

@@ -4,7 +4,7 @@ import type { ExtensionAPI, SessionEvent, SystemPromptOptions, ToolDefinition } 
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
-import { sessionInternals } from "../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../hosts/sdk/session-internals.js";
 
 const echoTool = (name = "echo", extra: Partial<ToolDefinition> = {}): ToolDefinition =>
   ({

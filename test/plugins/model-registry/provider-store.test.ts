@@ -17,8 +17,8 @@ import {
   type CreateAgentSessionOptions,
   createAgentSession,
   createStandardKernel,
-  sessionInternals,
 } from "../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../hosts/sdk/session-internals.js";
 import type {
   AssistantMessage,
   AssistantMessageStream,

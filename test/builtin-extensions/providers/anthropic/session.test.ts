@@ -18,7 +18,7 @@ import {
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import anthropicProvider from "../../../../builtin-extensions/providers/anthropic/index.js";
-import { sessionInternals } from "../../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../../hosts/sdk/session-internals.js";
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
 import {
   messageDelta,

@@ -15,8 +15,8 @@ import {
   createAgentSession,
   createStandardKernel,
   type SessionEvent,
-  sessionInternals,
 } from "../../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../../hosts/sdk/session-internals.js";
 import type { Kernel } from "../../../../kernel/index.js";
 import { startTestServer, type TestServer, writeJsonError, writeSse } from "../../../helpers/sse-server.js";
 import {

@@ -34,7 +34,7 @@ import openaiProvider, {
   streamOpenAIResponses,
   strictSchema,
 } from "../../../../builtin-extensions/providers/openai/index.js";
-import { sessionInternals } from "../../../../hosts/sdk/create-agent-session.js";
+import { sessionInternals } from "../../../../hosts/sdk/session-internals.js";
 import {
   type RecordedRequest,
   startTestServer,
