@@ -45,7 +45,7 @@ export const errorCodes = Object.freeze({
     "A call that acts for a session (a module-scope model call) was made outside every session's code while several are open.",
   KC_ERR_NO_MODEL: "No model is selected or configured; the message lists how to configure one.",
   KC_ERR_PACKAGE:
-    "A package command failed (npm or git failed, with its output quoted; nothing to offer; already installed); settings are unchanged.",
+    "A package command failed (npm or git failed, with its output quoted; nothing to offer; already installed; a manifest entry, folder or file that resolves outside the package's own folder); settings are unchanged.",
   KC_ERR_PACKAGE_SOURCE:
     "A package source is not npm:<name>[@version], git:<host>/<path>[@ref], a git URL or a local path.",
   KC_ERR_REGISTER_AFTER_START:

@@ -8,9 +8,13 @@
  * shape, so packages published for it install unchanged), each kind a list of paths and globs relative to the
  * package with `!`/`+`/`-` patterns; a kind the manifest leaves out offers nothing. Without a manifest the folders
  * `extensions/`, `skills/`, `prompts/` and `themes/` are read.
+ *
+ * A package offers only what is inside its own folder: every manifest entry, conventional folder and offered file
+ * (and a folder extension's index file and listed entries) must resolve, symbolic links followed, inside the
+ * package's real folder. Anything else is refused with a PackageContainmentError naming the package and the entry.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import {
   applyResourcePatterns,
   globToRegExp,
@@ -18,6 +22,11 @@ import {
   RESOURCE_KINDS,
   type ResourceKind,
 } from "../kit/resource-patterns.js";
+
+/** A package entry that resolves outside the package's real folder; `install` refuses the package. */
+export class PackageContainmentError extends Error {
+  readonly code = "KC_ERR_PACKAGE";
+}
 
 const EXTENSION_FILE = /\.(ts|js|mts|mjs)$/;
 const SKILL_DEPTH = 4;
@@ -110,26 +119,115 @@ export function readManifest(root: string): { manifest?: PackageManifest; error?
   return { manifest };
 }
 
-/** Every resource of `kind` the package offers, before the user's filter. */
+/**
+ * Every resource of `kind` the package offers, before the user's filter. With `label` (the package as the user
+ * named it), the package is held to its own folder: an entry that is absolute, climbs out with `..`, or reaches
+ * outside through a symbolic link throws PackageContainmentError. Without it (a folder named in the user's own
+ * settings), entries are taken as they are.
+ */
 export function packageOffers(
   root: string,
   kind: ResourceKind,
   manifest: PackageManifest | undefined,
+  label?: string,
 ): string[] {
-  if (!manifest) return collectResources(join(root, kind), kind);
+  const fence = label === undefined ? undefined : new Fence(root, label);
+  if (!manifest) {
+    const folder = join(root, kind);
+    fence?.check(folder, `the ${kind}/ folder`);
+    return fence ? fence.all(collectResources(folder, kind), kind) : collectResources(folder, kind);
+  }
   const list = manifest[kind];
   if (!list) return [];
   const sources = list.filter((e) => !/^[!+-]/.test(e));
-  const found = sources.flatMap((entry) =>
-    hasGlob(entry)
-      ? expandGlob(root, entry).flatMap((p) => collectResources(p, kind))
-      : collectResources(join(root, entry), kind),
-  );
+  const found = sources.flatMap((entry) => {
+    if (hasGlob(entry)) return expandGlob(root, entry).flatMap((p) => collectResources(p, kind));
+    fence?.entry(entry, kind);
+    return collectResources(join(root, entry), kind);
+  });
   const unique = [...new Set(found)];
+  fence?.all(unique, kind);
   const overrides = list.filter((e) => /^[!+-]/.test(e));
   if (overrides.length === 0) return unique;
   const kept = applyResourcePatterns(unique, overrides, root);
   return unique.filter((f) => kept.has(f));
+}
+
+/** Holds a package's entries to its real folder. */
+class Fence {
+  private readonly realRoot: string;
+
+  constructor(
+    private readonly root: string,
+    private readonly label: string,
+  ) {
+    this.realRoot = realpathSync(root);
+  }
+
+  /** A manifest entry: refused when absolute or climbing out, before anything is read from it. */
+  entry(entry: string, kind: ResourceKind): void {
+    const what = `the "${kind}" entry "${entry}"`;
+    if (isAbsolute(entry)) this.refuse(what, "is an absolute path");
+    if (escapes(relative(resolve(this.root), resolve(this.root, entry)))) {
+      this.refuse(what, "climbs out of the package with ..");
+    }
+    this.check(join(this.root, entry), what);
+  }
+
+  /** A path in the package: refused when it (or a link on its way) resolves outside the real folder. */
+  check(path: string, what: string): void {
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      return; // missing: offers nothing
+    }
+    if (escapes(relative(this.realRoot, real))) {
+      this.refuse(what, `resolves through a symbolic link to ${real}`);
+    }
+  }
+
+  /** Every offered path; a folder extension also by its index files and the entries of its package.json. */
+  all(paths: string[], kind: ResourceKind): string[] {
+    for (const path of paths) {
+      const what = `${relative(this.root, path) || "."}`;
+      this.check(path, what);
+      if (kind !== "extensions" || !isDir(path)) continue;
+      for (const name of INDEX_FILES) this.check(join(path, name), join(what, name));
+      const listed = extensionsListedIn(path);
+      for (const entry of listed) {
+        const at = `${join(what, "package.json")} entry "${entry}"`;
+        if (isAbsolute(entry)) this.refuse(at, "is an absolute path");
+        const target = resolve(path, entry);
+        if (escapes(relative(resolve(this.root), target)))
+          this.refuse(at, "climbs out of the package with ..");
+        this.check(target, at);
+      }
+    }
+    return paths;
+  }
+
+  private refuse(what: string, why: string): never {
+    throw new PackageContainmentError(
+      `package ${this.label}: ${what} ${why}, outside the package folder ${this.realRoot}; a package may only ` +
+        "offer files inside its own folder",
+    );
+  }
+}
+
+/** Whether a path relative to a folder leaves it. */
+function escapes(rel: string): boolean {
+  return isAbsolute(rel) || rel === ".." || rel.startsWith(`..${sep}`);
+}
+
+/** The `knightcode.extensions` entries of a folder's package.json, as the extension loader reads them. */
+function extensionsListedIn(dir: string): string[] {
+  try {
+    const listed = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))?.knightcode?.extensions;
+    return Array.isArray(listed) ? listed.filter((e): e is string => typeof e === "string") : [];
+  } catch {
+    return [];
+  }
 }
 
 /** Files and folders under `root` whose relative path matches `glob` (node_modules and dot entries skipped). */

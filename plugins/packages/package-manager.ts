@@ -23,7 +23,7 @@ import {
 } from "../kit/resource-patterns.js";
 import { globalSettingsPath, projectConfigDir, projectSettingsPath } from "../settings/agent-dir.js";
 import { findSavedDecision, readTrustDecisions } from "../settings/trust.js";
-import { collectResources, packageOffers, readManifest } from "./collect.js";
+import { collectResources, PackageContainmentError, packageOffers, readManifest } from "./collect.js";
 import { type PackageSource, PackageSourceError, parsePackageSource } from "./source.js";
 
 export type PackageScope = "user" | "project" | "temporary";
@@ -213,7 +213,14 @@ export class PackageManager {
     const pkg = this.toConfigured(stored, scope);
     const fresh = !pkg.installed;
     await this.materialize(pkg);
-    const offers = RESOURCE_KINDS.some((kind) => this.offers(pkg, kind).length > 0);
+    let offers: boolean;
+    try {
+      offers = RESOURCE_KINDS.some((kind) => this.offers(pkg, kind).length > 0);
+    } catch (error) {
+      // A bad manifest, or an entry outside the package: nothing of it stays installed.
+      if (fresh) await this.discard(pkg);
+      throw error;
+    }
     if (!offers) {
       if (fresh) await this.discard(pkg);
       throw new PackageError(
@@ -373,7 +380,7 @@ export class PackageManager {
   private offers(pkg: ConfiguredPackage, kind: ResourceKind): string[] {
     const { manifest, error } = readManifest(pkg.root);
     if (error) throw new PackageError(error);
-    return packageOffers(pkg.root, kind, manifest);
+    return packageOffers(pkg.root, kind, manifest, pkg.source.raw);
   }
 
   /**
@@ -423,8 +430,9 @@ export class PackageManager {
           }
           await this.materialize(pkg);
         }
-        for (const kind of RESOURCE_KINDS) {
-          const offered = this.offers(pkg, kind);
+        // Every kind is checked before any is added: a package with one entry outside itself loads nothing.
+        const offers = RESOURCE_KINDS.map((kind) => [kind, this.offers(pkg, kind)] as const);
+        for (const [kind, offered] of offers) {
           const filter = pkg.filter[kind];
           const enabled =
             filter === undefined
@@ -444,7 +452,11 @@ export class PackageManager {
           }
         }
       } catch (error) {
-        warnings.push(`package ${pkg.source.raw}: ${(error as Error).message}`);
+        // A containment refusal names the package already; the package is not loaded at all.
+        const message = (error as Error).message;
+        warnings.push(
+          error instanceof PackageContainmentError ? message : `package ${pkg.source.raw}: ${message}`,
+        );
       }
     }
     for (const scope of scopes) {

@@ -5,7 +5,15 @@
  * against a local OpenAI-compatible server show which of them loaded, read from the request body the server got.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
@@ -286,6 +294,101 @@ describe("knightcode package commands (real git, npm and folders)", function () 
     expect(existsSync(join(agentDir, "cache", "packages", "git"))).to.equal(true);
     const again = await printRun();
     expect(again.system).to.not.contain("EXT temppkg");
+  });
+
+  describe("a package that reaches outside its own folder is refused", () => {
+    /** Code outside every package: were it loaded, the system prompt would say `EXT outside`. */
+    function writeOutside(folder: string): string {
+      mkdirSync(folder, { recursive: true });
+      const file = join(folder, "outside.ts");
+      writeFileSync(
+        file,
+        `export default function (kc) {
+  kc.on("before_agent_start", (event) => {
+    event.systemPromptOptions.sections.push({ id: "outside", text: "EXT outside" });
+    return undefined;
+  });
+}
+`,
+      );
+      return file;
+    }
+
+    /** A package whose manifest lists `extensions` (and a harmless prompt, so it offers something). */
+    function writeManifestPackage(root: string, name: string, extensions: string[]): void {
+      mkdirSync(join(root, "prompts"), { recursive: true });
+      writeFileSync(join(root, "prompts", `${name}.md`), "inside\n");
+      writeFileSync(
+        join(root, "package.json"),
+        JSON.stringify({ name, version: "1.0.0", knightcode: { extensions, prompts: ["./prompts"] } }),
+      );
+    }
+
+    async function expectRefused(source: string, ...mentions: string[]) {
+      const settingsFile = join(agentDir, "settings.json");
+      writeFileSync(settingsFile, `${JSON.stringify({ packages: [] }, null, 2)}\n`);
+      const before = readFileSync(settingsFile, "utf8");
+      const run = await cli(["install", source]);
+      expect(run.code, run.stderr).to.equal(1);
+      expect(run.stderr).to.contain(`package ${source}:`).and.contain("outside the package folder");
+      for (const mention of mentions) expect(run.stderr).to.contain(mention);
+      expect(readFileSync(settingsFile, "utf8")).to.equal(before);
+      expect((await printRun()).system).to.not.contain("EXT outside");
+    }
+
+    it("a folder whose manifest names ../outside/outside.ts, on install and when already configured", async () => {
+      writeOutside(join(dir, "outside"));
+      const folder = join(dir, "escapee");
+      writeManifestPackage(folder, "escapee", ["../outside/outside.ts"]);
+      await expectRefused(folder, '"extensions" entry "../outside/outside.ts"', "climbs out");
+
+      // Configured by hand: a session does not load it, and says why.
+      writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ packages: [folder] }));
+      const run = await printRun();
+      expect(run.system).to.not.contain("EXT outside").and.not.contain("escapee");
+      expect(run.stderr).to.contain(`package ${folder}:`).and.contain("../outside/outside.ts");
+    });
+
+    it("a folder whose extensions/ folder is a symbolic link to a folder outside it", async () => {
+      const outside = join(dir, "outside");
+      writeOutside(outside);
+      const folder = join(dir, "linked");
+      mkdirSync(join(folder, "prompts"), { recursive: true });
+      writeFileSync(join(folder, "prompts", "linked.md"), "inside\n");
+      symlinkSync(outside, join(folder, "extensions"));
+      await expectRefused(folder, "the extensions/ folder", `symbolic link to ${outside}`);
+    });
+
+    it("a git repository holding a symbolic link to a folder outside the clone", async () => {
+      const outside = join(dir, "outside");
+      writeOutside(outside);
+      const repo = join(dir, "repos", "gitlink");
+      writeManifestPackage(repo, "gitlink", ["./extensions"]);
+      symlinkSync(outside, join(repo, "extensions"));
+      git(repo, "init", "--quiet", "--initial-branch=main");
+      git(repo, "add", ".");
+      git(repo, "commit", "--quiet", "-m", "first");
+      const source = `file://${repo}`;
+      await expectRefused(source, '"extensions" entry "./extensions"', `symbolic link to ${outside}`);
+      // The clone is not kept.
+      expect(existsSync(join(agentDir, "git", "local", ...repo.split("/").filter(Boolean)))).to.equal(false);
+    });
+
+    it("an npm package whose manifest climbs out of node_modules", async () => {
+      // <agentDir>/npm/node_modules/npmescape/../../../outside is <agentDir>/outside.
+      writeOutside(join(agentDir, "outside"));
+      const src = join(dir, "npm-escape");
+      writeManifestPackage(src, "npmescape", ["../../../outside/outside.ts"]);
+      const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+        cwd: src,
+        env: { ...process.env, ...env },
+      })
+        .toString()
+        .trim();
+      const source = `npm:npmescape@file:${join(dir, tarball)}`;
+      await expectRefused(source, "../../../outside/outside.ts");
+      expect(existsSync(join(agentDir, "npm", "node_modules", "npmescape"))).to.equal(false);
+    });
   });
 
   it("lists install, remove, list, update and config in --help", async () => {

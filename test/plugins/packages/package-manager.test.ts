@@ -3,7 +3,7 @@
  * settings and packages of both scopes, with the settings patterns applied per scope, and setEnabled writing
  * `+`/`-` patterns.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
@@ -141,6 +141,55 @@ describe("PackageManager.resolve", () => {
       const twice = await manager.install(`${join(dir, "pkg")}/`, "user").catch((e) => e);
       expect(twice.message).to.contain("already installed");
       expect(settingsText()).to.equal(before);
+    });
+  });
+
+  describe("a package is held to its own real folder", () => {
+    const outsideFile = () => write(join(dir, "outside", "outside.ts"), "export default () => {};\n");
+    const install = (folder: string) =>
+      new PackageManager({ agentDir, cwd }).install(folder, "user").catch((e: Error) => e);
+
+    it("refuses an absolute manifest entry and one in a folder extension's own package.json", async () => {
+      const file = outsideFile();
+      const absolute = join(dir, "absolute");
+      write(join(absolute, "package.json"), JSON.stringify({ knightcode: { extensions: [file] } }));
+      const a = await install(absolute);
+      expect(a).to.be.instanceOf(Error);
+      expect((a as Error).message).to.contain(`"extensions" entry "${file}" is an absolute path`);
+
+      const nested = join(dir, "nested");
+      write(
+        join(nested, "extensions", "sub", "package.json"),
+        JSON.stringify({ knightcode: { extensions: ["../../../outside/outside.ts"] } }),
+      );
+      const n = await install(nested);
+      expect((n as Error).message)
+        .to.contain(`package ${nested}: extensions/sub/package.json entry "../../../outside/outside.ts"`)
+        .and.contain("climbs out");
+    });
+
+    it("refuses a linked file inside a conventional folder, and keeps links that stay inside", async () => {
+      outsideFile();
+      const linked = join(dir, "linked");
+      mkdirSync(join(linked, "extensions"), { recursive: true });
+      symlinkSync(join(dir, "outside", "outside.ts"), join(linked, "extensions", "evil.ts"));
+      const refused = await install(linked);
+      expect((refused as Error).message).to.contain(
+        `package ${linked}: extensions/evil.ts resolves through a symbolic link to ${join(dir, "outside", "outside.ts")}`,
+      );
+
+      const fine = join(dir, "fine");
+      write(join(fine, "lib", "real.ts"), "export default () => {};\n");
+      mkdirSync(join(fine, "extensions"), { recursive: true });
+      symlinkSync(join(fine, "lib", "real.ts"), join(fine, "extensions", "alias.ts"));
+      const ok = await install(fine);
+      expect(ok).to.not.be.instanceOf(Error);
+      const resolved = await new PackageManager({ agentDir, cwd }).resolve({
+        scopes: ["user"],
+        projectTrusted: false,
+      });
+      expect(resolved.resources.map((r) => r.path)).to.include(join(fine, "extensions", "alias.ts"));
+      expect(resolved.warnings).to.deep.equal([]);
     });
   });
 });
