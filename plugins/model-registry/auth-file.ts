@@ -1,8 +1,10 @@
 /**
  * `<agentDir>/auth.json`, read once and again only when the file changes (its size, mtime or inode), not on
- * every request. A malformed file is reported once per version of the file and counts as empty.
+ * every request. A malformed file is reported once per version of the file (with its line and column) and counts as
+ * empty.
  */
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
+import { readJsonObjectFile } from "../kit/files/json-file.js";
 
 export type AuthEntries = Record<string, { type?: string; key?: string }>;
 
@@ -25,13 +27,11 @@ export class AuthFile {
     }
     if (this.cached?.stamp === stamp) return this.cached.entries;
     let entries: AuthEntries = {};
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(this.path, "utf8"));
-      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) entries = parsed as AuthEntries;
-      else this.warn?.(`${this.path} must hold a JSON object; stored credentials were ignored`);
-    } catch {
-      this.warn?.(`${this.path} is not valid JSON; stored credentials were ignored`);
-    }
+    // The reader every JSON configuration file goes through: a byte-order mark is fine, a parse error gets its
+    // line and column, and nesting too deep is refused before anything recurses over it.
+    const read = readJsonObjectFile(this.path);
+    if (read.status === "ok") entries = read.value as AuthEntries;
+    else if (read.status === "invalid") this.warn?.(`${read.message}; stored credentials were ignored`);
     this.cached = { stamp, entries };
     return entries;
   }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import { Check } from "@sinclair/typebox/value";
-import { parseJson } from "../kit/files/json-file.js";
+import { jsonProblem, parseJson } from "../kit/files/json-file.js";
 
 const ModelSchema = Type.Object(
   {
@@ -53,9 +53,7 @@ export function loadModelsJson(agentDir: string): { providers: ModelsJson["provi
   if (!result.ok) {
     return {
       providers: {},
-      warnings: [
-        `${path}:${result.line}:${result.column}: invalid JSON: ${result.reason}; the file was ignored`,
-      ],
+      warnings: [`${path}:${result.line}:${result.column}: ${jsonProblem(result)}; the file was ignored`],
     };
   }
   const parsed = result.value;

@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { KernelError } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
-import { isPlainObject, type JsonObject } from "../kit/files/json-file.js";
+import { isPlainObject, type JsonObject, jsonProblem, parseJson } from "../kit/files/json-file.js";
 import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
 import { SettingsFileSchema } from "./settings.js";
 
@@ -69,16 +69,19 @@ export function writeSettingsKey(change: SettingsWrite): { path: string; version
     });
   let content: JsonObject = {};
   if (text !== undefined && text.trim() !== "") {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-      if (!isPlainObject(parsed)) throw new Error("not a JSON object");
-    } catch (error) {
-      throw refuse("parse", `${path} is not valid JSON (${(error as Error).message}); fix it by hand first`, {
-        path,
-      });
+    // The shared parser: a byte-order mark is fine, and nesting too deep is refused before anything recurses.
+    const parsed = parseJson(text);
+    if (!parsed.ok) {
+      throw refuse(
+        "parse",
+        `${path}:${parsed.line}:${parsed.column}: ${jsonProblem(parsed)}; fix it by hand first`,
+        { path },
+      );
     }
-    content = parsed;
+    if (!isPlainObject(parsed.value)) {
+      throw refuse("parse", `${path} is not valid JSON (not a JSON object); fix it by hand first`, { path });
+    }
+    content = parsed.value;
   }
   setPath(content, segments, change.value ?? null);
   if (!Value.Check(SettingsFileSchema, content)) {

@@ -26,6 +26,7 @@ export type JsonFileRead =
  * Reads a JSON file whose top level must be an object. A missing file is `missing`; an unreadable file, invalid
  * JSON or another top-level value is `invalid` with a message of the form `<file>:<line>:<column>: <reason>`.
  * A leading UTF-8 byte-order mark is ignored, and so is a file holding only whitespace (it reads as `{}`).
+ * Nesting deeper than MAX_JSON_DEPTH is `invalid` too (`<file>:<line>:<column>: nested deeper than ... levels`).
  */
 export function readJsonObjectFile(file: string): JsonFileRead {
   let bytes: Buffer;
@@ -43,7 +44,7 @@ export function readJsonObjectFile(file: string): JsonFileRead {
   if (!parsed.ok) {
     return {
       status: "invalid",
-      message: `${file}:${parsed.line}:${parsed.column}: invalid JSON: ${parsed.reason}`,
+      message: `${file}:${parsed.line}:${parsed.column}: ${jsonProblem(parsed)}`,
       version,
     };
   }
@@ -63,17 +64,62 @@ export function readJsonObjectFile(file: string): JsonFileRead {
 
 export type JsonParse =
   | { ok: true; value: unknown }
-  /** `line` and `column` are 1-based; `reason` is short and names no position. */
-  | { ok: false; line: number; column: number; reason: string };
+  /**
+   * `line` and `column` are 1-based; `reason` is short and names no position. `tooDeep`: the text may be JSON,
+   * but it nests deeper than MAX_JSON_DEPTH (`reason` says so).
+   */
+  | { ok: false; line: number; column: number; reason: string; tooDeep?: true };
 
-/** `JSON.parse`, and for text that is not JSON, where the first error is and why. A leading byte-order mark is ignored. */
+/**
+ * How deep a configuration file may nest arrays and objects. No real configuration comes near it; far deeper
+ * nesting (tens of thousands of levels) parses, but overflows the stack of every recursive step after the parse
+ * (merging, validation, cloning, masking), which would end the run naming no file.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/**
+ * `JSON.parse`, and for text that is not JSON, where the first error is and why. A leading byte-order mark is
+ * ignored. Text nesting deeper than MAX_JSON_DEPTH is refused (`tooDeep`) before it is parsed.
+ */
 export function parseJson(text: string): JsonParse {
   const source = text.replace(/^\uFEFF/, "");
+  const deep = nestingBeyond(source, MAX_JSON_DEPTH);
+  if (deep !== undefined) {
+    return {
+      ok: false,
+      ...lineAndColumn(source, deep),
+      reason: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+      tooDeep: true,
+    };
+  }
   try {
     return { ok: true, value: JSON.parse(source) };
   } catch (error) {
     return { ok: false, ...(locateJsonError(source) ?? fromV8(source, error)) };
   }
+}
+
+/** A failed parse in words: `invalid JSON: <reason>`, or only the reason for nesting too deep. */
+export function jsonProblem(failed: { reason: string; tooDeep?: true }): string {
+  return failed.tooDeep ? failed.reason : `invalid JSON: ${failed.reason}`;
+}
+
+/** The offset of the first `[` or `{` that opens level `limit + 1`, counting outside strings; one pass, no stack. */
+function nestingBeyond(text: string, limit: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return i;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return undefined;
 }
 
 /** 1-based line and column of a character offset. */

@@ -404,7 +404,7 @@ describe("model service", () => {
       expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("key-from-env");
       expect(models.resolveApiKey("local", "LOCAL_KEY")).to.equal("key-from-env");
       // Reported once for this version of the file, not once per request.
-      expect(agent.warnings.filter((w) => w.includes("auth.json is not valid JSON"))).to.have.length(1);
+      expect(agent.warnings.filter((w) => w.includes("auth.json:1:3: invalid JSON"))).to.have.length(1);
     });
   });
 

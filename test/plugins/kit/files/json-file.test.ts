@@ -3,7 +3,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
-import { lineAndColumn, parseJson, readJsonObjectFile } from "../../../../plugins/kit/files/json-file.js";
+import {
+  lineAndColumn,
+  MAX_JSON_DEPTH,
+  parseJson,
+  readJsonObjectFile,
+} from "../../../../plugins/kit/files/json-file.js";
 import { loadModelsJson } from "../../../../plugins/model-registry/models-json.js";
 import { globalSettingsPath, trustFilePath } from "../../../../plugins/settings/agent-dir.js";
 import { mcpFilePaths, readMcpFiles } from "../../../../plugins/settings/mcp-config.js";
@@ -52,14 +57,25 @@ describe("plugins/kit/files json-file", () => {
     expect(lineAndColumn('{\n "a": }', 8)).to.deep.equal({ line: 2, column: 7 });
   });
 
-  it("falls back to V8's account where jsonc-parser cannot go (nesting deep enough to overflow its stack)", () => {
-    const deep = "[".repeat(100_000);
-    expect(parseJson(deep)).to.deep.equal({
+  it("refuses nesting deeper than 1000 levels before parsing, counting brackets outside strings only", () => {
+    // So deep that jsonc-parser (and every recursive step after a parse) would overflow the stack.
+    expect(parseJson("[".repeat(100_000))).to.deep.equal({
       ok: false,
       line: 1,
-      column: 100_001,
-      reason: "Unexpected end of JSON input",
+      column: 1001,
+      reason: "nested deeper than 1000 levels",
+      tooDeep: true,
     });
+    const at = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    expect(parseJson(at(MAX_JSON_DEPTH)).ok).to.equal(true);
+    expect(parseJson(`{\n "a": ${at(MAX_JSON_DEPTH)}}`)).to.deep.include({
+      ok: false,
+      line: 2,
+      column: 1006,
+    });
+    // Brackets inside strings (escaped quotes included) are text, not nesting.
+    const quoted = JSON.stringify({ s: `"${"[".repeat(5000)}` });
+    expect(parseJson(quoted).ok).to.equal(true);
   });
 
   it("loads jsonc-parser only once a text fails JSON.parse", () => {
