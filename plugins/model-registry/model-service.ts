@@ -3,7 +3,6 @@
  * It lists the models of every registered provider (plus `models.json`), resolves credentials, and streams
  * requests with the provider hooks wired to this session's events.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import {
@@ -36,6 +35,7 @@ import {
 } from "../../kernel/index.js";
 import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { readJsonObjectFile } from "../kit/files/json-file.js";
 import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
@@ -444,17 +444,12 @@ export class ModelService implements ModelApiService {
   /** Stores a key in `<agentDir>/auth.json` (written atomically, readable only by the owner). */
   saveCredential(provider: string, key: string): void {
     const path = this.auth.path;
-    let auth: Record<string, unknown> = {};
-    if (existsSync(path)) {
-      try {
-        auth = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-      } catch {
-        throw new KernelError(
-          "KC_ERR_AUTH_FILE",
-          `${path} is not valid JSON; fix or remove it before saving a key`,
-        );
-      }
+    const read = readJsonObjectFile(path);
+    if (read.status === "invalid") {
+      // Not valid JSON, nested too deep, a directory, no permission: the message names the file and the cause.
+      throw new KernelError("KC_ERR_AUTH_FILE", `${read.message}; fix or remove it before saving a key`);
     }
+    const auth: Record<string, unknown> = read.status === "ok" ? read.value : {};
     auth[provider] = { type: "api_key", key };
     writeFileAtomic(path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
     this.auth.invalidate();

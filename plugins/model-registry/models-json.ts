@@ -1,13 +1,14 @@
 /**
  * `<agentDir>/models.json`: custom providers and models, in the closest peer's shape so users can bring theirs.
- * A malformed file is a warning (with line and column); it never stops startup.
+ * A malformed file is a warning (with line and column), and so is one that cannot be read (a directory, no
+ * permission); it never stops startup, and the built-in providers keep working without it.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import { Check } from "@sinclair/typebox/value";
-import { jsonProblem, parseJson } from "../kit/files/json-file.js";
+import { jsonProblem, parseJson, readFailure } from "../kit/files/json-file.js";
 
 const ModelSchema = Type.Object(
   {
@@ -47,8 +48,18 @@ export type ModelsJson = Static<typeof ModelsJsonSchema>;
 
 export function loadModelsJson(agentDir: string): { providers: ModelsJson["providers"]; warnings: string[] } {
   const path = join(agentDir, "models.json");
-  if (!existsSync(path)) return { providers: {}, warnings: [] };
-  const text = readFileSync(path, "utf8");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { providers: {}, warnings: [] };
+    // A directory or an unreadable file is one warning here, not a failure of every provider that asks for models.
+    return {
+      providers: {},
+      warnings: [`${path}: cannot be read: ${readFailure(error)}; the file was ignored`],
+    };
+  }
   const result = parseJson(text);
   if (!result.ok) {
     return {

@@ -35,7 +35,7 @@ export function readJsonObjectFile(file: string): JsonFileRead {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { status: "missing" };
-    return { status: "invalid", message: `${file}: cannot be read: ${(error as Error).message}` };
+    return { status: "invalid", message: `${file}: cannot be read: ${readFailure(error)}` };
   }
   const version = createHash("sha256").update(bytes).digest("hex");
   const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
@@ -60,6 +60,24 @@ export function readJsonObjectFile(file: string): JsonFileRead {
     };
   }
   return { status: "ok", value: parsed.value, version };
+}
+
+/**
+ * Why a file could not be read, in words: `it is a directory`, `permission denied`, `it is a symbolic link loop`,
+ * else the system's message.
+ */
+export function readFailure(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case "EISDIR":
+      return "it is a directory";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "ELOOP":
+      return "it is a symbolic link loop";
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
 }
 
 export type JsonParse =

@@ -1,9 +1,11 @@
 /**
  * Damaged JSON configuration files met by the built CLI: a file nested 20,000 levels deep (regression: a settings
- * file ended the run with "Maximum call stack size exceeded", naming no file). Every file is reported once by
- * path with the reason, and the run goes on without it.
+ * file ended the run with "Maximum call stack size exceeded", naming no file), and a models.json or auth.json that
+ * is a directory or cannot be read (regression: every built-in provider failed to load with "the factory threw:
+ * EISDIR", and auth.json was called "not valid JSON"). Every file is reported by path with the reason, and the run
+ * goes on without it.
  */
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { readToolsConfig } from "../../../plugins/settings/tools-config.js";
@@ -66,6 +68,62 @@ describe("knightcode: damaged JSON configuration files", function () {
     it("agent/tools.json (read by the tool settings)", () => {
       const path = tmp.write("agent/tools.json", deeplyNested());
       expect(readToolsConfig(agentDir()).warning).to.equal(`${path}:1:1006: nested deeper than 1000 levels`);
+    });
+  });
+
+  describe("models.json or auth.json that cannot be read is reported once, by name and cause", () => {
+    const problems = (stderr: string, name: string) =>
+      stderr.split("\n").filter((line) => line.includes(name));
+
+    it("models.json that is a directory: one warning, and the built-in providers still load", async () => {
+      mkdirSync(join(agentDir(), "models.json"), { recursive: true });
+      const run = await printRun();
+      const path = join(agentDir(), "models.json");
+      expect(problems(run.stderr, "models.json")).to.deep.equal([
+        `knightcode: ${path}: cannot be read: it is a directory; the file was ignored`,
+      ]);
+      expect(run.stderr).to.not.contain("failed to load").and.not.contain("EISDIR");
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.contain("the answer");
+      const listed = await runCli(["--list-models"], {
+        cwd: project(),
+        env: { KNIGHTCODE_AGENT_DIR: agentDir(), HOME: join(tmp.path, "home"), ANTHROPIC_API_KEY: "sk-x" },
+      });
+      expect(listed.stdout).to.contain("scripted/scripted").and.contain("anthropic/");
+      expect(listed.stderr).to.not.contain("failed to load");
+    });
+
+    it("models.json that is a symbolic link loop", async () => {
+      mkdirSync(agentDir(), { recursive: true });
+      const path = join(agentDir(), "models.json");
+      symlinkSync(path, path);
+      const run = await printRun();
+      expect(problems(run.stderr, "models.json")).to.deep.equal([
+        `knightcode: ${path}: cannot be read: it is a symbolic link loop; the file was ignored`,
+      ]);
+      expect(run.code, run.stderr).to.equal(0);
+    });
+
+    it("models.json without read permission", async function () {
+      if (process.getuid?.() === 0) this.skip(); // root reads it anyway
+      const path = tmp.write("agent/models.json", '{"providers": {}}');
+      chmodSync(path, 0o000);
+      const run = await printRun();
+      expect(problems(run.stderr, "models.json")).to.deep.equal([
+        `knightcode: ${path}: cannot be read: permission denied; the file was ignored`,
+      ]);
+      expect(run.code, run.stderr).to.equal(0);
+    });
+
+    it("auth.json that is a directory is not called 'not valid JSON'", async () => {
+      mkdirSync(join(agentDir(), "auth.json"), { recursive: true });
+      const run = await printRun();
+      const path = join(agentDir(), "auth.json");
+      expect(problems(run.stderr, "auth.json")).to.deep.equal([
+        `knightcode: ${path}: cannot be read: it is a directory; stored credentials were ignored`,
+      ]);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stdout).to.contain("the answer");
     });
   });
 });

@@ -380,6 +380,15 @@ describe("model service", () => {
       expect(models.resolveApiKey("local", undefined)).to.equal("k-saved");
     });
 
+    it("refuses to save a key into an auth.json that is a directory, naming the file and the cause", () => {
+      const path = join(agent.agentDir, "auth.json");
+      mkdirSync(path, { recursive: true });
+      const { models } = agent.service();
+      expect(() => models.saveCredential("local", "k-saved"))
+        .to.throw(`${path}: cannot be read: it is a directory; fix or remove it before saving a key`)
+        .with.property("code", "KC_ERR_AUTH_FILE");
+    });
+
     it("reads auth.json once and again only when the file changes", async () => {
       const { readFileSync, utimesSync, writeFileSync } = await import("node:fs");
       const { join } = await import("node:path");

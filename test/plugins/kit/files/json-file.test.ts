@@ -7,6 +7,7 @@ import {
   lineAndColumn,
   MAX_JSON_DEPTH,
   parseJson,
+  readFailure,
   readJsonObjectFile,
 } from "../../../../plugins/kit/files/json-file.js";
 import { loadModelsJson } from "../../../../plugins/model-registry/models-json.js";
@@ -76,6 +77,15 @@ describe("plugins/kit/files json-file", () => {
     // Brackets inside strings (escaped quotes included) are text, not nesting.
     const quoted = JSON.stringify({ s: `"${"[".repeat(5000)}` });
     expect(parseJson(quoted).ok).to.equal(true);
+  });
+
+  it("says why a file could not be read in words", () => {
+    const failure = (code: string) => readFailure(Object.assign(new Error(`${code}: raw`), { code }));
+    expect(failure("EISDIR")).to.equal("it is a directory");
+    expect(failure("EACCES")).to.equal("permission denied");
+    expect(failure("EPERM")).to.equal("permission denied");
+    expect(failure("ELOOP")).to.equal("it is a symbolic link loop");
+    expect(failure("EIO")).to.equal("EIO: raw");
   });
 
   it("loads jsonc-parser only once a text fails JSON.parse", () => {
