@@ -17,7 +17,7 @@ import { closeSync, fstatSync, openSync } from "node:fs";
 import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
 import { entryShapeProblem } from "./entry-schema.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
-import { isBlank, scanLines } from "./lines.js";
+import { isBlank, scanLines, withoutBom } from "./lines.js";
 import { SESSION_VERSION } from "./paths.js";
 
 /**
@@ -119,9 +119,10 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     pendingBad = undefined;
   };
 
-  scanLines(fd, (bytes, start, terminated) => {
+  scanLines(fd, (line, start, terminated) => {
     lineNumber++;
     lastTerminated = terminated;
+    const bytes = withoutBom(line, start);
     if (isBlank(bytes)) return;
     const text = bytes.toString("utf8");
     let value: unknown;

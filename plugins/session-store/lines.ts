@@ -63,3 +63,13 @@ export function isBlank(bytes: Buffer): boolean {
   for (const byte of bytes) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
   return true;
 }
+
+/**
+ * The first line of a file without a leading UTF-8 byte-order mark (`EF BB BF`), which some editors write: the
+ * header after it is still the header. Only a line at offset 0 can carry one; later lines are returned as they are.
+ */
+export function withoutBom(bytes: Buffer, start = 0): Buffer {
+  return start === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+    ? bytes.subarray(3)
+    : bytes;
+}

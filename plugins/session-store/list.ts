@@ -26,7 +26,7 @@ import { dirname, join, resolve } from "node:path";
 import type { SessionHeader } from "../../kernel/index.js";
 import { errnoCode } from "./errors.js";
 import { headerProblem, isObject } from "./file-format.js";
-import { isBlank, scanLines, splitLines } from "./lines.js";
+import { isBlank, scanLines, splitLines, withoutBom } from "./lines.js";
 import { cwdSessionDir, SESSION_INDEX_FILE } from "./paths.js";
 
 export interface SessionInfo {
@@ -302,7 +302,7 @@ function summarize(
     const headerEnd = head.indexOf(0x0a);
     if (headerEnd === -1 && !wholeFile)
       throw new Error(`${path}: the header line is longer than ${HEAD_BYTES} bytes`);
-    const headerValue = parseLine(headerEnd === -1 ? head : head.subarray(0, headerEnd));
+    const headerValue = parseLine(withoutBom(headerEnd === -1 ? head : head.subarray(0, headerEnd)));
     const problem = headerProblem(headerValue);
     if (problem) throw new Error(`${path}: ${problem}`);
     const header = headerValue as SessionHeader;

@@ -11,6 +11,7 @@ import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { reason, SessionStoreError } from "./errors.js";
 import { headerProblem, readSessionFile } from "./file-format.js";
+import { withoutBom } from "./lines.js";
 import { SessionLock } from "./lock.js";
 import { SESSION_VERSION, sessionFileName } from "./paths.js";
 
@@ -25,7 +26,7 @@ export function readHeader(file: string): SessionHeader | undefined {
     const buffer = Buffer.alloc(HEADER_MAX_BYTES);
     const head = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
     const end = head.indexOf(0x0a);
-    const value: unknown = JSON.parse(head.toString("utf8", 0, end < 0 ? head.length : end));
+    const value: unknown = JSON.parse(withoutBom(end < 0 ? head : head.subarray(0, end)).toString("utf8"));
     return headerProblem(value) === undefined ? (value as SessionHeader) : undefined;
   } catch {
     return undefined;
@@ -104,7 +105,8 @@ export function withSessionLock<T>(file: string, fn: () => T): T {
 export function setSessionCwd(file: string, cwd: string): void {
   const path = resolve(file);
   withSessionLock(path, () => {
-    const text = readFileSync(path, "utf8");
+    // A leading byte-order mark is dropped with the old header line.
+    const text = readFileSync(path, "utf8").replace(/^\uFEFF/, "");
     const end = text.indexOf("\n");
     const header: unknown = JSON.parse(end < 0 ? text : text.slice(0, end));
     const problem = headerProblem(header);
