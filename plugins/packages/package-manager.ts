@@ -503,7 +503,8 @@ export class PackageManager {
         }
       }
     }
-    return { resources, warnings, untrustedPackages };
+    // A settings file that cannot be read is met by both the packages pass and the resources pass: say it once.
+    return { resources, warnings: [...new Set(warnings)], untrustedPackages };
   }
 
   /** Every configured package of both scopes (the project's even when it is not trusted: `list` shows them). */
