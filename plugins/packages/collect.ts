@@ -161,7 +161,8 @@ class Fence {
     private readonly root: string,
     private readonly label: string,
   ) {
-    this.realRoot = realpathSync(root);
+    // A package folder that is missing offers nothing: every check below then finds nothing to refuse.
+    this.realRoot = existsSync(root) ? realpathSync(root) : resolve(root);
   }
 
   /** A manifest entry: refused when absolute or climbing out, before anything is read from it. */
