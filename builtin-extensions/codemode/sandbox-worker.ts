@@ -198,7 +198,8 @@ port.on("message", (message: HostToWorker) => {
     const run = current;
     reportMemory(true);
     if (run) {
-      const full = memory.buffer.byteLength / WASM_PAGE >= maxPages;
+      // Emscripten grows the memory in steps of 5% or more, so a full memory may stop a little under its maximum.
+      const full = memory.buffer.byteLength / WASM_PAGE >= maxPages * 0.9;
       post({
         type: "done",
         runId: run.runId,
