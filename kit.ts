@@ -18,6 +18,13 @@ export { withFileMutationQueue } from "./plugins/kit/file-mutation-queue.js";
 export { type AtomicWriteOptions, writeFileAtomic } from "./plugins/kit/files/atomic-write.js";
 export { type JsonFileRead, readJsonObjectFile } from "./plugins/kit/files/json-file.js";
 export {
+  createPrivateWriteStream,
+  PRIVATE_FILE_MODE,
+  privateTempPath,
+  writePrivateFile,
+  writePrivateFileSync,
+} from "./plugins/kit/files/private-file.js";
+export {
   type FrontmatterProblem,
   type ParsedFrontmatter,
   parseFrontmatter,

@@ -9,7 +9,12 @@
  * - The whole pipeline: in a session (scripted provider), the codemode tool runs a script making 100 calls of a
  *   trivial tool through `ctx.executeTool` (validation, gates, events, nested-call records); wall time is the
  *   codemode call's duration, per call as above. Warm sandbox; median of 5 prompts.
+ * - Memory under a memory bomb, from the build: a script keeping 1 MB strings until its limit stops it, one and two
+ *   at once, at the default limit (64 MB), in a process of its own (bench/codemode-memory-child.ts) so the peak RSS
+ *   is the sandbox's: its growth over the same process with as many idle workers, against the target "each
+ *   sandbox's limit plus 100 MB". Past 1 GB of growth the child stops, so the row cannot take the machine down.
  */
+import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +35,10 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 /** The built sandbox module: the chunk of dist/ that `builtin-extensions/codemode/sandbox.ts` became. */
 async function builtSandbox(): Promise<typeof Sandbox> {
+  return (await import(builtSandboxPath())) as typeof Sandbox;
+}
+
+function builtSandboxPath(): string {
   const chunks = fileURLToPath(new URL("../dist/chunks/", import.meta.url));
   let file: string | undefined;
   try {
@@ -38,7 +47,7 @@ async function builtSandbox(): Promise<typeof Sandbox> {
     // reported below
   }
   if (!file) throw new Error("codemode bench: no built sandbox in dist/chunks; run `npm run build` first");
-  return (await import(join(chunks, file))) as typeof Sandbox;
+  return join(chunks, file);
 }
 
 const request = (code: string, onCall: Sandbox.ScriptRequest["onCall"]): Sandbox.ScriptRequest => ({
@@ -159,9 +168,51 @@ async function pipelineFigures(lines: string[]): Promise<void> {
   }
 }
 
+const MEMORY_BOMB = "const kept = []; for (;;) kept.push('x'.repeat(1 << 20));";
+const BOMB_LIMIT_MB = 64;
+const BOMB_ALLOWANCE_MB = 100;
+const BOMB_CEILING_MB = 1024;
+
+function bombChild(
+  bombs: number,
+): Promise<{ baselineMb: number; peakMb: number; kinds: string[]; overCeiling: boolean }> {
+  const child = fileURLToPath(new URL("./codemode-memory-child.ts", import.meta.url));
+  const input = { code: MEMORY_BOMB, bombs, memoryMb: BOMB_LIMIT_MB, ceilingMb: BOMB_CEILING_MB };
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", child, builtSandboxPath(), JSON.stringify(input)],
+      { timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`codemode-memory-child failed: ${error.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split("\n").pop()!));
+      },
+    );
+  });
+}
+
+async function memoryFigures(lines: string[]): Promise<void> {
+  lines.push(
+    `host memory under a memory bomb (1 MB strings kept until the ${BOMB_LIMIT_MB} MB limit stops it), built, in a process of its own`,
+  );
+  for (const bombs of [1, 2]) {
+    const r = await bombChild(bombs);
+    const growth = r.peakMb - r.baselineMb;
+    const target = bombs * BOMB_LIMIT_MB + BOMB_ALLOWANCE_MB;
+    const met = !r.overCeiling && growth < target;
+    const how = r.overCeiling
+      ? `stopped by the bench past +${BOMB_CEILING_MB} MB`
+      : `stopped: ${r.kinds.join(", ")}`;
+    lines.push(
+      `  ${bombs === 1 ? "one bomb: " : "two at once:"} peak ${r.peakMb.toFixed(0)} MB RSS, +${growth.toFixed(0)} MB over ${r.baselineMb.toFixed(0)} MB with ${bombs} idle worker(s) (${how}); target +${target} MB (${bombs} x limit + ${BOMB_ALLOWANCE_MB} MB): ${met ? "met" : "NOT met"}`,
+    );
+  }
+}
+
 export async function codemodeBench(): Promise<void> {
   const lines = ["codemode"];
   await sandboxFigures(lines);
   await pipelineFigures(lines);
+  await memoryFigures(lines);
   console.log(`${lines.join("\n")}\n`);
 }

@@ -10,22 +10,20 @@
  * The tool is declared only while some tool has `codemode` exposure; its description lists those tools and hides
  * their own declarations while they are active.
  */
-import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import {
   type CallableToolInfo,
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
   type ExtensionAPI,
   formatSize,
+  privateTempPath,
   rankTools,
   type ToolLoadoutEntry,
   type ToolResult,
   type TSchema,
   Type,
   truncateHead,
+  writePrivateFileSync,
 } from "@knightcodeai/cli/kit";
 import {
   catalogueOf,
@@ -256,14 +254,17 @@ function pretty(json: string): string {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
-/** The text cut to the usual tool limits, with the complete output in a temp file the model can read. */
+/**
+ * The text cut to the usual tool limits, with the complete output in a temp file the model can read: private (0600)
+ * like every file that holds tool output, since the temp folder is shared.
+ */
 function truncated(text: string): { text: string; fullOutputPath?: string } {
   const cut = truncateHead(text);
   if (!cut.truncated) return { text };
-  const path = join(tmpdir(), `knightcode-codemode-${randomBytes(8).toString("hex")}.log`);
+  const path = privateTempPath("codemode", "log");
   let where = "";
   try {
-    writeFileSync(path, text);
+    writePrivateFileSync(path, text);
     where = ` Full output: ${path}`;
   } catch {
     // Without the file the note still says how much was cut.

@@ -10,19 +10,33 @@
  * Stopping a script does not depend on the script: at the deadline (or on abort) the host raises the shared
  * interrupt flag and asks the worker to cancel; a worker busy in a loop sees the flag at its next interrupt check,
  * an idle one answers the cancel at once, and one that does neither within `STOP_GRACE_MS` is terminated.
+ *
+ * Memory: a worker is made for one memory limit, the maximum of its WebAssembly memory (protocol.ts), and its own
+ * V8 heap has `resourceLimits`. While a script runs the host reads the memory the worker reports in a shared buffer
+ * and terminates a worker past its allowance; a worker V8 stops for its heap limit is reported as a memory failure
+ * too. A worker whose wasm memory grew past `KEEP_WARM_BYTES` is not kept warm, so the process gives that memory
+ * back once the script ends.
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type {
-  HostToWorker,
-  RunFailureKind,
-  RunOutcome,
-  SandboxLimits,
-  SandboxTool,
-  WorkerToHost,
+import {
+  CROSSING,
+  type HostToWorker,
+  type RunFailureKind,
+  type RunOutcome,
+  type SandboxLimits,
+  type SandboxTool,
+  type SandboxWorkerData,
+  STATS_HEAP_KB,
+  STATS_SLOTS,
+  STATS_WASM_PAGES,
+  WASM_MIN_BYTES,
+  WASM_PAGE,
+  type WorkerToHost,
+  wasmMemoryPages,
 } from "./protocol.js";
 
 /** How long a worker has to stop a script after the interrupt before it is terminated. */
@@ -31,6 +45,17 @@ export const STOP_GRACE_MS = 250;
 const WARM_WORKERS = 1;
 /** QuickJS's own stack limit: deep recursion fails with a RangeError well before the worker's native stack. */
 const STACK_BYTES = 512 * 1024;
+/**
+ * The worker's own V8 heap. It holds the worker's code and copies of what crosses (each capped, see `CROSSING` in
+ * protocol.ts); the script's memory is the wasm memory, outside it.
+ */
+const WORKER_HEAP = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } as const;
+/** Past its wasm limit and heap limits, the slack the host allows a worker's reported memory before ending it. */
+const WATCH_MARGIN_BYTES = 16 * 1024 * 1024;
+/** How often the host reads a running worker's memory. */
+const WATCH_INTERVAL_MS = 25;
+/** A worker whose wasm memory grew past this ends after its script instead of being kept warm. */
+const KEEP_WARM_BYTES = 2 * WASM_MIN_BYTES;
 
 export interface SandboxCall {
   kind: "tool" | "search";
@@ -71,12 +96,16 @@ export class SandboxAbortedError extends Error {}
 
 interface PooledWorker {
   worker: Worker;
+  /** The memory limit it was made for: the maximum of its wasm memory. */
+  memoryBytes: number;
+  /** What the worker reports of its memory (`STATS_*` slots). */
+  stats: Int32Array;
   /** Set once the worker exits or errs; such a worker is never handed out again. */
   dead: boolean;
   /** Why the worker died, for a run that was using it. */
   exitReason?: string;
   onEvent?: (message: WorkerToHost) => void;
-  onDeath?: (reason: string) => void;
+  onDeath?: (kind: RunFailureKind, reason: string) => void;
 }
 
 const pool = {
@@ -109,8 +138,11 @@ export async function runScript(request: ScriptRequest): Promise<ScriptResult> {
   const queuedMs = performance.now() - queuedAt;
   try {
     const startAt = performance.now();
-    const coldStart = pool.idle.length === 0;
-    const pooled = coldStart ? await spawnWorker() : pool.idle.pop()!;
+    const memoryBytes = request.memoryMb * 1024 * 1024;
+    // A warm worker made for another limit cannot serve: its wasm memory's maximum is that limit.
+    const index = pool.idle.findIndex((p) => p.memoryBytes === memoryBytes);
+    const coldStart = index < 0;
+    const pooled = coldStart ? await spawnWorker(memoryBytes) : pool.idle.splice(index, 1)[0]!;
     const startMs = performance.now() - startAt;
     const runAt = performance.now();
     const { outcome, cancelled, reusable } = await runOn(pooled, request);
@@ -162,8 +194,9 @@ function releaseSlot(): void {
   else pool.running--;
 }
 
+/** Keeps the worker as the warm one (ending an older one), unless it died or holds a grown wasm memory. */
 function keepWarm(pooled: PooledWorker): void {
-  if (pooled.dead || pool.idle.length >= WARM_WORKERS) {
+  if (pooled.dead || Atomics.load(pooled.stats, STATS_WASM_PAGES) * WASM_PAGE > KEEP_WARM_BYTES) {
     void pooled.worker.terminate();
     return;
   }
@@ -171,6 +204,8 @@ function keepWarm(pooled: PooledWorker): void {
   pooled.onDeath = undefined;
   pooled.worker.unref();
   pool.idle.push(pooled);
+  for (const old of pool.idle.splice(0, Math.max(0, pool.idle.length - WARM_WORKERS)))
+    void old.worker.terminate();
 }
 
 /**
@@ -196,41 +231,64 @@ function workerEntry(): { entry: string; eval: boolean } {
   throw new Error(`codemode: the sandbox worker file is missing next to ${fileURLToPath(own)}`);
 }
 
-async function spawnWorker(): Promise<PooledWorker> {
+/** The message the model reads when a script is stopped for its memory from outside. */
+function memoryStopped(memoryBytes: number): string {
+  return `The script was stopped for exceeding its ${Math.round(memoryBytes / (1024 * 1024))} MB memory limit`;
+}
+
+/** The most a worker may report before the host ends it: its wasm maximum, its heap limits, and a margin. */
+function memoryAllowance(memoryBytes: number): number {
+  const heap = (WORKER_HEAP.maxOldGenerationSizeMb + WORKER_HEAP.maxYoungGenerationSizeMb) * 1024 * 1024;
+  return wasmMemoryPages(memoryBytes).maximum * WASM_PAGE + heap + WATCH_MARGIN_BYTES;
+}
+
+/** What the worker last reported of its memory, in bytes. */
+function reportedBytes(pooled: PooledWorker): number {
+  return (
+    Atomics.load(pooled.stats, STATS_WASM_PAGES) * WASM_PAGE +
+    Atomics.load(pooled.stats, STATS_HEAP_KB) * 1024
+  );
+}
+
+async function spawnWorker(memoryBytes: number): Promise<PooledWorker> {
   const wasm = await compiledQuickjs();
   return new Promise((resolve, reject) => {
     const { entry, eval: isCode } = workerEntry();
+    const stats = new SharedArrayBuffer(STATS_SLOTS * 4);
+    const workerData: SandboxWorkerData = { wasm, memoryBytes, stats };
     const worker = new Worker(entry, {
       eval: isCode,
-      workerData: { wasm },
+      workerData,
       // The worker needs none of the host's Node flags; inheriting a loader (tsx, say) only slows its start.
       execArgv: [],
       // QuickJS memory lives in wasm memory, outside these limits; they bound the worker's own JavaScript.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      resourceLimits: WORKER_HEAP,
       // Whatever the wasm runtime prints must not reach the host's stdout, which may be a protocol stream. The
       // worker drops it itself: reading these streams here would keep the process alive after unref().
       stdout: true,
       stderr: true,
     });
-    const pooled: PooledWorker = { worker, dead: false };
-    const died = (reason: string) => {
+    const pooled: PooledWorker = { worker, memoryBytes, stats: new Int32Array(stats), dead: false };
+    const died = (kind: RunFailureKind, reason: string) => {
       if (pooled.dead) return;
       pooled.dead = true;
       pooled.exitReason = reason;
       const index = pool.idle.indexOf(pooled);
       if (index >= 0) pool.idle.splice(index, 1);
-      pooled.onDeath?.(reason);
+      pooled.onDeath?.(kind, reason);
     };
     worker.on("message", (message: WorkerToHost) => {
       if (message.type === "ready") resolve(pooled);
       else pooled.onEvent?.(message);
     });
     worker.on("error", (error) => {
-      died(`the sandbox worker failed: ${error.message}`);
+      if ((error as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY") {
+        died("memory", `${memoryStopped(memoryBytes)} (the sandbox worker ran out of its heap)`);
+      } else died("sandbox", `the sandbox worker failed: ${error.message}`);
       reject(error);
     });
     worker.on("exit", (code) => {
-      died(`the sandbox worker exited (code ${code})`);
+      died("sandbox", `the sandbox worker exited (code ${code})`);
       reject(new Error(`the sandbox worker exited (code ${code}) before it was ready`));
     });
   });
@@ -264,6 +322,7 @@ function runOn(
       settled = true;
       clearTimeout(deadlineTimer);
       clearTimeout(graceTimer);
+      clearInterval(watchTimer);
       request.signal?.removeEventListener("abort", onAbort);
       const cancelled = [...pending.values()].map((p) => p.name);
       for (const call of pending.values()) call.controller.abort(new Error("the script ended"));
@@ -289,11 +348,23 @@ function runOn(
     };
 
     const deadlineTimer = setTimeout(() => stop("timeout", deadlineMessage), request.timeoutMs);
+    // The worker cannot grow its wasm memory past the limit; should it report more anyway, it ends now, from here.
+    const allowance = memoryAllowance(limits.memoryBytes);
+    const watchTimer = setInterval(() => {
+      const used = reportedBytes(pooled);
+      if (used <= allowance || settled) return;
+      stopping = {
+        kind: "memory",
+        message: `${memoryStopped(limits.memoryBytes)} (its sandbox held ${Math.round(used / (1024 * 1024))} MB).`,
+      };
+      void pooled.worker.terminate();
+      void end({ ok: false, ...stopping }, false);
+    }, WATCH_INTERVAL_MS);
     const onAbort = () => stop("aborted", "The script was aborted.");
     if (request.signal?.aborted) onAbort();
     else request.signal?.addEventListener("abort", onAbort, { once: true });
 
-    pooled.onDeath = (reason) => void end({ ok: false, kind: "sandbox", message: reason }, false);
+    pooled.onDeath = (kind, reason) => void end({ ok: false, kind, message: reason }, false);
     pooled.onEvent = (message) => {
       if (message.type === "ready" || message.runId !== runId) return;
       if (message.type === "log") request.onLog?.(message.level, message.text);
@@ -312,7 +383,7 @@ function runOn(
           .then((answer) => {
             pending.delete(message.callId);
             if (settled || stopping) return;
-            post({ type: "settle", runId, callId: message.callId, json: answerJson(answer) });
+            post({ type: "settle", runId, callId: message.callId, json: answerJson(answer, message.name) });
           });
         pending.set(message.callId, { name: message.name, controller, done });
       }
@@ -329,10 +400,15 @@ function runOn(
   });
 }
 
-/** The answer as JSON text; a value JSON cannot write becomes an error the script sees. */
-function answerJson(answer: SandboxAnswer): string {
+/** The answer as JSON text; a value JSON cannot write, or one too large to pass, becomes an error the script sees. */
+function answerJson(answer: SandboxAnswer, name: string): string {
   try {
-    return JSON.stringify(answer);
+    const json = JSON.stringify(answer);
+    if (json.length <= CROSSING.messageChars) return json;
+    const size = (chars: number) => `${(chars / (1024 * 1024)).toFixed(1)} MB`;
+    return JSON.stringify({
+      error: `The result of ${name} is ${size(json.length)} as JSON, over the ${size(CROSSING.messageChars)} a tool call may pass to a script.`,
+    });
   } catch (error) {
     return JSON.stringify({
       error: `the result cannot be passed to the script: ${(error as Error).message}`,

@@ -9,10 +9,10 @@
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import type { ImageContent } from "@knightcodeai/cli/kit";
+import { type ImageContent, writePrivateFileSync } from "@knightcodeai/cli/kit";
 
 /** Providers refuse larger images (Anthropic's limit is 5 MB); a clear message beats a failed request. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -173,11 +173,11 @@ async function xclipClipboard(): Promise<Buffer | undefined | "absent"> {
 const bytesOf = (out: Buffer | undefined | "absent"): Buffer | undefined =>
   out === "absent" || out?.length === 0 ? undefined : out;
 
-/** Saves clipboard bytes that are an image in the temporary folder; the path, or why not. */
+/** Saves clipboard bytes that are an image in the temporary folder, private (0600); the path, or why not. */
 export function saveClipboardImage(bytes: Buffer): { path: string } | { error: string } {
   const type = imageType(bytes.subarray(0, 16));
   if (!type) return { error: "the clipboard's data is not a PNG, JPEG, GIF or WebP image" };
   const path = join(tmpdir(), `knightcode-clipboard-${randomUUID()}.${type.slice("image/".length)}`);
-  writeFileSync(path, bytes);
+  writePrivateFileSync(path, bytes);
   return { path };
 }

@@ -4,11 +4,8 @@
  * would be sent with every later request. Past the cap, the text parts are joined and written whole to a temp file
  * (as `bash` does with long output), and the model gets their beginning with a notice naming that file.
  */
-import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { TextContent, ToolResult } from "../../kernel/index.js";
+import { privateTempPath, writePrivateFile } from "../kit/files/private-file.js";
 import { formatSize, truncateHead } from "../kit/truncate.js";
 
 /** Room kept for the notice, so text and notice together stay within the cap. */
@@ -23,10 +20,10 @@ export async function capResult(toolName: string, result: ToolResult, maxBytes: 
   if (total <= maxBytes) return result;
 
   const full = texts.map((part) => part.text).join("\n");
-  const path = join(tmpdir(), `knightcode-tool-${randomBytes(8).toString("hex")}.txt`);
+  const path = privateTempPath("tool", "txt");
   let where: string;
   try {
-    await writeFile(path, full, { mode: 0o600 });
+    await writePrivateFile(path, full);
     where = `The full output is in ${path}`;
   } catch (error) {
     where = `The full output could not be kept (${(error as Error).message})`;

@@ -24,6 +24,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { SessionHeader } from "../../kernel/index.js";
+import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
 import { errnoCode } from "./errors.js";
 import { headerProblem, isObject } from "./file-format.js";
 import { isBlank, scanLines, splitLines, withoutBom } from "./lines.js";
@@ -239,7 +240,8 @@ function saveIndex(sessionRoot: string, index: IndexFile): void {
   const target = join(sessionRoot, SESSION_INDEX_FILE);
   const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    writeFileSync(temp, JSON.stringify(index));
+    // Private like the sessions it lists (it keeps their first messages).
+    writeFileSync(temp, JSON.stringify(index), { mode: PRIVATE_FILE_MODE });
     renameSync(temp, target);
     sessionIndexStats.indexWrites++;
   } catch {

@@ -39,6 +39,7 @@ import type {
   ThinkingLevelChangeEntry,
   Usage,
 } from "../../kernel/index.js";
+import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
 import { stringifySafely } from "../kit/util/safe-json.js";
 import {
   type BranchView,
@@ -711,8 +712,9 @@ export class SessionManager implements ReadonlySessionManager {
       }
       file.lock ??= SessionLock.acquire(file.path, this);
       try {
-        // "ax": append, and fail rather than clobber if the file somehow exists.
-        file.fd = openSync(file.path, "ax");
+        // "ax": append, and fail rather than clobber if the file somehow exists. Private: it holds the conversation
+        // and every tool's output.
+        file.fd = openSync(file.path, "ax", PRIVATE_FILE_MODE);
       } catch (error) {
         file.lock.release();
         file.lock = undefined;

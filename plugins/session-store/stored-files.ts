@@ -9,6 +9,7 @@ import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node
 import { dirname, join, resolve } from "node:path";
 import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
+import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
 import { reason, SessionStoreError } from "./errors.js";
 import { headerProblem, readSessionFile } from "./file-format.js";
 import { withoutBom } from "./lines.js";
@@ -78,7 +79,7 @@ export function forkFile(source: string, entries?: readonly SessionEntry[]): { p
   };
   const text = [header, ...branch.entries].map((record) => JSON.stringify(record)).join("\n");
   try {
-    writeFileSync(path, `${text}\n`, { flag: "wx" });
+    writeFileSync(path, `${text}\n`, { flag: "wx", mode: PRIVATE_FILE_MODE });
   } catch (error) {
     throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot write the fork ${path}: ${reason(error)}`, {
       path,

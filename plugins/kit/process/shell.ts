@@ -4,12 +4,11 @@
  * full output to a temp file once it outgrows the limits. Timeout and abort kill the whole group (SIGTERM, then
  * SIGKILL after 2 s), so nothing the command started in the background survives them.
  */
-import { randomBytes } from "node:crypto";
-import { accessSync, constants, createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { accessSync, constants, existsSync, statSync, type WriteStream } from "node:fs";
+import { basename } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import { createPrivateWriteStream, privateTempPath } from "../files/private-file.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "../truncate.js";
 
 /** The core tools' output limits (plugins/kit/truncate.ts): the last 2,000 lines or 50 KB. */
@@ -233,8 +232,8 @@ export class OutputCollector {
   }
 
   private openFile(): void {
-    this.filePath = join(tmpdir(), `knightcode-bash-${randomBytes(8).toString("hex")}.log`);
-    this.file = createWriteStream(this.filePath, { mode: 0o600 });
+    this.filePath = privateTempPath("bash", "log");
+    this.file = createPrivateWriteStream(this.filePath);
     this.file.on("error", () => {
       this.fileError = true;
     });

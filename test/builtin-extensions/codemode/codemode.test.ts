@@ -3,7 +3,7 @@
  * fixture tools (one with `outputSchema`, one that throws, one that waits on its signal, one that reports usage)
  * and core tools in the session's temp dir, in the real QuickJS sandbox worker.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ExtensionAPI, type ProviderStreamRequest, Type } from "@knightcodeai/cli";
 import { expect } from "chai";
@@ -235,6 +235,19 @@ describe("builtin:codemode", function () {
     expect(r.isError).to.equal(true);
     expect(r.details.failure, r.text).to.equal("memory");
     expect(r.text).to.contain("out of its 8 MB of memory");
+  });
+
+  it("keeps the full output of a cut result in a private temp file (mode 0600)", async () => {
+    const r = await run("for (let i = 0; i < 3000; i++) console.log('line ' + i); return 'done';");
+    const path = r.details.fullOutputPath;
+    expect(path, r.text).to.be.a("string");
+    try {
+      expect(r.text).to.contain(`Full output: ${path}`);
+      expect(statSync(path!).mode & 0o777).to.equal(0o600);
+      expect(readFileSync(path!, "utf8")).to.contain("line 2999");
+    } finally {
+      rmSync(path!, { force: true });
+    }
   });
 
   it("turns deep recursion into an error the script can catch", async () => {

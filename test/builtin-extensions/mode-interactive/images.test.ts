@@ -2,7 +2,7 @@
  * Images in a message: which paths attach (by their bytes, in the forms terminals paste), and the clipboard read
  * through the system's tool, here a stand-in `xclip` script on PATH that answers as the real one does.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import {
@@ -63,6 +63,7 @@ describe("images in a message", () => {
       if (!("path" in file)) throw new Error(file.error);
       expect(file.path).to.match(/knightcode-clipboard-[0-9a-f-]+\.png$/);
       expect(readFileSync(file.path).equals(PNG)).to.equal(true);
+      expect(statSync(file.path).mode & 0o777).to.equal(0o600);
       rmSync(file.path);
     });
 

@@ -1,6 +1,6 @@
 /** The cap on what one tool result sends to the model (`toolResults.maxBytes`). */
 
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import { expect } from "chai";
 import { capResult } from "../../../plugins/agent-loop/result-cap.js";
 
@@ -34,6 +34,7 @@ describe("tool result cap", () => {
     const path = fullPath(shown)!;
     try {
       expect(readFileSync(path, "utf8")).to.equal(`${lines}\ntail part`);
+      expect(statSync(path).mode & 0o777).to.equal(0o600);
     } finally {
       rmSync(path, { force: true });
     }

@@ -4,7 +4,7 @@
  * sessions, find by id, the active branch read without opening a file, forks, a header pointed at another folder,
  * and moves refused while a session is open.
  */
-import { readFileSync, utimesSync } from "node:fs";
+import { readFileSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { createStandaloneHostServices } from "../../../hosts/sdk/session-plugins.js";
@@ -87,6 +87,7 @@ describe("session-store: the host face's sessions", () => {
 
     const copy = sessions.fork(path);
     expect(sessions.header(copy.path)).to.include({ id: copy.id, cwd, parentSession: path });
+    expect(statSync(copy.path).mode & 0o777).to.equal(0o600);
     expect(sessions.readBranch(copy.path).entries.map((e) => e.id)).to.deep.equal(
       read.entries.map((e) => e.id),
     );

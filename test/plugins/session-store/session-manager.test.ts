@@ -2,7 +2,7 @@
  * SessionManager with real files: create, append, reopen, the entry tree (branches in one file), fork and clone,
  * resuming, in-memory sessions, and the errors for misuse.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { expect } from "chai";
 import { encodeCwd } from "../../../plugins/session-store/paths.js";
@@ -37,6 +37,8 @@ describe("session-store: SessionManager", () => {
       expect(basename(dirname(file))).to.equal(encodeCwd(cwd()));
       expect(basename(file)).to.match(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$/);
       expect(basename(file)).to.contain(session.getSessionId());
+      // It holds the conversation and every tool's output: readable only by its owner.
+      expect(statSync(file).mode & 0o777).to.equal(0o600);
 
       const [header, line] = jsonLines(file);
       expect(header).to.deep.equal({

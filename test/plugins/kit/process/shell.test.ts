@@ -120,6 +120,7 @@ describe("shell engine (runShellCommand)", () => {
     expect(result.fullOutputPath).to.match(/knightcode-bash-[0-9a-f]+\.log$/);
     expect(result.fullOutputPath!.startsWith(tmpdir())).to.equal(true);
     expect(statSync(result.fullOutputPath!).size).to.equal(result.totalBytes);
+    expect(statSync(result.fullOutputPath!).mode & 0o777).to.equal(0o600);
     expect(elapsed).to.be.below(15_000);
     expect(peak - baseline).to.be.below(64 * 1024 * 1024);
   });
