@@ -2,8 +2,12 @@
  * One MCP server connection over `@modelcontextprotocol/sdk`: stdio (stderr piped and kept as a short tail, never
  * written to the terminal), streamable HTTP, and the older SSE transport when a server answers streamable HTTP
  * with 400, 404 or 405 (never on 401, which means sign-in). A failed or exited server is retried with back-off up
- * to a bounded number of attempts; `reconnect()` starts over. The SDK is imported on first use, so sessions
- * without MCP servers never load it.
+ * to a bounded number of attempts; `reconnect()` starts over. A connection that breaks after it was up (the
+ * process died, the transport closed) reconnects at once, says so through `events.lost` and `events.reconnected`,
+ * and keeps its tools meanwhile; a tool call to a server left `failed` tries once more to connect before it
+ * answers with the reason. A stdio server's output is read by `MessageBuffer` (stdio-buffer.ts), so a large
+ * result arrives and one over `MAX_MCP_MESSAGE_BYTES` fails its own request instead of closing the connection.
+ * The SDK is imported on first use, so sessions without MCP servers never load it.
  */
 import type { McpServerConfig } from "@knightcodeai/cli/kit";
 import { errorMessage, VERSION } from "@knightcodeai/cli/kit";
@@ -11,6 +15,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_MCP_MESSAGE_BYTES, MESSAGE_TOO_LARGE_CODE, MessageBuffer } from "./stdio-buffer.js";
 
 export type McpServerState = "connecting" | "connected" | "failed" | "needs-auth" | "disabled" | "closed";
 export type McpTransportKind = "stdio" | "http" | "sse";
@@ -64,6 +69,10 @@ export interface McpConnectionEvents {
   tools(tools: Tool[]): void;
   /** State, error or stderr changed. */
   status(): void;
+  /** A connection that was up broke (`why`); it is reconnecting. */
+  lost?(why: string): void;
+  /** A broken connection is up again. */
+  reconnected?(): void;
 }
 
 export interface McpConnectionOptions {
@@ -72,6 +81,8 @@ export interface McpConnectionOptions {
   authProvider?: OAuthClientProvider;
   /** Overridable in tests. */
   retryDelaysMs?: readonly number[];
+  /** The largest message a stdio server may send (default `MAX_MCP_MESSAGE_BYTES`). */
+  maxMessageBytes?: number;
 }
 
 export class McpConnection {
@@ -87,6 +98,10 @@ export class McpConnection {
   private retryTimer: NodeJS.Timeout | undefined;
   private ready: Promise<void> = Promise.resolve();
   private settleReady: (() => void) | undefined;
+  /** Set when a connection that was up broke, until it is up again (for `events.reconnected`). */
+  private wasLost = false;
+  /** The last error the transport reported (a dropped message, a broken pipe), for the next failed call. */
+  private transportError: string | undefined;
 
   constructor(
     readonly name: string,
@@ -128,6 +143,7 @@ export class McpConnection {
   }
 
   async reconnect(): Promise<void> {
+    this.wasLost = false;
     await this.close();
     this.start();
     await this.whenSettled();
@@ -144,12 +160,45 @@ export class McpConnection {
     if (client) await client.close().catch(() => undefined);
   }
 
+  /**
+   * Calls a tool. A server left `failed` (its retries pending or spent) gets one more connection attempt first, so a
+   * call after a crash reconnects it or fails with the reason; a server still connecting is waited for.
+   */
   async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    if (this.state === "failed" && this.config.enabled !== false) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+      void this.connect();
+    }
+    if (this.state === "connecting") await this.whenSettled(signal);
     const client = this.requireClient();
-    return (await client.callTool({ name, arguments: args }, undefined, {
-      ...(signal ? { signal } : {}),
-      timeout: this.timeoutMs,
-    })) as CallToolResult;
+    this.transportError = undefined;
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, {
+        ...(signal ? { signal } : {}),
+        timeout: this.timeoutMs,
+      })) as CallToolResult;
+    } catch (error) {
+      throw this.callError(name, error);
+    }
+  }
+
+  /** A failed call's error in words that say what happened to the server and the result. */
+  private callError(tool: string, error: unknown): Error {
+    const { code } = (error ?? {}) as { code?: unknown };
+    if (code === MESSAGE_TOO_LARGE_CODE) {
+      const { message } = error as { message: string };
+      return new Error(
+        `${message.replace(/^MCP error -?\d+: /, "")} (tool "${tool}" of MCP server "${this.name}"; the connection stays open)`,
+      );
+    }
+    const transport = this.transportError ? ` (${this.transportError})` : "";
+    if (code === -32000) {
+      return new Error(
+        `the connection to MCP server "${this.name}" closed during the call${transport}; it is reconnecting, so a later call may work`,
+      );
+    }
+    return transport ? new Error(`${errorMessage(error)}${transport}`) : (error as Error);
   }
 
   /** The tools the server listed last; fails, as a request would, when it is not connected. */
@@ -216,9 +265,10 @@ export class McpConnection {
       this.client = client;
       this.instructions = client.getInstructions();
       client.onclose = () => {
-        if (generation === this.generation && this.state === "connected") {
-          this.failed(generation, new Error("the connection closed"));
-        }
+        if (generation === this.generation && this.state === "connected") this.lost(generation);
+      };
+      client.onerror = (error) => {
+        if (generation === this.generation) this.transportError = errorMessage(error);
       };
       await this.watchToolList(client, generation);
       this.tools = await this.listTools(client);
@@ -228,6 +278,10 @@ export class McpConnection {
       this.attempt = 0;
       this.setState("connected");
       this.events.tools(this.tools);
+      if (this.wasLost) {
+        this.wasLost = false;
+        this.events.reconnected?.();
+      }
       this.settleReady?.();
     } catch (error) {
       if (generation !== this.generation) return;
@@ -248,13 +302,23 @@ export class McpConnection {
     const config = this.config;
     if (config.command) {
       const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+      const { deserializeMessage } = await import("@modelcontextprotocol/sdk/shared/stdio.js");
+      const maxMessageBytes = this.options.maxMessageBytes ?? MAX_MCP_MESSAGE_BYTES;
       const transport = new StdioClientTransport({
         command: config.command,
         args: config.args ?? [],
         env: { ...inheritedEnv(), ...(config.env ?? {}) },
         cwd: config.cwd ?? this.options.cwd,
         stderr: "pipe",
+        // Only used should the reader below not take the SDK's place: the SDK's limit, raised to ours.
+        maxBufferSize: maxMessageBytes,
       });
+      // The SDK's reader closes the connection on a message over its limit; ours drops just that message (and
+      // does not copy the line on every chunk). The SDK offers no option for it, so its reader is replaced.
+      const internals = transport as unknown as { _readBuffer?: { append?: unknown } };
+      if (typeof internals._readBuffer?.append === "function") {
+        internals._readBuffer = new MessageBuffer({ maxMessageBytes, parse: deserializeMessage });
+      }
       transport.stderr?.on("data", (chunk: Buffer) => this.recordStderr(generation, chunk));
       await client.connect(transport, { timeout: this.connectTimeoutMs });
       return "stdio";
@@ -322,6 +386,19 @@ export class McpConnection {
       cursor = next;
     }
     throw new Error(`MCP server "${this.name}" returned more than ${MAX_LIST_PAGES} pages`);
+  }
+
+  /** A connection that was up broke: report it and reconnect at once (then with back-off, as any failure). */
+  private lost(generation: number): void {
+    const why = this.transportError
+      ? `the connection closed (${this.transportError})`
+      : "the connection closed";
+    this.lastError = why;
+    this.client = undefined;
+    this.attempt = 0;
+    this.wasLost = true;
+    this.events.lost?.(why);
+    if (generation === this.generation) void this.connect();
   }
 
   private failed(generation: number, error: unknown): void {

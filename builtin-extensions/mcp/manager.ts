@@ -152,12 +152,20 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
           },
           status: () => {
             const state = server.connection.state;
-            if (state !== "connected" && state !== "connecting") hideTools(server);
+            // A server that failed keeps its tools: a call to one tries to connect again, then says why it
+            // cannot, which tells the model more than a tool that vanished ("does not exist").
+            if (state === "disabled" || state === "needs-auth" || state === "closed") hideTools(server);
             if (state === "needs-auth") {
               knightcode.log.warn(
                 `MCP server "${name}" needs sign-in: run /mcp login ${name} in an interactive session.`,
               );
             }
+          },
+          lost: (why) => {
+            knightcode.log.warn(`MCP server "${name}" lost its connection (${why}); reconnecting.`);
+          },
+          reconnected: () => {
+            knightcode.log.warn(`MCP server "${name}" reconnected after its connection was lost.`);
           },
         },
       ),
