@@ -193,9 +193,10 @@ export class McpConnection {
       );
     }
     const transport = this.transportError ? ` (${this.transportError})` : "";
-    if (code === -32000) {
+    // The SDK's ConnectionClosed; servers may use -32000 for errors of their own, so the message decides too.
+    if (code === -32000 && /connection closed/i.test(errorMessage(error))) {
       return new Error(
-        `the connection to MCP server "${this.name}" closed during the call${transport}; it is reconnecting, so a later call may work`,
+        `the connection to MCP server "${this.name}" closed during the call${transport}, so its result is lost; KnightCode reconnects the server, and a later call can run`,
       );
     }
     return transport ? new Error(`${errorMessage(error)}${transport}`) : (error as Error);

@@ -22,7 +22,7 @@ import {
   formatSize,
   privateTempPath,
   truncateHead,
-  writePrivateFileSync,
+  writePrivateFile,
 } from "@knightcodeai/cli/kit";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpConnection } from "./connection.js";
@@ -90,7 +90,10 @@ export function toToolDefinition(
 }
 
 /** An MCP call result as a tool result. */
-export function toToolResult(result: CallToolResult, details: McpToolDetails): ToolResult<McpToolDetails> {
+export async function toToolResult(
+  result: CallToolResult,
+  details: McpToolDetails,
+): Promise<ToolResult<McpToolDetails>> {
   const content: (TextContent | ImageContent)[] = [];
   for (const block of result.content ?? []) {
     switch (block.type) {
@@ -127,7 +130,7 @@ export function toToolResult(result: CallToolResult, details: McpToolDetails): T
   }
   if (content.length === 0)
     content.push({ type: "text", text: result.isError ? "(error, no details)" : "(no output)" });
-  const capped = capText(content, details);
+  const capped = await capText(content, details);
   return {
     content: capped.content,
     details: capped.details,
@@ -140,10 +143,10 @@ export function toToolResult(result: CallToolResult, details: McpToolDetails): T
  * The text blocks cut to the tool limits when together they are over them: one block with the start of the text
  * and a notice, the whole text in a private temp file (when it can be written), images kept after it.
  */
-function capText(
+async function capText(
   content: (TextContent | ImageContent)[],
   details: McpToolDetails,
-): { content: (TextContent | ImageContent)[]; details: McpToolDetails } {
+): Promise<{ content: (TextContent | ImageContent)[]; details: McpToolDetails }> {
   const texts = content.filter((c): c is TextContent => c.type === "text");
   const text = texts.map((c) => c.text).join("\n");
   const cut = truncateHead(text);
@@ -151,7 +154,7 @@ function capText(
   const path = privateTempPath("mcp", "txt");
   let where = "";
   try {
-    writePrivateFileSync(path, text);
+    await writePrivateFile(path, text);
     where = ` The whole result is in ${path}; read it in parts (offset and limit) or search it.`;
   } catch (error) {
     where = ` The whole result could not be saved: ${errorMessage(error)}.`;

@@ -134,6 +134,17 @@ describe("builtin:mcp faults", function () {
       .and.contain('MCP server "fault" reconnected');
   });
 
+  it("fails a call cut off by a crash with an error saying so, and the call after it reconnects and runs", async () => {
+    const s = await open([call("mcp__fault__crash"), call("mcp__fault__pid"), { text: "done" }]);
+    await s.prompt("go");
+    const [crash, pid] = s.toolCalls();
+    expect(crash!.isError).to.equal(true);
+    expect(resultText(s, 0)).to.contain('the connection to MCP server "fault" closed during the call');
+    expect(pid!.isError, resultText(s, 1)).to.equal(false);
+    expect(resultText(s, 1)).to.match(/^\d+$/);
+    pids.push(Number(resultText(s, 1)));
+  });
+
   describe("one message over the limit", () => {
     let connection: McpConnection | undefined;
     afterEach(async () => {
