@@ -29,6 +29,12 @@ export const DEFAULT_MCP_TIMEOUT_MS = 60_000;
 export const MIN_CONNECT_TIMEOUT_MS = 30_000;
 /** Delays before the retries of a failed connection; after the last one the server stays `failed`. */
 export const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 16_000];
+/**
+ * A connection up at least this long before it broke is reconnected at once; one that breaks sooner, again and
+ * again, waits `RETRY_DELAYS_MS` between reconnections and is given up after them, so a server that dies right
+ * after it starts is not restarted forever.
+ */
+export const STABLE_CONNECTION_MS = 30_000;
 const STDERR_TAIL_LINES = 20;
 const MAX_LIST_PAGES = 100;
 
@@ -69,8 +75,11 @@ export interface McpConnectionEvents {
   tools(tools: Tool[]): void;
   /** State, error or stderr changed. */
   status(): void;
-  /** A connection that was up broke (`why`); it is reconnecting. */
-  lost?(why: string): void;
+  /**
+   * A connection that was up broke (`why`). `retryInMs`: when it reconnects (0: now); undefined: it broke too
+   * often soon after connecting and waits for a call or `reconnect()`.
+   */
+  lost?(why: string, retryInMs: number | undefined): void;
   /** A broken connection is up again. */
   reconnected?(): void;
 }
@@ -100,6 +109,9 @@ export class McpConnection {
   private settleReady: (() => void) | undefined;
   /** Set when a connection that was up broke, until it is up again (for `events.reconnected`). */
   private wasLost = false;
+  /** When the connection was last up, and how many times in a row it broke soon after. */
+  private connectedAt = 0;
+  private losses = 0;
   /** The last error the transport reported (a dropped message, a broken pipe), for the next failed call. */
   private transportError: string | undefined;
 
@@ -277,6 +289,7 @@ export class McpConnection {
       this.transport = transport;
       this.lastError = undefined;
       this.attempt = 0;
+      this.connectedAt = Date.now();
       this.setState("connected");
       this.events.tools(this.tools);
       if (this.wasLost) {
@@ -389,17 +402,28 @@ export class McpConnection {
     throw new Error(`MCP server "${this.name}" returned more than ${MAX_LIST_PAGES} pages`);
   }
 
-  /** A connection that was up broke: report it and reconnect at once (then with back-off, as any failure). */
+  /**
+   * A connection that was up broke: report it and reconnect, at once unless it keeps breaking soon after it
+   * connects (then with back-off, and not after the last delay).
+   */
   private lost(generation: number): void {
     const why = this.transportError
       ? `the connection closed (${this.transportError})`
       : "the connection closed";
-    this.lastError = why;
     this.client = undefined;
-    this.attempt = 0;
     this.wasLost = true;
-    this.events.lost?.(why);
-    if (generation === this.generation) void this.connect();
+    this.losses = Date.now() - this.connectedAt < STABLE_CONNECTION_MS ? this.losses + 1 : 1;
+    if (this.losses === 1) {
+      this.lastError = why;
+      this.attempt = 0;
+      this.events.lost?.(why, 0);
+      void this.connect();
+      return;
+    }
+    const delays = this.options.retryDelaysMs ?? RETRY_DELAYS_MS;
+    this.attempt = this.losses - 2;
+    this.events.lost?.(why, delays[this.attempt]);
+    this.failed(generation, new Error(why));
   }
 
   private failed(generation: number, error: unknown): void {

@@ -161,8 +161,14 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
               );
             }
           },
-          lost: (why) => {
-            knightcode.log.warn(`MCP server "${name}" lost its connection (${why}); reconnecting.`);
+          lost: (why, retryInMs) => {
+            const next =
+              retryInMs === 0
+                ? "reconnecting"
+                : retryInMs !== undefined
+                  ? `it keeps breaking soon after connecting; reconnecting in ${retryInMs / 1000} s`
+                  : "it keeps breaking soon after connecting, so it is left failed: a call to one of its tools or /mcp reconnect tries again";
+            knightcode.log.warn(`MCP server "${name}" lost its connection (${why}); ${next}.`);
           },
           reconnected: () => {
             knightcode.log.warn(`MCP server "${name}" reconnected after its connection was lost.`);

@@ -145,6 +145,32 @@ describe("builtin:mcp faults", function () {
     pids.push(Number(resultText(s, 1)));
   });
 
+  describe("a server that keeps dying soon after it connects", () => {
+    let connection: McpConnection | undefined;
+    afterEach(async () => {
+      await connection?.close();
+      connection = undefined;
+    });
+
+    it("is reconnected at once, then with back-off, then left failed", async () => {
+      const lost: (number | undefined)[] = [];
+      connection = new McpConnection(
+        "flaky",
+        { command: process.execPath, args: [faultServer], env: { FAULT_SERVER_EXIT_AFTER_LIST_MS: "100" } },
+        { cwd: temp.path, retryDelaysMs: [20, 40] },
+        { tools: () => {}, status: () => {}, lost: (_why, retryInMs) => lost.push(retryInMs) },
+      );
+      connection.start();
+      const settled = await waitFor(() => lost.length >= 4 && connection!.state === "failed", 60_000);
+      expect(settled, JSON.stringify({ lost, state: connection.state })).to.equal(true);
+      expect(lost).to.deep.equal([0, 20, 40, undefined]);
+      // No retry is left pending: the state stays failed.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(connection.state).to.equal("failed");
+      expect(lost).to.have.length(4);
+    });
+  });
+
   describe("one message over the limit", () => {
     let connection: McpConnection | undefined;
     afterEach(async () => {
