@@ -10,8 +10,12 @@
 import { formatSize } from "@knightcodeai/cli/kit";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
-/** One message (a line) above this is dropped; the request it answers fails instead. */
-export const MAX_MCP_MESSAGE_BYTES = 128 * 1024 * 1024;
+/**
+ * One message (a line) above this is dropped; the request it answers fails instead. Reading one takes a few times
+ * its size in memory (the bytes, the string, the parsed object), so the bound is well above a 50 MB result but
+ * far below what would strain the process.
+ */
+export const MAX_MCP_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** The JSON-RPC error code of the answer that stands in for a dropped message (implementation-defined range). */
 export const MESSAGE_TOO_LARGE_CODE = -32090;
 /** How many bytes of a skipped line's start and end are kept to find its id. */
