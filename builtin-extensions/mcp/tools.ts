@@ -1,9 +1,7 @@
 /**
  * An MCP tool as a KnightCode tool: `mcp__<server>__<tool>` in namespace `mcp__<server>` (alias `<server>`, the
  * server's instructions as the namespace's `instructions`), the server's annotations, `outputSchema` and
- * `structuredContent` passed through, `isError` kept as an error result that still carries its data. Text over the
- * usual tool limits (2,000 lines or 50 KB) is cut like a core tool's output: the model gets the start and a notice
- * naming a private (0600) temp file that holds the whole text.
+ * `structuredContent` passed through, `isError` kept as an error result that still carries its data.
  */
 import type {
   ImageContent,
@@ -15,15 +13,7 @@ import type {
   ToolResult,
   TSchema,
 } from "@knightcodeai/cli/kit";
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  errorMessage,
-  formatSize,
-  privateTempPath,
-  truncateHead,
-  writePrivateFile,
-} from "@knightcodeai/cli/kit";
+import { errorMessage } from "@knightcodeai/cli/kit";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpConnection } from "./connection.js";
 import { mcpNamespace, mcpToolName } from "./names.js";
@@ -34,8 +24,6 @@ export const DEFERRED_THRESHOLD = 15;
 export interface McpToolDetails {
   server: string;
   tool: string;
-  /** The whole text of a result that was cut (`<tmpdir>/knightcode-mcp-<random>.txt`). */
-  fullOutputPath?: string;
 }
 
 /** The exposure of one tool: `toolExposure[tool]`, else the entry's `exposure`, else by the server's size. */
@@ -74,6 +62,7 @@ export function toToolDefinition(
     annotations,
     async execute(_id, params, signal) {
       const details = { server, tool: tool.name };
+      // callTool waits for a server still connecting and tries a failed one once more.
       let result: CallToolResult;
       try {
         result = await connection.callTool(tool.name, (params ?? {}) as Record<string, unknown>, signal);
@@ -90,10 +79,7 @@ export function toToolDefinition(
 }
 
 /** An MCP call result as a tool result. */
-export async function toToolResult(
-  result: CallToolResult,
-  details: McpToolDetails,
-): Promise<ToolResult<McpToolDetails>> {
+export function toToolResult(result: CallToolResult, details: McpToolDetails): ToolResult<McpToolDetails> {
   const content: (TextContent | ImageContent)[] = [];
   for (const block of result.content ?? []) {
     switch (block.type) {
@@ -130,49 +116,10 @@ export async function toToolResult(
   }
   if (content.length === 0)
     content.push({ type: "text", text: result.isError ? "(error, no details)" : "(no output)" });
-  const capped = await capText(content, details);
   return {
-    content: capped.content,
-    details: capped.details,
+    content,
+    details,
     ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
     ...(result.isError ? { isError: true } : {}),
   };
-}
-
-/**
- * The text blocks cut to the tool limits when together they are over them: one block with the start of the text
- * and a notice, the whole text in a private temp file (when it can be written), images kept after it.
- */
-async function capText(
-  content: (TextContent | ImageContent)[],
-  details: McpToolDetails,
-): Promise<{ content: (TextContent | ImageContent)[]; details: McpToolDetails }> {
-  const texts = content.filter((c): c is TextContent => c.type === "text");
-  const text = texts.map((c) => c.text).join("\n");
-  const cut = truncateHead(text);
-  if (!cut.truncated) return { content, details };
-  const path = privateTempPath("mcp", "txt");
-  let where = "";
-  try {
-    await writePrivateFile(path, text);
-    where = ` The whole result is in ${path}; read it in parts (offset and limit) or search it.`;
-  } catch (error) {
-    where = ` The whole result could not be saved: ${errorMessage(error)}.`;
-  }
-  // A first line over the byte limit leaves no whole line to keep; its first bytes are better than nothing.
-  const kept = cut.content || firstBytes(text, DEFAULT_MAX_BYTES);
-  const notice = `[MCP result of ${details.server}/${details.tool} truncated: ${cut.totalLines} lines, ${formatSize(cut.totalBytes)}; showing the first ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)}.${where}]`;
-  return {
-    content: [{ type: "text", text: `${kept}\n\n${notice}` }, ...content.filter((c) => c.type !== "text")],
-    details: { ...details, ...(where.includes(path) ? { fullOutputPath: path } : {}) },
-  };
-}
-
-/** The first `maxBytes` UTF-8 bytes of `text`, ending on a whole character. */
-function firstBytes(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text.slice(0, maxBytes), "utf8");
-  let end = Math.min(bytes.length, maxBytes);
-  // Back off a character cut in two (continuation bytes are 10xxxxxx).
-  if (end < bytes.length) while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
 }
