@@ -228,7 +228,7 @@ describe("builtin:codemode", function () {
     it(`stops ${name} at the deadline`, async () => {
       const r = await run(code, { settings: { codemode: { timeoutMs: 400 } } });
       expect(r.isError).to.equal(true);
-      expect(r.details.failure).to.equal("timeout");
+      expect(r.details.failure, r.text).to.equal("timeout");
       expect(r.text).to.contain("over its 400 ms limit (setting codemode.timeoutMs)");
       expect(r.elapsedMs).to.be.below(10_000);
     });
