@@ -36,14 +36,20 @@ export interface TestSessionOptions {
   cwd?: string;
   /** The agent folder (personal settings, prompts, ...); a fresh one in the temp folder by default. */
   agentDir?: string;
-  /** Trust the project (`--approve`); by default it is not trusted (`--no-approve`). */
-  approve?: boolean;
+  /**
+   * Trust the project (`true`, `--approve`); by default it is not trusted (`false`, `--no-approve`). `"ask"` passes
+   * neither flag: saved decisions in the agent folder's trust.json, `project_trust` handlers and
+   * `defaultProjectTrust` decide, and a trust dialog goes to the UI.
+   */
+  approve?: boolean | "ask";
   /** Keep the session in memory (default) or write it to the temp agent folder. */
   persist?: boolean;
   /** Values of flags the extensions registered. */
   flags?: Record<string, boolean | string>;
   /** Built-in extensions to leave out, e.g. `["builtin:core-tools"]`. */
   disableBuiltins?: string[];
+  /** The exact set of active tools (`--tools`), by name; `[]` for none; by default all of them. */
+  tools?: string[];
 }
 
 export interface ToolCallRecord {
@@ -59,6 +65,8 @@ export interface ToolCallRecord {
 export interface TestSession {
   readonly session: AgentSessionHandle;
   readonly cwd: string;
+  /** The agent folder: `agentDir` if given, otherwise the one in the temp folder. */
+  readonly agentDir: string;
   readonly events: SessionEvent[];
   /** What the extensions wrote with `knightcode.log`, every level, in order. */
   readonly logs: ExtensionLogEntry[];
@@ -113,7 +121,8 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
       extensions: [createScriptedProvider(options.script ?? []), ...(options.extensions ?? [])],
       ui: testUI,
       hasUI: true,
-      approve: options.approve ?? false,
+      ...(options.approve === "ask" ? {} : { approve: options.approve ?? false }),
+      ...(options.tools ? { tools: options.tools } : {}),
       ...(options.flags ? { flags: options.flags } : {}),
       warn: (message) => warnings.push(message),
       log: (entry) => logs.push(entry),
@@ -129,6 +138,7 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
   return {
     session: handle,
     cwd,
+    agentDir,
     events,
     logs,
     warnings,

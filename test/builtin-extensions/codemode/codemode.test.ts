@@ -6,6 +6,7 @@
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ExtensionAPI, type ProviderStreamRequest, Type } from "@knightcodeai/cli";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { CODEMODE_INTRO } from "../../../builtin-extensions/codemode/catalogue.js";
 import {
@@ -14,7 +15,6 @@ import {
   DEFAULT_CODEMODE_SETTINGS,
 } from "../../../builtin-extensions/codemode/index.js";
 import { loadSettings } from "../../../plugins/settings/settings.js";
-import { type Harness, useHarness } from "../../helpers/agent-harness.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 interface Fixtures {
@@ -105,12 +105,20 @@ interface CodemodeEnd {
   text: string;
   details: CodemodeDetails;
   elapsedMs: number;
-  h: Harness;
+  h: TestSession;
 }
 
 describe("builtin:codemode", function () {
   this.timeout(30_000);
-  const harness = useHarness();
+  const sessions: TestSession[] = [];
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
+  });
+  const open = async (options: TestSessionOptions): Promise<TestSession> => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
   let seen: Fixtures;
   beforeEach(() => {
     seen = { aborted: [] };
@@ -121,24 +129,25 @@ describe("builtin:codemode", function () {
     options: {
       settings?: Record<string, unknown>;
       extensions?: ((kc: ExtensionAPI) => void)[];
-      before?: (h: Harness) => void;
+      before?: (h: TestSession) => void;
     } = {},
   ): Promise<CodemodeEnd> {
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "codemode", arguments: { code }, id: "cm1" }] }, { text: "done" }],
+    const h = await open({
+      script: [{ toolCalls: [{ name: "codemode", arguments: { code }, id: "cm1" }] }, { text: "done" }],
       extensions: [fixtureTools(seen), ...(options.extensions ?? [])],
       ...(options.settings ? { settings: options.settings } : {}),
     });
     options.before?.(h);
     const started = performance.now();
-    await h.handle.prompt("run the script");
+    await h.session.prompt("run the script");
     const elapsedMs = performance.now() - started;
-    const end = h.ofType("tool_execution_end").find((e) => e.toolName === "codemode") as unknown as {
+    const end = h.eventsOfType("tool_execution_end").find((e) => e.toolName === "codemode") as unknown as {
       toolCallId: string;
       isError: boolean;
       result: { content: { type: string; text: string }[]; details: CodemodeEnd["details"] };
     };
-    expect(end, JSON.stringify(h.types())).to.not.equal(undefined);
+    const types = h.events.filter((e) => e.type !== "message_update").map((e) => e.type);
+    expect(end, JSON.stringify(types)).to.not.equal(undefined);
     return {
       toolCallId: end.toolCallId,
       isError: end.isError,
@@ -149,9 +158,9 @@ describe("builtin:codemode", function () {
     };
   }
 
-  const toolResultMessage = (h: Harness, toolCallId: string) =>
+  const toolResultMessage = (h: TestSession, toolCallId: string) =>
     h
-      .ofType("message_end")
+      .eventsOfType("message_end")
       .map((e) => (e as unknown as { message: Record<string, unknown> }).message)
       .find((m) => m.role === "toolResult" && m.toolCallId === toolCallId) as Record<string, any>;
 
@@ -165,7 +174,7 @@ describe("builtin:codemode", function () {
     `);
     expect(r.isError, r.text).to.equal(false);
     expect(JSON.parse(r.text)).to.deep.equal({ counts: [5, 3, 6], alias: 4, top: "plum" });
-    const nested = r.h.ofType("tool_execution_start").filter((e) => e.parentToolCallId === "cm1");
+    const nested = r.h.eventsOfType("tool_execution_start").filter((e) => e.parentToolCallId === "cm1");
     expect(nested.map((e) => e.toolCallId)).to.have.members(["cm1/1", "cm1/2", "cm1/3", "cm1/4", "cm1/5"]);
     expect(nested.every((e) => e.toolName === "inventory_lookup")).to.equal(true);
     const record = toolResultMessage(r.h, "cm1").nestedCalls;
@@ -195,7 +204,7 @@ describe("builtin:codemode", function () {
 
   it("calls core tools, which return their text", async () => {
     const r = await run(`return await tools.read({ path: "notes.txt" });`, {
-      before: (h) => writeFileSync(join(h.dir, "notes.txt"), "first line\nsecond line\n"),
+      before: (h) => writeFileSync(join(h.cwd, "notes.txt"), "first line\nsecond line\n"),
     });
     expect(r.isError, r.text).to.equal(false);
     expect(r.text).to.contain("second line");
@@ -219,7 +228,7 @@ describe("builtin:codemode", function () {
     it(`stops ${name} at the deadline`, async () => {
       const r = await run(code, { settings: { codemode: { timeoutMs: 400 } } });
       expect(r.isError).to.equal(true);
-      expect(r.details.failure).to.equal("timeout");
+      expect(r.details.failure, r.text).to.equal("timeout");
       expect(r.text).to.contain("over its 400 ms limit (setting codemode.timeoutMs)");
       expect(r.elapsedMs).to.be.below(10_000);
     });
@@ -360,14 +369,14 @@ describe("builtin:codemode", function () {
       requests.push(request);
       return step;
     };
-    const h = await harness.open({
-      steps: [
+    const h = await open({
+      script: [
         capture({ toolCalls: [{ name: "codemode", arguments: { code: "return 1" } }] }),
         capture({ text: "ok" }),
       ],
       extensions: [fixtureTools(seen)],
     });
-    await h.handle.prompt("go");
+    await h.session.prompt("go");
     const description = (i: number) => requests[i]!.tools.find((t) => t.name === "codemode")?.description;
     expect(description(0)).to.contain(CODEMODE_INTRO);
     expect(description(0)).to.contain("lookup(args: {\n      item: string;\n    }): Promise<{");
@@ -375,16 +384,16 @@ describe("builtin:codemode", function () {
     expect(description(1)).to.equal(description(0));
     expect(requests[0]!.tools.map((t) => t.name)).to.not.include("inventory_lookup");
 
-    const bare = await harness.open({ steps: [capture({ text: "hi" })] });
-    await bare.handle.prompt("hello");
+    const bare = await open({ script: [capture({ text: "hi" })] });
+    await bare.session.prompt("hello");
     expect(requests[2]!.tools.map((t) => t.name)).to.not.include("codemode");
   });
 
   it("can be named in defaultTools and --tools like any tool", async () => {
     const declaredWith = async (options: { settings?: Record<string, unknown>; tools?: string[] }) => {
       const requests: ProviderStreamRequest[] = [];
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           (request: ProviderStreamRequest) => {
             requests.push(request);
             return { text: "ok" };
@@ -393,7 +402,7 @@ describe("builtin:codemode", function () {
         extensions: [fixtureTools(seen)],
         ...options,
       });
-      await h.handle.prompt("go");
+      await h.session.prompt("go");
       return requests[0]!.tools.map((t) => t.name);
     };
     expect(await declaredWith({})).to.include("codemode");

@@ -2,11 +2,11 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { type BashToolDetails, createBashTool } from "../../../builtin-extensions/core-tools/bash.js";
 import coreTools from "../../../builtin-extensions/core-tools/index.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 import { gone, pidWritten } from "../../helpers/processes.js";
 import { KEPT, SECRETS, withTestVariables } from "../../helpers/secret-env.js";
 
@@ -153,7 +153,15 @@ describe("core tool: bash", () => {
 
   describe("environment", () => {
     withTestVariables();
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
 
     it("commands do not see variables that look like secrets", async () => {
       const result = await run({ command: "env" });
@@ -179,18 +187,18 @@ describe("core tool: bash", () => {
     });
 
     it("the built-in bash tool reads the shellEnv settings", async () => {
-      const h = await harness.open({
-        steps: [{ toolCalls: [{ name: "bash", arguments: { command: "env" } }] }, { text: "done" }],
+      const h = await open({
+        script: [{ toolCalls: [{ name: "bash", arguments: { command: "env" } }] }, { text: "done" }],
         extensions: [coreTools],
         settings: { shellEnv: { include: ["KC_TEST_*_TOKEN"] } },
       });
-      await h.handle.prompt("go");
-      const output = textOf(h.ofType("tool_execution_end")[0]!.result as ToolResult);
+      await h.session.prompt("go");
+      const output = textOf(h.eventsOfType("tool_execution_end")[0]!.result as ToolResult);
       expect(output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
       expect(output).not.to.contain("sk-secret-1");
 
       // The person's own commands (`!cmd`, RPC `bash`) follow the same settings.
-      const own = await h.handle.executeBash("env", { excludeFromContext: true });
+      const own = await h.session.executeBash("env", { excludeFromContext: true });
       expect(own.output).to.contain("KC_TEST_GITHUB_TOKEN=secret-5");
       expect(own.output).not.to.contain("sk-secret-1");
       expect(own.output).to.contain("KC_TEST_PLAIN=plain-value");
@@ -198,14 +206,22 @@ describe("core tool: bash", () => {
   });
 
   describe("through a session", () => {
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
     const withBash = (kc: ExtensionAPI) => {
       kc.registerTool(createBashTool());
     };
 
     it("runs a bash call in the session's folder and returns its output to the model", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           {
             toolCalls: [
               { name: "bash", arguments: { command: "echo made > out.txt; cat out.txt; sleep 0.3; exit 2" } },
@@ -215,14 +231,14 @@ describe("core tool: bash", () => {
         ],
         extensions: [withBash],
       });
-      await h.handle.prompt("go");
-      expect(readFileSync(join(h.dir, "out.txt"), "utf8")).to.equal("made\n");
-      const end = h.ofType("tool_execution_end")[0]!;
+      await h.session.prompt("go");
+      expect(readFileSync(join(h.cwd, "out.txt"), "utf8")).to.equal("made\n");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end).to.include({ toolName: "bash", isError: false });
       const result = end.result as ToolResult<BashToolDetails>;
       expect(textOf(result)).to.equal("made\n\n[Exit code: 2]");
       expect(result.details).to.deep.include({ exitCode: 2, timedOut: false, truncated: false });
-      const updates = h.ofType("tool_execution_update");
+      const updates = h.eventsOfType("tool_execution_update");
       expect(updates.length).to.be.at.least(1);
       expect((updates[0]!.partialResult as ToolResult).content[0] as { text: string }).to.have.property(
         "text",
@@ -231,8 +247,8 @@ describe("core tool: bash", () => {
     });
 
     it("turns a timeout and invalid arguments into error results", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           {
             toolCalls: [
               { name: "bash", arguments: { command: "echo slow; sleep 30", timeout: 0.5 } },
@@ -243,8 +259,8 @@ describe("core tool: bash", () => {
         ],
         extensions: [withBash],
       });
-      await h.handle.prompt("go");
-      const ends = h.ofType("tool_execution_end");
+      await h.session.prompt("go");
+      const ends = h.eventsOfType("tool_execution_end");
       expect(ends).to.have.length(2);
       // The invalid call fails at validation, before the slow one ends.
       const timedOut = ends.find((e) => /timed out/.test(textOf(e.result as ToolResult)));

@@ -13,6 +13,7 @@ import {
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { unifiedDiff } from "../../../builtin-extensions/core-tools/diff.js";
 import {
@@ -21,10 +22,14 @@ import {
   type EditParams,
 } from "../../../builtin-extensions/core-tools/edit.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 describe("core tools: edit", () => {
-  const harness = useHarness();
+  const sessions: TestSession[] = [];
+  const open = async (options: TestSessionOptions): Promise<TestSession> => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
   let dir: string;
   const tool = createEditTool();
   const ctx = () => ({ cwd: dir }) as unknown as ExtensionToolContext;
@@ -51,7 +56,10 @@ describe("core tools: edit", () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "kc-edit-"));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("describes itself as a destructive tool", () => {
     expect(tool.name).to.equal("edit");
@@ -275,8 +283,8 @@ describe("core tools: edit", () => {
   });
 
   it("edits a file in a tool turn through a session, with the old single-edit shape", async () => {
-    const h = await harness.open({
-      steps: [
+    const h = await open({
+      script: [
         {
           toolCalls: [
             {
@@ -294,12 +302,15 @@ describe("core tools: edit", () => {
       ],
       extensions: [(kc: ExtensionAPI) => kc.registerTool(createEditTool())],
     });
-    writeFileSync(join(h.dir, "cfg.json"), '{\n  "debug": false\n}\n');
-    await h.handle.prompt("turn debugging on");
-    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage?: string };
+    writeFileSync(join(h.cwd, "cfg.json"), '{\n  "debug": false\n}\n');
+    await h.session.prompt("turn debugging on");
+    const final = h.eventsOfType("message_end").at(-1)!.message as {
+      stopReason: string;
+      errorMessage?: string;
+    };
     expect(final.stopReason, final.errorMessage).to.equal("stop");
-    expect(readFileSync(join(h.dir, "cfg.json"), "utf8")).to.equal('{\n  "debug": true\n}\n');
-    const end = h.ofType("tool_execution_end")[0]!;
+    expect(readFileSync(join(h.cwd, "cfg.json"), "utf8")).to.equal('{\n  "debug": true\n}\n');
+    const end = h.eventsOfType("tool_execution_end")[0]!;
     expect((end.result as { details: { diff: string } }).details.diff).to.include('+  "debug": true');
   });
 

@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { createFindTool, type FindToolDetails } from "../../../builtin-extensions/core-tools/find.js";
 import {
@@ -13,7 +14,6 @@ import {
   NO_NATIVE_SEARCH_ENV,
 } from "../../../builtin-extensions/core-tools/search-exec.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 type Params = Parameters<ReturnType<typeof createFindTool>["execute"]>[1];
 
@@ -220,11 +220,19 @@ describe("find tool", () => {
   });
 
   describe("through a session", () => {
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
 
     it("runs a find call from the model", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           { toolCalls: [{ name: "find", arguments: { pattern: "*.md", path: "proj" } }] },
           {
             text: "ok",
@@ -234,9 +242,9 @@ describe("find tool", () => {
         extensions: [(kc: ExtensionAPI) => kc.registerTool(createFindTool())],
         tools: ["find"],
       });
-      writeTree(h.dir, { "proj/a.md": "", "proj/docs/b.md": "", "proj/c.txt": "" });
-      await h.handle.prompt("list the docs");
-      const end = h.ofType("tool_execution_end")[0]!;
+      writeTree(h.cwd, { "proj/a.md": "", "proj/docs/b.md": "", "proj/c.txt": "" });
+      await h.session.prompt("list the docs");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end).to.include({ toolName: "find", isError: false });
       expect(textOf(end.result as ToolResult)).to.equal("a.md\ndocs/b.md");
       expect((end.result as ToolResult).details).to.deep.equal({ count: 2 });

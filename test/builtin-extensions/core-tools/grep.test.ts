@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { createGrepTool, type GrepToolDetails } from "../../../builtin-extensions/core-tools/grep.js";
 import {
@@ -14,7 +15,6 @@ import {
   nativeDisabled,
 } from "../../../builtin-extensions/core-tools/search-exec.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 type Params = Parameters<ReturnType<typeof createGrepTool>["execute"]>[1];
 
@@ -323,11 +323,19 @@ describe("grep tool", () => {
   });
 
   describe("through a session", () => {
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
 
     it("runs a grep call from the model and returns its matches", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           { toolCalls: [{ name: "grep", arguments: { pattern: "needle", path: "proj", context: 1 } }] },
           {
             text: "found it",
@@ -339,28 +347,28 @@ describe("grep tool", () => {
         extensions: [(kc: ExtensionAPI) => kc.registerTool(createGrepTool())],
         tools: ["grep"],
       });
-      writeTree(h.dir, {
+      writeTree(h.cwd, {
         "proj/a.txt": "hay\nthe needle\nhay\n",
         "proj/.gitignore": "b.txt\n",
         "proj/b.txt": "needle\n",
       });
-      await h.handle.prompt("find the needle");
-      const end = h.ofType("tool_execution_end")[0]!;
+      await h.session.prompt("find the needle");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end).to.include({ toolName: "grep", isError: false });
       const result = end.result as ToolResult<GrepToolDetails>;
       expect(textOf(result)).to.equal("a.txt-1- hay\na.txt:2: the needle\na.txt-3- hay");
       expect(result.details).to.deep.equal({ matches: 1 });
-      expect(h.ofType("agent_end")).to.have.length(1);
+      expect(h.eventsOfType("agent_end")).to.have.length(1);
     });
 
     it("refuses invalid arguments before running", async () => {
-      const h = await harness.open({
-        steps: [{ toolCalls: [{ name: "grep", arguments: { pattern: "x", limit: 0 } }] }, { text: "ok" }],
+      const h = await open({
+        script: [{ toolCalls: [{ name: "grep", arguments: { pattern: "x", limit: 0 } }] }, { text: "ok" }],
         extensions: [(kc: ExtensionAPI) => kc.registerTool(createGrepTool())],
         tools: ["grep"],
       });
-      await h.handle.prompt("go");
-      const end = h.ofType("tool_execution_end")[0]!;
+      await h.session.prompt("go");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end.isError).to.equal(true);
       expect(textOf(end.result as ToolResult)).to.contain("/limit");
     });

@@ -2,10 +2,10 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { createLsTool, type LsToolDetails } from "../../../builtin-extensions/core-tools/ls.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 type Params = Parameters<ReturnType<typeof createLsTool>["execute"]>[1];
 
@@ -108,11 +108,19 @@ describe("ls tool", () => {
   });
 
   describe("through a session", () => {
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
 
     it("runs an ls call from the model", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           { toolCalls: [{ name: "ls", arguments: { path: "proj" } }] },
           {
             text: "ok",
@@ -122,10 +130,10 @@ describe("ls tool", () => {
         extensions: [(kc: ExtensionAPI) => kc.registerTool(createLsTool())],
         tools: ["ls"],
       });
-      mkdirSync(join(h.dir, "proj", "sub"), { recursive: true });
-      writeFileSync(join(h.dir, "proj", "Z.txt"), "");
-      await h.handle.prompt("what is in proj?");
-      const end = h.ofType("tool_execution_end")[0]!;
+      mkdirSync(join(h.cwd, "proj", "sub"), { recursive: true });
+      writeFileSync(join(h.cwd, "proj", "Z.txt"), "");
+      await h.session.prompt("what is in proj?");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end).to.include({ toolName: "ls", isError: false });
       expect(textOf(end.result as ToolResult)).to.equal("sub/\nZ.txt");
       expect((end.result as ToolResult).details).to.deep.equal({ count: 2 });

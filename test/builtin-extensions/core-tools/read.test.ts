@@ -2,10 +2,10 @@
 import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { createReadTool, type ReadDetails } from "../../../builtin-extensions/core-tools/read.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 /** A real 1x1 PNG. */
 const PIXEL_PNG =
@@ -226,14 +226,22 @@ describe("core tools: read", () => {
   });
 
   describe("through a session", () => {
-    const harness = useHarness();
+    const sessions: TestSession[] = [];
+    afterEach(async () => {
+      for (const t of sessions.splice(0)) await t.dispose();
+    });
+    const open = async (options: TestSessionOptions): Promise<TestSession> => {
+      const t = await createTestSession(options);
+      sessions.push(t);
+      return t;
+    };
     const withRead = (kc: ExtensionAPI) => {
       kc.registerTool(createReadTool());
     };
 
     it("reads a file in a tool turn and the result reaches the next request", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           { toolCalls: [{ name: "read", arguments: { path: "notes.txt", offset: "2" } }] },
           {
             text: "done",
@@ -242,17 +250,20 @@ describe("core tools: read", () => {
         ],
         extensions: [withRead],
       });
-      writeFileSync(join(h.dir, "notes.txt"), "first\nsecond\nthird\n");
-      await h.handle.prompt("read notes.txt");
-      const end = h.ofType("tool_execution_end")[0]!;
+      writeFileSync(join(h.cwd, "notes.txt"), "first\nsecond\nthird\n");
+      await h.session.prompt("read notes.txt");
+      const end = h.eventsOfType("tool_execution_end")[0]!;
       expect(end).to.include({ toolName: "read", isError: false });
-      const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage?: string };
+      const final = h.eventsOfType("message_end").at(-1)!.message as {
+        stopReason: string;
+        errorMessage?: string;
+      };
       expect(final.stopReason, final.errorMessage).to.equal("stop");
     });
 
     it("turns a failure into an error result the model sees", async () => {
-      const h = await harness.open({
-        steps: [
+      const h = await open({
+        script: [
           { toolCalls: [{ name: "read", arguments: { path: "missing.txt" } }] },
           {
             text: "ok",
@@ -267,8 +278,11 @@ describe("core tools: read", () => {
         ],
         extensions: [withRead],
       });
-      await h.handle.prompt("read it");
-      const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage?: string };
+      await h.session.prompt("read it");
+      const final = h.eventsOfType("message_end").at(-1)!.message as {
+        stopReason: string;
+        errorMessage?: string;
+      };
       expect(final.stopReason, final.errorMessage).to.equal("stop");
     });
   });

@@ -14,12 +14,18 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { createWriteTool } from "../../../builtin-extensions/core-tools/write.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 describe("core tools: write", () => {
+  const sessions: TestSession[] = [];
+  const open = async (options: TestSessionOptions): Promise<TestSession> => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
   let dir: string;
   const tool = createWriteTool();
   const ctx = () => ({ cwd: dir }) as unknown as ExtensionToolContext;
@@ -30,7 +36,10 @@ describe("core tools: write", () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "kc-write-"));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("describes itself as a destructive, idempotent tool", () => {
     expect(tool.name).to.equal("write");
@@ -91,9 +100,8 @@ describe("core tools: write", () => {
   });
 
   it("writes a file in a tool turn through a session", async () => {
-    const harness = sessionHarness;
-    const h = await harness.open({
-      steps: [
+    const h = await open({
+      script: [
         {
           toolCalls: [{ name: "write", arguments: { path: "out/new.txt", content: "made by the model\n" } }],
         },
@@ -104,12 +112,13 @@ describe("core tools: write", () => {
       ],
       extensions: [(kc: ExtensionAPI) => kc.registerTool(createWriteTool())],
     });
-    await h.handle.prompt("write it");
-    const final = h.ofType("message_end").at(-1)!.message as { stopReason: string; errorMessage?: string };
+    await h.session.prompt("write it");
+    const final = h.eventsOfType("message_end").at(-1)!.message as {
+      stopReason: string;
+      errorMessage?: string;
+    };
     expect(final.stopReason, final.errorMessage).to.equal("stop");
-    expect(existsSync(join(h.dir, "out/new.txt"))).to.equal(true);
-    expect(readFileSync(join(h.dir, "out/new.txt"), "utf8")).to.equal("made by the model\n");
+    expect(existsSync(join(h.cwd, "out/new.txt"))).to.equal(true);
+    expect(readFileSync(join(h.cwd, "out/new.txt"), "utf8")).to.equal("made by the model\n");
   });
-
-  const sessionHarness = useHarness();
 });

@@ -3,13 +3,14 @@
  * terminal that keeps what it is sent and takes key data from the test. Keys, keybindings.json, extension
  * shortcuts, the editor, header and footer extensions install, custom message renderers, themes.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { CustomEditor, stripAnsi } from "@knightcodeai/cli/tui";
 import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
 import { expect } from "chai";
 import { App } from "../../../builtin-extensions/mode-interactive/app.js";
-import { type Harness, useHarness } from "../../helpers/agent-harness.js";
 
 class KeyTerminal implements Terminal {
   private onInput: (data: string) => void = () => {};
@@ -46,23 +47,31 @@ const CTRL_X = "\x18";
 const DOWN = "\x1b[B";
 
 describe("interactive terminal UI (in-process)", () => {
-  const harness = useHarness();
+  const sessions: TestSession[] = [];
+  const open = async (options: TestSessionOptions): Promise<TestSession> => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
   const apps: App[] = [];
-  afterEach(() => {
+  const folders: string[] = [];
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
     for (const app of apps.splice(0)) app.stop();
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
   });
 
-  function open(h: Harness): {
+  function mount(h: TestSession): {
     app: App;
     term: KeyTerminal;
     screen(): string;
     shows(text: string): Promise<void>;
   } {
     const term = new KeyTerminal();
-    const app = new App(h.handle, term, {}, h.handle.host);
+    const app = new App(h.session, term, {}, h.session.host);
     apps.push(app);
-    h.handle.setUI(app.ui, true);
-    h.handle.subscribe((event) => app.onEvent(event));
+    h.session.setUI(app.ui, true);
+    h.session.subscribe((event) => app.onEvent(event));
     // Wrapped lines joined again, so a sentence can be found wherever the terminal broke it.
     const screen = () => stripAnsi(app.tui.render(term.columns).join("\n")).replace(/\n\s*/g, " ");
     /** Waits (at most 10 s) until the screen shows `text`, for what happens after an await. */
@@ -77,17 +86,17 @@ describe("interactive terminal UI (in-process)", () => {
   }
 
   it("reads keybindings.json: a rebound key works, unknown names and keys bound twice are reported", async () => {
-    const h = await harness.open({ steps: [] });
-    mkdirSync(join(h.dir, "agent"), { recursive: true });
+    const h = await open({ script: [] });
+    mkdirSync(h.agentDir, { recursive: true });
     writeFileSync(
-      join(h.dir, "agent", "keybindings.json"),
+      join(h.agentDir, "keybindings.json"),
       JSON.stringify({
         "app.tools.expand": "ctrl+x",
         "app.thinking.toggle": "ctrl+x",
         "app.nothing": "ctrl+y",
       }),
     );
-    const { app, term, screen } = open(h);
+    const { app, term, screen } = mount(h);
     expect(screen()).to.contain('"app.nothing" is not a key binding');
     expect(screen()).to.match(/key ctrl\+x is bound to app\.tools\.expand and app\.thinking\.toggle/);
     term.press(CTRL_X);
@@ -99,8 +108,8 @@ describe("interactive terminal UI (in-process)", () => {
 
   it("runs registerShortcut handlers; a shortcut on a key the app uses is reported and left inactive", async () => {
     const ran: string[] = [];
-    const h = await harness.open({
-      steps: [],
+    const h = await open({
+      script: [],
       extensions: [
         (kc) => {
           kc.registerShortcut("ctrl+g", {
@@ -114,7 +123,7 @@ describe("interactive terminal UI (in-process)", () => {
         },
       ],
     });
-    const { app, term, screen } = open(h);
+    const { app, term, screen } = mount(h);
     app.checkShortcuts();
     expect(screen()).to.match(/shortcut ctrl\+o is already bound to .*app\.tools\.expand/);
     term.press(CTRL_G);
@@ -127,8 +136,8 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("puts an extension's editor in place with the text typed so far, and its header and footer", async () => {
-    const h = await harness.open({ steps: [] });
-    const { app, term, screen } = open(h);
+    const h = await open({ script: [] });
+    const { app, term, screen } = mount(h);
     term.press(..."draft");
     const ui = app.ui;
     ui.setEditorComponent((tui, theme, keys) => {
@@ -161,8 +170,8 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("draws custom messages with their renderer and keeps over-wide lines inside the terminal", async () => {
-    const h = await harness.open({
-      steps: [],
+    const h = await open({
+      script: [],
       extensions: [
         (kc) => {
           kc.registerMessageRenderer(
@@ -172,7 +181,7 @@ describe("interactive terminal UI (in-process)", () => {
         },
       ],
     });
-    const { app, screen, term } = open(h);
+    const { app, screen, term } = mount(h);
     app.onEvent({
       type: "message_start",
       message: { role: "custom", customType: "note", content: "hello", display: true, timestamp: 0 },
@@ -183,8 +192,8 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("switches themes by name and reports an unknown one", async () => {
-    const h = await harness.open({ steps: [] });
-    const { app, term } = open(h);
+    const h = await open({ script: [] });
+    const { app, term } = mount(h);
     expect(app.ui.setTheme("light")).to.deep.equal({ success: true });
     expect(app.ui.theme.name).to.equal("light");
     const wrong = app.ui.setTheme("neon");
@@ -194,8 +203,8 @@ describe("interactive terminal UI (in-process)", () => {
     expect(term.title).to.equal("my title");
   });
   it("folds thinking to one line and shows it with ctrl+t", async () => {
-    const h = await harness.open({ steps: [] });
-    const { app, term, screen } = open(h);
+    const h = await open({ script: [] });
+    const { app, term, screen } = mount(h);
     app.onEvent({ type: "message_start", message: { role: "assistant", content: [] } });
     for (const [type, delta] of [
       ["thinking_delta", "weighing the options carefully"],
@@ -215,8 +224,8 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("draws tool calls with the renderers a registerToolRenderer resolver picks", async () => {
-    const h = await harness.open({
-      steps: [],
+    const h = await open({
+      script: [],
       extensions: [
         (kc) => {
           kc.registerToolRenderer((name, next) =>
@@ -230,7 +239,7 @@ describe("interactive terminal UI (in-process)", () => {
         },
       ],
     });
-    const { app, term, screen } = open(h);
+    const { app, term, screen } = mount(h);
     app.onEvent({
       type: "tool_execution_start",
       toolCallId: "c1",
@@ -252,8 +261,8 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("stops a running !command with Escape", async () => {
-    const h = await harness.open({ steps: [] });
-    const { term, shows } = open(h);
+    const h = await open({ script: [] });
+    const { term, shows } = mount(h);
     term.press(..."!echo started; sleep 20", "\r");
     await shows("⎿ started");
     term.press("\x1b");
@@ -265,8 +274,12 @@ describe("interactive terminal UI (in-process)", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const h = await harness.open({
-      steps: [
+    // A folder with a name of its own, which the footer must show.
+    const cwd = mkdtempSync(join(tmpdir(), "kc-app-footer-"));
+    folders.push(cwd);
+    const h = await open({
+      cwd,
+      script: [
         async () => {
           await gate;
           return { text: "First answer." };
@@ -280,7 +293,7 @@ describe("interactive terminal UI (in-process)", () => {
         },
       ],
     });
-    const { app, term, screen, shows } = open(h);
+    const { app, term, screen, shows } = mount(h);
     term.press(..."start", "\r");
     await shows("Working…");
     app.ui.setWorkingMessage("Reading the repo");
@@ -294,7 +307,7 @@ describe("interactive terminal UI (in-process)", () => {
     expect(shown.indexOf("First answer.")).to.be.lessThan(shown.indexOf("› then this"));
     expect(shown).to.not.contain("↳ follow-up");
     expect(
-      h.ofType("message_start").filter((e) => (e.message as { role: string }).role === "user"),
+      h.eventsOfType("message_start").filter((e) => (e.message as { role: string }).role === "user"),
     ).to.have.length(2);
 
     const pasted = Array.from({ length: 30 }, (_, i) => `pasted line ${i}`).join("\n");
@@ -308,28 +321,28 @@ describe("interactive terminal UI (in-process)", () => {
     // The footer: the folder, tokens, cost, context use, the model and its thinking level.
     expect(shown).to.match(/↑[\d.]+k? ↓[\d.]+k? \$\d+\.\d{3} [\d.]+%\/200k/);
     expect(shown).to.contain("scripted/scripted • off");
-    expect(shown).to.contain(h.dir.split("/").at(-1)!);
+    expect(shown).to.contain(basename(cwd));
   });
 
   it("/new starts an empty session, /resume shows an earlier one, /fork puts the message back in the editor", async () => {
-    const h = await harness.open({
-      session: {},
+    const h = await open({
+      persist: true,
       // Each session numbers its requests from the first: the answer follows the question instead.
-      steps: Array.from({ length: 4 }, () => (request: { messages: { content: unknown }[] }) => ({
+      script: Array.from({ length: 4 }, () => (request: { messages: { content: unknown }[] }) => ({
         text: JSON.stringify(request.messages.at(-1)?.content).includes("alpha")
           ? "Alpha answer."
           : "Beta answer.",
       })),
     });
-    const { app, term, screen, shows } = open(h);
+    const { app, term, screen, shows } = mount(h);
     await app.submit("alpha question");
     await shows("Alpha answer.");
-    const alpha = h.handle.getState().sessionId;
+    const alpha = h.session.getState().sessionId;
 
     await app.submit("/new");
     await shows("New session");
     expect(screen()).to.not.contain("Alpha answer.");
-    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    expect(h.session.getState().sessionId).to.not.equal(alpha);
     await app.submit("beta question");
     await shows("Beta answer.");
 
@@ -338,7 +351,7 @@ describe("interactive terminal UI (in-process)", () => {
     expect(screen()).to.contain("alpha question");
     term.press("\r");
     await resumed;
-    expect(h.handle.getState().sessionId).to.equal(alpha);
+    expect(h.session.getState().sessionId).to.equal(alpha);
     expect(screen()).to.contain("Alpha answer.");
     expect(screen()).to.not.contain("Beta answer.");
 
@@ -347,14 +360,14 @@ describe("interactive terminal UI (in-process)", () => {
     term.press("\r");
     await forked;
     await shows("Forked: a new session up to that message");
-    expect(h.handle.getState().sessionId).to.not.equal(alpha);
+    expect(h.session.getState().sessionId).to.not.equal(alpha);
     expect(app.editor.getText()).to.equal("alpha question");
     expect(screen()).to.not.contain("Alpha answer.");
   });
 
   it("/label labels the current entry, which /tree shows; /thinking sets the level; /hotkeys lists the keys", async () => {
-    const h = await harness.open({ steps: [{ text: "Labelled answer." }] });
-    const { app, term, screen, shows } = open(h);
+    const h = await open({ script: [{ text: "Labelled answer." }] });
+    const { app, term, screen, shows } = mount(h);
     await app.submit("a question");
     await shows("Labelled answer.");
     await app.submit("/label checkpoint-one");
@@ -369,8 +382,8 @@ describe("interactive terminal UI (in-process)", () => {
     await shows("Thinking level");
     term.press(DOWN, DOWN, "\r");
     await thinking;
-    expect(h.handle.getThinkingLevel()).to.not.equal("off");
-    await shows(`Thinking: ${h.handle.getThinkingLevel()}`);
+    expect(h.session.getThinkingLevel()).to.not.equal("off");
+    await shows(`Thinking: ${h.session.getThinkingLevel()}`);
 
     await app.submit("/hotkeys");
     await shows("ctrl+v");
@@ -381,11 +394,11 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("/settings applies each choice and saves it in settings.json, which the next start reads", async () => {
-    const h = await harness.open({ steps: [] });
-    const agentDir = join(h.dir, "agent");
+    const h = await open({ script: [] });
+    const agentDir = h.agentDir;
     mkdirSync(agentDir, { recursive: true });
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { maxRetries: 1 } }));
-    const { app, term, shows } = open(h);
+    const { app, term, shows } = mount(h);
     const tick = () => new Promise((r) => setTimeout(r, 20));
     const done = app.submit("/settings");
     await shows("Show thinking");
@@ -409,18 +422,18 @@ describe("interactive terminal UI (in-process)", () => {
       expandToolOutput: true,
       theme: "light",
     });
-    const next = new App(h.handle, new KeyTerminal(), saved);
+    const next = new App(h.session, new KeyTerminal(), saved);
     apps.push(next);
     expect(next.showThinking).to.equal(true);
     expect(next.toolsExpanded).to.equal(true);
   });
 
   it("/settings leaves a settings.json that is not valid JSON as it is and says why", async () => {
-    const h = await harness.open({ steps: [] });
-    const agentDir = join(h.dir, "agent");
+    const h = await open({ script: [] });
+    const agentDir = h.agentDir;
     mkdirSync(agentDir, { recursive: true });
     writeFileSync(join(agentDir, "settings.json"), "{ not json");
-    const { app, term, shows } = open(h);
+    const { app, term, shows } = mount(h);
     const done = app.submit("/settings");
     await shows("Expand tool output");
     term.press(DOWN, DOWN, "\r");
@@ -432,17 +445,17 @@ describe("interactive terminal UI (in-process)", () => {
   });
 
   it("/trust saves the decision in trust.json and loads the project's extensions now, or leaves them out", async () => {
-    const h = await harness.open({ steps: [] });
-    mkdirSync(join(h.dir, ".knightcode", "extensions"), { recursive: true });
+    const h = await open({ script: [], approve: "ask" });
+    mkdirSync(join(h.cwd, ".knightcode", "extensions"), { recursive: true });
     writeFileSync(
-      join(h.dir, ".knightcode", "extensions", "hello.ts"),
+      join(h.cwd, ".knightcode", "extensions", "hello.ts"),
       `export default (kc: any) => kc.registerCommand("hello", {
         description: "from the project",
         handler: async (_args: string, ctx: any) => ctx.ui.notify("HELLO-FROM-PROJECT"),
       });`,
     );
-    const { app, term, shows } = open(h);
-    const commands = () => h.handle.getCommands().map((c) => c.name);
+    const { app, term, shows } = mount(h);
+    const commands = () => h.session.getCommands().map((c) => c.name);
     await app.submit("/reload");
     expect(commands(), "an untrusted project's extension stays out of a reload").to.not.include("hello");
 
@@ -450,8 +463,8 @@ describe("interactive terminal UI (in-process)", () => {
     await shows("Trust and remember");
     term.press("\r");
     await done;
-    const saved = JSON.parse(readFileSync(join(h.dir, "agent", "trust.json"), "utf8"));
-    expect(saved.decisions[h.dir]).to.include({ trusted: true });
+    const saved = JSON.parse(readFileSync(join(h.agentDir, "trust.json"), "utf8"));
+    expect(saved.decisions[h.cwd]).to.include({ trusted: true });
     await shows("its own resources are loaded");
     expect(commands()).to.include("hello");
     await app.submit("/hello");

@@ -204,7 +204,8 @@ describe("interactive terminal UI (tmux, local model server)", function () {
       (_req, res) => writeSse(res, textStream("Saw the pasted image.")),
       (_req, res) => writeSse(res, textStream("Saw the clipboard image.")),
     );
-    launch(undefined, 100, 32, `PATH=${join(tmp.path, "bin")}:$PATH WAYLAND_DISPLAY=`);
+    // Wide enough that the saved image's path (in the temp folder, however deep) stays on one line.
+    launch(undefined, 200, 32, `PATH=${join(tmp.path, "bin")}:$PATH WAYLAND_DISPLAY=`);
     await term.waitFor("local/m1");
     const dataUrl = `data:image/png;base64,${PNG.toString("base64")}`;
     const imagesSent = (request: RecordedRequest) => {

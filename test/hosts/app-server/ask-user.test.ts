@@ -23,9 +23,10 @@ const QUESTIONS = {
 
 describe("knightcode app-server: ask_user", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-ask-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-ask-");
 
   it("asks every question in one requestUserInput, answers reach the model, and {} stops the turn", async () => {
     h = await harness(tmp.path);

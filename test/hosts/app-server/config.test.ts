@@ -14,9 +14,10 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
 describe("knightcode app-server: config, trust and commands", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-config-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-config-");
 
   it("reads and writes settings with versions, origins and refusals", async () => {
     h = await harness(tmp.path, {}, { theme: "light" });

@@ -20,9 +20,10 @@ import { type Harness, harness, notifications } from "./harness.js";
 
 describe("knightcode app-server: turn files, diffs and revert", function () {
   this.timeout(90_000);
-  const tmp = useTempDir("kc-appserver-diffs-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-diffs-");
 
   async function start() {
     h = await harness(tmp.path);

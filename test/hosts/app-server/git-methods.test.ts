@@ -16,12 +16,13 @@ import { type Harness, harness } from "./harness.js";
 
 describe("knightcode app-server: git methods", function () {
   this.timeout(120_000);
-  const tmp = useTempDir("kc-appserver-git-");
   let h: Harness;
   afterEach(async function () {
     if (this.currentTest?.state === "failed") for (const s of h?.servers ?? []) console.log(s.stderr());
     await h?.close();
   });
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-git-");
 
   async function start(env: Record<string, string> = {}) {
     h = await harness(tmp.path);

@@ -10,9 +10,10 @@ import { type Harness, harness } from "./harness.js";
 
 describe("knightcode app-server: protocol", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-");
 
   async function rejection(promise: Promise<unknown>): Promise<AppServerRequestError> {
     try {

@@ -14,9 +14,10 @@ const source = (name: string) => readFileSync(new URL(`./replacements/${name}`, 
 
 describe("knightcode app-server: built-ins replaced by extensions", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-swap-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-swap-");
 
   it("answers thread/diff/read from a replacement git service when builtin:worktrees is off", async () => {
     h = await harness(

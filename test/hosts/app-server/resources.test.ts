@@ -18,9 +18,10 @@ function skill(dir: string, name: string): string {
 
 describe("knightcode app-server: tool settings and resources", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-resources-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-resources-");
 
   it("reads tools.json with masked keys and the classifier models, and writes one setting at a time", async () => {
     h = await harness(tmp.path);

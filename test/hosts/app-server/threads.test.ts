@@ -26,9 +26,10 @@ export default (kc: any) => kc.on("session_start", (_e: any, ctx: any) => {
 
 describe("knightcode app-server: threads", function () {
   this.timeout(90_000);
-  const tmp = useTempDir("kc-appserver-threads-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-threads-");
 
   it("starts, resumes with history from another client, forks, lists, reads, names, archives and deletes", async () => {
     h = await harness(tmp.path);

@@ -44,9 +44,10 @@ function slowText(res: ServerResponse, pieces: number, everyMs: number): Promise
 
 describe("knightcode app-server: turns", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-turns-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-turns-");
 
   it("runs a text turn: response, turn/started, items with deltas, usage, turn/completed, in order", async () => {
     h = await harness(tmp.path);

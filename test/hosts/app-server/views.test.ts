@@ -36,9 +36,10 @@ const VIEWS = `export default (kc: any) => {
 
 describe("knightcode app-server: declarative views and ui/event", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-appserver-views-");
   let h: Harness;
   afterEach(async () => h?.close());
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-views-");
 
   it("sends view widgets and routes ui/event to every onViewEvent handler", async () => {
     h = await harness(tmp.path, { "views.ts": VIEWS });

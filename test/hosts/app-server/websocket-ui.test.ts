@@ -64,13 +64,14 @@ async function listening(server: SpawnedAppServer): Promise<number> {
 
 describe("knightcode app-server: WebSocket, dialogs and extension UI", function () {
   this.timeout(90_000);
-  const tmp = useTempDir("kc-appserver-ws-");
   let h: Harness;
   const clients: AppServerClient[] = [];
   afterEach(async () => {
     for (const c of clients.splice(0)) c.close();
     await h?.close();
   });
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-ws-");
 
   async function connect(port: number, name: string): Promise<AppServerClient> {
     const client = await connectAppServer(`ws://127.0.0.1:${port}`, {

@@ -25,12 +25,13 @@ import { type Harness, harness, notifications } from "./harness.js";
 
 describe("knightcode app-server: worktree threads", function () {
   this.timeout(120_000);
-  const tmp = useTempDir("kc-appserver-worktrees-");
   let h: Harness;
   afterEach(async function () {
     if (this.currentTest?.state === "failed") for (const s of h?.servers ?? []) console.log(s.stderr());
     await h?.close();
   });
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-appserver-worktrees-");
 
   async function start(): Promise<{ server: SpawnedAppServer; model: ScriptedModel }> {
     h = await harness(tmp.path);

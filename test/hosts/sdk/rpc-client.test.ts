@@ -8,12 +8,13 @@ import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("RpcClient", () => {
-  const tmp = useTempDir("kc-rpc-client-");
   let client: RpcClient | undefined;
   afterEach(async () => {
     await client?.kill();
     client = undefined;
   });
+  // Removed after the hook above has stopped the process, so nothing writes into it any more.
+  const tmp = useTempDir("kc-rpc-client-");
 
   function start(steps: unknown[], extra: string[] = []): RpcClient {
     const script = join(tmp.path, "script.json");

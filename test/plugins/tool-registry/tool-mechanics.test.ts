@@ -1,10 +1,10 @@
 /** Tool mechanics every tool shares: exposure, ownership, nested calls, structured results, loadouts, renderers. */
 
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import type { ExtensionAPI, ToolDefinition, ToolResult } from "../../../kernel/index.js";
 import { ToolRegistry } from "../../../plugins/tool-registry/tool-registry.js";
-import { useHarness } from "../../helpers/agent-harness.js";
 
 const owner = (id: string, origin: "builtin" | "user" | "cli" = "cli", order = 0) => ({ id, origin, order });
 
@@ -214,7 +214,15 @@ describe("tool registry", () => {
 });
 
 describe("tool mechanics in a session", () => {
-  const harness = useHarness();
+  const sessions: TestSession[] = [];
+  afterEach(async () => {
+    for (const t of sessions.splice(0)) await t.dispose();
+  });
+  const open = async (options: TestSessionOptions): Promise<TestSession> => {
+    const t = await createTestSession(options);
+    sessions.push(t);
+    return t;
+  };
   const usage = (n: number) => ({
     input: n,
     output: n,
@@ -226,8 +234,8 @@ describe("tool mechanics in a session", () => {
 
   it("records nested calls on the caller's result, bounded, and sums nested usage at every depth", async () => {
     const big = "x".repeat(9 * 1024);
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "outer", id: "call_R" }] }, { text: "ok" }],
+    const h = await open({
+      script: [{ toolCalls: [{ name: "outer", id: "call_R" }] }, { text: "ok" }],
       extensions: [
         (kc: ExtensionAPI) => {
           kc.registerTool(
@@ -263,9 +271,9 @@ describe("tool mechanics in a session", () => {
         },
       ],
     });
-    await h.handle.prompt("go");
+    await h.session.prompt("go");
     const result = h
-      .ofType("message_end")
+      .eventsOfType("message_end")
       .map((e) => e.message as { role: string; toolCallId?: string; nestedCalls?: any; usage?: any })
       .find((m) => m.role === "toolResult")!;
     expect(result.nestedCalls.complete).to.equal(false);
@@ -283,18 +291,18 @@ describe("tool mechanics in a session", () => {
     expect(argBytes).to.be.at.most(32 * 1024);
     // own 100 + middle (10 + 2 leaves) + 301 leaves
     expect(result.usage.input).to.equal(100 + 12 + 301);
-    const nestedStarts = h.ofType("tool_execution_start").filter((e) => e.parentToolCallId);
+    const nestedStarts = h.eventsOfType("tool_execution_start").filter((e) => e.parentToolCallId);
     expect(nestedStarts[0]).to.deep.include({ toolCallId: "call_R/1", parentToolCallId: "call_R" });
     const results = h
-      .ofType("message_end")
+      .eventsOfType("message_end")
       .filter((e) => (e.message as { role: string }).role === "toolResult");
     expect(results).to.have.length(1);
   });
 
   it("passes structuredContent to calling tools, and drops it when a handler redacts the content", async () => {
     const received: unknown[] = [];
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "caller" }] }, { text: "ok" }],
+    const h = await open({
+      script: [{ toolCalls: [{ name: "caller" }] }, { text: "ok" }],
       extensions: [
         (kc: ExtensionAPI) => {
           kc.registerTool(
@@ -327,7 +335,7 @@ describe("tool mechanics in a session", () => {
         },
       ],
     });
-    await h.handle.prompt("go");
+    await h.session.prompt("go");
     const [plain, failed, redacted] = received as ToolResult[];
     expect(plain!.structuredContent).to.deep.equal({ count: 3 });
     expect(failed!.isError).to.equal(true);
@@ -338,8 +346,8 @@ describe("tool mechanics in a session", () => {
 
   it("lists callable tools in ctx.tools with their namespace and output schema", async () => {
     let listed: { name: string; namespace?: { name: string } }[] = [];
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "lister" }] }, { text: "ok" }],
+    const h = await open({
+      script: [{ toolCalls: [{ name: "lister" }] }, { text: "ok" }],
       extensions: [
         (kc: ExtensionAPI) => {
           kc.registerTool(
@@ -360,7 +368,7 @@ describe("tool mechanics in a session", () => {
         },
       ],
     });
-    await h.handle.prompt("go");
+    await h.session.prompt("go");
     const names = listed.map((t) => t.name);
     expect(names).to.include.members(["lister", "mcp__docs__search"]);
     expect(names).to.not.include("ask");
@@ -369,8 +377,8 @@ describe("tool mechanics in a session", () => {
 
   it("refuses a nested call to a model-only tool", async () => {
     let result: ToolResult | undefined;
-    const h = await harness.open({
-      steps: [{ toolCalls: [{ name: "caller" }] }, { text: "ok" }],
+    const h = await open({
+      script: [{ toolCalls: [{ name: "caller" }] }, { text: "ok" }],
       extensions: [
         (kc: ExtensionAPI) => {
           kc.registerTool(tool("ask", { exposure: "model-only" }));
@@ -385,15 +393,15 @@ describe("tool mechanics in a session", () => {
         },
       ],
     });
-    await h.handle.prompt("go");
+    await h.session.prompt("go");
     expect(result!.isError).to.equal(true);
     expect(textOf(result!)).to.contain("not available");
   });
 
   it("records the system prompt and tool set before the first request and again when they change", async () => {
     let api: ExtensionAPI | undefined;
-    const h = await harness.open({
-      steps: [{ text: "one" }, { text: "two" }, { text: "three" }],
+    const h = await open({
+      script: [{ text: "one" }, { text: "two" }, { text: "three" }],
       extensions: [
         (kc: ExtensionAPI) => {
           api = kc;
@@ -402,11 +410,11 @@ describe("tool mechanics in a session", () => {
         },
       ],
     });
-    await h.handle.prompt("first");
-    await h.handle.prompt("second");
+    await h.session.prompt("first");
+    await h.session.prompt("second");
     api!.setActiveTools(["alpha", "beta"]);
-    await h.handle.prompt("third");
-    const records = h.handle.sessionManager
+    await h.session.prompt("third");
+    const records = h.session.sessionManager
       .getBranch()
       .filter((e) => e.type === "custom" && e.customType === "knightcode.system")
       .map((e) => (e as { data: { tools: { name: string }[]; systemPrompt: string } }).data);
