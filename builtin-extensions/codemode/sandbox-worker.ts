@@ -445,6 +445,10 @@ function settledOutcome(run: ActiveRun): RunOutcome | undefined {
       state.error.consume((e) => errorValue(run, e)),
     );
   if (run.calls.size > 0 || run.runtime.hasPendingJob()) return undefined;
+  // An interrupt that lands inside a pending job drops that job's promise, which then looks stalled: the deadline
+  // or the host's stop is the cause.
+  const halted = haltedKind(run);
+  if (halted) return { ok: false, kind: halted, message: "interrupted" };
   return {
     ok: false,
     kind: "stalled",
@@ -457,12 +461,20 @@ function settledOutcome(run: ActiveRun): RunOutcome | undefined {
 /** What a thrown value means: the interrupt (deadline or host), the memory limit, or the script's own error. */
 function failure(run: ActiveRun, error: unknown): RunOutcome & { ok: false } {
   const text = describe(error);
-  if (/\binterrupted\b/.test(text)) {
-    const kind: RunFailureKind = Atomics.load(run.flag, 0) !== 0 ? "aborted" : "timeout";
-    return { ok: false, kind: Date.now() > run.deadline ? "timeout" : kind, message: text };
-  }
   if (/out of memory/i.test(text)) return { ok: false, kind: "memory", message: text };
+  // Past the deadline or after the host's stop, whatever the engine threw on the way out (the interrupt itself, or
+  // an error of a job the interrupt cut short) is the stop.
+  const halted = haltedKind(run);
+  if (halted) return { ok: false, kind: halted, message: text };
+  if (/\binterrupted\b/.test(text)) return { ok: false, kind: "timeout", message: text };
   return { ok: false, kind: "script", message: text };
+}
+
+/** `timeout` once the deadline has passed, `aborted` once the host raised the stop flag; otherwise undefined. */
+function haltedKind(run: ActiveRun): RunFailureKind | undefined {
+  if (Date.now() > run.deadline) return "timeout";
+  if (Atomics.load(run.flag, 0) !== 0) return "aborted";
+  return undefined;
 }
 
 /**
