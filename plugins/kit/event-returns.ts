@@ -112,7 +112,7 @@ export function checkReturn(event: string, value: unknown): void {
     if (uses < COMPILE_AT_USE) {
       interpreted.set(event, uses);
       if (Check(schema, value)) return;
-      return invalid(event, Errors(schema, value).First());
+      invalid(event, Errors(schema, value).First());
     }
     check = TypeCompiler.Compile(schema);
     compiled.set(event, check);
