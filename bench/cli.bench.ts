@@ -8,12 +8,11 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RpcClient } from "../hosts/sdk/rpc-client.js";
+import { LOCAL_RUN, startChatServer, writeLocalRunFixture } from "./cli-fixture.js";
 
 const bin = fileURLToPath(new URL("../dist/hosts/cli/main.js", import.meta.url));
 const ROUNDS = 9;
@@ -65,52 +64,23 @@ function row(name: string, samples: Sample[], floorMs?: number): string {
 }
 
 /**
- * A Chat Completions server on 127.0.0.1: a request whose conversation has no tool result yet gets one call of
- * `read`, the next gets a short text answer, both streamed as the SSE chunks such servers send.
+ * The targets of the two-turn local-server run: at most twice the floor's wall time and under 60 MB peak RSS, each
+ * printed with the measured figure and whether it is met.
  */
-async function startChatServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    `data: ${JSON.stringify({
-      id: "chatcmpl-bench",
-      object: "chat.completion.chunk",
-      created: 1741570283,
-      model: "bench-model",
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    })}\n\n`;
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-    let body = "";
-    for await (const part of req) body += part;
-    const messages = (JSON.parse(body) as { messages: { role: string }[] }).messages;
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.write(chunk({ role: "assistant", content: "" }));
-    if (messages.some((m) => m.role === "tool")) {
-      res.write(chunk({ content: "The file says hello." }));
-      res.write(chunk({}, "stop"));
-    } else {
-      res.write(
-        chunk({
-          tool_calls: [
-            {
-              index: 0,
-              id: "call_bench",
-              type: "function",
-              function: { name: "read", arguments: JSON.stringify({ path: "hello.txt" }) },
-            },
-          ],
-        }),
-      );
-      res.write(chunk({}, "tool_calls"));
-    }
-    res.end("data: [DONE]\n\n");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+export const TARGET_RATIO = 2;
+export const TARGET_PEAK_MB = 60;
+
+function targetLine(samples: Sample[], floorMs: number): string {
+  const ratio = median(samples.map((s) => s.ms)) / floorMs;
+  const mbs = samples.map((s) => s.mb).filter((m): m is number => m !== undefined);
+  const peak = mbs.length ? median(mbs) : undefined;
+  const verdict = (met: boolean) => (met ? "met" : "NOT met");
+  const time = `${ratio.toFixed(2)}x the floor (target <= ${TARGET_RATIO}x: ${verdict(ratio <= TARGET_RATIO)})`;
+  const memory =
+    peak === undefined
+      ? "peak RSS not measured (no /usr/bin/time)"
+      : `${peak.toFixed(1)} MB peak (target < ${TARGET_PEAK_MB}: ${verdict(peak < TARGET_PEAK_MB)})`;
+  return `  ${time}, ${memory}`;
 }
 
 export async function cliBench(): Promise<void> {
@@ -121,21 +91,7 @@ export async function cliBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "kc-cli-bench-"));
   const server = await startChatServer();
   try {
-    const agentDir = join(dir, "agent");
-    mkdirSync(agentDir);
-    writeFileSync(
-      join(agentDir, "models.json"),
-      JSON.stringify({
-        providers: {
-          local: {
-            baseUrl: `${server.url}/v1`,
-            api: "openai-completions",
-            models: [{ id: "bench-model", contextWindow: 32000, maxTokens: 1024 }],
-          },
-        },
-      }),
-    );
-    writeFileSync(join(dir, "hello.txt"), "hello\n");
+    const agentDir = writeLocalRunFixture(dir, server.url);
     // NODE_EXTRA_CA_CERTS makes every Node start parse that certificate file before any script runs (about
     // 50-80 ms on a machine whose variable names a full CA bundle). Nothing here leaves 127.0.0.1, so the rows are
     // measured without it, and the floor is printed both ways so the difference stays visible.
@@ -162,14 +118,13 @@ export async function cliBench(): Promise<void> {
     }
     lines.push(row("--version", await repeat(["--version"]), floor));
     lines.push(row("--help", await repeat(["--help"]), floor));
-    const local = ["--mode", "json", "--no-session", "--provider", "local", "--model", "bench-model"];
     // The command's compiled-code cache (<agentDir>/cache/v8) is written by the first run: the row above is the
     // usual start, this one every start after an upgrade or with KNIGHTCODE_CODE_CACHE=0.
-    lines.push(
-      row("2-turn JSON run (local server, read tool)", await repeat([...local, "Read hello.txt"]), floor),
-    );
+    const localRun = await repeat(LOCAL_RUN);
+    lines.push(row("2-turn JSON run (local server, read tool)", localRun, floor));
+    lines.push(targetLine(localRun, floor));
     if (extraCaCerts) {
-      const withCerts = await repeat([...local, "Read hello.txt"], undefined, {
+      const withCerts = await repeat(LOCAL_RUN, undefined, {
         ...env,
         NODE_EXTRA_CA_CERTS: extraCaCerts,
       });
@@ -178,7 +133,7 @@ export async function cliBench(): Promise<void> {
     const uncached: Sample[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       rmSync(join(agentDir, "cache", "v8"), { recursive: true, force: true });
-      uncached.push(await measure([process.execPath, bin, ...local, "Read hello.txt"], env, dir));
+      uncached.push(await measure([process.execPath, bin, ...LOCAL_RUN], env, dir));
     }
     lines.push(row("  the same, no code cache yet", uncached, floor));
 

@@ -20,6 +20,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { type BuildOptions, build, type Plugin } from "esbuild";
+import { wrapBundle } from "../hosts/cli/bundle-format.js";
 
 const root = new URL("..", import.meta.url);
 const outdir = new URL("dist/", root).pathname;
@@ -263,9 +264,11 @@ async function writeCjsBundle(stem: string, options: BuildOptions): Promise<CjsO
       `${stem} has import() calls the loader cannot serve (${rewritten} rewritten, ${dynamicImports} external dynamic imports)`,
     );
   }
-  const name = `${stem}-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.cjs`;
+  // The file holds the code as the loader compiles it (hosts/cli/bundle-format.ts).
+  const file = wrapBundle(code);
+  const name = `${stem}-${createHash("sha256").update(file).digest("hex").slice(0, 16)}.cjs`;
   mkdirSync(new URL("chunks/", `file://${outdir}`), { recursive: true });
-  writeFileSync(new URL(`chunks/${name}`, `file://${outdir}`), code);
+  writeFileSync(new URL(`chunks/${name}`, `file://${outdir}`), file);
   return {
     name,
     sources: Object.keys(inputs).filter((path) => !path.includes("node_modules/")),

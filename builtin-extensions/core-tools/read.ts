@@ -106,6 +106,9 @@ async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
+/** Files up to this size are read whole (one read); larger ones stream, so they are never held whole. */
+const WHOLE_FILE_BYTES = 256 * 1024;
+
 /** The gutter of `cat -n`: the number right-aligned in six columns, then a tab. */
 const numbered = (n: number, line: string) => `${String(n).padStart(6)}\t${line}`;
 
@@ -174,11 +177,15 @@ export function createReadTool(
         if (!info.isFile()) throw new Error(`${shown} is not a regular file; read cannot show it`);
         size = info.size;
       }
-      // Without a stream the operations can only give the whole file, which then serves every step below.
-      const whole = ops.createReadStream ? undefined : await ops.readFile(path).catch(fail);
-      const head = ops.createReadStream
-        ? await collect(ops.createReadStream(path, { start: 0, end: SNIFF_BYTES - 1 })).catch(fail)
-        : whole!.subarray(0, SNIFF_BYTES);
+      // Without a stream the operations can only give the whole file, which then serves every step below; so does
+      // a file small enough to hold (one read instead of opening it twice for a stream).
+      const whole =
+        ops.createReadStream && (size === undefined || size > WHOLE_FILE_BYTES)
+          ? undefined
+          : await ops.readFile(path).catch(fail);
+      const head = whole
+        ? whole.subarray(0, SNIFF_BYTES)
+        : await collect(ops.createReadStream!(path, { start: 0, end: SNIFF_BYTES - 1 })).catch(fail);
       size ??= whole!.length;
 
       const detected = ops.detectImageMimeType

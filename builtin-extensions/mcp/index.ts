@@ -21,8 +21,6 @@ import {
 } from "@knightcodeai/cli/kit";
 import type { McpManager } from "./manager.js";
 
-export { DEFAULT_STARTUP_WAIT_MS, promptArguments } from "./manager.js";
-
 export default function mcp(knightcode: ExtensionAPI): void {
   let loading: Promise<McpManager> | undefined;
   let manager: McpManager | undefined;

@@ -17,6 +17,9 @@
  *   the CLI from the ES module chunks instead, as `import("@knightcodeai/cli")` loads them (a way around a fault in
  *   the bundle, and how the tests watch which modules a run loads).
  *
+ * The bundle files are written as the function expression compiled here, in ASCII (bundle-format.ts): they are
+ * read as Latin-1 and compiled as read.
+ *
  * In the bundle every module's text is present, but a module's code runs only when first required (esbuild keeps
  * the lazy `import()` boundaries as lazy initialisers), and V8 compiles a function only when it is called: a print
  * run still does not evaluate the RPC or interactive mode.
@@ -52,7 +55,7 @@ export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli
   const file = fileURLToPath(new URL(`../../chunks/${name}`, import.meta.url));
   let found: { file: string; source: string };
   try {
-    found = { file, source: readFileSync(file, "utf8") };
+    found = { file, source: readFileSync(file, "latin1") };
   } catch {
     return undefined;
   }
@@ -70,7 +73,7 @@ export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli
     const file = join(chunks, sideName);
     let source: string;
     try {
-      source = readFileSync(file, "utf8");
+      source = readFileSync(file, "latin1");
     } catch (error) {
       throw new Error(
         `${file} is missing (${(error as NodeJS.ErrnoException).code}); reinstall, or run with KNIGHTCODE_CLI_BUNDLE=0`,
@@ -133,10 +136,8 @@ class CodeCache {
       damaged = found === "damaged";
       cachedData = found === "damaged" ? undefined : found;
     }
-    const script = new vm.Script(
-      `(function (exports, require, module, __filename, __dirname, __kcImport, __kcSide) {"use strict";${source}\n})`,
-      { filename: file, ...(cachedData ? { cachedData } : {}) },
-    );
+    // The file is the wrapped function expression already (bundle-format.ts).
+    const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const state: CacheState = !this.enabled
       ? "off"
       : damaged || script.cachedDataRejected

@@ -6,7 +6,7 @@
  * Values the server sent by reference (`{ref, bytes}`) come back whole with `readPayload`; `resolveItem` and
  * `resolveTurn` replace every reference in an item or a turn by its value.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Static } from "@sinclair/typebox";
 import type {
   notificationSpecs,
@@ -312,6 +312,9 @@ export function spawnAppServer(options: {
   /** Checks every result, notification and server request against the protocol (see `AppServerMessageCheck`). */
   check?: AppServerMessageCheck;
 }): SpawnedAppServer {
+  // Looked up here, not imported: every run of the CLI loads the SDK (and Node's child_process with its helpers
+  // would load with it), while only app-server clients spawn.
+  const { spawn } = process.getBuiltinModule("node:child_process");
   const child = spawn(options.command, options.args ?? ["app-server"], {
     cwd: options.cwd,
     env: options.env ?? process.env,

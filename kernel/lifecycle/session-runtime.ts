@@ -24,7 +24,7 @@ import type { LoadedExtension, LoadResult } from "../extensions/loader.js";
 import { ServiceDirectory, SharedServiceInstances } from "../extensions/services.js";
 import { DisposableStore } from "./disposable.js";
 import { createFallbackContext, guardContext } from "./fallback-context.js";
-import { runInSession } from "./session-binding.js";
+import { boundSession, runInSession } from "./session-binding.js";
 
 export type RuntimeState = "loading" | "ready" | "shutting-down" | "disposed";
 
@@ -95,7 +95,9 @@ export class SessionRuntime {
   /** `knightcode.services`: what the session's extensions provide one another. */
   readonly services: ServiceDirectory;
   private generation = new Generation();
-  private extensions: readonly LoadedExtension[];
+  private _extensions: readonly LoadedExtension[] = [];
+  /** Whether code from outside the built-ins runs in this session (see `enter`). */
+  private bindsCode = false;
   private infos: ExtensionInfo[] = [];
   private failure: Error | undefined;
   private contextCache: { generation: Generation; ctx: ExtensionContext } | undefined;
@@ -112,7 +114,7 @@ export class SessionRuntime {
     this.bus = new HookBus({
       ...options.bus,
       onHandlerError: (report) => this.handleError(report),
-      enter: (fn) => runInSession(this, fn),
+      enter: (fn) => this.enter(fn),
     });
     this.channels = new SharedEventChannels((report) => this.handleError(report));
     this.services = new ServiceDirectory(
@@ -124,6 +126,26 @@ export class SessionRuntime {
       [coreTokens.runtime, this],
       ...(options.values ?? []),
     ]);
+  }
+
+  private get extensions(): readonly LoadedExtension[] {
+    return this._extensions;
+  }
+
+  private set extensions(extensions: readonly LoadedExtension[]) {
+    this._extensions = extensions;
+    this.bindsCode = extensions.some((ext) => ext.origin !== "builtin");
+  }
+
+  /**
+   * Runs extension code bound to this session (session-binding.ts). Only module-scope model calls read the binding
+   * (the kit's `complete()`, `getModel()`), and no built-in makes them, while binding makes Node run an async hook
+   * for every promise of the process from then on (AsyncLocalStorage; several ms and MBs on a print run). So a
+   * session of built-ins alone runs its code unbound, unless it is called from code bound to a session already,
+   * which then is rebound to this one as before.
+   */
+  private enter<T>(fn: () => T): T {
+    return this.bindsCode || boundSession() !== undefined ? runInSession(this, fn) : fn();
   }
 
   get state(): RuntimeState {
@@ -344,7 +366,7 @@ export class SessionRuntime {
         log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {
-        await runInSession(this, () => ext.factory(api));
+        await this.enter(() => ext.factory(api));
         this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
         for (const name of names) generation.started.add(name);
       } catch (error) {

@@ -8,11 +8,15 @@
  * The schemas require what KnightCode reads from a value (a message's role and content, a block's type and text),
  * not every field of the declared types: a handler that leaves out a timestamp is not refused. Events whose returns
  * are checked where they are used (`before_provider_request`, `before_provider_headers`: a bad value refuses the
- * request with a clear error) have no schema here. Checkers are compiled on first use, so startup pays nothing and a
- * check costs a few property reads per value.
+ * request with a clear error) have no schema here. An event's first two returns are checked the interpreted way
+ * (TypeBox's `Value.Check`, the same rules), and its checker is compiled on the third: compiling generates and
+ * compiles a function, more than a short run's few checks cost, while a long session's checks cost a few property
+ * reads per value.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { Errors } from "@sinclair/typebox/errors";
+import { Check } from "@sinclair/typebox/value";
 import type { ExtensionEventName } from "../../kernel/api/events.js";
 
 const text = Type.Object({ type: Type.Literal("text"), text: Type.String() });
@@ -84,6 +88,10 @@ export type CheckedEvent = keyof typeof returnSchemas;
 export type CheckedReturn<E extends CheckedEvent> = Static<(typeof returnSchemas)[E]>;
 
 const compiled = new Map<string, TypeCheck<TSchema>>();
+/** How often each event's returns were checked before its checker was compiled. */
+const interpreted = new Map<string, number>();
+/** The check of an event's returns at which its checker is compiled. */
+const COMPILE_AT_USE = 3;
 
 /** Thrown in place of a handler whose return does not have its event's shape; the bus reports it like a throw. */
 export class InvalidReturnError extends TypeError {
@@ -99,11 +107,21 @@ export function checkReturn(event: string, value: unknown): void {
   let check = compiled.get(event);
   if (!check) {
     if (!Object.hasOwn(returnSchemas, event)) return;
-    check = TypeCompiler.Compile(returnSchemas[event as CheckedEvent] as TSchema);
+    const schema = returnSchemas[event as CheckedEvent] as TSchema;
+    const uses = (interpreted.get(event) ?? 0) + 1;
+    if (uses < COMPILE_AT_USE) {
+      interpreted.set(event, uses);
+      if (Check(schema, value)) return;
+      invalid(event, Errors(schema, value).First());
+    }
+    check = TypeCompiler.Compile(schema);
     compiled.set(event, check);
   }
   if (check.Check(value)) return;
-  const first = check.Errors(value).First();
+  invalid(event, check.Errors(value).First());
+}
+
+function invalid(event: string, first: { path: string; message: string } | undefined): never {
   const where = first?.path ? `${first.path}: ` : "";
   throw new InvalidReturnError(event, first ? `${where}${first.message}` : "it does not match");
 }

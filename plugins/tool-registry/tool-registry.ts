@@ -9,7 +9,8 @@
 import { createRequire } from "node:module";
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import { Default } from "@sinclair/typebox/value";
+import { Errors } from "@sinclair/typebox/errors";
+import { Check, Default } from "@sinclair/typebox/value";
 import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import {
   type Disposable,
@@ -54,6 +55,8 @@ export class ToolRegistry implements ToolService {
   /** Defaults shadowed by a replacement, restored when the replacement goes away. */
   private readonly shadowed = new Map<string, RegisteredTool>();
   private readonly checks = new WeakMap<TSchema, TypeCheck<TSchema> | null>();
+  /** How often each schema was checked without a compiled check (see `compiled`). */
+  private readonly uses = new WeakMap<TSchema, number>();
   private readonly plainChecks = new WeakMap<object, ValidateFunction>();
   private readonly resolvers: { owner: ExtensionInfo; resolver: ToolRendererResolver }[] = [];
   private active = new Set<string>();
@@ -242,11 +245,19 @@ export class ToolRegistry implements ToolService {
       };
     }
     const check = this.compiled(schema);
-    // TypeBox compiles only the kinds it knows; a schema with others (Type.Unsafe, a custom kind) is still JSON
+    // TypeBox checks only the kinds it knows; a schema with others (Type.Unsafe, a custom kind) is still JSON
     // Schema, which Ajv checks.
-    if (!check) return this.checkPlainSchema(name, schema, args);
-    if (check.Check(args)) return { ok: true, value: args as Record<string, unknown> };
-    const problems = [...check.Errors(args)].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
+    if (check === null) return this.checkPlainSchema(name, schema, args);
+    let valid: boolean;
+    try {
+      valid = check ? check.Check(args) : Check(schema, args);
+    } catch {
+      this.checks.set(schema, null);
+      return this.checkPlainSchema(name, schema, args);
+    }
+    if (valid) return { ok: true, value: args as Record<string, unknown> };
+    const errors = check ? check.Errors(args) : Errors(schema, args);
+    const problems = [...errors].slice(0, 3).map((e) => `${e.path || "/"}: ${e.message}`);
     return { ok: false, error: `Invalid arguments for tool "${name}": ${problems.join("; ")}` };
   }
 
@@ -313,8 +324,17 @@ export class ToolRegistry implements ToolService {
     this.changed();
   }
 
-  private compiled(schema: TSchema): TypeCheck<TSchema> | undefined {
-    if (this.checks.has(schema)) return this.checks.get(schema) ?? undefined;
+  /**
+   * The compiled check of a schema, null when TypeBox cannot check it (checkArguments falls back to Ajv), or
+   * undefined for its first checks: compiling generates and compiles a function, which costs a run more than
+   * checking the arguments of its first calls the interpreted way (TypeBox's `Value.Check`, the same rules), so a
+   * schema is compiled when a session uses it the third time.
+   */
+  private compiled(schema: TSchema): TypeCheck<TSchema> | null | undefined {
+    if (this.checks.has(schema)) return this.checks.get(schema);
+    const uses = (this.uses.get(schema) ?? 0) + 1;
+    this.uses.set(schema, uses);
+    if (uses < COMPILE_AT_USE) return undefined;
     let check: TypeCheck<TSchema> | null = null;
     try {
       check = TypeCompiler.Compile(schema);
@@ -322,13 +342,16 @@ export class ToolRegistry implements ToolService {
       // Remembered as null: checkArguments falls back to Ajv.
     }
     this.checks.set(schema, check);
-    return check ?? undefined;
+    return check;
   }
 
   private changed(): void {
     for (const listener of this.listeners) listener();
   }
 }
+
+/** The use of a tool's schema at which its check is compiled (see `ToolRegistry.compiled`). */
+const COMPILE_AT_USE = 3;
 
 function validateDefinition(owner: ExtensionInfo, definition: ToolDefinition<TSchema, unknown>): void {
   const problem = (message: string) => new KernelError("KC_ERR_INVALID_TOOL", `${owner.id}: ${message}`);

@@ -192,6 +192,28 @@ describe("event catalogue", () => {
     }
   });
 
+  it("answers the same for a checked return whether its checker is interpreted or compiled (from the third check)", () => {
+    const refusal = (value: unknown) => {
+      try {
+        checkReturn("cache_warming_decision", value);
+        return "accepted";
+      } catch (error) {
+        expect(error).to.be.instanceOf(InvalidReturnError);
+        return (error as Error).message;
+      }
+    };
+    const answers = Array.from({ length: 4 }, () => [
+      refusal({ action: "warm" }),
+      refusal({ action: "later" }),
+      refusal({ nothing: true }),
+    ]);
+    expect(answers[0]![0]).to.equal("accepted");
+    expect(answers[0]![1]).to.match(
+      /cache_warming_decision handler returned a value of the wrong shape: \/action/,
+    );
+    for (const later of answers.slice(1)) expect(later).to.deep.equal(answers[0]);
+  });
+
   it("is frozen", () => {
     expect(Object.isFrozen(eventCatalog)).to.equal(true);
     expect(Object.isFrozen(eventCatalog.tool_call)).to.equal(true);

@@ -4,7 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
-import { createReadTool, type ReadDetails } from "../../../builtin-extensions/core-tools/read.js";
+import {
+  createLocalReadOperations,
+  createReadTool,
+  type ReadDetails,
+} from "../../../builtin-extensions/core-tools/read.js";
 import type { ExtensionAPI, ExtensionToolContext, ToolResult } from "../../../kernel/index.js";
 
 /** A real 1x1 PNG. */
@@ -33,6 +37,42 @@ describe("core tools: read", () => {
     dir = mkdtempSync(join(tmpdir(), "kc-read-"));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("reads a small file whole in one read and streams a large one without reading it whole", async () => {
+    const local = createLocalReadOperations();
+    const calls: string[] = [];
+    const counted = createReadTool(undefined, {
+      operations: {
+        ...local,
+        readFile: (path) => {
+          calls.push("readFile");
+          return local.readFile(path);
+        },
+        createReadStream: (path, options) => {
+          calls.push("stream");
+          return local.createReadStream!(path, options);
+        },
+      },
+    });
+    writeFileSync(join(dir, "small.txt"), lines(3));
+    const small = await counted.execute("call-1", { path: "small.txt" }, undefined, undefined, ctx());
+    expect(text(small)).to.contain("     3\tline 3");
+    expect(calls).to.deep.equal(["readFile"]);
+    calls.length = 0;
+    writeFileSync(
+      join(dir, "large.txt"),
+      lines(40_000, (i) => `line ${i} ${"x".repeat(10)}`),
+    );
+    const large = await counted.execute(
+      "call-2",
+      { path: "large.txt", limit: 2 },
+      undefined,
+      undefined,
+      ctx(),
+    );
+    expect(text(large)).to.contain("     2\tline 2");
+    expect(calls).to.deep.equal(["stream", "stream"]);
+  });
 
   it("describes itself as a read-only tool", () => {
     expect(tool.name).to.equal("read");

@@ -76,6 +76,8 @@ describe("what knightcode loads", () => {
     expect(under(run.sources, "builtin-extensions/mode-rpc/")).to.deep.equal([
       "builtin-extensions/mode-rpc/index.ts",
     ]);
+    // No MCP server is configured: builtin:mcp registers its factory and loads none of its client.
+    expect(under(run.sources, "builtin-extensions/mcp/")).to.deep.equal(["builtin-extensions/mcp/index.ts"]);
     expect(under(run.sources, "builtin-extensions/mode-interactive/")).to.deep.equal([
       "builtin-extensions/mode-interactive/index.ts",
     ]);

@@ -151,6 +151,40 @@ describe("tool registry", () => {
     expect((bad as { error: string }).error).to.contain("/path");
   });
 
+  it("checks a schema's first calls the interpreted way and later ones compiled, with the same answers", () => {
+    const registry = new ToolRegistry();
+    const parameters = Type.Object({
+      path: Type.String(),
+      limit: Type.Optional(Type.Integer({ minimum: 1 })),
+    });
+    registry.registerTool(owner("cli:a"), tool("look", { parameters }));
+    const answers = Array.from({ length: 4 }, () => [
+      registry.checkArguments("look", { path: "a.txt", limit: 2 }),
+      registry.checkArguments("look", { path: "a.txt", limit: 0 }),
+      registry.checkArguments("look", { limit: "x" }),
+    ]);
+    expect(answers[0]![0]).to.deep.equal({ ok: true, value: { path: "a.txt", limit: 2 } });
+    expect((answers[0]![1] as { error: string }).error).to.contain("/limit");
+    expect((answers[0]![2] as { error: string }).error).to.match(/\/path.*\/limit|\/limit.*\/path/);
+    for (const later of answers.slice(1)) expect(later).to.deep.equal(answers[0]);
+    // A kind TypeBox does not know is checked by Ajv from the first call on.
+    registry.registerTool(
+      owner("cli:a"),
+      tool("odd", {
+        parameters: Type.Unsafe<{ n: number }>({
+          [Symbol.for("TypeBox.Kind")]: "Odd",
+          type: "object",
+          properties: { n: { type: "number" } },
+          required: ["n"],
+        }),
+      }),
+    );
+    for (let i = 0; i < 4; i++) {
+      expect(registry.checkArguments("odd", { n: 1 }).ok).to.equal(true);
+      expect((registry.checkArguments("odd", { n: "1" }) as { error: string }).error).to.contain("/n");
+    }
+  });
+
   it("validates tools that bring a plain JSON Schema (as MCP servers do), naming the field", () => {
     const registry = new ToolRegistry();
     registry.registerTool(
