@@ -123,6 +123,9 @@ export async function writeFileAtomic(
   return { created: mode === undefined };
 }
 
+/** How long, at most, `replaceFileIfUnchanged` watches the replaced file for a writer still appending to it. */
+const LATE_APPEND_WATCH_MS = 100;
+
 /** Why a replacement did not happen: the file is no longer what the caller read. */
 export type ReplaceOutcome = { replaced: true } | { replaced: false };
 
@@ -134,8 +137,9 @@ export type ReplaceOutcome = { replaced: true } | { replaced: false };
  *   loses nothing;
  * - any other change (a byte of `expected` differs, the file shrank, or another file was renamed over it) leaves
  *   the file alone and returns `{replaced: false}`, so the caller can redo its work on the new content.
- * A program that keeps the file open and writes to it after the rename writes to the replaced file: that is the
- * limit of every replace-by-rename.
+ * A program that keeps the file open and writes to it after the rename writes to the replaced file; while appends
+ * keep arriving there, it is watched for up to 100 ms and what arrives is carried over, but a writer holding the
+ * file open longer than that is the limit of every replace-by-rename.
  */
 export async function replaceFileIfUnchanged(
   path: string,
@@ -183,9 +187,20 @@ export async function replaceFileIfUnchanged(
     } finally {
       if (!renamed) await unlink(temp).catch(() => {});
     }
-    // Appends that reached the old file after the check; through `handle` it is still readable.
-    const late = await readFrom(handle, seen);
-    if (late.length > 0) await appendFile(target, late);
+    // Appends that reached the old file after the check; through `handle` it is still readable. A writer that
+    // opened the old file just before the rename may still write to it: when appends are arriving, the old file is
+    // watched a little longer (bounded) until it stays quiet, and what lands there is carried over too.
+    for (let quiet = 0, waited = 0; ; ) {
+      const late = await readFrom(handle, seen);
+      if (late.length > 0) {
+        await appendFile(target, late);
+        seen += late.length;
+        quiet = 0;
+      } else if (waited === 0 || ++quiet >= 3) break;
+      if (waited >= LATE_APPEND_WATCH_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      waited += 5;
+    }
     return { replaced: true };
   } finally {
     await handle.close();
