@@ -25,6 +25,7 @@ import {
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
 import type { ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { exactId, type RequestId } from "./exact-id.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { gitOf } from "./methods-git.js";
 import { registerThreadMethods } from "./methods-threads.js";
@@ -110,8 +111,11 @@ export class AppServer {
       return;
     }
     const m = message as Record<string, unknown>;
-    const id = Object.hasOwn(m, "id") ? m.id : undefined;
-    const validId = typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+    const parsedId = Object.hasOwn(m, "id") ? m.id : undefined;
+    const validId =
+      typeof parsedId === "string" || (typeof parsedId === "number" && Number.isFinite(parsedId));
+    // Echoed exactly as sent: a number past double precision keeps its source text.
+    const id = validId ? exactId(text, parsedId) : parsedId;
     if (Object.hasOwn(m, "jsonrpc") && m.jsonrpc !== "2.0") {
       connection.send(
         errorReply(validId ? id : null, -32600, 'Invalid request: "jsonrpc" must be "2.0"', "invalidRequest"),
@@ -144,7 +148,7 @@ export class AppServer {
       );
       return;
     }
-    const work = this.dispatch(connection, id as string | number, m.method, m.params);
+    const work = this.dispatch(connection, id as RequestId, m.method, m.params);
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
   }
@@ -156,7 +160,7 @@ export class AppServer {
 
   private async dispatch(
     connection: Connection,
-    id: string | number,
+    id: RequestId,
     method: string,
     params: unknown,
   ): Promise<void> {
