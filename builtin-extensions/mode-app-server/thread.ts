@@ -261,7 +261,31 @@ export class LoadedThread {
     };
   }
 
+  /**
+   * A value computed from the session's entries, kept until `key` changes. Entries are only ever appended (each
+   * append, branch switch or compaction moves the leaf), so keys built on the leaf id tell when to compute again;
+   * without this every history page re-read the whole file (message entries are read back from disk).
+   */
+  private memo<T>(name: string, key: string, compute: () => T): T {
+    const held = this.memos.get(name);
+    if (held && held.key === key) return held.value as T;
+    const value = compute();
+    this.memos.set(name, { key, value });
+    return value;
+  }
+
+  private readonly memos = new Map<string, { key: string; value: unknown }>();
+
+  private leafKey(): string {
+    return String(this.session.sessionManager.getLeafId());
+  }
+
   usage(): TokenUsageWire {
+    const model = this.session.getState().model;
+    return this.memo("usage", `${this.leafKey()}|${model?.provider}/${model?.id}`, () => this.computeUsage());
+  }
+
+  private computeUsage(): TokenUsageWire {
     const stats = this.session.getSessionStats();
     const t = stats.tokens;
     return {
@@ -275,22 +299,29 @@ export class LoadedThread {
     };
   }
 
+  /** The history as turns, built once per state of the session: a page of it costs the same wherever it is. */
   history(): Turn[] {
-    return historyTurns(this.session.sessionManager.getBranch(), this.payloads, this.running?.id);
+    const running = this.running?.id;
+    return this.memo("history", `${this.leafKey()}|${running}`, () =>
+      historyTurns(this.session.sessionManager.getBranch(), this.payloads, running),
+    );
   }
 
   info(): ThreadWire {
     const manager = this.session.sessionManager;
     const header = manager.getHeader();
     const state = this.session.getState();
-    let preview = "";
-    let updated = Date.parse(header.timestamp);
-    for (const entry of manager.getEntries()) {
-      const at = Date.parse(entry.timestamp);
-      if (at > updated) updated = at;
-      if (!preview && entry.type === "message" && entry.message.role === "user")
-        preview = cleanText(textOf(entry.message.content));
-    }
+    const { preview, updated } = this.memo("info", this.leafKey(), () => {
+      let preview = "";
+      let updated = Date.parse(header.timestamp);
+      for (const entry of manager.getEntries()) {
+        const at = Date.parse(entry.timestamp);
+        if (at > updated) updated = at;
+        if (!preview && entry.type === "message" && entry.message.role === "user")
+          preview = cleanText(textOf(entry.message.content));
+      }
+      return { preview, updated };
+    });
     // A new session's file is written with its first entry; until then the thread has none to name.
     const file = state.sessionFile && existsSync(state.sessionFile) ? state.sessionFile : undefined;
     return {
