@@ -219,7 +219,7 @@ async function listing(dir: string): Promise<void> {
 
 /**
  * History paging: a thread of HISTORY_ENTRIES entries (a user message and an answer per turn) read back a page at
- * a time with `thread/resume` and its cursor. The first read loads the thread; after it, a page should cost the
+ * a time with `thread/resume` and its cursor, with a compaction at the end. The first read loads the thread; after it, a page should cost the
  * same at the newest end, in the middle and at the oldest end.
  */
 const HISTORY_ENTRIES = 100_000;
@@ -269,6 +269,19 @@ export async function historyPages(dir: string): Promise<void> {
     );
     parent = entryId;
   }
+  // A compaction near the end, as a long session has: the session lets go of the entries before what it kept, so
+  // reading them means reading the file again.
+  lines.push(
+    JSON.stringify({
+      type: "compaction",
+      id: "hcompact",
+      parentId: parent,
+      timestamp: new Date(base + HISTORY_ENTRIES).toISOString(),
+      summary: "What happened so far",
+      firstKeptEntryId: `h${(HISTORY_ENTRIES - 20).toString(16).padStart(7, "0")}`,
+      tokensBefore: 100_000,
+    }),
+  );
   writeFileSync(join(folder, sessionFileName(timestamp, id)), `${lines.join("\n")}\n`);
   const server = start(agentDir, dir);
   try {

@@ -163,6 +163,18 @@ describe("knightcode app-server: threads", function () {
       lines.push(JSON.stringify({ type: "message", id: entryId, parentId: parent, timestamp, message }));
       parent = entryId;
     }
+    // A compaction at the end: the entries before what it kept are read back from the file.
+    lines.push(
+      JSON.stringify({
+        type: "compaction",
+        id: "compact",
+        parentId: parent,
+        timestamp,
+        summary: "So far",
+        firstKeptEntryId: "m5990",
+        tokensBefore: 1000,
+      }),
+    );
     writeFileSync(join(folder, sessionFileName(timestamp, id)), `${lines.join("\n")}\n`);
     const server = await h.start();
     const { client } = server;
