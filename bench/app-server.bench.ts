@@ -217,12 +217,114 @@ async function listing(dir: string): Promise<void> {
   }
 }
 
+/**
+ * History paging: a thread of HISTORY_ENTRIES entries (a user message and an answer per turn) read back a page at
+ * a time with `thread/resume` and its cursor, with a compaction at the end. The first read loads the thread; after it, a page should cost the
+ * same at the newest end, in the middle and at the oldest end.
+ */
+const HISTORY_ENTRIES = 100_000;
+
+export async function historyPages(dir: string): Promise<void> {
+  const agentDir = agentDirFor(dir, "http://127.0.0.1:9");
+  const cwd = join(dir, "project");
+  mkdirSync(cwd, { recursive: true });
+  const folder = cwdSessionDir(join(agentDir, "sessions"), cwd);
+  mkdirSync(folder, { recursive: true });
+  const base = Date.parse("2026-01-01T00:00:00.000Z");
+  const timestamp = new Date(base).toISOString();
+  const id = "00000000-0000-4000-8000-000000000001";
+  const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp, cwd })];
+  let parent: string | null = null;
+  for (let i = 0; i < HISTORY_ENTRIES; i++) {
+    const entryId = `h${i.toString(16).padStart(7, "0")}`;
+    const at = base + i;
+    const message =
+      i % 2 === 0
+        ? { role: "user", content: `Question ${i} about the code`, timestamp: at }
+        : {
+            role: "assistant",
+            content: [{ type: "text", text: `Answer ${i}: ${"lorem ipsum ".repeat(8)}` }],
+            api: "openai-completions",
+            provider: "local",
+            model: "m",
+            usage: {
+              input: 1,
+              output: 1,
+              cacheRead: 0,
+              cacheWrite: 0,
+              totalTokens: 2,
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+            },
+            stopReason: "stop",
+            timestamp: at,
+          };
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: entryId,
+        parentId: parent,
+        timestamp: new Date(at).toISOString(),
+        message,
+      }),
+    );
+    parent = entryId;
+  }
+  // A compaction near the end, as a long session has: the session lets go of the entries before what it kept, so
+  // reading them means reading the file again.
+  lines.push(
+    JSON.stringify({
+      type: "compaction",
+      id: "hcompact",
+      parentId: parent,
+      timestamp: new Date(base + HISTORY_ENTRIES).toISOString(),
+      summary: "What happened so far",
+      firstKeptEntryId: `h${(HISTORY_ENTRIES - 20).toString(16).padStart(7, "0")}`,
+      tokensBefore: 100_000,
+    }),
+  );
+  writeFileSync(join(folder, sessionFileName(timestamp, id)), `${lines.join("\n")}\n`);
+  const server = start(agentDir, dir);
+  try {
+    const { client } = server;
+    await client.initialize("bench", "1");
+    const timed = async (cursor: string | undefined) => {
+      const t0 = performance.now();
+      const page = await client.request("thread/resume", { threadId: id, ...(cursor ? { cursor } : {}) });
+      return { ms: performance.now() - t0, page };
+    };
+    const load = await timed(undefined);
+    const total = Number(load.page.nextCursor ?? 0) + load.page.turns.length;
+    const rows: [string, string | undefined][] = [
+      ["first (newest)", undefined],
+      ["middle", String(Math.floor(total / 2))],
+      ["last (oldest)", load.page.turns.length < total ? String(load.page.turns.length) : undefined],
+    ];
+    const costs: string[] = [];
+    for (const [name, cursor] of rows) {
+      const times: number[] = [];
+      let turns = 0;
+      for (let i = 0; i < 5; i++) {
+        const { ms, page } = await timed(cursor);
+        times.push(ms);
+        turns = page.turns.length;
+      }
+      costs.push(`${name} ${median(times).toFixed(1)} ms (${turns} turns)`);
+    }
+    console.log(
+      `app-server: history of ${HISTORY_ENTRIES.toLocaleString("en")} entries (${total} turns) by thread/resume pages: loading ${load.ms.toFixed(0)} ms, then a page: ${costs.join(", ")}`,
+    );
+  } finally {
+    await server.stop(10_000);
+  }
+}
+
 export async function appServerBench(): Promise<void> {
   if (!existsSync(cli)) execFileSync("npx", ["tsx", "scripts/build.ts"], { cwd: root, stdio: "inherit" });
   const dir = mkdtempSync(join(tmpdir(), "kc-bench-app-server-"));
   try {
     await memoryAndLatency(join(dir, "load"));
     await listing(join(dir, "list"));
+    await historyPages(join(dir, "history"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

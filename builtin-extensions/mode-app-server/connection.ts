@@ -7,7 +7,7 @@
  * cannot take; past four times that, the client is too slow to keep and the connection is closed, so one slow
  * client never holds memory or other clients hostage. Requests running at once are bounded the same way.
  */
-import { stringifySafely } from "@knightcodeai/cli/kit";
+import { stringifyMessage } from "./exact-id.js";
 
 export interface Transport {
   readonly kind: "stdio" | "websocket";
@@ -56,7 +56,7 @@ export class Connection {
       this.close("the client stopped reading; its queue passed the limit");
       return;
     }
-    this.transport.write(stringifySafely(message).text);
+    this.transport.write(stringifyMessage(message));
   }
 
   notify(method: string, params: Record<string, unknown>): void {

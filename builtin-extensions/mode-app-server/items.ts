@@ -146,7 +146,7 @@ export const TURN_MARKER = "app-server.turn";
 export interface TurnMarker {
   turnId: string;
   userItemId: string;
-  /** With review comments: what the user typed (the session holds the prompt composed with the comments). */
+  /** What the user typed (with review comments, the session holds the prompt composed with them). */
   text?: string;
   comments?: ReviewCommentWire[];
 }
@@ -160,28 +160,93 @@ function markerOf(entry: SessionEntry): TurnMarker | undefined {
   return {
     turnId: data.turnId,
     userItemId: data.userItemId,
-    ...(typeof data.text === "string" && Value.Check(Comments, data.comments)
-      ? { text: data.text, comments: data.comments }
-      : {}),
+    ...(typeof data.text === "string" ? { text: data.text } : {}),
+    ...(Value.Check(Comments, data.comments) ? { comments: data.comments } : {}),
   };
 }
 
-/** The active branch as turns, oldest first. */
-export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadStore): Turn[] {
+/**
+ * The custom entry a thread writes once a turn it marked has ended, with how it ended. A turn that has a user
+ * message but neither this record nor a final answer (an assistant message that stopped by itself) did not finish:
+ * the process died under it, and it reads back `interrupted`, never `completed`.
+ */
+export const TURN_END = "app-server.turn.end";
+
+export interface TurnEnd {
+  turnId: string;
+  status: "completed" | "interrupted" | "failed";
+  error?: string;
+  /** A queued input that never started: no turn. */
+  dropped?: boolean;
+}
+
+function turnEndOf(entry: SessionEntry): TurnEnd | undefined {
+  if (entry.type !== "custom" || entry.customType !== TURN_END) return undefined;
+  const data = entry.data as Partial<TurnEnd> | undefined;
+  if (typeof data?.turnId !== "string") return undefined;
+  if (data.status !== "completed" && data.status !== "interrupted" && data.status !== "failed")
+    return undefined;
+  return {
+    turnId: data.turnId,
+    status: data.status,
+    ...(typeof data.error === "string" ? { error: data.error } : {}),
+    ...(data.dropped === true ? { dropped: true } : {}),
+  };
+}
+
+/** Whether a message ends a turn: an answer that stopped by itself (no tool call left to run), or one that failed. */
+function endsTurn(message: AgentMessage): boolean {
+  return message.role === "assistant" && message.stopReason !== "toolUse" && message.stopReason !== "pending";
+}
+
+/**
+ * The active branch as turns, oldest first. `runningTurnId` is the turn running now in this process (it reads
+ * back `inProgress`); any other turn that did not end reads back `interrupted`.
+ */
+export function historyTurns(
+  branch: readonly SessionEntry[],
+  payloads: PayloadStore,
+  runningTurnId?: string,
+): Turn[] {
   const turns: Turn[] = [];
   let current: Turn | undefined;
   const calls = new Map<string, ToolCallItem>();
   let marker: TurnMarker | undefined;
+  /** Turns that have a user message, and whether their last message ended them. */
+  const prompted = new Map<Turn, boolean>();
+  const ends = new Map<string, TurnEnd>();
+  /** Turns opened by a thread's marker; a turn opened by a bare user message may continue the one before it. */
+  const marked = new Set<Turn>();
   const open = (id: string): Turn => {
     current = { id, status: "completed", items: [] };
     turns.push(current);
     return current;
   };
+  /** Turns known only by their marker: the process died before the turn's first step was saved. */
+  const unsaved = new Set<Turn>();
+  const leftBehind = (lost: TurnMarker) => {
+    const turn: Turn = { id: lost.turnId, status: "interrupted", items: [] };
+    if (lost.text !== undefined)
+      turn.items.push({
+        type: "userMessage",
+        id: lost.userItemId,
+        content: [{ type: "text", text: lost.text }],
+        ...(lost.comments ? { comments: lost.comments } : {}),
+      });
+    turns.push(turn);
+    unsaved.add(turn);
+  };
   for (const entry of branch) {
     const previous = marker;
     marker = markerOf(entry);
+    if (previous && !(entry.type === "message" && entry.message.role === "user")) leftBehind(previous);
     if (marker) continue;
     if (entry.type === "custom") {
+      const end = turnEndOf(entry);
+      if (end) {
+        ends.set(end.turnId, end);
+        continue;
+      }
       const files = current ? turnFilesOfEntry(entry) : undefined;
       if (current && files) current.files = files;
       continue;
@@ -207,10 +272,21 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
     }
     if (entry.type !== "message") continue;
     const message = entry.message;
+    // A marker always opens the turn it names.
     const opensTurn =
-      message.role === "user" && (!current || current.items.some((i) => i.type !== "userMessage"));
-    if (opensTurn) open(previous?.turnId ?? entry.id);
+      message.role === "user" &&
+      (previous !== undefined || !current || current.items.some((i) => i.type !== "userMessage"));
+    if (opensTurn) {
+      open(previous?.turnId ?? entry.id);
+      if (previous && current) marked.add(current);
+    }
     const turn = current ?? open(entry.id);
+    // What an extension posts (a custom message) neither starts nor ends the model's work.
+    if (
+      message.role === "user" ||
+      (prompted.has(turn) && (message.role === "assistant" || message.role === "toolResult"))
+    )
+      prompted.set(turn, endsTurn(message));
     if (message.role === "toolResult") {
       const call = calls.get(message.toolCallId);
       if (call) {
@@ -234,6 +310,34 @@ export function historyTurns(branch: readonly SessionEntry[], payloads: PayloadS
       }
       turn.items.push(item);
     }
+  }
+  if (marker) leftBehind(marker);
+  // A marker whose turn recorded an end (a command, a refused prompt, a dropped input) saved nothing to show.
+  for (const turn of unsaved) {
+    if (!ends.has(turn.id) && turn.id !== runningTurnId) continue;
+    turns.splice(turns.indexOf(turn), 1);
+  }
+  const running = runningTurnId === undefined ? -1 : turns.findIndex((t) => t.id === runningTurnId);
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i]!;
+    if (running >= 0 && i >= running) {
+      // The running turn, and what was steered into it.
+      turn.status = "inProgress";
+      continue;
+    }
+    const end = ends.get(turn.id);
+    if (end) {
+      // How the live turn ended is authoritative (a tool may end a turn without a final answer).
+      turn.status = end.status;
+      if (end.status === "failed" && !turn.error) turn.error = { message: end.error ?? "The turn failed" };
+      if (end.status !== "failed") delete turn.error;
+      continue;
+    }
+    if (turn.status !== "completed" || prompted.get(turn) !== false) continue;
+    // It stopped mid-way. Went on by a bare user message (a steer), it ends as that continuation ends;
+    // otherwise nothing finished it.
+    const next = turns[i + 1];
+    turn.status = next && !marked.has(next) && prompted.has(next) ? next.status : "interrupted";
   }
   return turns;
 }

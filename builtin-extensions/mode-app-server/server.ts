@@ -11,6 +11,7 @@
  * Threads unload `unloadDelayMs` after their last subscriber left while nothing runs (default 60 s, the
  * `KNIGHTCODE_APP_SERVER_UNLOAD_MS` environment variable changes it).
  */
+import { statSync } from "node:fs";
 import {
   type ExtensionContext,
   type ExtensionServices,
@@ -25,6 +26,7 @@ import {
 import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connection.js";
 import type { ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
+import { exactId, type RequestId } from "./exact-id.js";
 import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { gitOf } from "./methods-git.js";
 import { registerThreadMethods } from "./methods-threads.js";
@@ -38,6 +40,15 @@ import { describeWorkspace, inManagedWorktree, WorktreesSetting } from "./worksp
 export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
 /** How many unloaded threads keep the values their last history read sent by reference. */
 const READ_PAYLOAD_THREADS = 16;
+/** How many of those keep their turns too, so the next page of the same file is not built again. */
+const READ_TURNS_THREADS = 4;
+
+/** The last history read of an unloaded thread: its payloads, and its turns while the file is unchanged. */
+interface HistoryRead {
+  payloads: PayloadStore;
+  key: string | undefined;
+  turns?: Turn[];
+}
 
 export interface AppServerOptions {
   openSession(options: ModeSessionOptions): Promise<SessionController>;
@@ -68,7 +79,7 @@ export class AppServer {
   /** Threads whose session failed to open, with why: their status is `systemError` until a load succeeds. */
   private readonly failures = new Map<string, string>();
   /** Payload stores of history reads of unloaded threads, oldest first. */
-  private readonly readPayloads = new Map<string, PayloadStore>();
+  private readonly readPayloads = new Map<string, HistoryRead>();
   readonly startedAt = Date.now();
   readonly host: HostServices;
   /** The `worktrees` settings, read again when the personal settings file changes. */
@@ -110,8 +121,11 @@ export class AppServer {
       return;
     }
     const m = message as Record<string, unknown>;
-    const id = Object.hasOwn(m, "id") ? m.id : undefined;
-    const validId = typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+    const parsedId = Object.hasOwn(m, "id") ? m.id : undefined;
+    const validId =
+      typeof parsedId === "string" || (typeof parsedId === "number" && Number.isFinite(parsedId));
+    // Echoed exactly as sent: a number past double precision keeps its source text.
+    const id = validId ? exactId(text, parsedId) : parsedId;
     if (Object.hasOwn(m, "jsonrpc") && m.jsonrpc !== "2.0") {
       connection.send(
         errorReply(validId ? id : null, -32600, 'Invalid request: "jsonrpc" must be "2.0"', "invalidRequest"),
@@ -144,7 +158,7 @@ export class AppServer {
       );
       return;
     }
-    const work = this.dispatch(connection, id as string | number, m.method, m.params);
+    const work = this.dispatch(connection, id as RequestId, m.method, m.params);
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
   }
@@ -156,7 +170,7 @@ export class AppServer {
 
   private async dispatch(
     connection: Connection,
-    id: string | number,
+    id: RequestId,
     method: string,
     params: unknown,
   ): Promise<void> {
@@ -406,21 +420,35 @@ export class AppServer {
     if (loaded) return loaded.history();
     const info = this.findSession(threadId) ?? this.findSession(threadId, true);
     if (!info) throw threadNotFound(threadId);
+    // The file unchanged since the last read (same size and modification time): its turns are still right.
+    const stat = statSync(info.path, { throwIfNoEntry: false });
+    const key = stat ? `${info.path}|${stat.size}|${stat.mtimeMs}` : undefined;
+    const held = this.readPayloads.get(threadId);
+    if (held && key !== undefined && held.key === key && held.turns) {
+      this.readPayloads.delete(threadId);
+      this.readPayloads.set(threadId, held);
+      return held.turns;
+    }
     // What the last read of an unloaded thread sent by reference stays readable (for a few threads at a time).
     const payloads = new PayloadStore();
+    const read: HistoryRead = { payloads, key };
     this.readPayloads.delete(threadId);
-    this.readPayloads.set(threadId, payloads);
-    for (const old of this.readPayloads.keys()) {
-      if (this.readPayloads.size <= READ_PAYLOAD_THREADS) break;
-      this.readPayloads.delete(old);
+    this.readPayloads.set(threadId, read);
+    let kept = 0;
+    for (const [id, old] of [...this.readPayloads].reverse()) {
+      if (++kept > READ_PAYLOAD_THREADS) this.readPayloads.delete(id);
+      // Turns are kept for the few most recent reads only: a long history is large.
+      else if (kept > READ_TURNS_THREADS) old.turns = undefined;
     }
-    return historyTurns(this.host.sessions.readBranch(info.path).entries, payloads);
+    read.turns = historyTurns(this.host.sessions.readBranch(info.path).entries, payloads);
+    return read.turns;
   }
 
   /** A value sent by reference: by the loaded thread, or by the last read of it while unloaded. */
   readPayload(threadId: string, ref: string, offset: number): ReturnType<PayloadStore["read"]> | undefined {
     return (
-      this.loaded(threadId)?.payloads.read(ref, offset) ?? this.readPayloads.get(threadId)?.read(ref, offset)
+      this.loaded(threadId)?.payloads.read(ref, offset) ??
+      this.readPayloads.get(threadId)?.payloads.read(ref, offset)
     );
   }
 

@@ -30,8 +30,10 @@ import {
   type Item,
   limitItem,
   PayloadStore,
+  TURN_END,
   TURN_MARKER,
   type Turn,
+  type TurnEnd,
   type TurnMarker,
   textOf,
   typedContent,
@@ -78,6 +80,10 @@ interface LiveTurn extends Turn {
   interrupted: boolean;
   /** The session's leaf when the turn began: the turn's own entries come after it. */
   startLeaf: string | null;
+  /** What the user typed (without review comments). */
+  inputText: string;
+  /** Its marker was written: its end is recorded too, so history reads it back as it ended. */
+  marked?: boolean;
 }
 
 interface PendingDialog {
@@ -255,7 +261,31 @@ export class LoadedThread {
     };
   }
 
+  /**
+   * A value computed from the session's entries, kept until `key` changes. Entries are only ever appended (each
+   * append, branch switch or compaction moves the leaf), so keys built on the leaf id tell when to compute again;
+   * without this every history page re-read the whole file (message entries are read back from disk).
+   */
+  private memo<T>(name: string, key: string, compute: () => T): T {
+    const held = this.memos.get(name);
+    if (held && held.key === key) return held.value as T;
+    const value = compute();
+    this.memos.set(name, { key, value });
+    return value;
+  }
+
+  private readonly memos = new Map<string, { key: string; value: unknown }>();
+
+  private leafKey(): string {
+    return String(this.session.sessionManager.getLeafId());
+  }
+
   usage(): TokenUsageWire {
+    const model = this.session.getState().model;
+    return this.memo("usage", `${this.leafKey()}|${model?.provider}/${model?.id}`, () => this.computeUsage());
+  }
+
+  private computeUsage(): TokenUsageWire {
     const stats = this.session.getSessionStats();
     const t = stats.tokens;
     return {
@@ -269,22 +299,29 @@ export class LoadedThread {
     };
   }
 
+  /** The history as turns, built once per state of the session: a page of it costs the same wherever it is. */
   history(): Turn[] {
-    return historyTurns(this.session.sessionManager.getBranch(), this.payloads);
+    const running = this.running?.id;
+    return this.memo("history", `${this.leafKey()}|${running}`, () =>
+      historyTurns(this.session.sessionManager.getBranch(), this.payloads, running),
+    );
   }
 
   info(): ThreadWire {
     const manager = this.session.sessionManager;
     const header = manager.getHeader();
     const state = this.session.getState();
-    let preview = "";
-    let updated = Date.parse(header.timestamp);
-    for (const entry of manager.getEntries()) {
-      const at = Date.parse(entry.timestamp);
-      if (at > updated) updated = at;
-      if (!preview && entry.type === "message" && entry.message.role === "user")
-        preview = cleanText(textOf(entry.message.content));
-    }
+    const { preview, updated } = this.memo("info", this.leafKey(), () => {
+      let preview = "";
+      let updated = Date.parse(header.timestamp);
+      for (const entry of manager.getEntries()) {
+        const at = Date.parse(entry.timestamp);
+        if (at > updated) updated = at;
+        if (!preview && entry.type === "message" && entry.message.role === "user")
+          preview = cleanText(textOf(entry.message.content));
+      }
+      return { preview, updated };
+    });
     // A new session's file is written with its first entry; until then the thread has none to name.
     const file = state.sessionFile && existsSync(state.sessionFile) ? state.sessionFile : undefined;
     return {
@@ -373,6 +410,7 @@ export class LoadedThread {
       open: new Map(),
       done: new Set(),
       userItemId: randomUUID(),
+      inputText: text,
       ...(comments.length > 0 ? { typed: { text, comments: [...comments] } } : {}),
       messageSeq: 0,
       interrupted: false,
@@ -386,8 +424,15 @@ export class LoadedThread {
       return;
     }
     // The turn's ids go into the session just before its prompt, so history reads the turn back under them.
-    const marker: TurnMarker = { turnId: turn.id, userItemId: turn.userItemId, ...turn.typed };
+    // The typed text too: a turn killed before its first step was saved reads back from the marker alone.
+    const marker: TurnMarker = {
+      turnId: turn.id,
+      userItemId: turn.userItemId,
+      ...(turn.inputText !== "" ? { text: turn.inputText } : {}),
+      ...turn.typed,
+    };
     this.api?.appendEntry(TURN_MARKER, marker);
+    turn.marked = this.api !== undefined;
     let accepted = turn.announced;
     const onAccepted = () => {
       if (accepted) return;
@@ -401,8 +446,9 @@ export class LoadedThread {
       (error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         if (!accepted && queued) {
-          // A queued input that cannot start is dropped, and says so.
+          // A queued input that cannot start is dropped, and says so; history shows no turn for it.
           this.running = undefined;
+          if (this.api) this.recordEnd(turn, true);
           this.broadcast("error", {
             error: { message },
             willRetry: false,
@@ -453,6 +499,7 @@ export class LoadedThread {
     } else if (turn.status === "inProgress") turn.status = turn.interrupted ? "interrupted" : "completed";
     this.running = undefined;
     this.steering = [];
+    if (turn.marked) this.recordEnd(turn);
     const recorded = turnRecordSince(this.session, turn.startLeaf);
     if (recorded) this.liveTurnIds.set(recorded.entryId, turn.id);
     this.turnEvent(turn, "turn/completed", {
@@ -467,6 +514,24 @@ export class LoadedThread {
     if (recorded) this.turnEvent(turn, "turn/diff/updated", { files: recorded.files });
     this.updateStatus();
     this.next();
+  }
+
+  /** How the turn ended, in the session: a turn whose end is not there reads back `interrupted`. */
+  private recordEnd(turn: LiveTurn, dropped = false): void {
+    const status = turn.status === "failed" || turn.status === "interrupted" ? turn.status : "completed";
+    const end: TurnEnd = {
+      turnId: turn.id,
+      status,
+      ...(dropped ? { dropped } : {}),
+      ...(status === "failed" && turn.error ? { error: turn.error.message } : {}),
+    };
+    try {
+      this.api?.appendEntry(TURN_END, end);
+    } catch (error) {
+      this.host.log(
+        `thread ${this.id}: recording the end of turn ${turn.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /** The oldest queued input starts once the thread is idle. */

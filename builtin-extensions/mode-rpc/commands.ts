@@ -1,5 +1,10 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
-import type { AgentMessage, SessionController } from "@knightcodeai/cli/kit";
+import {
+  type AgentMessage,
+  RPC_MAX_FRAME_BYTES,
+  type SessionController,
+  stringifySafely,
+} from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
 import { Check } from "@sinclair/typebox/value";
@@ -13,6 +18,25 @@ interface Command {
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 const Level = Type.Union(LEVELS.map((l) => Type.Literal(l)));
 const Image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
+
+/**
+ * How many bytes of entries one `get_entries` response carries at most: half the frame cap, so the response line
+ * (entries, `leafId`, the envelope) stays well under what an RPC reader accepts. Page on with `since`.
+ */
+export const ENTRIES_PAGE_BYTES = RPC_MAX_FRAME_BYTES / 2;
+
+/** The entries from `start` that fit one response (always at least one), at most `limit` of them. */
+function entriesPage<T>(entries: readonly T[], start: number, limit: number | undefined): T[] {
+  const end = Math.min(entries.length, limit === undefined ? entries.length : start + limit);
+  let used = 0;
+  let i = start;
+  for (; i < end; i++) {
+    const bytes = Buffer.byteLength(stringifySafely(entries[i]).text, "utf8") + 1;
+    if (used + bytes > ENTRIES_PAGE_BYTES && i > start) break;
+    used += bytes;
+  }
+  return entries.slice(start, i);
+}
 
 /** A command whose parameters are checked against `properties` (plus `id` and `type`). */
 function command(properties: TProperties, run: Command["run"]): Command {
@@ -121,17 +145,25 @@ export const commands: Record<string, Command> = {
   fork: command({ entryId: Type.String() }, async (m, { ctx }) => ctx.session.fork(m.entryId)),
   clone: command({}, async (_m, { ctx }) => ctx.session.clone()),
   get_messages: command({}, async (_m, { ctx }) => ({ messages: messagesOf(ctx.session) })),
-  get_entries: command({ since: Type.Optional(Type.String()) }, async (m, { ctx }) => {
-    const manager = ctx.session.sessionManager;
-    const entries = manager.getEntries();
-    let start = 0;
-    if (m.since !== undefined) {
-      const index = entries.findIndex((e) => e.id === m.since);
-      if (index < 0) throw new Error(`No entry ${m.since} in this session`);
-      start = index + 1;
-    }
-    return { entries: entries.slice(start), leafId: manager.getLeafId() };
-  }),
+  get_entries: command(
+    { since: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1 })) },
+    async (m, { ctx }) => {
+      const manager = ctx.session.sessionManager;
+      const entries = manager.getEntries();
+      let start = 0;
+      if (m.since !== undefined) {
+        const index = entries.findIndex((e) => e.id === m.since);
+        if (index < 0) throw new Error(`No entry ${m.since} in this session`);
+        start = index + 1;
+      }
+      const page = entriesPage(entries, start, m.limit);
+      return {
+        entries: page,
+        leafId: manager.getLeafId(),
+        ...(start + page.length < entries.length ? { hasMore: true } : {}),
+      };
+    },
+  ),
   get_tree: command({}, async (_m, { ctx }) => ({
     tree: ctx.session.sessionManager.getTree(),
     leafId: ctx.session.sessionManager.getLeafId(),

@@ -206,11 +206,19 @@ export class RpcClient {
   getMessages() {
     return this.send<{ messages: AgentMessage[] }>("get_messages");
   }
-  getEntries(since?: string) {
-    return this.send<{ entries: SessionEntry[]; leafId: string | null }>(
-      "get_entries",
-      since ? { since } : {},
-    );
+  /** Every entry after `since`, however many responses that takes (a response holds at most 8 MiB of them). */
+  async getEntries(since?: string): Promise<{ entries: SessionEntry[]; leafId: string | null }> {
+    const entries: SessionEntry[] = [];
+    let after = since;
+    for (;;) {
+      const page = await this.send<{ entries: SessionEntry[]; leafId: string | null; hasMore?: boolean }>(
+        "get_entries",
+        after ? { since: after } : {},
+      );
+      entries.push(...page.entries);
+      if (!page.hasMore || page.entries.length === 0) return { entries, leafId: page.leafId };
+      after = page.entries.at(-1)!.id;
+    }
   }
   getTree() {
     return this.send<{ tree: SessionTreeNode[]; leafId: string | null }>("get_tree");

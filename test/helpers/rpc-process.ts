@@ -45,12 +45,17 @@ export class RpcProcess {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
-  response(id: string): Promise<Record_> {
-    return this.waitFor((r) => r.type === "response" && r.id === id);
+  response(id: string, timeoutMs?: number): Promise<Record_> {
+    return this.waitFor((r) => r.type === "response" && r.id === id, timeoutMs);
   }
-  async request(id: string, type: string, params: Record<string, unknown> = {}): Promise<Record_> {
+  async request(
+    id: string,
+    type: string,
+    params: Record<string, unknown> = {},
+    timeoutMs?: number,
+  ): Promise<Record_> {
     this.send({ id, type, ...params });
-    return this.response(id);
+    return this.response(id, timeoutMs);
   }
   /** Writes raw bytes (not valid UTF-8, or a huge line) and waits while the pipe is full. */
   async sendBytes(bytes: Buffer | string): Promise<void> {

@@ -71,6 +71,36 @@ describe("knightcode app-server: protocol", function () {
     expect(client.received.find((m) => m.id === 77)).to.deep.include({ result: { data: [] } });
   });
 
+  it("echoes request ids exactly as sent, numbers past double precision included", async () => {
+    h = await harness(tmp.path);
+    const server = await h.start();
+    let raw = "";
+    server.child.stdout.on("data", (d: Buffer | string) => {
+      raw += d.toString();
+    });
+    await server.client.initialize();
+    const ids = ["9007199254740993", "-9007199254740993", "12345678901234567890123", "1.0", "2e3", "7"];
+    for (const id of ids) {
+      server.child.stdin.write(`{"jsonrpc":"2.0","method":"thread/list","params":{},"id":${id}}\n`);
+      // An error response echoes the id too.
+      server.child.stdin.write(`{"id" : ${id}, "method":"thread/explode"}\n`);
+    }
+    const lines = () => raw.split("\n").filter((l) => l.trim() !== "");
+    const deadline = Date.now() + 10_000;
+    while (lines().length < 1 + ids.length * 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const echoed = lines()
+      .slice(1)
+      .map((line) => /^\{"id":([^,]+),/.exec(line)?.[1])
+      .sort();
+    expect(echoed).to.deep.equal(ids.flatMap((id) => [id, id]).sort());
+    // A nested "id" (in params) is not taken for the request's.
+    raw = "";
+    server.child.stdin.write(`{"params":{"id":1.5},"id":9007199254740995,"method":"thread/list"}\n`);
+    while (lines().length < 1 && Date.now() < deadline + 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(lines()[0]).to.match(/^\{"id":9007199254740995,/);
+  });
+
   it("writes only protocol messages to stdout, whatever an extension prints", async () => {
     h = await harness(tmp.path, {
       "noisy.ts": `export default function (kc: any) {

@@ -3,9 +3,10 @@
  * read, name, unsubscribe, archive/unarchive/delete, idle unload, ownership between two servers, and values over
  * the inline limit sent by reference.
  */
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { cwdSessionDir, sessionFileName } from "../../../plugins/session-store/paths.js";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -124,6 +125,96 @@ describe("knightcode app-server: threads", function () {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).to.equal("notLoaded");
+  });
+
+  it("pages a long history: every turn once, in order, whichever page is asked, and a new turn shows", async () => {
+    h = await harness(tmp.path);
+    h.model.respond((_req, res) => writeSse(res, textStream("The newest answer")));
+    // 6,000 entries, a user message and an answer per turn: several 1 MiB pages.
+    const folder = cwdSessionDir(join(h.agentDir, "sessions"), h.project);
+    mkdirSync(folder, { recursive: true });
+    const id = "00000000-0000-4000-8000-00000000beef";
+    const timestamp = new Date(0).toISOString();
+    const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp, cwd: h.project })];
+    const turnIds: string[] = [];
+    let parent: string | null = null;
+    for (let i = 0; i < 6_000; i++) {
+      const entryId = `m${i}`;
+      const message =
+        i % 2 === 0
+          ? { role: "user", content: `Question ${i}`, timestamp: i }
+          : {
+              role: "assistant",
+              content: [{ type: "text", text: `Answer ${i} ${"y".repeat(900)}` }],
+              api: "openai-completions",
+              provider: "local",
+              model: "m",
+              usage: {
+                input: 1,
+                output: 1,
+                cacheRead: 0,
+                cacheWrite: 0,
+                totalTokens: 2,
+                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+              },
+              stopReason: "stop",
+              timestamp: i,
+            };
+      if (i % 2 === 0) turnIds.push(entryId);
+      lines.push(JSON.stringify({ type: "message", id: entryId, parentId: parent, timestamp, message }));
+      parent = entryId;
+    }
+    // A compaction at the end: the entries before what it kept are read back from the file.
+    lines.push(
+      JSON.stringify({
+        type: "compaction",
+        id: "compact",
+        parentId: parent,
+        timestamp,
+        summary: "So far",
+        firstKeptEntryId: "m5990",
+        tokensBefore: 1000,
+      }),
+    );
+    writeFileSync(join(folder, sessionFileName(timestamp, id)), `${lines.join("\n")}\n`);
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    // Unloaded, twice (the second from the file's cached turns): the newest page.
+    const read = await client.request("thread/read", { threadId: id, includeTurns: true });
+    const again = await client.request("thread/read", { threadId: id, includeTurns: true });
+    expect(again.turns).to.deep.equal(read.turns);
+    expect(read.turns!.at(-1)!.id).to.equal(turnIds.at(-1));
+    const collect = async () => {
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.request("thread/resume", { threadId: id, ...(cursor ? { cursor } : {}) });
+        pages.unshift(page.turns.map((t) => t.id));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return pages;
+    };
+    const pages = await collect();
+    expect(pages.length).to.be.greaterThan(3);
+    expect(pages.flat()).to.deep.equal(turnIds);
+    expect(pages.at(-1)).to.deep.equal(read.turns!.map((t) => t.id));
+    // A page asked again, out of order, is the same page.
+    const middle = String(Math.floor(turnIds.length / 2));
+    const m1 = await client.request("thread/resume", { threadId: id, cursor: middle });
+    await client.request("thread/resume", { threadId: id, cursor: String(pages[0]!.length) });
+    const m2 = await client.request("thread/resume", { threadId: id, cursor: middle });
+    expect(m2.turns).to.deep.equal(m1.turns);
+    expect(m1.turns.at(-1)!.id).to.equal(turnIds[Number(middle) - 1]);
+    // A turn added since shows on the next read.
+    const done = client.waitFor("turn/completed");
+    const { turn } = await client.request("turn/start", {
+      threadId: id,
+      input: [{ type: "text", text: "More" }],
+    });
+    await done;
+    const after = await collect();
+    expect(after.flat()).to.deep.equal([...turnIds, turn.id]);
   });
 
   it("lets one process own a session file: a second server gets threadLocked", async () => {

@@ -136,6 +136,97 @@ describe("knightcode app-server: turns", function () {
     expect(JSON.stringify(h.model.requests[1]!.body.messages)).to.contain("echo:hi");
   });
 
+  it("reads a turn cut by kill -9 back as interrupted, and a turn a tool ended as completed", async () => {
+    const tools = `import { Type } from "@sinclair/typebox";
+    export default (kc: any) => {
+      kc.registerTool({
+        name: "finish", label: "Finish", description: "Ends the turn", parameters: Type.Object({}),
+        execute: async () => ({ content: [{ type: "text", text: "done" }], details: undefined, terminate: true }),
+      });
+      kc.registerTool({
+        name: "block", label: "Block", description: "Never returns", parameters: Type.Object({}),
+        execute: (_id: string, _p: unknown, signal: AbortSignal) =>
+          new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(new Error("aborted")))),
+      });
+    };`;
+    h = await harness(tmp.path, { "tools.ts": tools });
+    // Each prompt gets its answer, whatever came before it.
+    h.model.respond((req, res) => {
+      const last = JSON.stringify(req.body.messages.at(-1));
+      if (last.includes("Finish")) return writeSse(res, toolCallStream("call_f", "finish", {}));
+      if (last.includes("Block")) return writeSse(res, toolCallStream("call_b", "block", {}));
+      if (last.includes("Talk")) return slowText(res, 400, 20);
+      return writeSse(res, textStream("After the restart"));
+    });
+    const first = await h.start();
+    await first.client.initialize();
+    const { thread } = await first.client.request("thread/start", { cwd: h.project });
+    const ended = first.client.waitFor("turn/completed");
+    await first.client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Finish" }],
+    });
+    expect((await ended).turn.status).to.equal("completed");
+    // The second turn is killed while its tool runs.
+    const blocking = first.client.waitFor("item/started", (p) => p.item.id === "call_b");
+    const { turn: cut } = await first.client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Block" }],
+    });
+    await blocking;
+    const exited = new Promise((resolve) => first.child.once("exit", resolve));
+    first.child.kill("SIGKILL");
+    await exited;
+
+    const second = await h.start();
+    await second.client.initialize();
+    // Streaming: a third turn is killed while the model answers.
+    const resumed = await second.client.request("thread/resume", { threadId: thread.id });
+    expect(resumed.turns.map((t) => t.status)).to.deep.equal(["completed", "interrupted"]);
+    const streaming = second.client.waitFor("item/agentMessage/delta");
+    const { turn: cut2 } = await second.client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Talk" }],
+    });
+    await streaming;
+    // While it runs, history never shows it done.
+    const live = await second.client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(live.turns!.slice(0, 2).map((t) => t.status)).to.deep.equal(["completed", "interrupted"]);
+    expect(live.turns!.find((t) => t.id === cut2.id)?.status ?? "inProgress").to.equal("inProgress");
+    const exited2 = new Promise((resolve) => second.child.once("exit", resolve));
+    second.child.kill("SIGKILL");
+    await exited2;
+
+    const third = await h.start();
+    await third.client.initialize();
+    const read = await third.client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(read.turns!.map((t) => [t.id === cut.id || t.id === cut2.id, t.status])).to.deep.equal([
+      [false, "completed"],
+      [true, "interrupted"],
+      [true, "interrupted"],
+    ]);
+    // What the user typed is still there.
+    expect(read.turns![2]!.items[0]).to.deep.include({
+      type: "userMessage",
+      content: [{ type: "text", text: "Talk" }],
+    });
+    // A turn after the restart finishes as usual; the cut ones stay interrupted.
+    await third.client.request("thread/resume", { threadId: thread.id });
+    const done = third.client.waitFor("turn/completed");
+    await third.client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "Again" }],
+    });
+    expect((await done).turn.status).to.equal("completed");
+    const after = await third.client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    expect(after.turns!.map((t) => t.status)).to.deep.equal([
+      "completed",
+      "interrupted",
+      "interrupted",
+      "completed",
+    ]);
+  });
+
   it("reads a turn back under its live ids, and sends an answer over 64 KiB by reference", async () => {
     h = await harness(tmp.path);
     const long = "abcdefgh".repeat(10 * 1024); // 80 KiB

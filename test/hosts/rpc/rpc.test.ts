@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
+import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -104,6 +105,79 @@ describe("RPC mode", () => {
     expect((fresh.data as { messages: unknown[] }).messages).to.deep.equal([]);
     expect((await p.request("17", "reload")).success).to.equal(true);
     expect(await p.end()).to.equal(0);
+  });
+
+  it("pages get_entries of a large session: every frame under the cap, every entry once, in order", async function () {
+    this.timeout(120_000);
+    // 2,400 entries of about 10 KiB: some 24 MiB, more than one frame may hold.
+    const file = join(tmp.path, "big.jsonl");
+    const lines = [
+      JSON.stringify({
+        type: "session",
+        version: 3,
+        id: "11111111-2222-4333-8444-555555555555",
+        timestamp: new Date(0).toISOString(),
+        cwd: tmp.path,
+      }),
+    ];
+    const ids: string[] = [];
+    for (let i = 0; i < 2_400; i++) {
+      const id = `e${String(i).padStart(7, "0")}`;
+      lines.push(
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: ids.at(-1) ?? null,
+          timestamp: new Date(i).toISOString(),
+          message: { role: "user", content: `${i} ${"x".repeat(10_000)}`, timestamp: i },
+        }),
+      );
+      ids.push(id);
+    }
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps: [] }));
+    const child = spawn(
+      process.execPath,
+      [bin, "--mode", "rpc", "--provider", "scripted", "--script", script, "--session", file],
+      { cwd: tmp.path, env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+    );
+    let longest = 0;
+    let partial = 0;
+    child.stdout.on("data", (chunk: Buffer | string) => {
+      for (const piece of chunk.toString().split("\n").slice(0, -1)) {
+        longest = Math.max(longest, partial + Buffer.byteLength(piece));
+        partial = 0;
+      }
+      const tail = chunk.toString().split("\n").at(-1)!;
+      partial += Buffer.byteLength(tail);
+    });
+    const p = new RpcProcess(child);
+    running.push(p);
+    const seen: string[] = [];
+    let since: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = await p.request(`p${pages}`, "get_entries", since === undefined ? {} : { since }, 60_000);
+      expect(page.success, JSON.stringify(page.error)).to.equal(true);
+      const data = page.data as { entries: { id: string }[]; hasMore?: boolean; leafId: string };
+      expect(data.entries.length).to.be.greaterThan(0);
+      seen.push(...data.entries.map((e) => e.id));
+      pages++;
+      if (!data.hasMore) break;
+      since = data.entries.at(-1)!.id;
+    }
+    expect(pages).to.be.greaterThan(2);
+    // The file's entries in order (opening the session may add its own after them), none twice.
+    expect(seen.slice(0, ids.length)).to.deep.equal(ids);
+    expect(new Set(seen).size).to.equal(seen.length);
+    expect(longest).to.be.lessThan(RPC_MAX_FRAME_BYTES);
+    // `limit` bounds a page by count too.
+    const limited = await p.request("l", "get_entries", { since: ids[9], limit: 5 });
+    expect((limited.data as { entries: { id: string }[] }).entries.map((e) => e.id)).to.deep.equal(
+      ids.slice(10, 15),
+    );
+    expect((limited.data as { hasMore?: boolean }).hasMore).to.equal(true);
   });
 
   it("forks, clones and switches sessions on disk", async () => {

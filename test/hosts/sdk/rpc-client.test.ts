@@ -42,6 +42,47 @@ describe("RpcClient", () => {
     client = undefined;
   });
 
+  it("reads every entry of a session larger than one get_entries response", async function () {
+    this.timeout(60_000);
+    const file = join(tmp.path, "big.jsonl");
+    const lines = [
+      JSON.stringify({
+        type: "session",
+        version: 3,
+        id: "11111111-2222-4333-8444-666666666666",
+        timestamp: new Date(0).toISOString(),
+        cwd: tmp.path,
+      }),
+    ];
+    const ids: string[] = [];
+    for (let i = 0; i < 1_800; i++) {
+      const id = `e${i}`;
+      lines.push(
+        JSON.stringify({
+          type: "message",
+          id,
+          parentId: ids.at(-1) ?? null,
+          timestamp: new Date(i).toISOString(),
+          message: { role: "user", content: `${i} ${"z".repeat(10_000)}`, timestamp: i },
+        }),
+      );
+      ids.push(id);
+    }
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps: [] }));
+    client = RpcClient.start({
+      args: ["--provider", "scripted", "--script", script, "--session", file],
+      cwd: tmp.path,
+      env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") },
+      commandTimeoutMs: 30_000,
+    });
+    const { entries } = await client.getEntries();
+    expect(entries.map((e) => e.id).slice(0, ids.length)).to.deep.equal(ids);
+    const later = await client.getEntries(ids[1_000]);
+    expect(later.entries.map((e) => e.id).slice(0, 799)).to.deep.equal(ids.slice(1_001));
+  });
+
   it("exports the session to HTML and answers the path", async () => {
     const c = start([{ text: "Exported <answer>" }]);
     await c.promptAndWait("Hi");
