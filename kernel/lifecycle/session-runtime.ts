@@ -64,6 +64,11 @@ export interface SessionRuntimeOptions {
   bus?: BusPolicies;
   /** The instances of `process` services, shared with the other sessions of the kernel. */
   sharedServices?: SharedServiceInstances;
+  /**
+   * How long one factory's promise may take to settle, in ms (read each time a factory runs; 0 or unset: no limit).
+   * A factory still pending when the process has nothing left to do fails at once, limit or not.
+   */
+  factoryTimeoutMs?(): number | undefined;
 }
 
 class Generation {
@@ -344,14 +349,25 @@ export class SessionRuntime {
         log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {
-        await runInSession(this, () => ext.factory(api));
+        await settleFactory(
+          runInSession(this, () => ext.factory(api)),
+          this.options.factoryTimeoutMs?.() ?? 0,
+        );
         this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
         for (const name of names) generation.started.add(name);
       } catch (error) {
         for (const name of names) generation.failed.add(name);
-        // A throwing factory leaves nothing half-registered behind.
+        // A throwing factory leaves nothing half-registered behind; neither does one that never finished (what it
+        // registers later goes to a disposed store, which disposes it at once).
         await store.disposeAll();
         generation.stores.delete(info.id);
+        if (error instanceof UnfinishedFactory) {
+          // The extension may still be half way through setting itself up: the session does not start without it,
+          // and the host says which extension and why (a print or JSON run exits 1 instead of 0 with no answer).
+          const failure = new ExtensionLoadError(ext.path ?? ext.id, error.message);
+          this.reportedFailures.push(failure);
+          throw failure;
+        }
         const failure = new ExtensionLoadError(
           ext.path ?? ext.id,
           `the factory threw: ${errorMessage(error)}`,
@@ -396,4 +412,53 @@ export class SessionRuntime {
       this.sink({ extension: "kernel", event: "dispose", message: errorMessage(error), error });
     }
   }
+}
+
+/** A factory whose promise did not settle: within the time limit, or before the process ran out of work. */
+class UnfinishedFactory extends Error {}
+
+/**
+ * Waits for a factory's promise, but not forever. A promise that nothing can settle any more (no timer, socket or
+ * process left) empties Node's event loop, and Node would exit with code 0 mid-start: `beforeExit` says so first,
+ * and the wait fails then. The time limit's timer is unref'd so that it does not hide that case for `timeoutMs`.
+ */
+async function settleFactory(result: unknown, timeoutMs: number): Promise<void> {
+  if (!isThenable(result)) return;
+  let timer: NodeJS.Timeout | undefined;
+  let onStall: (() => void) | undefined;
+  const unfinished = new Promise<never>((_, reject) => {
+    onStall = () =>
+      reject(
+        new UnfinishedFactory(
+          "it never finished loading: its factory returned a promise that never settled, and nothing is left " +
+            "that could settle it (a promise that is never resolved)",
+        ),
+      );
+    process.on("beforeExit", onStall);
+    if (timeoutMs > 0) {
+      timer = setTimeout(
+        () =>
+          reject(
+            new UnfinishedFactory(
+              `it never finished loading: its factory's promise did not settle within ${timeoutMs / 1000} s ` +
+                "(setting extensionLoad.timeoutMs)",
+            ),
+          ),
+        timeoutMs,
+      );
+      timer.unref();
+    }
+  });
+  try {
+    await Promise.race([Promise.resolve(result), unfinished]);
+  } finally {
+    clearTimeout(timer);
+    if (onStall) process.off("beforeExit", onStall);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
+  );
 }
