@@ -398,7 +398,15 @@ export class SessionRuntime {
   private async emitStart(event: SessionStartEvent): Promise<void> {
     this.failure = undefined;
     try {
-      await this.bus.emit("session_start", event, this.context());
+      // A session_start handler that waits on nothing would otherwise end the process mid-start with code 0.
+      await settleOrStall(this.bus.emit("session_start", event, this.context()), () => {
+        const waiting = this.bus.pending().map((h) => `the ${h.event} handler of ${h.owner.id}`);
+        return new KernelError(
+          "KC_ERR_STALLED",
+          `The session cannot start: it waits for ${waiting.length > 0 ? [...new Set(waiting)].join(", ") : "work"}, ` +
+            "which never settled and has nothing left that could settle it (a promise that is never resolved).",
+        );
+      });
     } catch (error) {
       if (!(error instanceof ExtensionHandlerError)) throw error;
       this.failure = error;
@@ -417,40 +425,49 @@ export class SessionRuntime {
 /** A factory whose promise did not settle: within the time limit, or before the process ran out of work. */
 class UnfinishedFactory extends Error {}
 
-/**
- * Waits for a factory's promise, but not forever. A promise that nothing can settle any more (no timer, socket or
- * process left) empties Node's event loop, and Node would exit with code 0 mid-start: `beforeExit` says so first,
- * and the wait fails then. The time limit's timer is unref'd so that it does not hide that case for `timeoutMs`.
- */
+/** Waits for a factory's promise, but not forever (see `settleOrStall`). */
 async function settleFactory(result: unknown, timeoutMs: number): Promise<void> {
   if (!isThenable(result)) return;
+  await settleOrStall(
+    Promise.resolve(result),
+    () =>
+      new UnfinishedFactory(
+        "it never finished loading: its factory returned a promise that never settled, and nothing is left " +
+          "that could settle it (a promise that is never resolved)",
+      ),
+    timeoutMs,
+    () =>
+      new UnfinishedFactory(
+        `it never finished loading: its factory's promise did not settle within ${timeoutMs / 1000} s ` +
+          "(setting extensionLoad.timeoutMs)",
+      ),
+  );
+}
+
+/**
+ * `work`'s outcome, or a rejection with `stalled()` when the process runs out of work first. A promise that nothing
+ * can settle any more (no timer, socket or process left) empties Node's event loop, and Node would exit with code 0
+ * in the middle of starting: `beforeExit` says so first. With `timeoutMs` > 0, also a rejection with `late()` after
+ * that long; its timer is unref'd so that it does not hide the stall for `timeoutMs`.
+ */
+async function settleOrStall<T>(
+  work: Promise<T>,
+  stalled: () => Error,
+  timeoutMs = 0,
+  late: () => Error = stalled,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let onStall: (() => void) | undefined;
   const unfinished = new Promise<never>((_, reject) => {
-    onStall = () =>
-      reject(
-        new UnfinishedFactory(
-          "it never finished loading: its factory returned a promise that never settled, and nothing is left " +
-            "that could settle it (a promise that is never resolved)",
-        ),
-      );
+    onStall = () => reject(stalled());
     process.on("beforeExit", onStall);
     if (timeoutMs > 0) {
-      timer = setTimeout(
-        () =>
-          reject(
-            new UnfinishedFactory(
-              `it never finished loading: its factory's promise did not settle within ${timeoutMs / 1000} s ` +
-                "(setting extensionLoad.timeoutMs)",
-            ),
-          ),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(late()), timeoutMs);
       timer.unref();
     }
   });
   try {
-    await Promise.race([Promise.resolve(result), unfinished]);
+    return await Promise.race([work, unfinished]);
   } finally {
     clearTimeout(timer);
     if (onStall) process.off("beforeExit", onStall);

@@ -74,6 +74,20 @@ describe("knightcode: a run settles, and not with a false success", function () 
     }
   });
 
+  it("ends a print run whose session_start handler never settles with exit 1, naming the handler", async () => {
+    const ext = tmp.write(
+      "never-starts.ts",
+      `export default (kc: any) => kc.on("session_start", () => new Promise(() => {}));`,
+    );
+    const file = script([{ text: "never reached" }]);
+    const { code, stdout, stderr } = await cli(["-e", ext, "--script", file, "-p", "go"]);
+    expect(code, stderr).to.equal(1);
+    expect(stdout).to.equal("");
+    expect(stderr).to.match(
+      /The session cannot start: it waits for the session_start handler of cli:\S*never-starts\.ts/,
+    );
+  });
+
   it("stops a start whose extension factory takes longer than extensionLoad.timeoutMs", async () => {
     settings({ extensionLoad: { timeoutMs: 300 } });
     const ext = tmp.write(
