@@ -95,6 +95,31 @@ describe("builtin:mode-json RecordWriter", () => {
     ]);
   });
 
+  it("merges a burst of deltas written in one turn of the event loop although the reader keeps up", async () => {
+    const lines: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString("utf8"));
+        callback();
+      },
+    });
+    const writer = new RecordWriter(out);
+    for (let n = 0; n < 1000; n++) writer.write(delta("toolcall_delta", 0, "abcd", n));
+    writer.write({ type: "turn_end" });
+    for (let n = 0; n < 3; n++) writer.write(delta("text_delta", 1, `t${n}`, 1000 + n));
+    await new Promise((resolve) => setImmediate(resolve));
+    writer.write(delta("text_delta", 1, "later", 2000));
+    await writer.flushed();
+    const records = lines.map((line) => JSON.parse(line) as any);
+    expect(records.map((r) => r.assistantMessageEvent?.delta ?? r.type)).to.deep.equal([
+      "abcd".repeat(1000),
+      "turn_end",
+      "t0t1t2",
+      "later",
+    ]);
+    expect(records.map((r) => r.usage?.output)).to.deep.equal([999, undefined, 1002, 2000]);
+  });
+
   it("settles flushed() and drops the queue when the reader goes away", async () => {
     const out = new Writable({ highWaterMark: 16, write: () => {} });
     const writer = new RecordWriter(out);
