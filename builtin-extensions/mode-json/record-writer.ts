@@ -5,12 +5,14 @@
  * delta made a 2 MB `write` call 48 MB of output, and a reader slower than that would also leave every record queued
  * in memory (a 10 MB argument held over 500 MB).
  *
- * So a delta record is held briefly, and a delta of the same type for the same content block that follows it is
- * merged into it: the deltas are appended and the later cumulative `usage` kept, which is exactly what a reader
- * reconstructing the stream would have made of the two (json.md). The held record is written at the end of the
- * current turn of the event loop (all the deltas of one read from the provider's socket become one record), before
- * any other record, or, while stdout has not drained, once it drains. A model streaming at its usual pace still gets
- * one record per delta; a fast burst gets few, larger ones. The stream stays delta-only with the same fields.
+ * So, past the first 64 delta records of a content block, deltas that come together are merged: a delta record is
+ * held until the end of the current turn of the event loop (all the deltas of one read from the provider's socket
+ * come in one turn), and a delta of the same type for the same block that follows it is merged into it: the deltas
+ * are appended and the later cumulative `usage` kept, which is exactly what a reader reconstructing the stream would
+ * have made of the two (json.md). The held record is written at the end of the turn, before any other record, or,
+ * while stdout has not drained, once it drains (while it has not, every delta is merged from the first). A short
+ * answer, or a model streaming at its usual pace, still gets one record per delta; a long burst gets one record per
+ * read. The stream stays delta-only with the same fields.
  * Records are written with the kit's safe serialiser: a value an extension put in an event that JSON cannot write
  * is replaced, never a crash of the stream.
  */
@@ -20,6 +22,8 @@ import { stringifySafely } from "@knightcodeai/cli/kit";
 export type JsonRecord = { type: string; [field: string]: unknown };
 
 const DELTAS = new Set(["text_delta", "thinking_delta", "toolcall_delta"]);
+/** Delta records of one content block always written one by one; after them, deltas that come together are merged. */
+const SEPARATE_RECORDS = 64;
 
 interface DeltaRecord {
   type: "message_update";
@@ -35,6 +39,9 @@ export class RecordWriter {
   private open: DeltaRecord | undefined;
   /** Writes `open` at the end of this turn of the event loop, unless stdout is congested by then. */
   private release: NodeJS.Immediate | undefined;
+  /** The content block (`<event type>:<index>`) of the latest delta, and the records written for it one by one. */
+  private block: string | undefined;
+  private blockRecords = 0;
   private congested = false;
   private closed = false;
   private readonly emptied: Array<() => void> = [];
@@ -67,14 +74,27 @@ export class RecordWriter {
       return;
     }
     this.closeOpen();
-    if (delta) {
-      // Copied now: the objects of an event may change after it.
-      this.open = { ...delta, assistantMessageEvent: { ...delta.assistantMessageEvent } };
-      this.release ??= setImmediate(() => {
-        this.release = undefined;
-        if (!this.congested) this.closeOpen();
-      });
-    } else this.emit(`${stringifySafely(record).text}\n`);
+    if (!delta) {
+      if (record.type === "message_start") this.block = undefined;
+      this.emit(`${stringifySafely(record).text}\n`);
+      return;
+    }
+    const block = `${delta.assistantMessageEvent.type}:${delta.assistantMessageEvent.contentIndex}`;
+    if (block !== this.block) {
+      this.block = block;
+      this.blockRecords = 0;
+    }
+    this.release ??= setImmediate(() => {
+      this.release = undefined;
+      if (!this.congested) this.closeOpen();
+    });
+    if (!this.congested && this.blockRecords < SEPARATE_RECORDS) {
+      this.blockRecords++;
+      this.emit(`${stringifySafely(record).text}\n`);
+      return;
+    }
+    // Copied now: the objects of an event may change after it.
+    this.open = { ...delta, assistantMessageEvent: { ...delta.assistantMessageEvent } };
   }
 
   /** Settles once every record written so far has been handed to stdout (or stdout closed). */

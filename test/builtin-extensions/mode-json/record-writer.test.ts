@@ -95,7 +95,7 @@ describe("builtin:mode-json RecordWriter", () => {
     ]);
   });
 
-  it("merges a burst of deltas written in one turn of the event loop although the reader keeps up", async () => {
+  it("merges a burst of deltas past a block's first 64 although the reader keeps up", async () => {
     const lines: string[] = [];
     const out = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -108,16 +108,24 @@ describe("builtin:mode-json RecordWriter", () => {
     writer.write({ type: "turn_end" });
     for (let n = 0; n < 3; n++) writer.write(delta("text_delta", 1, `t${n}`, 1000 + n));
     await new Promise((resolve) => setImmediate(resolve));
-    writer.write(delta("text_delta", 1, "later", 2000));
+    for (let n = 0; n < 100; n++) writer.write(delta("toolcall_delta", 0, "efgh", 2000 + n));
+    await new Promise((resolve) => setImmediate(resolve));
+    writer.write(delta("toolcall_delta", 0, "late", 3000));
     await writer.flushed();
     const records = lines.map((line) => JSON.parse(line) as any);
     expect(records.map((r) => r.assistantMessageEvent?.delta ?? r.type)).to.deep.equal([
-      "abcd".repeat(1000),
+      ...Array(64).fill("abcd"),
+      "abcd".repeat(936),
       "turn_end",
-      "t0t1t2",
-      "later",
+      "t0",
+      "t1",
+      "t2",
+      ...Array(64).fill("efgh"),
+      "efgh".repeat(36),
+      "late",
     ]);
-    expect(records.map((r) => r.usage?.output)).to.deep.equal([999, undefined, 1002, 2000]);
+    expect(records[64].usage.output).to.equal(999);
+    expect(records.at(-2).usage.output).to.equal(2099);
   });
 
   it("settles flushed() and drops the queue when the reader goes away", async () => {
