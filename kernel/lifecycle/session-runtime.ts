@@ -234,7 +234,7 @@ export class SessionRuntime {
     this.infos = [];
     this.reportedFailures = [];
     this.positions = 0;
-    await this.runFactories(this.extensions);
+    await this.runFactories(this.extensions, false);
     this.generation.loading = false;
     this._state = "ready";
     await this.emitStart({ reason: "reload" });
@@ -311,7 +311,11 @@ export class SessionRuntime {
     else process.stderr.write(`[knightcode] ${report.extension} (${report.event}): ${report.message}\n`);
   }
 
-  private async runFactories(extensions: readonly LoadedExtension[]): Promise<void> {
+  /**
+   * Calls the factories in order. A factory that never finishes stops a start (`unfinishedStops`); on a reload it
+   * is reported like one that threw, so the session already in use goes on without it.
+   */
+  private async runFactories(extensions: readonly LoadedExtension[], unfinishedStops = true): Promise<void> {
     const generation = this.generation;
     for (const failure of this.pendingFailures.splice(0)) {
       this.reportedFailures.push(failure);
@@ -361,7 +365,7 @@ export class SessionRuntime {
         // registers later goes to a disposed store, which disposes it at once).
         await store.disposeAll();
         generation.stores.delete(info.id);
-        if (error instanceof UnfinishedFactory) {
+        if (error instanceof UnfinishedFactory && unfinishedStops) {
           // The extension may still be half way through setting itself up: the session does not start without it,
           // and the host says which extension and why (a print or JSON run exits 1 instead of 0 with no answer).
           const failure = new ExtensionLoadError(ext.path ?? ext.id, error.message);
@@ -370,7 +374,7 @@ export class SessionRuntime {
         }
         const failure = new ExtensionLoadError(
           ext.path ?? ext.id,
-          `the factory threw: ${errorMessage(error)}`,
+          error instanceof UnfinishedFactory ? error.message : `the factory threw: ${errorMessage(error)}`,
           error,
         );
         this.reportedFailures.push(failure);
