@@ -1,10 +1,10 @@
 /**
  * A model that writes a big file: a local OpenAI-compatible server streams one `write` call whose `content` is 1, 10
- * and 30 MB, split into argument deltas of DELTA_BYTES as a model streams tokens, then answers the next request with
- * a short text. The built `knightcode --mode json` runs it; the row shows wall time, peak RSS (GNU time, when
+ * and 30 MB, split into argument deltas of DELTA_BYTES as a model streams tokens, and 2 MB in 4-byte deltas (the
+ * reliability issue's case: 530,000 deltas), then answers the next request with a short text. The built `knightcode --mode json` runs it; the row shows wall time, peak RSS (GNU time, when
  * present, with the CPU time, which a busy machine disturbs less) and the bytes of JSON-mode output, which must grow linearly with the argument (json.md: `message_update`
- * is delta-only). Needs `npm run build` first. `KC_BENCH_TOOL_ARGS_MB=1,4` and `KC_BENCH_DELTA_BYTES=4` change the
- * sizes.
+ * is delta-only). Needs `npm run build` first. `KC_BENCH_TOOL_ARGS_MB=1,4,2@4` (`MB@delta bytes`) and
+ * `KC_BENCH_DELTA_BYTES=4` (the default delta) change the sizes.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -16,9 +16,12 @@ import { fileURLToPath } from "node:url";
 
 const bin = fileURLToPath(new URL("../dist/hosts/cli/main.js", import.meta.url));
 const useTime = existsSync("/usr/bin/time");
-const SIZES_MB = (process.env.KC_BENCH_TOOL_ARGS_MB ?? "1,10,30").split(",").map(Number);
 /** About four tokens of a model's output per delta. */
 const DELTA_BYTES = Number(process.env.KC_BENCH_DELTA_BYTES ?? 16);
+const CASES = (process.env.KC_BENCH_TOOL_ARGS_MB ?? "1,10,30,2@4").split(",").map((entry) => {
+  const [mb, delta] = entry.split("@");
+  return { megabytes: Number(mb), deltaBytes: delta ? Number(delta) : DELTA_BYTES };
+});
 /** A run that takes longer than this is stopped and reported as such. */
 const LIMIT_MS = 300_000;
 
@@ -37,7 +40,7 @@ function chunk(delta: Record<string, unknown>, finish: string | null = null): st
 }
 
 /** Streams the call, writing events in batches and waiting for the socket to drain, as a real server does. */
-async function streamWrite(res: ServerResponse, megabytes: number): Promise<number> {
+async function streamWrite(res: ServerResponse, megabytes: number, deltaBytes: number): Promise<number> {
   res.writeHead(200, { "content-type": "text/event-stream" });
   const line = `${"x".repeat(63)}\n`;
   const content = line.repeat(Math.ceil((megabytes * 1024 * 1024) / line.length));
@@ -50,8 +53,8 @@ async function streamWrite(res: ServerResponse, megabytes: number): Promise<numb
       ],
     });
   let deltas = 0;
-  for (let at = 0; at < args.length; at += DELTA_BYTES) {
-    batch += chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(at, at + DELTA_BYTES) } }] });
+  for (let at = 0; at < args.length; at += deltaBytes) {
+    batch += chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(at, at + deltaBytes) } }] });
     deltas++;
     if (batch.length > 256 * 1024) {
       if (!res.write(batch)) await new Promise((resolve) => res.once("drain", resolve));
@@ -65,6 +68,7 @@ async function streamWrite(res: ServerResponse, megabytes: number): Promise<numb
 
 interface Row {
   megabytes: number;
+  deltaBytes: number;
   deltas: number;
   ms: number;
   peakMb?: number;
@@ -74,13 +78,13 @@ interface Row {
   outcome: string;
 }
 
-async function run(megabytes: number): Promise<Row> {
+async function run(megabytes: number, deltaBytes: number): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), "kc-bench-tool-args-"));
   let deltas = 0;
   let requests = 0;
   const server = createServer(async (req, res) => {
     for await (const _ of req);
-    if (requests++ === 0) deltas = await streamWrite(res, megabytes);
+    if (requests++ === 0) deltas = await streamWrite(res, megabytes, deltaBytes);
     else {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.end(chunk({ content: "Written." }) + chunk({}, "stop") + sse("[DONE]"));
@@ -139,6 +143,7 @@ async function run(megabytes: number): Promise<Row> {
         : `exit ${code}: ${stderr.trim().split("\n").slice(-2).join(" ").slice(0, 160)}`;
     return {
       megabytes,
+      deltaBytes,
       deltas,
       ms,
       ...(Number.isFinite(kb) && !timedOut ? { peakMb: kb! / 1024, cpuMs: (user! + sys!) * 1000 } : {}),
@@ -154,13 +159,13 @@ async function run(megabytes: number): Promise<Row> {
 
 export async function toolArgsBench(): Promise<void> {
   console.log(
-    `tool-args: knightcode --mode json, one streamed write call (${DELTA_BYTES}-byte argument deltas) from a local server`,
+    "tool-args: knightcode --mode json, one streamed write call (argument deltas of the given bytes) from a local server",
   );
-  console.log("  argument      deltas  wall time   CPU time   peak RSS   JSON-mode output   outcome");
-  for (const megabytes of SIZES_MB) {
-    const row = await run(megabytes);
+  console.log("  argument   delta     deltas  wall time   CPU time   peak RSS   JSON-mode output   outcome");
+  for (const { megabytes, deltaBytes } of CASES) {
+    const row = await run(megabytes, deltaBytes);
     console.log(
-      `  ${`${row.megabytes} MB`.padEnd(9)}  ${String(row.deltas).padStart(9)}  ${`${(row.ms / 1000).toFixed(1)} s`.padStart(9)}` +
+      `  ${`${row.megabytes} MB`.padEnd(9)}  ${`${row.deltaBytes} B`.padStart(5)}  ${String(row.deltas).padStart(9)}  ${`${(row.ms / 1000).toFixed(1)} s`.padStart(9)}` +
         `  ${row.cpuMs === undefined ? "        -" : `${(row.cpuMs / 1000).toFixed(1)} s`.padStart(9)}` +
         `  ${row.peakMb === undefined ? "        -" : `${row.peakMb.toFixed(0)} MB`.padStart(9)}` +
         `   ${`${(row.outputBytes / 1024 / 1024).toFixed(1)} MB`.padStart(16)}   ${row.outcome}`,

@@ -45,6 +45,8 @@ export interface SessionOptions {
   onExtensionLog?(entry: ExtensionLogEntry): void;
   /** The set of virtual modules this session's extension files import through (the loader's `moduleSet`). */
   moduleSet?: string;
+  /** How long an extension factory may take (SessionRuntimeOptions.factoryTimeoutMs). */
+  factoryTimeoutMs?(): number | undefined;
 }
 
 export interface Kernel {
@@ -98,6 +100,7 @@ export function createKernel(options: KernelOptions): Kernel {
         ...(session.onExtensionError ? { onExtensionError: session.onExtensionError } : {}),
         ...(session.onExtensionLog ? { onExtensionLog: session.onExtensionLog } : {}),
         ...(options.bus ? { bus: options.bus } : {}),
+        ...(session.factoryTimeoutMs ? { factoryTimeoutMs: session.factoryTimeoutMs } : {}),
         sharedServices,
       });
       try {

@@ -170,6 +170,7 @@ export async function openSession(
       mode: host.mode,
       moduleSet,
       start,
+      factoryTimeoutMs: () => config.settings.get("extensionLoad").timeoutMs,
       values: [
         [sdkTokens.config, config],
         [sdkTokens.sessionLog, log],

@@ -71,7 +71,7 @@ export const errorCodes = Object.freeze({
   KC_ERR_STARTUP_FAILED:
     "The session cannot prompt because an extension refused to start it; fix the cause and reload.",
   KC_ERR_STALLED:
-    "A prompt waits for an extension handler whose promise never settles and nothing is left that could settle it.",
+    "A prompt, or the start of a session, waits for an extension handler whose promise never settles and nothing is left that could settle it.",
   KC_ERR_STATE:
     "The session runtime is not in a state that allows the operation (for example reload while loading).",
   KC_ERR_TOOL_CONFLICT:

@@ -64,6 +64,11 @@ export interface SessionRuntimeOptions {
   bus?: BusPolicies;
   /** The instances of `process` services, shared with the other sessions of the kernel. */
   sharedServices?: SharedServiceInstances;
+  /**
+   * How long one factory's promise may take to settle, in ms (read each time a factory runs; 0 or unset: no limit).
+   * A factory still pending when the process has nothing left to do fails at once, limit or not.
+   */
+  factoryTimeoutMs?(): number | undefined;
 }
 
 class Generation {
@@ -251,7 +256,7 @@ export class SessionRuntime {
     this.infos = [];
     this.reportedFailures = [];
     this.positions = 0;
-    await this.runFactories(this.extensions);
+    await this.runFactories(this.extensions, false);
     this.generation.loading = false;
     this._state = "ready";
     await this.emitStart({ reason: "reload" });
@@ -328,7 +333,11 @@ export class SessionRuntime {
     else process.stderr.write(`[knightcode] ${report.extension} (${report.event}): ${report.message}\n`);
   }
 
-  private async runFactories(extensions: readonly LoadedExtension[]): Promise<void> {
+  /**
+   * Calls the factories in order. A factory that never finishes stops a start (`unfinishedStops`); on a reload it
+   * is reported like one that threw, so the session already in use goes on without it.
+   */
+  private async runFactories(extensions: readonly LoadedExtension[], unfinishedStops = true): Promise<void> {
     const generation = this.generation;
     for (const failure of this.pendingFailures.splice(0)) {
       this.reportedFailures.push(failure);
@@ -366,17 +375,28 @@ export class SessionRuntime {
         log: (owner, level, message) => this.log({ extension: owner.id, level, message }),
       });
       try {
-        await this.enter(() => ext.factory(api));
+        await settleFactory(
+          this.enter(() => ext.factory(api)),
+          this.options.factoryTimeoutMs?.() ?? 0,
+        );
         this.infos = [...this.infos, info].sort((a, b) => a.order - b.order);
         for (const name of names) generation.started.add(name);
       } catch (error) {
         for (const name of names) generation.failed.add(name);
-        // A throwing factory leaves nothing half-registered behind.
+        // A throwing factory leaves nothing half-registered behind; neither does one that never finished (what it
+        // registers later goes to a disposed store, which disposes it at once).
         await store.disposeAll();
         generation.stores.delete(info.id);
+        if (error instanceof UnfinishedFactory && unfinishedStops) {
+          // The extension may still be half way through setting itself up: the session does not start without it,
+          // and the host says which extension and why (a print or JSON run exits 1 instead of 0 with no answer).
+          const failure = new ExtensionLoadError(ext.path ?? ext.id, error.message);
+          this.reportedFailures.push(failure);
+          throw failure;
+        }
         const failure = new ExtensionLoadError(
           ext.path ?? ext.id,
-          `the factory threw: ${errorMessage(error)}`,
+          error instanceof UnfinishedFactory ? error.message : `the factory threw: ${errorMessage(error)}`,
           error,
         );
         this.reportedFailures.push(failure);
@@ -404,7 +424,15 @@ export class SessionRuntime {
   private async emitStart(event: SessionStartEvent): Promise<void> {
     this.failure = undefined;
     try {
-      await this.bus.emit("session_start", event, this.context());
+      // A session_start handler that waits on nothing would otherwise end the process mid-start with code 0.
+      await settleOrStall(this.bus.emit("session_start", event, this.context()), () => {
+        const waiting = this.bus.pending().map((h) => `the ${h.event} handler of ${h.owner.id}`);
+        return new KernelError(
+          "KC_ERR_STALLED",
+          `The session cannot start: it waits for ${waiting.length > 0 ? [...new Set(waiting)].join(", ") : "work"}, ` +
+            "which never settled and has nothing left that could settle it (a promise that is never resolved).",
+        );
+      });
     } catch (error) {
       if (!(error instanceof ExtensionHandlerError)) throw error;
       this.failure = error;
@@ -418,4 +446,62 @@ export class SessionRuntime {
       this.sink({ extension: "kernel", event: "dispose", message: errorMessage(error), error });
     }
   }
+}
+
+/** A factory whose promise did not settle: within the time limit, or before the process ran out of work. */
+class UnfinishedFactory extends Error {}
+
+/** Waits for a factory's promise, but not forever (see `settleOrStall`). */
+async function settleFactory(result: unknown, timeoutMs: number): Promise<void> {
+  if (!isThenable(result)) return;
+  await settleOrStall(
+    Promise.resolve(result),
+    () =>
+      new UnfinishedFactory(
+        "it never finished loading: its factory returned a promise that never settled, and nothing is left " +
+          "that could settle it (a promise that is never resolved)",
+      ),
+    timeoutMs,
+    () =>
+      new UnfinishedFactory(
+        `it never finished loading: its factory's promise did not settle within ${timeoutMs / 1000} s ` +
+          "(setting extensionLoad.timeoutMs)",
+      ),
+  );
+}
+
+/**
+ * `work`'s outcome, or a rejection with `stalled()` when the process runs out of work first. A promise that nothing
+ * can settle any more (no timer, socket or process left) empties Node's event loop, and Node would exit with code 0
+ * in the middle of starting: `beforeExit` says so first. With `timeoutMs` > 0, also a rejection with `late()` after
+ * that long; its timer is unref'd so that it does not hide the stall for `timeoutMs`.
+ */
+async function settleOrStall<T>(
+  work: Promise<T>,
+  stalled: () => Error,
+  timeoutMs = 0,
+  late: () => Error = stalled,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onStall: (() => void) | undefined;
+  const unfinished = new Promise<never>((_, reject) => {
+    onStall = () => reject(stalled());
+    process.on("beforeExit", onStall);
+    if (timeoutMs > 0) {
+      timer = setTimeout(() => reject(late()), timeoutMs);
+      timer.unref();
+    }
+  });
+  try {
+    return await Promise.race([work, unfinished]);
+  } finally {
+    clearTimeout(timer);
+    if (onStall) process.off("beforeExit", onStall);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
+  );
 }

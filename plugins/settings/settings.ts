@@ -20,6 +20,7 @@
  * | `doomLoop.enabled`     | boolean            | `true`  | stop a tool call the model keeps repeating |
  * | `doomLoop.threshold`   | integer >= 1       | `3`     | repeats in a row that count as a loop    |
  * | `gates.timeoutMs`      | integer >= 0       | `300000` | time a `tool_call`/`user_bash` handler has to answer (0: none) |
+ * | `extensionLoad.timeoutMs` | integer >= 0   | `30000` | time an extension factory has to finish (0: none) |
  * | `toolResults.maxBytes` | integer >= 0       | `102400` | text one tool result may send to the model (0: no cap) |
  * | `codemode.timeoutMs`   | integer >= 1       | `30000` | wall-clock limit of a codemode script (builtin:codemode) |
  * | `codemode.memoryMb`    | integer >= 1       | `64`    | memory of a codemode script's sandbox    |
@@ -86,6 +87,11 @@ export interface GateSettings {
   timeoutMs: number;
 }
 
+/** How long an extension factory's promise may take to settle; one that does not stops the session's start. */
+export interface ExtensionLoadSettings {
+  timeoutMs: number;
+}
+
 /** The cap on what one tool result sends to the model (the agent loop's result-cap.ts). */
 export interface ToolResultSettings {
   maxBytes: number;
@@ -114,6 +120,7 @@ export interface KnownSettings {
   compaction: CompactionSettings;
   doomLoop: DoomLoopSettings;
   gates: GateSettings;
+  extensionLoad: ExtensionLoadSettings;
   toolResults: ToolResultSettings;
   shellEnv: ShellEnvSettings;
   worktrees: WorktreesSettings;
@@ -136,6 +143,7 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   compaction: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
   doomLoop: { enabled: true, threshold: 3 },
   gates: { timeoutMs: 300000 },
+  extensionLoad: { timeoutMs: 30000 },
   toolResults: { maxBytes: 102400 },
   shellEnv: { include: [], exclude: [] },
   worktrees: { keep: 15, branchPrefix: "knightcode/" },
@@ -178,6 +186,7 @@ export const SettingsFileSchema = Type.Object({
     }),
   ),
   gates: Type.Optional(Type.Object({ timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
+  extensionLoad: Type.Optional(Type.Object({ timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
   toolResults: Type.Optional(Type.Object({ maxBytes: Type.Optional(Type.Integer({ minimum: 0 })) })),
   // Read by builtin:codemode, which holds the defaults.
   codemode: Type.Optional(

@@ -2,7 +2,9 @@
  * The shell engine behind the `bash` tool and user commands (`!cmd`, RPC `bash`): runs a command through the
  * user's shell in its own process group, streams its merged output, keeps a bounded tail in memory and spills the
  * full output to a temp file once it outgrows the limits. Timeout and abort kill the whole group (SIGTERM, then
- * SIGKILL after 2 s), so nothing the command started in the background survives them.
+ * SIGKILL after 2 s), so nothing the command started in the background survives them. A job left in the background
+ * by a command that ended normally keeps running while this process lives, and ends with it: on a normal exit and,
+ * through the group watchdog, when this process is killed.
  */
 import { accessSync, constants, existsSync, statSync, type WriteStream } from "node:fs";
 import { basename } from "node:path";
@@ -10,6 +12,7 @@ import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { createPrivateWriteStream, privateTempPath } from "../files/private-file.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "../truncate.js";
+import { unwatchGroup, watchGroup } from "./group-watchdog.js";
 
 /** The core tools' output limits (plugins/kit/truncate.ts): the last 2,000 lines or 50 KB. */
 export const SHELL_MAX_LINES = DEFAULT_MAX_LINES;
@@ -247,17 +250,49 @@ export class OutputCollector {
 
 // ---- process groups -------------------------------------------------------------------------------
 
-/** Groups still running a command; killed if this process exits first. */
+/**
+ * Groups of this process's commands that still have members: a command running, or a job it left in the
+ * background. They end with this process: killed by the `exit` handler on a normal exit, and by the group watchdog
+ * (group-watchdog.ts) when this process is killed outright.
+ */
 const liveGroups = new Set<number>();
+/** Groups whose shell is still running (the sweeper leaves them to their command). */
+const running = new Set<number>();
 let exitHookInstalled = false;
+/** Looks now and then for groups whose last member ended, so they are forgotten (their ids may be reused). */
+let sweeper: NodeJS.Timeout | undefined;
+const SWEEP_MS = 2_000;
 
 function trackGroup(pid: number): void {
   liveGroups.add(pid);
+  watchGroup(pid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
     for (const group of liveGroups) signalGroup(group, "SIGKILL");
   });
+}
+
+/** The command's shell has exited: its group is forgotten now if empty, else once its background jobs end. */
+function settleGroup(pid: number): void {
+  if (signalGroup(pid, 0)) {
+    sweeper ??= setInterval(sweepGroups, SWEEP_MS).unref();
+    return;
+  }
+  forgetGroup(pid);
+}
+
+function forgetGroup(pid: number): void {
+  liveGroups.delete(pid);
+  unwatchGroup(pid);
+}
+
+function sweepGroups(): void {
+  for (const group of liveGroups) if (!running.has(group) && !signalGroup(group, 0)) forgetGroup(group);
+  if ([...liveGroups].every((group) => running.has(group))) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
@@ -367,7 +402,10 @@ export async function execShellCommand(command: string, options: ExecShellOption
   };
 
   return await new Promise<ShellExit>((resolve, reject) => {
-    if (pid !== undefined) trackGroup(pid);
+    if (pid !== undefined) {
+      running.add(pid);
+      trackGroup(pid);
+    }
     const streams = [child.stdout, child.stderr].filter((s): s is Readable => s !== null && s !== undefined);
     let open = streams.length;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -415,7 +453,10 @@ export async function execShellCommand(command: string, options: ExecShellOption
       if (drainDeadline) clearTimeout(drainDeadline);
       signal?.removeEventListener("abort", onAbort);
       for (const s of streams) if (!s.destroyed) s.destroy();
-      if (pid !== undefined) liveGroups.delete(pid);
+      if (pid !== undefined) {
+        running.delete(pid);
+        settleGroup(pid);
+      }
       if (spawnError !== undefined && !exit) {
         reject(spawnError instanceof Error ? spawnError : new Error(String(spawnError)));
         return;
@@ -466,7 +507,7 @@ export async function execShellCommand(command: string, options: ExecShellOption
         drainDeadline = setTimeout(finish, KILL_GRACE_MS + DRAIN_GRACE_MS);
       } else {
         // The shell is gone; a background job it left may still hold the pipe. Give the output a moment to
-        // drain, then stop reading (the job keeps running: only timeout and abort kill the group).
+        // drain, then stop reading (the job keeps running: only timeout, abort and the end of this process kill the group).
         drainTimer = setTimeout(finish, DRAIN_GRACE_MS);
         drainDeadline = setTimeout(finish, DRAIN_MAX_MS);
       }

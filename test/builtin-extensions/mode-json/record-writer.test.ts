@@ -95,6 +95,39 @@ describe("builtin:mode-json RecordWriter", () => {
     ]);
   });
 
+  it("merges a burst of deltas past a block's first 64 although the reader keeps up", async () => {
+    const lines: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString("utf8"));
+        callback();
+      },
+    });
+    const writer = new RecordWriter(out);
+    for (let n = 0; n < 1000; n++) writer.write(delta("toolcall_delta", 0, "abcd", n));
+    writer.write({ type: "turn_end" });
+    for (let n = 0; n < 3; n++) writer.write(delta("text_delta", 1, `t${n}`, 1000 + n));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let n = 0; n < 100; n++) writer.write(delta("toolcall_delta", 0, "efgh", 2000 + n));
+    await new Promise((resolve) => setImmediate(resolve));
+    writer.write(delta("toolcall_delta", 0, "late", 3000));
+    await writer.flushed();
+    const records = lines.map((line) => JSON.parse(line) as any);
+    expect(records.map((r) => r.assistantMessageEvent?.delta ?? r.type)).to.deep.equal([
+      ...Array(64).fill("abcd"),
+      "abcd".repeat(936),
+      "turn_end",
+      "t0",
+      "t1",
+      "t2",
+      ...Array(64).fill("efgh"),
+      "efgh".repeat(36),
+      "late",
+    ]);
+    expect(records[64].usage.output).to.equal(999);
+    expect(records.at(-2).usage.output).to.equal(2099);
+  });
+
   it("settles flushed() and drops the queue when the reader goes away", async () => {
     const out = new Writable({ highWaterMark: 16, write: () => {} });
     const writer = new RecordWriter(out);

@@ -1,6 +1,6 @@
 /**
  * A run always settles, and never with a false success (issue 20), through the built CLI with small fixture
- * extensions: a tool or `tool_call` handler whose promise never settles ends a print or JSON run with exit 1 and a
+ * extensions: an extension factory that never finishes stops the start with exit 1, naming it; a tool or `tool_call` handler whose promise never settles ends a print or JSON run with exit 1 and a
  * message naming it; an RPC abort settles a run whose tool ignores its signal, and its late result is dropped;
  * gate handlers have a time limit; `turn_end` continuations are capped; the same successful call repeated stops the
  * run; an interval started at run time does not keep a finished print run alive; a huge tool result is capped.
@@ -58,6 +58,50 @@ describe("knightcode: a run settles, and not with a false success", function () 
     expect(stderr).to.contain('the tool "hang" of cli:');
     expect(stderr).to.contain("hang.ts");
     expect(stderr).to.contain("never settled");
+  });
+
+  it("ends a print or JSON run whose extension factory never settles with exit 1, naming the extension", async () => {
+    // The factory's promise waits on nothing: Node's event loop emptied mid-start and the process exited 0,
+    // with no answer and nothing on stderr.
+    const ext = tmp.write("never-loads.ts", `export default (kc: any) => new Promise(() => {});`);
+    const file = script([{ text: "never reached" }]);
+    for (const mode of [["-p"], ["--mode", "json"]]) {
+      const { code, stdout, stderr } = await cli(["-e", ext, "--script", file, ...mode, "go"]);
+      expect(code, `${mode.join(" ")}: ${stderr}`).to.equal(1);
+      expect(stdout).to.equal("");
+      expect(stderr).to.match(/Extension \S*never-loads\.ts failed to load: it never finished loading/);
+      expect(stderr).to.contain("never settled");
+    }
+  });
+
+  it("ends a print run whose session_start handler never settles with exit 1, naming the handler", async () => {
+    const ext = tmp.write(
+      "never-starts.ts",
+      `export default (kc: any) => kc.on("session_start", () => new Promise(() => {}));`,
+    );
+    const file = script([{ text: "never reached" }]);
+    const { code, stdout, stderr } = await cli(["-e", ext, "--script", file, "-p", "go"]);
+    expect(code, stderr).to.equal(1);
+    expect(stdout).to.equal("");
+    expect(stderr).to.match(
+      /The session cannot start: it waits for the session_start handler of cli:\S*never-starts\.ts/,
+    );
+  });
+
+  it("stops a start whose extension factory takes longer than extensionLoad.timeoutMs", async () => {
+    settings({ extensionLoad: { timeoutMs: 300 } });
+    const ext = tmp.write(
+      "slow-load.ts",
+      `export default (kc: any) => new Promise((r) => setTimeout(r, 60_000));`,
+    );
+    const file = script([{ text: "never reached" }]);
+    const started = Date.now();
+    const { code, stdout, stderr } = await cli(["-e", ext, "--script", file, "-p", "go"]);
+    expect(code, stderr).to.equal(1);
+    expect(Date.now() - started).to.be.below(20_000);
+    expect(stdout).to.equal("");
+    expect(stderr).to.match(/Extension \S*slow-load\.ts failed to load: it never finished loading/);
+    expect(stderr).to.contain("did not settle within 0.3 s (setting extensionLoad.timeoutMs)");
   });
 
   it("ends a JSON run whose tool_call handler never settles with exit 1, naming the handler", async () => {

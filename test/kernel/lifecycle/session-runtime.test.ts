@@ -85,6 +85,43 @@ describe("session runtime", () => {
   const commands = (runtime: SessionRuntime) =>
     runtime.scope.resolve(coreTokens.commands) as unknown as CommandRegistry;
 
+  it("stops a start whose factory does not finish within factoryTimeoutMs; on reload it is only reported", async () => {
+    const slow = () => new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+    const start = kernel.createSession({
+      sources: [{ origin: "sdk", name: "slow", factory: slow }],
+      cwd: tmp.path,
+      mode: "sdk",
+      factoryTimeoutMs: () => 100,
+      onExtensionError: (report) => errors.push(report),
+    });
+    const error = await start.then(
+      () => undefined,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(error?.code).to.equal("KC_ERR_EXTENSION_LOAD");
+    expect(error?.message).to.equal(
+      "Extension sdk:slow failed to load: it never finished loading: its factory's promise did not settle " +
+        "within 0.1 s (setting extensionLoad.timeoutMs)",
+    );
+
+    // A factory that hangs only the second time: the reload goes on without it, reporting why.
+    let calls = 0;
+    const result = await kernel.createSession({
+      sources: [{ origin: "sdk", name: "second", factory: () => (++calls === 1 ? undefined : slow()) }],
+      cwd: tmp.path,
+      mode: "sdk",
+      factoryTimeoutMs: () => 100,
+      onExtensionError: (report) => errors.push(report),
+    });
+    runtimes.push(result.runtime);
+    await result.runtime.reload();
+    expect(result.runtime.state).to.equal("ready");
+    expect(result.runtime.loadFailures.map((f) => f.message)).to.deep.equal([
+      "Extension sdk:second failed to load: it never finished loading: its factory's promise did not settle " +
+        "within 0.1 s (setting extensionLoad.timeoutMs)",
+    ]);
+  });
+
   it("calls every factory once per session, so closure state is never shared", async () => {
     const file = tmp.write("counter.ts", COUNTER_EXTENSION);
     const a = await open([{ path: file }]);
