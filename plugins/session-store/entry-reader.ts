@@ -43,6 +43,12 @@ export class EntryReader {
     return value as SessionEntry;
   }
 
+  /** Forgets the window (the next read reads the file again): for when a batch of reads is over. */
+  forgetWindow(): void {
+    this.window = Buffer.alloc(0);
+    this.windowStart = 0;
+  }
+
   /** Drops the file descriptor and the window. Later reads still work, opening the file for each read. */
   close(): void {
     this.closed = true;
@@ -84,7 +90,6 @@ export class EntryReader {
   private release(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-    this.window = Buffer.alloc(0);
-    this.windowStart = 0;
+    this.forgetWindow();
   }
 }

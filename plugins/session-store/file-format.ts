@@ -31,6 +31,20 @@ export interface EntrySink {
   has(id: string): boolean;
   /** `parentId` is already re-attached when the line's parent was missing. */
   add(entry: SessionEntry, start: number, length: number): void;
+  /**
+   * Entry types the sink will take unparsed (see `addUnparsed`); without it every line is parsed. Only a complete
+   * line in the writer's layout (`{"type":"…","id":"…","parentId":…`, closed by `}`) is passed on this way.
+   */
+  unparsedTypes?: ReadonlySet<string>;
+  /** An entry known by its line's prefix only: its type, id and (re-attached) parent, and its line's byte range. */
+  addUnparsed?(stub: EntryStub, start: number, length: number): void;
+}
+
+/** What the start of an entry line tells without parsing the rest. */
+export interface EntryStub {
+  type: string;
+  id: string;
+  parentId: string | null;
 }
 
 export interface ParsedSessionFile {
@@ -103,6 +117,29 @@ export function readSessionFile(path: string, sink: EntrySink): ParsedSessionFil
 
 const NOT_JSON = Symbol("not JSON");
 
+/** How far into a line the prefix is looked for: the store's own ids fit many times over; longer ones are parsed. */
+const PREFIX_BYTES = 256;
+/**
+ * `{"type":"T","id":"I","parentId":null|"P",` (more fields follow), each value printable ASCII without quotes or
+ * backslashes (anything else, such as an escaped id, is left to JSON.parse).
+ */
+const STUB_PREFIX = /^\{"type":"([ !#-[\]-~]+)","id":"([ !#-[\]-~]+)","parentId":(?:null|"([ !#-[\]-~]*)"),/;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * The type, id and parent of an entry line written in the store's own layout, or undefined when the line is not
+ * plainly in that layout or does not end with `}` (trailing spaces and CR aside).
+ */
+export function entryStub(bytes: Buffer): EntryStub | undefined {
+  if (bytes[0] !== 0x7b) return undefined;
+  let end = bytes.length - 1;
+  while (end > 0 && (bytes[end] === 0x20 || bytes[end] === 0x09 || bytes[end] === 0x0d)) end--;
+  if (bytes[end] !== CLOSE_BRACE) return undefined;
+  const match = STUB_PREFIX.exec(bytes.toString("latin1", 0, Math.min(bytes.length, PREFIX_BYTES)));
+  if (!match) return undefined;
+  return { type: match[1]!, id: match[2]!, parentId: match[3] ?? null };
+}
+
 function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
   const size = fstatSync(fd).size;
   let header: SessionHeader | undefined;
@@ -124,6 +161,25 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     lastTerminated = terminated;
     const bytes = withoutBom(line, start);
     if (isBlank(bytes)) return;
+    // A complete line of a type the sink takes unparsed: its prefix is all that is read now (the entry is parsed
+    // and checked when it is read back), so opening a long session does not parse its whole history.
+    if (header && terminated && sink.unparsedTypes) {
+      const stub = entryStub(bytes);
+      if (stub && sink.unparsedTypes.has(stub.type)) {
+        flushBad();
+        if (sink.has(stub.id)) {
+          warnings.push(`${path}: line ${lineNumber} repeats entry id ${stub.id} and was skipped`);
+          return;
+        }
+        if (stub.parentId !== null && !sink.has(stub.parentId)) {
+          warnings.push(missingParent(path, lineNumber, stub.id, stub.parentId, previousId));
+          stub.parentId = previousId ?? null;
+        }
+        previousId = stub.id;
+        sink.addUnparsed!(stub, start, bytes.length);
+        return;
+      }
+    }
     const text = bytes.toString("utf8");
     let value: unknown;
     try {
@@ -171,10 +227,7 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     // Parents always precede children in an append-only file; a parent that is not among the earlier entries
     // was lost (malformed line) or never existed. Re-attaching keeps the branch connected and rules out cycles.
     if (entry.parentId !== null && !sink.has(entry.parentId)) {
-      warnings.push(
-        `${path}: line ${lineNumber} (entry ${entry.id}) refers to a missing parent ${entry.parentId}; ` +
-          (previousId ? `attached it to the previous entry ${previousId}` : "made it a root"),
-      );
+      warnings.push(missingParent(path, lineNumber, entry.id, entry.parentId, previousId));
       entry.parentId = previousId ?? null;
     }
     previousId = entry.id;
@@ -201,4 +254,17 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     }
   }
   return { header, warnings, size, needsNewline: !lastTerminated };
+}
+
+function missingParent(
+  path: string,
+  line: number,
+  id: string,
+  parentId: string,
+  previousId: string | undefined,
+): string {
+  return (
+    `${path}: line ${line} (entry ${id}) refers to a missing parent ${parentId}; ` +
+    (previousId ? `attached it to the previous entry ${previousId}` : "made it a root")
+  );
 }
