@@ -36,7 +36,7 @@ export class EntryReader {
     ) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_IO",
-        `Cannot read entry ${id} back from session file ${this.path}: the file changed after it was opened (bytes ${offset}-${offset + length} no longer hold it)`,
+        `Cannot read entry ${id} back from session file ${this.path}: bytes ${offset}-${offset + length} do not hold it as a valid entry (the line is damaged, or the file changed after it was opened)`,
         { path: this.path },
       );
     }
