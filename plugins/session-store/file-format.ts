@@ -117,27 +117,61 @@ export function readSessionFile(path: string, sink: EntrySink): ParsedSessionFil
 
 const NOT_JSON = Symbol("not JSON");
 
-/** How far into a line the prefix is looked for: the store's own ids fit many times over; longer ones are parsed. */
-const PREFIX_BYTES = 256;
-/**
- * `{"type":"T","id":"I","parentId":null|"P",` (more fields follow), each value printable ASCII without quotes or
- * backslashes (anything else, such as an escaped id, is left to JSON.parse).
- */
-const STUB_PREFIX = /^\{"type":"([ !#-[\]-~]+)","id":"([ !#-[\]-~]+)","parentId":(?:null|"([ !#-[\]-~]*)"),/;
+const TYPE_PART = Buffer.from('{"type":"');
+const ID_PART = Buffer.from('","id":"');
+const PARENT_PART = Buffer.from('","parentId":');
+const NULL_PART = Buffer.from("null,");
+const QUOTE = 0x22;
+const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
 
+/** Whether `bytes` holds `part` at `at`. */
+function holds(bytes: Buffer, at: number, part: Buffer): boolean {
+  if (at + part.length > bytes.length) return false;
+  // A loop, not Buffer.compare: the parts are a few bytes, and this runs for every line of the file.
+  for (let i = 0; i < part.length; i++) if (bytes[at + i] !== part[i]) return false;
+  return true;
+}
+
+/** The end of a plain string value starting at `from` (printable ASCII up to its quote, no escapes), or -1. */
+function plainEnd(bytes: Buffer, from: number): number {
+  const end = bytes.indexOf(QUOTE, from);
+  if (end === -1) return -1;
+  for (let i = from; i < end; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte > 0x7e || byte === 0x5c) return -1;
+  }
+  return end;
+}
+
 /**
- * The type, id and parent of an entry line written in the store's own layout, or undefined when the line is not
- * plainly in that layout or does not end with `}` (trailing spaces and CR aside).
+ * The type, id and parent of an entry line written in the store's own layout,
+ * `{"type":"T","id":"I","parentId":null|"P",` (more fields follow) and a last `}` (trailing spaces and CR aside),
+ * or undefined for any other line. Values must be printable ASCII without escapes; anything else is left to
+ * JSON.parse. Only bytes are compared: a line in this layout costs no string but its type, id and parent.
  */
 export function entryStub(bytes: Buffer): EntryStub | undefined {
-  if (bytes[0] !== 0x7b) return undefined;
-  let end = bytes.length - 1;
-  while (end > 0 && (bytes[end] === 0x20 || bytes[end] === 0x09 || bytes[end] === 0x0d)) end--;
-  if (bytes[end] !== CLOSE_BRACE) return undefined;
-  const match = STUB_PREFIX.exec(bytes.toString("latin1", 0, Math.min(bytes.length, PREFIX_BYTES)));
-  if (!match) return undefined;
-  return { type: match[1]!, id: match[2]!, parentId: match[3] ?? null };
+  let last = bytes.length - 1;
+  while (last > 0 && (bytes[last] === 0x20 || bytes[last] === 0x09 || bytes[last] === 0x0d)) last--;
+  if (bytes[last] !== CLOSE_BRACE || !holds(bytes, 0, TYPE_PART)) return undefined;
+  const typeEnd = plainEnd(bytes, TYPE_PART.length);
+  if (typeEnd <= TYPE_PART.length || !holds(bytes, typeEnd, ID_PART)) return undefined;
+  const idStart = typeEnd + ID_PART.length;
+  const idEnd = plainEnd(bytes, idStart);
+  if (idEnd <= idStart || !holds(bytes, idEnd, PARENT_PART)) return undefined;
+  const parentAt = idEnd + PARENT_PART.length;
+  let parentId: string | null = null;
+  if (!holds(bytes, parentAt, NULL_PART)) {
+    if (bytes[parentAt] !== QUOTE) return undefined;
+    const parentEnd = plainEnd(bytes, parentAt + 1);
+    if (parentEnd === -1 || bytes[parentEnd + 1] !== COMMA) return undefined;
+    parentId = bytes.toString("latin1", parentAt + 1, parentEnd);
+  }
+  return {
+    type: bytes.toString("latin1", TYPE_PART.length, typeEnd),
+    id: bytes.toString("latin1", idStart, idEnd),
+    parentId,
+  };
 }
 
 function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
@@ -171,7 +205,8 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
           warnings.push(`${path}: line ${lineNumber} repeats entry id ${stub.id} and was skipped`);
           return;
         }
-        if (stub.parentId !== null && !sink.has(stub.parentId)) {
+        // The parent is nearly always the line before: no lookup for that.
+        if (stub.parentId !== null && stub.parentId !== previousId && !sink.has(stub.parentId)) {
           warnings.push(missingParent(path, lineNumber, stub.id, stub.parentId, previousId));
           stub.parentId = previousId ?? null;
         }

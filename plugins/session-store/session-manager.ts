@@ -813,9 +813,11 @@ export class SessionManager implements ReadonlySessionManager {
     length: number,
     entry: SessionEntry | undefined,
   ): Slot {
+    const previous = this.slots.at(-1);
     const slot: Slot = {
       id,
-      parent: parentId === null ? undefined : this.byId.get(parentId),
+      // A linear session's parent is the slot before: found without a lookup.
+      parent: parentId === null ? undefined : previous?.id === parentId ? previous : this.byId.get(parentId),
       type,
       offset,
       length,
