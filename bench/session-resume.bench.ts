@@ -1,5 +1,5 @@
 /**
- * Resuming long sessions: files of 10,000, 100,000 and 1,000,000 entries shaped like a coding session (a user
+ * Resuming long sessions: files of 10,000, 100,000, 300,000 and 1,000,000 entries shaped like a coding session (a user
  * message of ~0.5 KB, an assistant answer of ~1.5 KB with a tool call, a tool result of ~4 KB; a compaction every
  * 400 entries keeping the last 40, as a long run with a 200k-token window would write), plus 100,000 entries with
  * no compaction, whose whole branch is the context. Each measurement runs in a child process
@@ -8,7 +8,10 @@
  * - --session: `createAgentSession({ session: { path } })`, the real SDK path; `-c`: the same through
  *   `continue` (a listing of the cwd's sessions, then the open); `list`: the listing alone (cold summary cache).
  * A `new session` row gives the SDK's start-up without a file, the floor the resume rows stand on.
- * Run alone with `npm run bench -- session-resume`. The 1M file is ~2 GB; set KC_BENCH_RESUME_MAX=100000 to skip it.
+ * Run alone with `npm run bench -- session-resume`. The 1M file is ~2 GB; set KC_BENCH_RESUME_MAX=300000 to skip it.
+ *
+ * Then the goal (the reliability issue's): `-c` onto 100,000 and 300,000 entries in at most 1 s of wall time each,
+ * with a peak RSS that does not grow with the file (300,000 entries within 10% of 100,000's), each marked met or not.
  */
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
@@ -21,6 +24,9 @@ const child = fileURLToPath(new URL("./session-resume-child.ts", import.meta.url
 const MAX_ENTRIES = Number(process.env.KC_BENCH_RESUME_MAX ?? 1_000_000);
 const COMPACT_EVERY = 400;
 const KEEP = 40;
+/** The goal for `-c`: wall time per resume, and how much the peak RSS may grow from 100,000 to 300,000 entries. */
+const GOAL_MS = 1_000;
+const GOAL_RSS_GROWTH = 0.1;
 
 interface Sample {
   ms: number;
@@ -145,6 +151,7 @@ export async function sessionResumeBench(): Promise<void> {
       { entries: 10_000, compact: true },
       { entries: 100_000, compact: true },
       { entries: 100_000, compact: false },
+      { entries: 300_000, compact: true },
       { entries: 1_000_000, compact: true },
     ].filter((c) => c.entries <= MAX_ENTRIES);
 
@@ -163,6 +170,7 @@ export async function sessionResumeBench(): Promise<void> {
       `${"new session (floor)".padEnd(22)}${"".padStart(8)}${"".padStart(9)}  ${"".padStart(19)}  ${cell(floor)}`,
     );
 
+    const goal = new Map<number, Sample>();
     for (const { entries, compact } of cases) {
       const cwd = join(root, `p${entries}${compact ? "" : "-full"}`);
       mkdirSync(cwd);
@@ -180,14 +188,40 @@ export async function sessionResumeBench(): Promise<void> {
         rmSync(index, { force: true });
         resumed.push(await run(["continue", cwd, agentDir]));
       }
+      if (compact) goal.set(entries, pick(resumed));
       const label = `${entries.toLocaleString("en-US")}${compact ? "" : " (no compaction)"}`;
       console.log(
         `${label.padEnd(22)}${(statSync(file).size / 2 ** 20).toFixed(0).padStart(8)}${String(sdk.messages).padStart(9)}  ${cell(store)}  ${cell(sdk)}  ${cell(pick(resumed))}  ${cell(pick(list))}`,
       );
       rmSync(file, { force: true });
     }
+    printGoal(goal);
     console.log();
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const met = (ok: boolean) => (ok ? "met" : "NOT met");
+
+/** The issue's goal against the `-c` rows of 100,000 and 300,000 entries (compacting). */
+function printGoal(resumed: Map<number, Sample>): void {
+  console.log(
+    `goal: -c resumes in <= ${GOAL_MS} ms with a peak RSS that does not grow with the file (300,000 within ${GOAL_RSS_GROWTH * 100}% of 100,000)`,
+  );
+  for (const entries of [100_000, 300_000]) {
+    const sample = resumed.get(entries);
+    if (!sample) continue;
+    console.log(
+      `  ${`${entries.toLocaleString("en-US")} entries`.padEnd(20)}${sample.ms.toFixed(0).padStart(6)} ms ${sample.rssMb.toFixed(0).padStart(5)} MB  time ${met(sample.ms <= GOAL_MS)}`,
+    );
+  }
+  const small = resumed.get(100_000);
+  const large = resumed.get(300_000);
+  if (small && large) {
+    const growth = large.rssMb / small.rssMb - 1;
+    console.log(
+      `  peak RSS 100,000 -> 300,000 entries: ${growth >= 0 ? "+" : ""}${(growth * 100).toFixed(0)}%  memory ${met(growth <= GOAL_RSS_GROWTH)}`,
+    );
   }
 }

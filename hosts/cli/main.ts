@@ -12,14 +12,47 @@
  * the bundle loader inside: an ES module entry would start Node's ES module loader, and reading `node:fs` through
  * it, before a line of KnightCode runs. No top-level `await` for that reason.
  */
+import { writeSync } from "node:fs";
 import { packageVersion } from "./version.js";
 
 const argv = process.argv.slice(2);
+
+/**
+ * A run that fails says why on stderr. Every failure KnightCode itself handles does; what could still end the
+ * process with a non-zero code and nothing on stderr is someone else's `process.exit(n)` (an extension, a
+ * dependency) or a code set without a message. Such an exit is named at the end, with where `process.exit` was
+ * called from, so a failing run is never silent.
+ */
+let saidSomething = false;
+let foreignExit: string | undefined;
+let exitingOurselves = false;
+const stderrWrite = process.stderr.write;
+process.stderr.write = function (this: NodeJS.WriteStream, ...args: unknown[]) {
+  if ((args[0] as { length?: number } | undefined)?.length) saidSomething = true;
+  return (stderrWrite as (...a: unknown[]) => boolean).apply(this, args);
+} as typeof process.stderr.write;
+const processExit = process.exit;
+process.exit = ((code?: number | string | null) => {
+  if (!exitingOurselves && foreignExit === undefined) {
+    foreignExit = (new Error().stack ?? "").split("\n").slice(2).join("\n");
+  }
+  return processExit.call(process, code as number);
+}) as typeof process.exit;
+process.on("exit", (code) => {
+  if (code === 0 || saidSomething) return;
+  const where = foreignExit ? `: process.exit(${code}) was called\n${foreignExit}` : "";
+  try {
+    writeSync(2, `knightcode: exiting with code ${code} without a message${where}\n`);
+  } catch {
+    // stderr is gone; there is nowhere left to say it
+  }
+});
 
 /** How long the exit waits for stdout and stderr to take what was written (a slow reader on a pipe). */
 const FLUSH_MS = 2_000;
 
 function exitAfterFlush(code: number): void {
+  exitingOurselves = true;
   let pending = 2;
   const done = () => {
     if (--pending === 0) process.exit(code);

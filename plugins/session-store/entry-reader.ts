@@ -36,11 +36,17 @@ export class EntryReader {
     ) {
       throw new SessionStoreError(
         "KC_ERR_SESSION_IO",
-        `Cannot read entry ${id} back from session file ${this.path}: the file changed after it was opened (bytes ${offset}-${offset + length} no longer hold it)`,
+        `Cannot read entry ${id} back from session file ${this.path}: bytes ${offset}-${offset + length} do not hold it as a valid entry (the line is damaged, or the file changed after it was opened)`,
         { path: this.path },
       );
     }
     return value as SessionEntry;
+  }
+
+  /** Forgets the window (the next read reads the file again): for when a batch of reads is over. */
+  forgetWindow(): void {
+    this.window = Buffer.alloc(0);
+    this.windowStart = 0;
   }
 
   /** Drops the file descriptor and the window. Later reads still work, opening the file for each read. */
@@ -84,7 +90,6 @@ export class EntryReader {
   private release(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-    this.window = Buffer.alloc(0);
-    this.windowStart = 0;
+    this.forgetWindow();
   }
 }

@@ -31,6 +31,20 @@ export interface EntrySink {
   has(id: string): boolean;
   /** `parentId` is already re-attached when the line's parent was missing. */
   add(entry: SessionEntry, start: number, length: number): void;
+  /**
+   * Entry types the sink will take unparsed (see `addUnparsed`); without it every line is parsed. Only a complete
+   * line in the writer's layout (`{"type":"…","id":"…","parentId":…`, closed by `}`) is passed on this way.
+   */
+  unparsedTypes?: ReadonlySet<string>;
+  /** An entry known by its line's prefix only: its type, id and (re-attached) parent, and its line's byte range. */
+  addUnparsed?(stub: EntryStub, start: number, length: number): void;
+}
+
+/** What the start of an entry line tells without parsing the rest. */
+export interface EntryStub {
+  type: string;
+  id: string;
+  parentId: string | null;
 }
 
 export interface ParsedSessionFile {
@@ -103,6 +117,63 @@ export function readSessionFile(path: string, sink: EntrySink): ParsedSessionFil
 
 const NOT_JSON = Symbol("not JSON");
 
+const TYPE_PART = Buffer.from('{"type":"');
+const ID_PART = Buffer.from('","id":"');
+const PARENT_PART = Buffer.from('","parentId":');
+const NULL_PART = Buffer.from("null,");
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+
+/** Whether `bytes` holds `part` at `at`. */
+function holds(bytes: Buffer, at: number, part: Buffer): boolean {
+  if (at + part.length > bytes.length) return false;
+  // A loop, not Buffer.compare: the parts are a few bytes, and this runs for every line of the file.
+  for (let i = 0; i < part.length; i++) if (bytes[at + i] !== part[i]) return false;
+  return true;
+}
+
+/** The end of a plain string value starting at `from` (printable ASCII up to its quote, no escapes), or -1. */
+function plainEnd(bytes: Buffer, from: number): number {
+  const end = bytes.indexOf(QUOTE, from);
+  if (end === -1) return -1;
+  for (let i = from; i < end; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte > 0x7e || byte === 0x5c) return -1;
+  }
+  return end;
+}
+
+/**
+ * The type, id and parent of an entry line written in the store's own layout,
+ * `{"type":"T","id":"I","parentId":null|"P",` (more fields follow) and a last `}` (trailing spaces and CR aside),
+ * or undefined for any other line. Values must be printable ASCII without escapes; anything else is left to
+ * JSON.parse. Only bytes are compared: a line in this layout costs no string but its type, id and parent.
+ */
+export function entryStub(bytes: Buffer): EntryStub | undefined {
+  let last = bytes.length - 1;
+  while (last > 0 && (bytes[last] === 0x20 || bytes[last] === 0x09 || bytes[last] === 0x0d)) last--;
+  if (bytes[last] !== CLOSE_BRACE || !holds(bytes, 0, TYPE_PART)) return undefined;
+  const typeEnd = plainEnd(bytes, TYPE_PART.length);
+  if (typeEnd <= TYPE_PART.length || !holds(bytes, typeEnd, ID_PART)) return undefined;
+  const idStart = typeEnd + ID_PART.length;
+  const idEnd = plainEnd(bytes, idStart);
+  if (idEnd <= idStart || !holds(bytes, idEnd, PARENT_PART)) return undefined;
+  const parentAt = idEnd + PARENT_PART.length;
+  let parentId: string | null = null;
+  if (!holds(bytes, parentAt, NULL_PART)) {
+    if (bytes[parentAt] !== QUOTE) return undefined;
+    const parentEnd = plainEnd(bytes, parentAt + 1);
+    if (parentEnd === -1 || bytes[parentEnd + 1] !== COMMA) return undefined;
+    parentId = bytes.toString("latin1", parentAt + 1, parentEnd);
+  }
+  return {
+    type: bytes.toString("latin1", TYPE_PART.length, typeEnd),
+    id: bytes.toString("latin1", idStart, idEnd),
+    parentId,
+  };
+}
+
 function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
   const size = fstatSync(fd).size;
   let header: SessionHeader | undefined;
@@ -124,6 +195,26 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     lastTerminated = terminated;
     const bytes = withoutBom(line, start);
     if (isBlank(bytes)) return;
+    // A complete line of a type the sink takes unparsed: its prefix is all that is read now (the entry is parsed
+    // and checked when it is read back), so opening a long session does not parse its whole history.
+    if (header && terminated && sink.unparsedTypes) {
+      const stub = entryStub(bytes);
+      if (stub && sink.unparsedTypes.has(stub.type)) {
+        flushBad();
+        if (sink.has(stub.id)) {
+          warnings.push(`${path}: line ${lineNumber} repeats entry id ${stub.id} and was skipped`);
+          return;
+        }
+        // The parent is nearly always the line before: no lookup for that.
+        if (stub.parentId !== null && stub.parentId !== previousId && !sink.has(stub.parentId)) {
+          warnings.push(missingParent(path, lineNumber, stub.id, stub.parentId, previousId));
+          stub.parentId = previousId ?? null;
+        }
+        previousId = stub.id;
+        sink.addUnparsed!(stub, start, bytes.length);
+        return;
+      }
+    }
     const text = bytes.toString("utf8");
     let value: unknown;
     try {
@@ -171,10 +262,7 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     // Parents always precede children in an append-only file; a parent that is not among the earlier entries
     // was lost (malformed line) or never existed. Re-attaching keeps the branch connected and rules out cycles.
     if (entry.parentId !== null && !sink.has(entry.parentId)) {
-      warnings.push(
-        `${path}: line ${lineNumber} (entry ${entry.id}) refers to a missing parent ${entry.parentId}; ` +
-          (previousId ? `attached it to the previous entry ${previousId}` : "made it a root"),
-      );
+      warnings.push(missingParent(path, lineNumber, entry.id, entry.parentId, previousId));
       entry.parentId = previousId ?? null;
     }
     previousId = entry.id;
@@ -201,4 +289,17 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     }
   }
   return { header, warnings, size, needsNewline: !lastTerminated };
+}
+
+function missingParent(
+  path: string,
+  line: number,
+  id: string,
+  parentId: string,
+  previousId: string | undefined,
+): string {
+  return (
+    `${path}: line ${line} (entry ${id}) refers to a missing parent ${parentId}; ` +
+    (previousId ? `attached it to the previous entry ${previousId}` : "made it a root")
+  );
 }

@@ -50,7 +50,7 @@ import {
 } from "./context.js";
 import { EntryReader } from "./entry-reader.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
-import { readSessionFile } from "./file-format.js";
+import { type EntryStub, readSessionFile } from "./file-format.js";
 import {
   listAllSessions,
   listSessionsForCwd,
@@ -126,6 +126,7 @@ const FORK_BATCH = 1_000;
 
 /** Entry types whose entries can be large and matter only as context: not held once they are in the file. */
 const READ_BACK_TYPES: ReadonlySet<string> = new Set(["message", "custom_message"]);
+const READ_BACK_TYPE_NAMES: ReadonlyMap<string, string> = new Map([...READ_BACK_TYPES].map((t) => [t, t]));
 
 /** Where the file stands: not yet created (new session), or existing with what the next append must repair. */
 interface FileState {
@@ -225,38 +226,71 @@ export class SessionManager implements ReadonlySessionManager {
         durability: options.durability ?? "write",
         lock,
       };
-      let manager: SessionManager | undefined;
-      // Entries are held as they are read, and a compaction lets go of what it cut off: what stays is about what
-      // the context will need, so a file whose context is all of it is parsed once, a long one never held whole.
-      const held: Slot[] = [];
-      let released = 0;
-      const parsed = readSessionFile(file, {
-        header: (header) => {
-          manager = new SessionManager(header, state);
-        },
-        has: (id) => manager!.byId.has(id),
-        add: (entry, start, length) => {
-          const slot = manager!.index(entry, start, length, true);
-          if (READ_BACK_TYPES.has(slot.type)) held.push(slot);
-          else if (entry.type === "compaction") {
-            const cut = manager!.byId.get(entry.firstKeptEntryId)?.offset ?? start;
-            while (released < held.length && held[released]!.offset < cut)
-              manager!.release(held[released++]!);
-          }
-        },
-      });
-      state.size = parsed.size;
-      state.needsNewline = parsed.needsNewline;
-      // readSessionFile throws for a file without a header, so the manager exists here.
-      const opened = manager!;
-      opened.warnings.push(...parsed.warnings);
-      opened.leafId = opened.slots.at(-1)?.id ?? null;
-      opened.keepOnlyContext();
-      return opened;
+      // Quick: messages are indexed from their line's prefix and only the context's are parsed. Should one of those
+      // not parse (a line in the writer's layout that is not a valid entry after all), the file is read again the
+      // thorough way, which checks every line and reports and skips the bad ones exactly.
+      return SessionManager.load(file, state, true) ?? SessionManager.load(file, state, false)!;
     } catch (error) {
       lock.release();
       throw error;
     }
+  }
+
+  /**
+   * Reads the file into a new manager. `quick`: message lines in the writer's layout are not parsed, only indexed
+   * (type, id, parent, byte range); the context's messages are then read back and checked, and if one fails the
+   * result is undefined (the caller reads the file again without `quick`).
+   */
+  private static load(file: string, state: FileState, quick: boolean): SessionManager | undefined {
+    let manager: SessionManager | undefined;
+    // Entries are held as they are read, and a compaction lets go of what it cut off: what stays is about what
+    // the context will need, so a file whose context is all of it is parsed once, a long one never held whole.
+    const held: Slot[] = [];
+    let released = 0;
+    const parsed = readSessionFile(file, {
+      header: (header) => {
+        manager = new SessionManager(header, state);
+      },
+      has: (id) => manager!.byId.has(id),
+      add: (entry, start, length) => {
+        const slot = manager!.index(entry, start, length, true);
+        if (READ_BACK_TYPES.has(slot.type)) held.push(slot);
+        else if (entry.type === "compaction") {
+          const cut = manager!.byId.get(entry.firstKeptEntryId)?.offset ?? start;
+          while (released < held.length && held[released]!.offset < cut) manager!.release(held[released++]!);
+        }
+      },
+      ...(quick
+        ? {
+            unparsedTypes: READ_BACK_TYPES,
+            addUnparsed: (stub: EntryStub, start: number, length: number) => {
+              // One string per type, not one per entry: the index of a long session is most of what it holds.
+              const type = READ_BACK_TYPE_NAMES.get(stub.type) ?? stub.type;
+              manager!.addSlot(stub.id, stub.parentId, type, start, length, undefined);
+            },
+          }
+        : {}),
+    });
+    // readSessionFile throws for a file without a header, so the manager exists here.
+    const opened = manager!;
+    opened.leafId = opened.slots.at(-1)?.id ?? null;
+    const context = opened.contextSlots();
+    if (quick) {
+      try {
+        for (const slot of context) opened.hold(slot);
+      } catch (error) {
+        if (!(error instanceof SessionStoreError)) throw error;
+        opened.reader?.close();
+        return undefined;
+      }
+      // What is read back later is read from the file as it is then, not from bytes kept from the open.
+      opened.reader?.forgetWindow();
+    }
+    state.size = parsed.size;
+    state.needsNewline = parsed.needsNewline;
+    opened.warnings.push(...parsed.warnings);
+    for (const slot of opened.slots) if (!context.has(slot)) opened.release(slot);
+    return opened;
   }
 
   /** A session that never touches disk (`--no-session`): no file, no lock. */
@@ -753,23 +787,45 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Adds an entry at the end; `held` keeps it in memory, otherwise it is read back from `offset` when asked for. */
   private index(entry: SessionEntry, offset: number, length: number, held: boolean): Slot {
-    const slot: Slot = {
-      id: entry.id,
-      parent: entry.parentId === null ? undefined : this.byId.get(entry.parentId),
-      type: entry.type,
+    const slot = this.addSlot(
+      entry.id,
+      entry.parentId,
+      entry.type,
       offset,
       length,
-      entry: held || offset < 0 ? entry : undefined,
-    };
-    this.slots.push(slot);
-    this.byId.set(slot.id, slot);
-    if (this.childrenIndex) pushChild(this.childrenIndex, slot);
+      held || offset < 0 ? entry : undefined,
+    );
     if (entry.type === "label") {
       if (entry.label === undefined) this.labels.delete(entry.targetId);
       else this.labels.set(entry.targetId, entry.label);
     } else if (entry.type === "session_info") {
       this.sessionName = entry.name;
     }
+    return slot;
+  }
+
+  /** Adds a slot at the end of the tree; `entry` undefined: read back from its line when asked for. */
+  private addSlot(
+    id: string,
+    parentId: string | null,
+    type: string,
+    offset: number,
+    length: number,
+    entry: SessionEntry | undefined,
+  ): Slot {
+    const previous = this.slots.at(-1);
+    const slot: Slot = {
+      id,
+      // A linear session's parent is the slot before: found without a lookup.
+      parent: parentId === null ? undefined : previous?.id === parentId ? previous : this.byId.get(parentId),
+      type,
+      offset,
+      length,
+      entry,
+    };
+    this.slots.push(slot);
+    this.byId.set(id, slot);
+    if (this.childrenIndex) pushChild(this.childrenIndex, slot);
     return slot;
   }
 
@@ -791,20 +847,22 @@ export class SessionManager implements ReadonlySessionManager {
     if (slot.offset >= 0 && READ_BACK_TYPES.has(slot.type)) slot.entry = undefined;
   }
 
-  /** Releases every held entry the active branch's context does not use (other branches, compacted parts). */
-  private keepOnlyContext(): void {
+  /**
+   * The active branch's entries the context uses: from the `firstKeptEntryId` of the branch's last compaction (or
+   * the compaction itself when that entry is not before it), or the whole branch when it has none.
+   */
+  private contextSlots(): Set<Slot> {
     const branch = this.branchSlots(undefined, "build the context of");
     let start = 0;
     for (let i = branch.length - 1; i >= 0; i--) {
       const slot = branch[i]!;
       if (slot.type !== "compaction") continue;
-      const firstKept = (slot.entry as CompactionEntry).firstKeptEntryId;
+      const firstKept = (this.entryOf(slot) as CompactionEntry).firstKeptEntryId;
       const kept = branch.findIndex((s, j) => j < i && s.id === firstKept);
       start = kept >= 0 ? kept : i;
       break;
     }
-    const used = new Set(branch.slice(start));
-    for (const slot of this.slots) if (!used.has(slot)) this.release(slot);
+    return new Set(branch.slice(start));
   }
 
   private leafSlot(): Slot | undefined {
