@@ -48,6 +48,7 @@ import {
   contextEntries,
   type SessionContext,
 } from "./context.js";
+import { EntryColumns } from "./entry-columns.js";
 import { EntryReader } from "./entry-reader.js";
 import { errnoCode, reason, SessionStoreError } from "./errors.js";
 import { type EntryStub, readSessionFile } from "./file-format.js";
@@ -106,27 +107,11 @@ type EntryFields<T extends SessionEntry> = T extends SessionEntry
   ? Omit<T, "id" | "parentId" | "timestamp">
   : never;
 
-/**
- * What the session keeps of every entry: enough for the tree. The entry itself is held in memory unless it is a
- * message read from the file and not (or no longer) part of the context: those are read back from their line.
- */
-interface Slot {
-  readonly id: string;
-  /** The parent as the tree has it (a line whose parent was lost is re-attached to the entry before it). */
-  readonly parent: Slot | undefined;
-  readonly type: string;
-  /** Byte range of the entry's line in the file; `offset` is -1 for an entry that is only in memory. */
-  readonly offset: number;
-  readonly length: number;
-  entry: SessionEntry | undefined;
-}
-
 /** Entries per write when a fork copies a branch. */
 const FORK_BATCH = 1_000;
 
 /** Entry types whose entries can be large and matter only as context: not held once they are in the file. */
 const READ_BACK_TYPES: ReadonlySet<string> = new Set(["message", "custom_message"]);
-const READ_BACK_TYPE_NAMES: ReadonlyMap<string, string> = new Map([...READ_BACK_TYPES].map((t) => [t, t]));
 
 /** Where the file stands: not yet created (new session), or existing with what the next append must repair. */
 interface FileState {
@@ -151,11 +136,19 @@ export class SessionManager implements ReadonlySessionManager {
   private readonly header: SessionHeader;
   /** Undefined for an in-memory session. */
   private readonly file: FileState | undefined;
-  /** Every entry in file order. */
-  private readonly slots: Slot[] = [];
-  private readonly byId = new Map<string, Slot>();
-  /** Built on first use (getChildren), then kept up to date; large sessions that never ask pay nothing. */
-  private childrenIndex: Map<string | null, Slot[]> | undefined;
+  /**
+   * What the session keeps of every entry, numbered in file order: id, parent (as the tree has it: a line whose
+   * parent was lost is re-attached to the entry before it), type, and the byte range of its line (offset -1 for an
+   * entry that is only in memory). Columns of typed arrays, not an object per entry (see entry-columns.ts).
+   */
+  private readonly columns = new EntryColumns();
+  /**
+   * The entries held in memory, by number: all but the messages read from the file and not (or no longer) part of
+   * the context, which are read back from their line.
+   */
+  private readonly held = new Map<number, SessionEntry>();
+  /** Children by parent number (-1: roots), built on first use (getChildren), then kept up to date. */
+  private childrenIndex: Map<number, number[]> | undefined;
   /** Reads entries that are not held back from the file (undefined for an in-memory session). */
   private readonly reader: EntryReader | undefined;
   private readonly labels = new Map<string, string>();
@@ -245,39 +238,42 @@ export class SessionManager implements ReadonlySessionManager {
     let manager: SessionManager | undefined;
     // Entries are held as they are read, and a compaction lets go of what it cut off: what stays is about what
     // the context will need, so a file whose context is all of it is parsed once, a long one never held whole.
-    const held: Slot[] = [];
+    const held: number[] = [];
     let released = 0;
     const parsed = readSessionFile(file, {
       header: (header) => {
         manager = new SessionManager(header, state);
       },
-      has: (id) => manager!.byId.has(id),
+      has: (id) => manager!.columns.has(id),
       add: (entry, start, length) => {
-        const slot = manager!.index(entry, start, length, true);
-        if (READ_BACK_TYPES.has(slot.type)) held.push(slot);
+        const at = manager!.index(entry, start, length, true);
+        if (READ_BACK_TYPES.has(entry.type)) held.push(at);
         else if (entry.type === "compaction") {
-          const cut = manager!.byId.get(entry.firstKeptEntryId)?.offset ?? start;
-          while (released < held.length && held[released]!.offset < cut) manager!.release(held[released++]!);
+          const columns = manager!.columns;
+          const kept = columns.indexOf(entry.firstKeptEntryId);
+          const cut = kept >= 0 ? columns.offsetAt(kept) : start;
+          while (released < held.length && columns.offsetAt(held[released]!) < cut) {
+            manager!.release(held[released++]!);
+          }
         }
       },
       ...(quick
         ? {
             unparsedTypes: READ_BACK_TYPES,
             addUnparsed: (stub: EntryStub, start: number, length: number) => {
-              // One string per type, not one per entry: the index of a long session is most of what it holds.
-              const type = READ_BACK_TYPE_NAMES.get(stub.type) ?? stub.type;
-              manager!.addSlot(stub.id, stub.parentId, type, start, length, undefined);
+              manager!.addSlot(stub.id, stub.parentId, stub.type, start, length, undefined);
             },
           }
         : {}),
     });
     // readSessionFile throws for a file without a header, so the manager exists here.
     const opened = manager!;
-    opened.leafId = opened.slots.at(-1)?.id ?? null;
+    const count = opened.columns.size;
+    opened.leafId = count > 0 ? opened.columns.idAt(count - 1) : null;
     const context = opened.contextSlots();
     if (quick) {
       try {
-        for (const slot of context) opened.hold(slot);
+        for (const at of context) opened.hold(at);
       } catch (error) {
         if (!(error instanceof SessionStoreError)) throw error;
         opened.reader?.close();
@@ -289,7 +285,7 @@ export class SessionManager implements ReadonlySessionManager {
     state.size = parsed.size;
     state.needsNewline = parsed.needsNewline;
     opened.warnings.push(...parsed.warnings);
-    for (const slot of opened.slots) if (!context.has(slot)) opened.release(slot);
+    for (const at of opened.held.keys()) if (!context.has(at)) opened.release(at);
     return opened;
   }
 
@@ -393,18 +389,20 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** A message entry read from the file is read back from its line on each call: treat entries as read-only. */
   getEntry(id: string): SessionEntry | undefined {
-    const slot = this.byId.get(id);
-    return slot && this.entryOf(slot);
+    const at = this.columns.indexOf(id);
+    return at < 0 ? undefined : this.entryOf(at);
   }
 
   /** Every entry in file order (all branches). Entries are shared or read back: treat them as read-only. */
   getEntries(): SessionEntry[] {
-    return this.slots.map((slot) => this.entryOf(slot));
+    const entries: SessionEntry[] = [];
+    for (let at = 0; at < this.columns.size; at++) entries.push(this.entryOf(at));
+    return entries;
   }
 
   /** The path root → `fromId` (default: the leaf). Throws for an unknown id. */
   getBranch(fromId?: string): SessionEntry[] {
-    return this.branchSlots(fromId, "get the branch of").map((slot) => this.entryOf(slot));
+    return this.branchSlots(fromId, "get the branch of").map((at) => this.entryOf(at));
   }
 
   /**
@@ -415,34 +413,37 @@ export class SessionManager implements ReadonlySessionManager {
     types: readonly T[],
   ): Generator<Extract<SessionEntry, { type: T }>, void, undefined> {
     const wanted: ReadonlySet<string> = new Set(types);
-    for (let slot = this.leafSlot(); slot; slot = slot.parent) {
-      if (wanted.has(slot.type)) yield this.entryOf(slot) as Extract<SessionEntry, { type: T }>;
+    for (let at = this.leafSlot(); at >= 0; at = this.columns.parentAt(at)) {
+      if (wanted.has(this.columns.typeAt(at))) yield this.entryOf(at) as Extract<SessionEntry, { type: T }>;
     }
   }
 
   /** Visits every entry in file order, reading back one at a time: for a pass over a large session. */
   forEachEntry(visit: (entry: SessionEntry) => void): void {
-    for (const slot of this.slots) visit(this.entryOf(slot));
+    for (let at = 0; at < this.columns.size; at++) visit(this.entryOf(at));
   }
 
   getTree(): SessionTreeNode[] {
-    const nodes = new Map<string, SessionTreeNode>();
+    const nodes: SessionTreeNode[] = [];
     const roots: SessionTreeNode[] = [];
     // Parents precede children in the file, so one pass in file order links every node.
-    for (const slot of this.slots) {
-      const node: SessionTreeNode = { entry: this.entryOf(slot), children: [] };
-      const label = this.labels.get(slot.id);
+    for (let at = 0; at < this.columns.size; at++) {
+      const entry = this.entryOf(at);
+      const node: SessionTreeNode = { entry, children: [] };
+      const label = this.labels.get(entry.id);
       if (label !== undefined) node.label = label;
-      nodes.set(slot.id, node);
-      const parent = slot.parent && nodes.get(slot.parent.id);
-      if (parent) parent.children.push(node);
+      nodes.push(node);
+      const parent = this.columns.parentAt(at);
+      if (parent >= 0) nodes[parent]!.children.push(node);
       else roots.push(node);
     }
     return roots;
   }
 
   getChildren(id: string): SessionEntry[] {
-    return (this.children().get(id) ?? []).map((slot) => this.entryOf(slot));
+    const at = this.columns.indexOf(id);
+    if (at < 0) return [];
+    return (this.children().get(at) ?? []).map((child) => this.entryOf(child));
   }
 
   getLabel(id: string): string | undefined {
@@ -473,8 +474,8 @@ export class SessionManager implements ReadonlySessionManager {
     const branch = this.branchSlots(undefined, "build the context of");
     return {
       length: branch.length,
-      type: (i) => branch[i]!.type,
-      id: (i) => branch[i]!.id,
+      type: (i) => this.columns.typeAt(branch[i]!),
+      id: (i) => this.columns.idAt(branch[i]!),
       entry: (i) => this.hold(branch[i]!),
     };
   }
@@ -483,7 +484,7 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Moves the leaf to an earlier entry: the next append becomes a sibling branch in the same file. */
   branch(entryId: string): void {
-    if (!this.byId.has(entryId)) throw this.unknownEntry(entryId, "branch from");
+    if (!this.columns.has(entryId)) throw this.unknownEntry(entryId, "branch from");
     this.leafId = entryId;
   }
 
@@ -522,7 +523,8 @@ export class SessionManager implements ReadonlySessionManager {
     usage?: Usage,
   ): CompactionEntry {
     const branch = this.branchSlots(undefined, "compact");
-    const firstKept = branch.findIndex((slot) => slot.id === firstKeptEntryId);
+    const target = this.columns.indexOf(firstKeptEntryId);
+    const firstKept = target < 0 ? -1 : branch.indexOf(target);
     if (firstKept < 0) throw this.unknownEntry(firstKeptEntryId, "compact from", "on the active branch");
     // What the summary replaces leaves the context, so it need not stay in memory either.
     for (let i = 0; i < firstKept; i++) this.release(branch[i]!);
@@ -546,7 +548,7 @@ export class SessionManager implements ReadonlySessionManager {
     details?: unknown,
     fromHook?: boolean,
   ): BranchSummaryEntry {
-    if (fromId !== "root" && !this.byId.has(fromId))
+    if (fromId !== "root" && !this.columns.has(fromId))
       throw this.unknownEntry(fromId, "summarise a branch from");
     return this.append<BranchSummaryEntry>({
       type: "branch_summary",
@@ -574,7 +576,7 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Labels `targetId`; without a label, clears it. */
   appendLabel(targetId: string, label?: string): LabelEntry {
-    if (!this.byId.has(targetId)) throw this.unknownEntry(targetId, "label");
+    if (!this.columns.has(targetId)) throw this.unknownEntry(targetId, "label");
     return this.append<LabelEntry>({ type: "label", targetId, label });
   }
 
@@ -585,7 +587,7 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** Replaces (or with `null` drops) `targetId`'s message in future context on this branch; history is kept. */
   appendContextEdit(targetId: string, replacement: AgentMessage | null): ContextEditEntry {
-    if (!this.byId.has(targetId)) throw this.unknownEntry(targetId, "edit the context of");
+    if (!this.columns.has(targetId)) throw this.unknownEntry(targetId, "edit the context of");
     return this.append<ContextEditEntry>({ type: "context_edit", targetId, replacement });
   }
 
@@ -786,8 +788,8 @@ export class SessionManager implements ReadonlySessionManager {
   }
 
   /** Adds an entry at the end; `held` keeps it in memory, otherwise it is read back from `offset` when asked for. */
-  private index(entry: SessionEntry, offset: number, length: number, held: boolean): Slot {
-    const slot = this.addSlot(
+  private index(entry: SessionEntry, offset: number, length: number, held: boolean): number {
+    const at = this.addSlot(
       entry.id,
       entry.parentId,
       entry.type,
@@ -801,10 +803,13 @@ export class SessionManager implements ReadonlySessionManager {
     } else if (entry.type === "session_info") {
       this.sessionName = entry.name;
     }
-    return slot;
+    return at;
   }
 
-  /** Adds a slot at the end of the tree; `entry` undefined: read back from its line when asked for. */
+  /**
+   * Adds an entry to the tree at the end and returns its number; `entry` undefined: read back from its line when
+   * asked for. A parent that is not in the tree makes it a root (the file reader re-attaches those beforehand).
+   */
   private addSlot(
     id: string,
     parentId: string | null,
@@ -812,78 +817,78 @@ export class SessionManager implements ReadonlySessionManager {
     offset: number,
     length: number,
     entry: SessionEntry | undefined,
-  ): Slot {
-    const previous = this.slots.at(-1);
-    const slot: Slot = {
-      id,
-      // A linear session's parent is the slot before: found without a lookup.
-      parent: parentId === null ? undefined : previous?.id === parentId ? previous : this.byId.get(parentId),
-      type,
-      offset,
-      length,
-      entry,
-    };
-    this.slots.push(slot);
-    this.byId.set(id, slot);
-    if (this.childrenIndex) pushChild(this.childrenIndex, slot);
-    return slot;
+  ): number {
+    const parent = parentId === null ? -1 : this.columns.indexOf(parentId);
+    const at = this.columns.add(id, parent, type, offset, length);
+    if (entry) this.held.set(at, entry);
+    if (this.childrenIndex) pushChild(this.childrenIndex, parent, at);
+    return at;
   }
 
-  /** The slot's entry: held, or read back from its line (the tree's parent wins over the line's own). */
-  private entryOf(slot: Slot): SessionEntry {
-    if (slot.entry) return slot.entry;
-    const entry = this.reader!.read(slot.offset, slot.length, slot.id);
-    entry.parentId = slot.parent?.id ?? null;
+  /** Entry `at`: held, or read back from its line (the tree's parent wins over the line's own). */
+  private entryOf(at: number): SessionEntry {
+    const held = this.held.get(at);
+    if (held) return held;
+    const columns = this.columns;
+    const entry = this.reader!.read(columns.offsetAt(at), columns.lengthAt(at), columns.idAt(at));
+    const parent = columns.parentAt(at);
+    entry.parentId = parent < 0 ? null : columns.idAt(parent);
     return entry;
   }
 
-  private hold(slot: Slot): SessionEntry {
-    slot.entry ??= this.entryOf(slot);
-    return slot.entry;
+  private hold(at: number): SessionEntry {
+    let entry = this.held.get(at);
+    if (!entry) {
+      entry = this.entryOf(at);
+      this.held.set(at, entry);
+    }
+    return entry;
   }
 
   /** Lets a held entry go when it can be read back (it is in the file) and is of a type read back on demand. */
-  private release(slot: Slot): void {
-    if (slot.offset >= 0 && READ_BACK_TYPES.has(slot.type)) slot.entry = undefined;
+  private release(at: number): void {
+    if (this.columns.offsetAt(at) >= 0 && READ_BACK_TYPES.has(this.columns.typeAt(at))) this.held.delete(at);
   }
 
   /**
    * The active branch's entries the context uses: from the `firstKeptEntryId` of the branch's last compaction (or
    * the compaction itself when that entry is not before it), or the whole branch when it has none.
    */
-  private contextSlots(): Set<Slot> {
+  private contextSlots(): Set<number> {
     const branch = this.branchSlots(undefined, "build the context of");
     let start = 0;
     for (let i = branch.length - 1; i >= 0; i--) {
-      const slot = branch[i]!;
-      if (slot.type !== "compaction") continue;
-      const firstKept = (this.entryOf(slot) as CompactionEntry).firstKeptEntryId;
-      const kept = branch.findIndex((s, j) => j < i && s.id === firstKept);
-      start = kept >= 0 ? kept : i;
+      const at = branch[i]!;
+      if (this.columns.typeAt(at) !== "compaction") continue;
+      const firstKept = this.columns.indexOf((this.entryOf(at) as CompactionEntry).firstKeptEntryId);
+      const kept = firstKept < 0 ? -1 : branch.indexOf(firstKept);
+      start = kept >= 0 && kept < i ? kept : i;
       break;
     }
     return new Set(branch.slice(start));
   }
 
-  private leafSlot(): Slot | undefined {
-    return this.leafId === null ? undefined : this.byId.get(this.leafId);
+  /** The leaf's number, or -1 when there is none. */
+  private leafSlot(): number {
+    return this.leafId === null ? -1 : this.columns.indexOf(this.leafId);
   }
 
-  /** Root → `fromId` (default: the leaf), without reading any entry. */
-  private branchSlots(fromId: string | undefined, action: string): Slot[] {
+  /** Root → `fromId` (default: the leaf) as entry numbers, without reading any entry. */
+  private branchSlots(fromId: string | undefined, action: string): number[] {
     const start = fromId ?? this.leafId;
     if (start === null) return [];
-    const leaf = this.byId.get(start);
-    if (!leaf) throw this.unknownEntry(start, action);
-    const path: Slot[] = [];
-    for (let slot: Slot | undefined = leaf; slot; slot = slot.parent) path.push(slot);
+    const leaf = this.columns.indexOf(start);
+    if (leaf < 0) throw this.unknownEntry(start, action);
+    const path: number[] = [];
+    for (let at = leaf; at >= 0; at = this.columns.parentAt(at)) path.push(at);
     return path.reverse();
   }
 
-  private children(): Map<string | null, Slot[]> {
+  private children(): Map<number, number[]> {
     if (!this.childrenIndex) {
-      this.childrenIndex = new Map();
-      for (const slot of this.slots) pushChild(this.childrenIndex, slot);
+      const index = new Map<number, number[]>();
+      for (let at = 0; at < this.columns.size; at++) pushChild(index, this.columns.parentAt(at), at);
+      this.childrenIndex = index;
     }
     return this.childrenIndex;
   }
@@ -892,7 +897,7 @@ export class SessionManager implements ReadonlySessionManager {
   private newId(): string {
     for (;;) {
       const id = randomBytes(4).toString("hex");
-      if (!this.byId.has(id)) return id;
+      if (!this.columns.has(id)) return id;
     }
   }
 
@@ -921,11 +926,10 @@ function newHeader(cwd: string, parentSession?: string): SessionHeader {
   return header;
 }
 
-function pushChild(index: Map<string | null, Slot[]>, slot: Slot): void {
-  const key = slot.parent?.id ?? null;
-  const siblings = index.get(key);
-  if (siblings) siblings.push(slot);
-  else index.set(key, [slot]);
+function pushChild(index: Map<number, number[]>, parent: number, child: number): void {
+  const siblings = index.get(parent);
+  if (siblings) siblings.push(child);
+  else index.set(parent, [child]);
 }
 
 /** Names an entry in a warning: its type, and the custom type or the tool it carries. */
