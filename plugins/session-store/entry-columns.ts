@@ -11,8 +11,8 @@
 
 /** Initial number of entries the columns have room for; they double as needed. */
 export const INITIAL_CAPACITY = 256;
-/** The id type code meaning "the type is one of the rare ones kept in a Map" (more distinct types than codes). */
-const RARE_TYPE = 0xffff;
+/** The type code meaning "the type is one of the rare ones kept in a Map" (more distinct types than codes). */
+const RARE_TYPE = 0xff;
 const NO_ENTRY = -1;
 /** Golden-ratio multiplier of Fibonacci hashing. */
 const HASH_MULTIPLIER = 0x9e3779b1;
@@ -37,13 +37,14 @@ export class EntryColumns {
   private parents = new Int32Array(INITIAL_CAPACITY);
   /** Float64: a file may pass 4 GiB. -1 for an entry that is only in memory. */
   private offsets = new Float64Array(INITIAL_CAPACITY);
-  private lengths = new Float64Array(INITIAL_CAPACITY);
-  private typeCodes = new Uint16Array(INITIAL_CAPACITY);
+  /** A line is read into one Buffer, which Node caps below 4 GiB. */
+  private lengths = new Uint32Array(INITIAL_CAPACITY);
+  private typeCodes = new Uint8Array(INITIAL_CAPACITY);
   /** The id's number for a compact id; meaningless for the others (see `isCompact`). */
   private idNumbers = new Uint32Array(INITIAL_CAPACITY);
   /** 1 when the id is compact (in `idNumbers`), 0 when it is in `otherIds`. */
   private isCompact = new Uint8Array(INITIAL_CAPACITY);
-  /** Open addressing, linear probing: entry number + 1 per cell, 0 for an empty cell. Never more than half full. */
+  /** Open addressing, linear probing: entry number + 1 per cell, 0 for an empty cell. At most 3/4 full. */
   private table = new Int32Array(INITIAL_CAPACITY * 2);
   private tableShift = 32 - Math.log2(INITIAL_CAPACITY * 2);
 
@@ -80,7 +81,7 @@ export class EntryColumns {
     }
     this.count++;
     if (value >= 0) {
-      if (this.count * 2 > this.table.length) this.rehash(this.table.length * 2);
+      if (this.count * 4 > this.table.length * 3) this.rehash(this.table.length * 2);
       else this.insert(at, value);
     }
     return at;
@@ -178,8 +179,8 @@ export class EntryColumns {
     const capacity = this.parents.length * 2;
     this.parents = grown(this.parents, new Int32Array(capacity));
     this.offsets = grown(this.offsets, new Float64Array(capacity));
-    this.lengths = grown(this.lengths, new Float64Array(capacity));
-    this.typeCodes = grown(this.typeCodes, new Uint16Array(capacity));
+    this.lengths = grown(this.lengths, new Uint32Array(capacity));
+    this.typeCodes = grown(this.typeCodes, new Uint8Array(capacity));
     this.idNumbers = grown(this.idNumbers, new Uint32Array(capacity));
     this.isCompact = grown(this.isCompact, new Uint8Array(capacity));
   }
