@@ -26,11 +26,27 @@ const argv = process.argv.slice(2);
 let saidSomething = false;
 let foreignExit: string | undefined;
 let exitingOurselves = false;
-const stderrWrite = process.stderr.write;
-process.stderr.write = function (this: NodeJS.WriteStream, ...args: unknown[]) {
-  if ((args[0] as { length?: number } | undefined)?.length) saidSomething = true;
-  return (stderrWrite as (...a: unknown[]) => boolean).apply(this, args);
-} as typeof process.stderr.write;
+// `process.stderr` is made on first use (a pipe's stream costs milliseconds), so it is watched from then on, not
+// touched here: a run that never made it wrote nothing to it.
+const stderrGetter = Object.getOwnPropertyDescriptor(process, "stderr");
+if (stderrGetter?.get) {
+  let watched: NodeJS.WriteStream | undefined;
+  Object.defineProperty(process, "stderr", {
+    configurable: true,
+    enumerable: stderrGetter.enumerable ?? false,
+    get() {
+      if (watched) return watched;
+      const stream = stderrGetter.get!.call(process) as NodeJS.WriteStream;
+      const write = stream.write;
+      stream.write = function (this: NodeJS.WriteStream, ...args: unknown[]) {
+        if ((args[0] as { length?: number } | undefined)?.length) saidSomething = true;
+        return (write as (...a: unknown[]) => boolean).apply(this, args);
+      } as typeof stream.write;
+      watched = stream;
+      return stream;
+    },
+  });
+}
 const processExit = process.exit;
 process.exit = ((code?: number | string | null) => {
   if (!exitingOurselves && foreignExit === undefined) {
