@@ -10,8 +10,8 @@
  *   trivial tool through `ctx.executeTool` (validation, gates, events, nested-call records); wall time is the
  *   codemode call's duration, per call as above. Warm sandbox; median of 5 prompts.
  * - Memory under a memory bomb, from the build: a script keeping 1 MB strings until its limit stops it, one and two
- *   at once, at the default limit (64 MB), in a process of its own (bench/codemode-memory-child.ts) so the peak RSS
- *   is the sandbox's: its growth over the same process with as many idle workers, against the target "each
+ *   at once, at the default limit (64 MB), in a process of its own (the memory test's driver,
+ *   test/builtin-extensions/codemode/fixtures/memory-bomb.ts) so the peak RSS is the sandbox's: its growth over the same process with as many idle workers, against the target "each
  *   sandbox's limit plus 100 MB". Past 1 GB of growth the child stops, so the row cannot take the machine down.
  */
 import { execFile } from "node:child_process";
@@ -173,19 +173,28 @@ const BOMB_LIMIT_MB = 64;
 const BOMB_ALLOWANCE_MB = 100;
 const BOMB_CEILING_MB = 1024;
 
+/** One row's figures, from the memory-bomb driver the sandbox's memory test uses, run on the built sandbox. */
 function bombChild(
   bombs: number,
 ): Promise<{ baselineMb: number; peakMb: number; kinds: string[]; overCeiling: boolean }> {
-  const child = fileURLToPath(new URL("./codemode-memory-child.ts", import.meta.url));
+  const driver = fileURLToPath(
+    new URL("../test/builtin-extensions/codemode/fixtures/memory-bomb.ts", import.meta.url),
+  );
   const input = { code: MEMORY_BOMB, bombs, memoryMb: BOMB_LIMIT_MB, ceilingMb: BOMB_CEILING_MB };
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", child, builtSandboxPath(), JSON.stringify(input)],
+      ["--import", "tsx", driver, JSON.stringify(input), builtSandboxPath()],
       { timeout: 120_000 },
       (error, stdout, stderr) => {
-        if (error) reject(new Error(`codemode-memory-child failed: ${error.message}\n${stderr}`));
-        else resolve(JSON.parse(stdout.trim().split("\n").pop()!));
+        if (error) return reject(new Error(`the memory-bomb driver failed: ${error.message}\n${stderr}`));
+        const report = JSON.parse(stdout.trim().split("\n").pop()!) as {
+          baselineMb: number;
+          peakMb: number;
+          outcomes: { ok: boolean; kind?: string }[];
+          overCeiling: boolean;
+        };
+        resolve({ ...report, kinds: report.outcomes.map((o) => (o.ok ? "ok" : o.kind!)) });
       },
     );
   });
