@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
 import { RpcProcess } from "../../helpers/rpc-process.js";
+import { writeLinearSession } from "../../helpers/session-file.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -111,30 +112,7 @@ describe("RPC mode", () => {
     this.timeout(120_000);
     // 2,400 entries of about 10 KiB: some 24 MiB, more than one frame may hold.
     const file = join(tmp.path, "big.jsonl");
-    const lines = [
-      JSON.stringify({
-        type: "session",
-        version: 3,
-        id: "11111111-2222-4333-8444-555555555555",
-        timestamp: new Date(0).toISOString(),
-        cwd: tmp.path,
-      }),
-    ];
-    const ids: string[] = [];
-    for (let i = 0; i < 2_400; i++) {
-      const id = `e${String(i).padStart(7, "0")}`;
-      lines.push(
-        JSON.stringify({
-          type: "message",
-          id,
-          parentId: ids.at(-1) ?? null,
-          timestamp: new Date(i).toISOString(),
-          message: { role: "user", content: `${i} ${"x".repeat(10_000)}`, timestamp: i },
-        }),
-      );
-      ids.push(id);
-    }
-    writeFileSync(file, `${lines.join("\n")}\n`);
+    const ids = writeLinearSession(file, { cwd: tmp.path, count: 2_400, messageChars: 10_000 });
     const script = join(tmp.path, "script.json");
     writeFileSync(script, JSON.stringify({ steps: [] }));
     const child = spawn(

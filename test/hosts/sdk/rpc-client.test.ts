@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { RpcClient } from "../../../hosts/sdk/rpc-client.js";
 import { RPC_MAX_FRAME_BYTES } from "../../../kit.js";
+import { writeLinearSession } from "../../helpers/session-file.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 describe("RpcClient", () => {
@@ -45,30 +46,7 @@ describe("RpcClient", () => {
   it("reads every entry of a session larger than one get_entries response", async function () {
     this.timeout(60_000);
     const file = join(tmp.path, "big.jsonl");
-    const lines = [
-      JSON.stringify({
-        type: "session",
-        version: 3,
-        id: "11111111-2222-4333-8444-666666666666",
-        timestamp: new Date(0).toISOString(),
-        cwd: tmp.path,
-      }),
-    ];
-    const ids: string[] = [];
-    for (let i = 0; i < 1_800; i++) {
-      const id = `e${i}`;
-      lines.push(
-        JSON.stringify({
-          type: "message",
-          id,
-          parentId: ids.at(-1) ?? null,
-          timestamp: new Date(i).toISOString(),
-          message: { role: "user", content: `${i} ${"z".repeat(10_000)}`, timestamp: i },
-        }),
-      );
-      ids.push(id);
-    }
-    writeFileSync(file, `${lines.join("\n")}\n`);
+    const ids = writeLinearSession(file, { cwd: tmp.path, count: 1_800, messageChars: 10_000 });
     const script = join(tmp.path, "script.json");
     writeFileSync(script, JSON.stringify({ steps: [] }));
     client = RpcClient.start({
