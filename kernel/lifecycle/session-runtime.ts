@@ -25,6 +25,7 @@ import { ServiceDirectory, SharedServiceInstances } from "../extensions/services
 import { DisposableStore } from "./disposable.js";
 import { createFallbackContext, guardContext } from "./fallback-context.js";
 import { boundSession, runInSession } from "./session-binding.js";
+import { watchForStall } from "./stall-watch.js";
 
 export type RuntimeState = "loading" | "ready" | "shutting-down" | "disposed";
 
@@ -473,7 +474,7 @@ async function settleFactory(result: unknown, timeoutMs: number): Promise<void> 
 /**
  * `work`'s outcome, or a rejection with `stalled()` when the process runs out of work first. A promise that nothing
  * can settle any more (no timer, socket or process left) empties Node's event loop, and Node would exit with code 0
- * in the middle of starting: `beforeExit` says so first. With `timeoutMs` > 0, also a rejection with `late()` after
+ * in the middle of starting: `beforeExit` says so first (stall-watch.ts). With `timeoutMs` > 0, also a rejection with `late()` after
  * that long; its timer is unref'd so that it does not hide the stall for `timeoutMs`.
  */
 async function settleOrStall<T>(
@@ -483,10 +484,9 @@ async function settleOrStall<T>(
   late: () => Error = stalled,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  let onStall: (() => void) | undefined;
+  let unwatch: (() => void) | undefined;
   const unfinished = new Promise<never>((_, reject) => {
-    onStall = () => reject(stalled());
-    process.on("beforeExit", onStall);
+    unwatch = watchForStall(() => reject(stalled()));
     if (timeoutMs > 0) {
       timer = setTimeout(() => reject(late()), timeoutMs);
       timer.unref();
@@ -496,7 +496,7 @@ async function settleOrStall<T>(
     return await Promise.race([work, unfinished]);
   } finally {
     clearTimeout(timer);
-    if (onStall) process.off("beforeExit", onStall);
+    unwatch?.();
   }
 }
 

@@ -19,6 +19,7 @@ import {
   type SessionRuntime,
   type ThinkingLevel,
 } from "../../kernel/index.js";
+import { Stalls, watchForStall } from "../../kernel/lifecycle/stall-watch.js";
 import type { CommandRegistry } from "../command-registry/command-registry.js";
 import { runCommand } from "../command-registry/run-command.js";
 import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
@@ -41,7 +42,6 @@ import { customMessage, type MessageContent, promptMessage, toLlmMessages, userM
 import { LoopGuard } from "./loop-guard.js";
 import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
-import { Stalls, watchForStall } from "./stall-watch.js";
 import { type PromptInputs, SystemPromptSource } from "./system-prompt-source.js";
 import { recordSystemState } from "./system-state.js";
 import { ToolRunner } from "./tool-runner.js";
