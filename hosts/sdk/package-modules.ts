@@ -78,7 +78,12 @@ export async function packageModules(moduleSet = "default"): Promise<Record<stri
           kit: modules[`${PACKAGE_NAME}/kit`] as Record<string, unknown>,
           typebox: modules["@sinclair/typebox"] as Record<string, unknown>,
           typeboxValue: modules["@sinclair/typebox/value"] as Record<string, unknown>,
+          typeboxCompiler: modules["@sinclair/typebox/compiler"] as Record<string, unknown>,
           tui: () => (loadedTui ??= tui ? (tui() as Promise<Record<string, unknown>>) : Promise.resolve({})),
+          mapped: async () => {
+            const [helpers, sdk] = await Promise.all([import("./pi-compat/helpers.js"), import("./pi-compat/sdk.js")]);
+            return { helpers, sdk };
+          },
         }),
       ),
     );
