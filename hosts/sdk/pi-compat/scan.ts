@@ -123,11 +123,16 @@ export async function inspectPiExtension(
       const module = (await modules[specifier]) as Record<string, unknown>;
       for (const name of names) {
         const value = module[name];
-        const reason =
-          value === undefined && !Object.hasOwn(module, name)
-            ? "KnightCode's module does not export it"
-            : refusalOf(value);
-        if (reason) warnings.push(`imports ${name} from ${specifier}, which KnightCode does not support (${reason}); using it throws`);
+        if (value === undefined && !Object.hasOwn(module, name)) {
+          warnings.push(`imports ${name} from ${specifier}, which KnightCode does not export (it is undefined there)`);
+          continue;
+        }
+        const reason = refusalOf(value);
+        if (reason) {
+          warnings.push(
+            `imports ${name} from ${specifier}, which KnightCode does not support (${reason}); using it throws`,
+          );
+        }
       }
     }
   }
