@@ -81,7 +81,12 @@ export async function packageModules(moduleSet = "default"): Promise<Record<stri
           typeboxCompiler: modules["@sinclair/typebox/compiler"] as Record<string, unknown>,
           tui: () => (loadedTui ??= tui ? (tui() as Promise<Record<string, unknown>>) : Promise.resolve({})),
           mapped: async () => {
-            const [helpers, sdk] = await Promise.all([import("./pi-compat/helpers.js"), import("./pi-compat/sdk.js")]);
+            const [helpers, sdk, yaml] = await Promise.all([
+              import("./pi-compat/helpers.js"),
+              import("./pi-compat/sdk.js"),
+              import("../../plugins/kit/frontmatter-yaml.js"),
+            ]);
+            helpers.useYamlReader(yaml.readYamlBlock);
             return { helpers, sdk };
           },
         }),

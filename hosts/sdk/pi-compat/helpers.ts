@@ -8,10 +8,21 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { SessionEntry, ThinkingLevel } from "../../../kernel/index.js";
 import { estimateTokens as estimateMessageTokens } from "../../../plugins/agent-loop/compaction.js";
-import { readYamlBlock } from "../../../plugins/kit/frontmatter-yaml.js";
+import type { YamlBlock } from "../../../plugins/kit/frontmatter-yaml.js";
 import { buildSessionContext as branchContext } from "../../../plugins/session-store/context.js";
 
 // ---- frontmatter ----------------------------------------------------------------------------------------------
+
+/**
+ * KnightCode's YAML reader, handed in by whoever loads this module (package-modules.ts): the `knightcode` command
+ * keeps the YAML parser in a side bundle of its own, loaded by `import()`, which a synchronous `parseFrontmatter`
+ * cannot wait for.
+ */
+let readYamlBlock: ((source: string) => YamlBlock) | undefined;
+
+export function useYamlReader(reader: (source: string) => YamlBlock): void {
+  readYamlBlock = reader;
+}
 
 function splitFrontmatter(content: string): { yaml: string | undefined; body: string } {
   const text = content.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
@@ -27,6 +38,7 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
 ): { frontmatter: T; body: string } {
   const { yaml, body } = splitFrontmatter(content);
   if (!yaml) return { frontmatter: {} as T, body };
+  if (!readYamlBlock) throw new Error("parseFrontmatter: the YAML reader was not loaded (use the package entry)");
   const block = readYamlBlock(yaml);
   if (!block.data) {
     throw new Error(`invalid frontmatter: ${block.errors.map((e) => e.message).join("; ")}`);
