@@ -17,12 +17,14 @@ const DOC = "docs/extensions.md, section “Extensions written for pi”";
 
 type Module = Record<string, unknown>;
 
-/** Why each stand-in is there (what the import scan reports). */
-const refusals = new WeakMap<object, string>();
+/** Why a stand-in is there (what the import scan reports), kept on it under a registered symbol. */
+const REFUSAL = Symbol.for("knightcode.piCompat.refusal");
 
 /** The reason a value is a refused pi export, or undefined when it is a real one. */
 export function refusalOf(value: unknown): string | undefined {
-  return (typeof value === "function" || (typeof value === "object" && value !== null)) ? refusals.get(value) : undefined;
+  if (typeof value !== "function") return undefined;
+  const reason = (value as { [REFUSAL]?: unknown })[REFUSAL];
+  return typeof reason === "string" ? reason : undefined;
 }
 
 /** A stand-in for a pi export KnightCode lacks: harmless to import or subclass, a clear error when used. */
@@ -30,9 +32,8 @@ export function unsupported(moduleName: string, name: string, reason = "not offe
   const fail = (): never => {
     throw new Error(`${name} from ${moduleName} is not supported by KnightCode: ${reason} (see ${DOC})`);
   };
-  const stub = new Proxy(function notSupported() {}, { apply: fail, construct: fail });
-  refusals.set(stub, reason);
-  return stub;
+  const target = Object.assign(function notSupported() {}, { [REFUSAL]: reason });
+  return new Proxy(target, { apply: fail, construct: fail });
 }
 
 /** The refused names of a pi module as stand-ins. */
