@@ -28,7 +28,9 @@ function standardKernel(cacheDir: string | false): Kernel {
     apiVersion: VERSION,
     // Extension files of the pi-compatibility set: what they import from pi's names, and pi's event names.
     inspect: async (file, modules) =>
-      PI_MARKER in modules ? (await import("./pi-compat/scan.js")).inspectPiExtension(file, modules) : undefined,
+      PI_MARKER in modules
+        ? (await import("./pi-compat/scan.js")).inspectPiExtension(file, modules)
+        : undefined,
   });
 }
 

@@ -5,6 +5,8 @@
  * where the service uses it. Every registration becomes a disposable in the extension's store (reload and
  * shutdown dispose the store) and is handed back as an unsubscribe function.
  */
+
+import { eventCatalog } from "../api/event-catalog.js";
 import type {
   ExtensionAPI,
   ExtensionEventBus,
@@ -14,7 +16,6 @@ import type {
   OnOptions,
   Unsubscribe,
 } from "../api/extension-api.js";
-import { eventCatalog } from "../api/event-catalog.js";
 import type { SessionScope } from "../container/container.js";
 import { coreTokens as t } from "../container/core-tokens.js";
 import type { Token } from "../container/tokens.js";

@@ -363,7 +363,8 @@ export class SessionRuntime {
         order,
         ...(ext.path ? { path: ext.path } : {}),
       });
-      for (const warning of ext.warnings ?? []) this.log({ extension: ext.id, level: "warn", message: warning });
+      for (const warning of ext.warnings ?? [])
+        this.log({ extension: ext.id, level: "warn", message: warning });
       const store = new DisposableStore();
       generation.stores.set(info.id, store);
       const api = createExtensionAPI({

@@ -9,10 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import {
-  textStream,
-  toolCallStream,
-} from "../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { runCli } from "../helpers/cli.js";
 import { writeLocalModels } from "../helpers/local-models.js";
 import { type RecordedRequest, startTestServer, type TestServer, writeSse } from "../helpers/sse-server.js";
@@ -136,8 +133,10 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
       const system = JSON.stringify(request.body.messages[0]);
       const isSub = system.includes("You are the SUBAGENT.");
       const afterTool = request.body.messages.at(-1).role === "tool";
-      if (!isSub && !afterTool) return writeSse(res, toolCallStream("call_main", "subagent", { task: "note hi" }));
-      if (isSub && !afterTool) return writeSse(res, toolCallStream("call_sub", "note", { text: "hi from sub" }));
+      if (!isSub && !afterTool)
+        return writeSse(res, toolCallStream("call_main", "subagent", { task: "note hi" }));
+      if (isSub && !afterTool)
+        return writeSse(res, toolCallStream("call_sub", "note", { text: "hi from sub" }));
       if (isSub) return writeSse(res, textStream("sub done"));
       return writeSse(res, textStream("main done"));
     });
@@ -165,7 +164,8 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
     // Four requests: main (calls subagent), sub (calls note), sub (answers), main (answers).
     expect(server.requests).to.have.length(4);
     const [main1, sub1, sub2, main2] = server.requests;
-    const tools = (r: RecordedRequest) => ((r.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name).sort();
+    const tools = (r: RecordedRequest) =>
+      ((r.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name).sort();
     expect(JSON.stringify(main1!.body.messages[0])).not.to.contain("SUBAGENT");
     expect(tools(main1!)).to.include("subagent");
     expect(JSON.stringify(sub1!.body.messages[0])).to.contain("You are the SUBAGENT. Be brief.");

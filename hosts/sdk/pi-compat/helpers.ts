@@ -38,7 +38,8 @@ export function parseFrontmatter<T extends Record<string, unknown> = Record<stri
 ): { frontmatter: T; body: string } {
   const { yaml, body } = splitFrontmatter(content);
   if (!yaml) return { frontmatter: {} as T, body };
-  if (!readYamlBlock) throw new Error("parseFrontmatter: the YAML reader was not loaded (use the package entry)");
+  if (!readYamlBlock)
+    throw new Error("parseFrontmatter: the YAML reader was not loaded (use the package entry)");
   const block = readYamlBlock(yaml);
   if (!block.data) {
     throw new Error(`invalid frontmatter: ${block.errors.map((e) => e.message).join("; ")}`);
@@ -146,7 +147,8 @@ function skillFromFile(file: string, source: string): { skill?: PiSkill; diagnos
     };
   }
   const baseDir = dirname(file);
-  const name = typeof frontmatter.name === "string" && frontmatter.name ? frontmatter.name : basename(baseDir);
+  const name =
+    typeof frontmatter.name === "string" && frontmatter.name ? frontmatter.name : basename(baseDir);
   return {
     skill: {
       name,
@@ -160,7 +162,12 @@ function skillFromFile(file: string, source: string): { skill?: PiSkill; diagnos
   };
 }
 
-function walkSkills(dir: string, source: string, rootFiles: boolean, out: { skills: PiSkill[]; diagnostics: Diagnostic[] }) {
+function walkSkills(
+  dir: string,
+  source: string,
+  rootFiles: boolean,
+  out: { skills: PiSkill[]; diagnostics: Diagnostic[] },
+) {
   let entries: string[];
   try {
     entries = readdirSync(dir);
@@ -255,9 +262,16 @@ export function loadSkills(
 export function parseSkillBlock(
   text: string,
 ): { name: string; location: string; content: string; userMessage: string | undefined } | null {
-  const match = /^<skill name="([^"]+)" location="([^"]+)">\n([\s\S]*?)\n<\/skill>(?:\n\n([\s\S]+))?$/.exec(text);
+  const match = /^<skill name="([^"]+)" location="([^"]+)">\n([\s\S]*?)\n<\/skill>(?:\n\n([\s\S]+))?$/.exec(
+    text,
+  );
   if (!match) return null;
-  return { name: match[1]!, location: match[2]!, content: match[3]!, userMessage: match[4]?.trim() || undefined };
+  return {
+    name: match[1]!,
+    location: match[2]!,
+    content: match[3]!,
+    userMessage: match[4]?.trim() || undefined,
+  };
 }
 
 const xml = (text: string) =>
@@ -269,7 +283,10 @@ const xml = (text: string) =>
     .replace(/'/g, "&apos;");
 
 /** The skills section pi puts in the system prompt (skills with `disableModelInvocation` left out). */
-export function formatSkillsForPrompt(skills: readonly PiSkill[], fileReadTool: "read" | "bash" | "indirect" = "read") {
+export function formatSkillsForPrompt(
+  skills: readonly PiSkill[],
+  fileReadTool: "read" | "bash" | "indirect" = "read",
+) {
   const visible = skills.filter((skill) => !skill.disableModelInvocation);
   if (visible.length === 0) return "";
   const how =
@@ -313,7 +330,10 @@ function pipeTo(command: string, args: string[], input: string): Promise<"ok" | 
  * Puts text on the clipboard with the tools the interactive mode reads images with: pbcopy (macOS), clip (Windows),
  * wl-copy (Wayland), xclip or xsel (X11), termux-clipboard-set. Rejects, naming what it tried, when none worked.
  */
-export async function copyToClipboard(text: string, platform: NodeJS.Platform = process.platform): Promise<void> {
+export async function copyToClipboard(
+  text: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<void> {
   const env = process.env;
   const tools: [string, string[]][] =
     platform === "darwin"
@@ -338,16 +358,71 @@ export async function copyToClipboard(text: string, platform: NodeJS.Platform = 
 // ---- code and images ------------------------------------------------------------------------------------------
 
 const LANGUAGES: Record<string, string> = {
-  ts: "typescript", tsx: "typescript", mts: "typescript", cts: "typescript",
-  js: "javascript", jsx: "javascript", mjs: "javascript", cjs: "javascript",
-  py: "python", rb: "ruby", rs: "rust", go: "go", java: "java", kt: "kotlin", swift: "swift", dart: "dart",
-  groovy: "groovy", gradle: "groovy", nix: "nix", c: "c", h: "c", cpp: "cpp", cc: "cpp", cxx: "cpp", hpp: "cpp",
-  cs: "csharp", php: "php", sh: "bash", bash: "bash", zsh: "bash", fish: "fish", ps1: "powershell",
-  sql: "sql", html: "html", htm: "html", css: "css", scss: "scss", sass: "scss", less: "less",
-  json: "json", yaml: "yaml", yml: "yaml", toml: "toml", xml: "xml", md: "markdown", markdown: "markdown",
-  dockerfile: "dockerfile", lua: "lua", r: "r", scala: "scala", ex: "elixir", exs: "elixir", erl: "erlang",
-  hs: "haskell", ml: "ocaml", vim: "vim", graphql: "graphql", proto: "protobuf", tf: "hcl", hcl: "hcl",
-  vue: "vue", svelte: "svelte", zig: "zig", clj: "clojure", pl: "perl",
+  ts: "typescript",
+  tsx: "typescript",
+  mts: "typescript",
+  cts: "typescript",
+  js: "javascript",
+  jsx: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  py: "python",
+  rb: "ruby",
+  rs: "rust",
+  go: "go",
+  java: "java",
+  kt: "kotlin",
+  swift: "swift",
+  dart: "dart",
+  groovy: "groovy",
+  gradle: "groovy",
+  nix: "nix",
+  c: "c",
+  h: "c",
+  cpp: "cpp",
+  cc: "cpp",
+  cxx: "cpp",
+  hpp: "cpp",
+  cs: "csharp",
+  php: "php",
+  sh: "bash",
+  bash: "bash",
+  zsh: "bash",
+  fish: "fish",
+  ps1: "powershell",
+  sql: "sql",
+  html: "html",
+  htm: "html",
+  css: "css",
+  scss: "scss",
+  sass: "scss",
+  less: "less",
+  json: "json",
+  yaml: "yaml",
+  yml: "yaml",
+  toml: "toml",
+  xml: "xml",
+  md: "markdown",
+  markdown: "markdown",
+  dockerfile: "dockerfile",
+  lua: "lua",
+  r: "r",
+  scala: "scala",
+  ex: "elixir",
+  exs: "elixir",
+  erl: "erlang",
+  hs: "haskell",
+  ml: "ocaml",
+  vim: "vim",
+  graphql: "graphql",
+  proto: "protobuf",
+  tf: "hcl",
+  hcl: "hcl",
+  vue: "vue",
+  svelte: "svelte",
+  zig: "zig",
+  clj: "clojure",
+  pl: "perl",
 };
 
 /** The language of a file, by its extension (pi's names: `typescript`, `python`, ...). */

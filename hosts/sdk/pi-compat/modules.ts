@@ -9,8 +9,8 @@
  */
 import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/index.js";
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
-import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
+import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 
 export const PI_SCOPES = ["@mariozechner", "@earendil-works"] as const;
 const DOC = "docs/extensions.md, section “Extensions written for pi”";
@@ -72,7 +72,12 @@ export interface CodingAgentMapped {
 }
 
 /** `@…/pi-coding-agent`: the root package (kit and SDK) with the terminal-UI parts pi's root also exports. */
-export function codingAgentModule(scope: string, root: Module, tui: Module, mapped?: CodingAgentMapped): Module {
+export function codingAgentModule(
+  scope: string,
+  root: Module,
+  tui: Module,
+  mapped?: CodingAgentMapped,
+): Module {
   const name = `${scope}/pi-coding-agent`;
   const source = { ...tui, ...root };
   const module: Module = {
@@ -98,7 +103,8 @@ function piShaped(root: Module, tui: Module, { helpers, sdk }: CodingAgentMapped
   return {
     parseFrontmatter: helpers.parseFrontmatter,
     stripFrontmatter: helpers.stripFrontmatter,
-    loadSkills: (options?: Parameters<typeof helpers.loadSkills>[0]) => helpers.loadSkills(options, agentDir()),
+    loadSkills: (options?: Parameters<typeof helpers.loadSkills>[0]) =>
+      helpers.loadSkills(options, agentDir()),
     loadSkillsFromDir: helpers.loadSkillsFromDir,
     parseSkillBlock: helpers.parseSkillBlock,
     formatSkillsForPrompt: helpers.formatSkillsForPrompt,
@@ -111,7 +117,9 @@ function piShaped(root: Module, tui: Module, { helpers, sdk }: CodingAgentMapped
       helpers.resizeImage(bytes, mimeType, options, dimensions),
     estimateTokens: helpers.estimateTokens,
     CONFIG_DIR_NAME: ".knightcode",
-    createAgentSession: sdk.piCreateAgentSession(root.createAgentSession as Parameters<typeof sdk.piCreateAgentSession>[0]),
+    createAgentSession: sdk.piCreateAgentSession(
+      root.createAgentSession as Parameters<typeof sdk.piCreateAgentSession>[0],
+    ),
     SessionManager: sdk.SessionManager,
     SettingsManager: sdk.SettingsManager,
     DefaultResourceLoader: class extends sdk.DefaultResourceLoader {
@@ -215,7 +223,13 @@ export function agentCoreModule(scope: string): Module {
 function subpathModule(moduleName: string, module: Module): Module {
   return new Proxy(module, {
     get(target, key) {
-      if (typeof key !== "string" || key in target || key === "then" || key === "default" || key === "__esModule") {
+      if (
+        typeof key !== "string" ||
+        key in target ||
+        key === "then" ||
+        key === "default" ||
+        key === "__esModule"
+      ) {
         return Reflect.get(target, key);
       }
       return unsupported(moduleName, key, "pi's own code at this subpath");
@@ -225,7 +239,9 @@ function subpathModule(moduleName: string, module: Module): Module {
 
 /** TypeBox 1.x's `typebox/compile` (`Compile(type)` or `Compile(context, type)`, `Validator`) over TypeBox 0.34. */
 export function typeboxCompileModule(compiler: Module, value: Module): Module {
-  const TypeCompiler = compiler.TypeCompiler as { Compile(schema: unknown, refs?: unknown[]): Record<string, any> };
+  const TypeCompiler = compiler.TypeCompiler as {
+    Compile(schema: unknown, refs?: unknown[]): Record<string, any>;
+  };
   const Value = value.Value as Record<string, (...args: unknown[]) => unknown>;
   class Validator {
     private readonly check: Record<string, any>;

@@ -39,7 +39,9 @@ export function importsOf(source: string): { named: ImportedNames[]; specifiers:
       .map((part) => part.split(/\s+as\s+/)[0]!.trim());
     if (kind === "import" || kind === "export") named.push({ specifier, names });
   }
-  for (const match of code.matchAll(/\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)|\bimport\s+["']([^"']+)["']/g)) {
+  for (const match of code.matchAll(
+    /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)|\bimport\s+["']([^"']+)["']/g,
+  )) {
     specifiers.push((match[1] ?? match[2])!);
   }
   return { named, specifiers };
@@ -124,7 +126,9 @@ export async function inspectPiExtension(
       for (const name of names) {
         const value = module[name];
         if (value === undefined && !Object.hasOwn(module, name)) {
-          warnings.push(`imports ${name} from ${specifier}, which KnightCode does not export (it is undefined there)`);
+          warnings.push(
+            `imports ${name} from ${specifier}, which KnightCode does not export (it is undefined there)`,
+          );
           continue;
         }
         const reason = refusalOf(value);

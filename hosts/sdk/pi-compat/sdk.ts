@@ -33,7 +33,12 @@ interface Handle {
   isIdle(): boolean;
   subscribe(listener: (event: SessionEvent) => void): () => void;
   dispose(): Promise<void>;
-  getState(): { model: ModelInfo | undefined; thinkingLevel: ThinkingLevel; sessionFile?: string; sessionId: string };
+  getState(): {
+    model: ModelInfo | undefined;
+    thinkingLevel: ThinkingLevel;
+    sessionFile?: string;
+    sessionId: string;
+  };
   setModel(provider: string, modelId: string): Promise<boolean>;
   setThinkingLevel(level: ThinkingLevel): void;
   getThinkingLevel(): ThinkingLevel;
@@ -114,7 +119,11 @@ export class SessionManager {
         .getBranch()
         .flatMap((entry: SessionEntry) => (entry.type === "message" ? [entry.message as AgentMessage] : [])),
     };
-    return { messages: context.messages, thinkingLevel: context.thinkingLevel ?? "off", model: context.model ?? null };
+    return {
+      messages: context.messages,
+      thinkingLevel: context.thinkingLevel ?? "off",
+      model: context.model ?? null,
+    };
   }
 
   private log(method: string): ReadonlySessionManager & Record<string, unknown> {
@@ -134,7 +143,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function merge(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out = { ...base };
   for (const [key, value] of Object.entries(patch)) {
-    out[key] = isObject(value) && isObject(out[key]) ? merge(out[key] as Record<string, unknown>, value) : value;
+    out[key] =
+      isObject(value) && isObject(out[key]) ? merge(out[key] as Record<string, unknown>, value) : value;
   }
   return out;
 }
@@ -433,7 +443,12 @@ function piSession(handle: Handle, manager: SessionManager | undefined) {
     },
     get state() {
       const state = handle.getState();
-      return { messages: messages(), model: state.model, thinkingLevel: state.thinkingLevel, isStreaming: !handle.isIdle() };
+      return {
+        messages: messages(),
+        model: state.model,
+        thinkingLevel: state.thinkingLevel,
+        isStreaming: !handle.isIdle(),
+      };
     },
     get model() {
       return handle.getState().model;
@@ -471,7 +486,10 @@ export function piCreateAgentSession(create: CreateSession) {
     const failed = handle.extensions().failed;
     return {
       session: piSession(handle, options.sessionManager),
-      extensionsResult: { extensions: handle.extensions().loaded, errors: failed.map((error) => ({ error })) },
+      extensionsResult: {
+        extensions: handle.extensions().loaded,
+        errors: failed.map((error) => ({ error })),
+      },
       modelFallbackMessage: undefined,
     };
   };

@@ -27,4 +27,3 @@ export function clampThinkingLevel(model: ThinkingModel, level: string): PiThink
   const lower = [...LEVELS.slice(0, at)].reverse().find((l) => available.includes(l));
   return higher ?? lower ?? available[0] ?? "off";
 }
-

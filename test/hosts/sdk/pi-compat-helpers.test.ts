@@ -28,7 +28,11 @@ describe("builtin:pi-compat helpers, subpaths and event names", function () {
   this.timeout(60_000);
   const tmp = useTempDir("kc-pi-helpers-");
   let t: TestSession | undefined;
-  const saved = { PATH: process.env.PATH, DISPLAY: process.env.DISPLAY, WAYLAND_DISPLAY: process.env.WAYLAND_DISPLAY };
+  const saved = {
+    PATH: process.env.PATH,
+    DISPLAY: process.env.DISPLAY,
+    WAYLAND_DISPLAY: process.env.WAYLAND_DISPLAY,
+  };
   afterEach(async () => {
     await t?.dispose();
     t = undefined;
@@ -123,7 +127,10 @@ export default function (pi: ExtensionAPI) {
     await t.session.prompt("hello");
     await t.session.runCommand("helpers");
     const seen = g.__piSeen!;
-    expect(seen.frontmatter).to.deep.equal({ frontmatter: { title: "T", nested: { deep: [1, 2] } }, body: "Body text" });
+    expect(seen.frontmatter).to.deep.equal({
+      frontmatter: { title: "T", nested: { deep: [1, 2] } },
+      body: "Body text",
+    });
     expect(seen.stripped).to.equal("only body");
     expect(seen.none).to.deep.equal({ frontmatter: {}, body: "plain" });
     expect(seen.badYaml).to.match(/^invalid frontmatter: /);
@@ -134,9 +141,16 @@ export default function (pi: ExtensionAPI) {
       ["skills", "A root file skill", false],
     ]);
     expect(seen.loaded).to.equal(3);
-    expect(seen.prompt).to.contain("<name>deploy</name>").and.contain("<description>A root file skill</description>");
+    expect(seen.prompt)
+      .to.contain("<name>deploy</name>")
+      .and.contain("<description>A root file skill</description>");
     expect(seen.prompt).not.to.contain("hidden");
-    expect(seen.block).to.deep.equal({ name: "deploy", location: "/s/SKILL.md", content: "Run it.", userMessage: "now please" });
+    expect(seen.block).to.deep.equal({
+      name: "deploy",
+      location: "/s/SKILL.md",
+      content: "Run it.",
+      userMessage: "now please",
+    });
     expect(seen.notBlock).to.equal(null);
     expect(seen.bus).to.deep.equal([1]);
     expect(seen.context).to.deep.equal({
@@ -160,9 +174,13 @@ export default function (pi: ExtensionAPI) {
   it("resolves every subpath pi's packages export, under both scopes, and typebox/compile compiles", async () => {
     const subpaths = [
       ...Object.keys(PI_SUBPATHS),
-      ...Object.entries(PI_AI_PATTERN_FILES).flatMap(([folder, files]) => files.map((f) => `pi-ai/${folder}/${f}`)),
+      ...Object.entries(PI_AI_PATTERN_FILES).flatMap(([folder, files]) =>
+        files.map((f) => `pi-ai/${folder}/${f}`),
+      ),
     ];
-    const specifiers = ["@mariozechner", "@earendil-works"].flatMap((scope) => subpaths.map((s) => `${scope}/${s}`));
+    const specifiers = ["@mariozechner", "@earendil-works"].flatMap((scope) =>
+      subpaths.map((s) => `${scope}/${s}`),
+    );
     const file = tmp.write(
       "subpaths.ts",
       `${specifiers.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};`).join("\n")}
@@ -193,7 +211,10 @@ export default function () {
     expect(g.__piSeen!.refused).to.match(
       /^streamSimpleOpenAICompletions from @earendil-works\/pi-ai is not supported by KnightCode: pi-ai's own provider implementations/,
     );
-    expect(specifiers).to.include.members(["@earendil-works/pi-ai/providers/all", "@mariozechner/pi-ai/models"]);
+    expect(specifiers).to.include.members([
+      "@earendil-works/pi-ai/providers/all",
+      "@mariozechner/pi-ai/models",
+    ]);
   });
 
   it("reads pi's older event names for an extension written for pi: session_switch on /new, an unknown name warned about", async () => {
@@ -272,6 +293,8 @@ export default function (pi: ExtensionAPI) {
     ]);
     await t.session.runCommand("agent");
     expect(g.__piSeen).to.deep.include({ defineTool: "function", mode: "function", missing: "undefined" });
-    expect(g.__piSeen!.error).to.match(/^Agent from @earendil-works\/pi-agent-core is not supported by KnightCode: /);
+    expect(g.__piSeen!.error).to.match(
+      /^Agent from @earendil-works\/pi-agent-core is not supported by KnightCode: /,
+    );
   });
 });
