@@ -88,7 +88,7 @@ export default function (pi: ExtensionAPI) {
 
 /** An extension for an older pi: session_switch, pi-ai's compat subpath, typebox/compile, a refused import. */
 const LEGACY = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { compact } from "@mariozechner/pi-coding-agent";
+import { compact, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { getModels } from "@mariozechner/pi-ai/compat";
 import { Compile } from "typebox/compile";
 import { Type } from "typebox";
@@ -102,7 +102,8 @@ export default function (pi: ExtensionAPI) {
     handler: async (_args, ctx) => {
       let refused = "";
       try { await (compact as any)(); } catch (error) { refused = (error as Error).message; }
-      writeFileSync("legacy.txt", "legacy " + check.Check({ n: 1 }) + " " + getModels("local").length + " " + refused);
+      const { frontmatter } = parseFrontmatter("---\\nname: x\\nmeta:\\n  tags: [a, b]\\n---\\nbody");
+      writeFileSync("legacy.txt", "legacy " + check.Check({ n: 1 }) + " " + getModels("local").length + " " + JSON.stringify(frontmatter) + " " + refused);
     },
   });
 }
@@ -191,7 +192,7 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
     );
     expect(result.stderr).not.to.contain("session_switch");
     expect(readFileSync(join(tmp.path, "legacy.txt"), "utf8")).to.match(
-      /^legacy true 1 compact from @mariozechner\/pi-coding-agent is not supported by KnightCode: /,
+      /^legacy true 1 \{"name":"x","meta":\{"tags":\["a","b"\]\}\} compact from @mariozechner\/pi-coding-agent is not supported by KnightCode: /,
     );
   });
 });
