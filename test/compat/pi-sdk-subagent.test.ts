@@ -6,7 +6,7 @@
  * loads beside it with a warning for what it imports that KnightCode refuses. Run through the built CLI in JSON mode.
  */
 
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
@@ -130,6 +130,12 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
       baseUrl: `${server.url}/v1`,
       models: [{ id: "m", contextWindow: 32000, maxTokens: 1024 }],
     });
+    // A personal extension: the main session loads it; the subagent, started with noExtensions, does not.
+    mkdirSync(join(agentDir, "extensions"), { recursive: true });
+    writeFileSync(
+      join(agentDir, "extensions", "count.ts"),
+      `import { appendFileSync } from "node:fs";\nexport default function () { appendFileSync(${JSON.stringify(join(tmp.path, "loads.txt"))}, "loaded\\n"); }\n`,
+    );
     server.respond(async (request, res) => {
       const system = JSON.stringify(request.body.messages[0]);
       const isSub = system.includes("You are the SUBAGENT.");
@@ -162,6 +168,7 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
     expect(result.code, result.stderr).to.equal(0);
     // The subagent's tool ran for real, in the subagent's session.
     expect(readFileSync(join(tmp.path, "note.txt"), "utf8")).to.equal("hi from sub");
+    expect(readFileSync(join(tmp.path, "loads.txt"), "utf8")).to.equal("loaded\n");
     // Four requests: main (calls subagent), sub (calls note), sub (answers), main (answers).
     expect(server.requests).to.have.length(4);
     const [main1, sub1, sub2, main2] = server.requests;

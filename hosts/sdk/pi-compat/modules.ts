@@ -1,11 +1,12 @@
 /**
  * The pi compatibility layer (`builtin:pi-compat`): the package names an extension written for pi imports
  * (`@mariozechner/pi-coding-agent` and its `-ai`, `-tui`, `-agent-core` siblings, the same under `@earendil-works`,
- * and the bare `typebox`) resolve to KnightCode's own modules, so such an extension loads unchanged. The layer maps;
- * it renames nothing: KnightCode's names stay the documented ones, and a pi name that has a KnightCode counterpart
- * is that counterpart; `@…/pi-tui` is pi-tui itself. A pi export KnightCode does not offer is a stub that throws a clear error when it is called
- * or constructed (importing it is harmless), so the extension loads and fails only where it uses the missing part.
- * docs/extensions.md "Extensions written for pi" lists what maps, what is a no-op where, and what is not supported.
+ * every subpath those packages export, and the bare `typebox` with `/value` and `/compile`) resolve to KnightCode's
+ * own modules, so such an extension loads unchanged. A pi name with a KnightCode counterpart is that counterpart;
+ * `@…/pi-tui` is pi-tui itself; names written in pi's shape over KnightCode's parts come from helpers.ts and sdk.ts;
+ * a pi export KnightCode refuses is a stand-in that throws a clear error, with the reason, when it is called or
+ * constructed (importing it is harmless; scan.ts warns at load). exports.ts lists every name and what it is here,
+ * and docs/extensions.md "Extensions written for pi" shows that list as a table.
  */
 import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/index.js";
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";

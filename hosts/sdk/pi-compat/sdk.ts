@@ -435,8 +435,11 @@ function piSession(handle: Handle, manager: SessionManager | undefined) {
       await handle.waitForIdle();
     },
     waitForIdle: () => handle.waitForIdle(),
+    // pi's dispose() returns nothing; a failure to close is still said, not dropped.
     dispose: () => {
-      void handle.dispose();
+      handle.dispose().catch((error: unknown) => {
+        process.stderr.write(`subagent session: dispose failed: ${String(error)}\n`);
+      });
     },
     get messages() {
       return messages();
