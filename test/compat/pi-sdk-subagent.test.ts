@@ -109,6 +109,41 @@ export default function (pi: ExtensionAPI) {
 }
 `;
 
+/** pi-agent-core's Agent, built by a command: its own system prompt, one tool, events and messages. */
+const AGENT_CORE = `import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Agent } from "@earendil-works/pi-agent-core";
+import { getModel, streamSimple } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
+import { writeFileSync } from "node:fs";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("agentcore", {
+    description: "runs pi-agent-core's Agent",
+    handler: async () => {
+      const shout = {
+        name: "shout",
+        label: "Shout",
+        description: "Upper-cases text",
+        parameters: Type.Object({ text: Type.String() }),
+        execute: async (_id: string, args: { text: string }) => ({ content: [{ type: "text" as const, text: args.text.toUpperCase() }], details: {} }),
+      };
+      const agent = new Agent({
+        initialState: { systemPrompt: "You are AGENT-CORE.", model: getModel("local", "m")!, thinkingLevel: "off", tools: [shout] },
+        streamFn: streamSimple,
+      });
+      const events = new Set<string>();
+      agent.subscribe((event) => { events.add(event.type); });
+      await agent.prompt("shout hey");
+      let refused = "";
+      try { new Agent({ initialState: {}, streamFn: streamSimple, beforeToolCall: async () => undefined } as any); } catch (error) { refused = (error as Error).message; }
+      const last = agent.state.messages.at(-1) as any;
+      writeFileSync("agentcore.txt", [last.content[0].text, agent.state.messages.map((m: any) => m.role).join(","), ["agent_start", "tool_execution_end", "agent_end"].filter((e) => events.has(e)).join(","), refused].join(" | "));
+      agent.reset();
+    },
+  });
+}
+`;
+
 function lastMessageText(request: RecordedRequest): string {
   const messages = request.body?.messages as { role: string; content: unknown }[];
   const last = messages.at(-1)!;
@@ -140,6 +175,9 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
       const system = JSON.stringify(request.body.messages[0]);
       const isSub = system.includes("You are the SUBAGENT.");
       const afterTool = request.body.messages.at(-1).role === "tool";
+      if (system.includes("You are AGENT-CORE.")) {
+        return writeSse(res, afterTool ? textStream("core done") : toolCallStream("call_core", "shout", { text: "hey" }));
+      }
       if (!isSub && !afterTool)
         return writeSse(res, toolCallStream("call_main", "subagent", { task: "note hi" }));
       if (isSub && !afterTool)
@@ -156,12 +194,15 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
         tmp.write("subagent.ts", SUBAGENT),
         "-e",
         tmp.write("legacy.ts", LEGACY),
+        "-e",
+        tmp.write("agent-core.ts", AGENT_CORE),
         "--provider",
         "local",
         "--model",
         "m",
         "delegate it",
         "/legacy",
+        "/agentcore",
       ],
       { cwd: tmp.path, env: { KNIGHTCODE_AGENT_DIR: agentDir, NO_COLOR: "1" } },
     );
@@ -169,9 +210,9 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
     // The subagent's tool ran for real, in the subagent's session.
     expect(readFileSync(join(tmp.path, "note.txt"), "utf8")).to.equal("hi from sub");
     expect(readFileSync(join(tmp.path, "loads.txt"), "utf8")).to.equal("loaded\n");
-    // Four requests: main (calls subagent), sub (calls note), sub (answers), main (answers).
-    expect(server.requests).to.have.length(4);
-    const [main1, sub1, sub2, main2] = server.requests;
+    // Four requests: main (calls subagent), sub (calls note), sub (answers), main (answers); then the Agent's two.
+    expect(server.requests).to.have.length(6);
+    const [main1, sub1, sub2, main2, core1, core2] = server.requests;
     const tools = (r: RecordedRequest) =>
       ((r.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name).sort();
     expect(JSON.stringify(main1!.body.messages[0])).not.to.contain("SUBAGENT");
@@ -183,6 +224,14 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
     expect(lastMessageText(sub2!)).to.contain("noted");
     expect(lastMessageText(main2!), lastMessageText(main2!)).to.contain(
       "subagent said: sub done | roles user,assistant,toolResult,assistant | events agent_start,tool_execution_end,message_update,agent_end | false:none:6",
+    );
+    // pi-agent-core's Agent: its system prompt, exactly its tool, the tool run, its events and messages.
+    expect(JSON.stringify(core1!.body.messages[0])).to.contain("You are AGENT-CORE.");
+    expect(tools(core1!)).to.deep.equal(["shout"]);
+    expect(lastMessageText(core2!)).to.contain("HEY");
+    expect(readFileSync(join(tmp.path, "agentcore.txt"), "utf8")).to.equal(
+      "core done | user,assistant,toolResult,assistant | agent_start,tool_execution_end,agent_end | " +
+        "Agent from pi-agent-core: beforeToolCall is not supported by KnightCode (its Agent runs a KnightCode session: give initialState and pi-ai's streamSimple, or use createAgentSession)",
     );
     // stdout carries the main session's JSON records only.
     const records = result.stdout

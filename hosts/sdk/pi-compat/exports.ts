@@ -379,13 +379,15 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
   },
   "pi-agent-core": {
     supported: [],
-    mapped: {},
+    mapped: {
+      Agent:
+        "an in-memory KnightCode session without extension files, started on the first `prompt()`: `initialState` (`systemPrompt`, `model`, `thinkingLevel`, `tools`), `subscribe`, `prompt`, `state`, `abort`, `waitForIdle`, `reset`, `steer`, `followUp`; pi's loop hooks and other stream functions are refused",
+    },
     refused: [
       {
         reason:
           "pi-agent-core's own agent loop; run a subagent as a KnightCode session with `createAgentSession` from pi-coding-agent",
         names: [
-          "Agent",
           "DEFAULT_AGENT_IDENTITY",
           "agentLoop",
           "agentLoopContinue",

@@ -70,6 +70,7 @@ function eventGuards(): Module {
 export interface CodingAgentMapped {
   helpers: typeof import("./helpers.js");
   sdk: typeof import("./sdk.js");
+  agent: typeof import("./agent.js");
 }
 
 /** `@…/pi-coding-agent`: the root package (kit and SDK) with the terminal-UI parts pi's root also exports. */
@@ -212,9 +213,15 @@ export function tuiModule(scope: string, tui: Module): Module {
   return { ...refusedStubs(`${scope}/pi-tui`, "pi-tui"), ...(piTui as Module) };
 }
 
-/** `@…/pi-agent-core`: types only in practice; its `Agent` runtime is pi's own. */
-export function agentCoreModule(scope: string): Module {
-  return refusedStubs(`${scope}/pi-agent-core`, "pi-agent-core");
+/** `@…/pi-agent-core`: its `Agent` runs a KnightCode session (agent.ts); pi's loop functions are refused. */
+export function agentCoreModule(scope: string, root: Module, kit: Module, mapped: CodingAgentMapped): Module {
+  return {
+    ...refusedStubs(`${scope}/pi-agent-core`, "pi-agent-core"),
+    Agent: mapped.agent.piAgentClass(
+      root.createAgentSession as Parameters<typeof mapped.agent.piAgentClass>[0],
+      kit.streamSimple,
+    ),
+  };
 }
 
 /**
@@ -330,7 +337,12 @@ export function piModules(published: {
       (built ??= (async () =>
         codingAgentModule(scope, published.root, await published.tui(), await published.mapped()))());
     modules[`${scope}/pi-ai`] = ai;
-    modules[`${scope}/pi-agent-core`] = agentCoreModule(scope);
+    let core: Promise<Module> | undefined;
+    Object.defineProperty(modules, `${scope}/pi-agent-core`, {
+      enumerable: true,
+      get: () =>
+        (core ??= published.mapped().then((m) => agentCoreModule(scope, published.root, published.kit, m))),
+    });
     Object.defineProperty(modules, `${scope}/pi-tui`, {
       enumerable: true,
       get: async () => tuiModule(scope, await published.tui()),

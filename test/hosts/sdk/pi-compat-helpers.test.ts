@@ -261,8 +261,8 @@ export default function (knightcode: ExtensionAPI) {
     mkdirSync(join(tmp.path, "pkg", "lib"), { recursive: true });
     writeFileSync(
       join(tmp.path, "pkg", "lib", "agent.ts"),
-      `import { Agent } from "@earendil-works/pi-agent-core";
-export const makeAgent = () => new (Agent as any)({});
+      `import { agentLoop } from "@earendil-works/pi-agent-core";
+export const makeAgent = () => (agentLoop as any)([], {});
 `,
     );
     const file = join(tmp.path, "pkg", "index.ts");
@@ -289,12 +289,12 @@ export default function (pi: ExtensionAPI) {
     expect(warned.map((e) => e.message)).to.deep.equal([
       "imports InteractiveMode from @earendil-works/pi-coding-agent, which KnightCode does not support (pi's interactive mode's own components; draw with pi-tui and `ctx.ui.custom()`); using it throws",
       "imports notAPiName from @earendil-works/pi-coding-agent, which KnightCode does not export (it is undefined there)",
-      "imports Agent from @earendil-works/pi-agent-core, which KnightCode does not support (pi-agent-core's own agent loop; run a subagent as a KnightCode session with `createAgentSession` from pi-coding-agent); using it throws",
+      "imports agentLoop from @earendil-works/pi-agent-core, which KnightCode does not support (pi-agent-core's own agent loop; run a subagent as a KnightCode session with `createAgentSession` from pi-coding-agent); using it throws",
     ]);
     await t.session.runCommand("agent");
     expect(g.__piSeen).to.deep.include({ defineTool: "function", mode: "function", missing: "undefined" });
     expect(g.__piSeen!.error).to.match(
-      /^Agent from @earendil-works\/pi-agent-core is not supported by KnightCode: /,
+      /^agentLoop from @earendil-works\/pi-agent-core is not supported by KnightCode: /,
     );
   });
 });
