@@ -176,7 +176,10 @@ describe("extensions written for pi, in-process subagents through pi's SDK", fun
       const isSub = system.includes("You are the SUBAGENT.");
       const afterTool = request.body.messages.at(-1).role === "tool";
       if (system.includes("You are AGENT-CORE.")) {
-        return writeSse(res, afterTool ? textStream("core done") : toolCallStream("call_core", "shout", { text: "hey" }));
+        return writeSse(
+          res,
+          afterTool ? textStream("core done") : toolCallStream("call_core", "shout", { text: "hey" }),
+        );
       }
       if (!isSub && !afterTool)
         return writeSse(res, toolCallStream("call_main", "subagent", { task: "note hi" }));
