@@ -115,6 +115,10 @@ export async function main(argv: string[]): Promise<number> {
       beforeStart: async (session) => {
         const flags = resolveExtensionFlags(args, session.registeredFlags());
         if (!flags.ok) throw new UsageError(flags);
+        // A positional argument is a prompt unless an extension's string flag took it as its value.
+        if (acp && flags.prompts.length > 0) {
+          throw new UsageError({ error: "knightcode acp does not take prompts (the ACP client sends them)" });
+        }
         session.setFlagValues(flags.values);
         flagValues = flags.values;
         prompts = flags.prompts;
@@ -222,7 +226,7 @@ async function openModeSession(
 /** What `knightcode acp` cannot take: the client sends prompts and chooses sessions. */
 function acpArgsProblem(args: CliArgs): string | undefined {
   const refused: [boolean, string][] = [
-    [args.prompts.length > 0 || args.files.length > 0, "prompts (the ACP client sends them)"],
+    [args.files.length > 0, "@file arguments (the ACP client sends the prompts)"],
     [args.print || args.mode !== undefined, "-p or --mode"],
     [
       args.resume || args.continue || args.session !== undefined,

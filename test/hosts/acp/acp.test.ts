@@ -2,38 +2,22 @@
  * `knightcode acp` end to end: the built CLI as a child process, driven by the ACP SDK's client side over its stdio,
  * against a local OpenAI Chat Completions server that plays the model (harness.ts).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { expect } from "chai";
-import { everythingServer } from "../../builtin-extensions/mcp/servers.js";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
-import type { RecordedRequest } from "../../helpers/sse-server.js";
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
-import { type AcpHarness, acpHarness, agentText, withTimeout } from "./harness.js";
-
-type Body = { messages: { role: string; content: unknown }[]; tools?: { function: { name: string } }[] };
-
-/** The tool results the model was sent in a request, as text. */
-const toolMessages = (request: RecordedRequest | undefined) =>
-  JSON.stringify((request?.body as Body).messages.filter((m) => m.role === "tool"));
-
-const toolUpdates = (updates: SessionUpdate[], toolCallId: string) =>
-  updates.filter(
-    (u) =>
-      (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") &&
-      u.toolCallId === toolCallId,
-  ) as Extract<SessionUpdate, { toolCallId: string }>[];
+import { type AcpHarness, acpHarness, agentText, toolMessages, toolUpdates } from "./harness.js";
 
 describe("knightcode acp (the Agent Client Protocol over stdio)", function () {
   this.timeout(60_000);
-  const tmp = useTempDir("kc-acp-");
   let h: AcpHarness;
+  // Registered before the temp dir's: the children stop before their folder goes.
+  afterEach(() => h.close());
+  const tmp = useTempDir("kc-acp-");
   beforeEach(async () => {
     h = await acpHarness(tmp.path);
   });
-  afterEach(() => h.close());
 
   it("initializes, opens a session, and streams a prompt with a bash call: chunks, the tool call and its output", async () => {
     h.model.respondInOrder(

@@ -23,9 +23,10 @@ import {
   type SessionUpdate,
   type WriteTextFileRequest,
 } from "@agentclientprotocol/sdk";
+import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
-import { startTestServer, type TestServer } from "../../helpers/sse-server.js";
+import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
 
 export interface ClientScript {
   capabilities?: ClientCapabilities;
@@ -246,4 +247,50 @@ export function agentText(updates: SessionUpdate[]): string {
       u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : [],
     )
     .join("");
+}
+
+type Message = { role: string; content: unknown };
+
+/** A message's text (string content, or its text parts). */
+export function messageText(message: Message | undefined): string {
+  const content = message?.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p: { type?: string; text?: string }) => (p.type === "text" ? (p.text ?? "") : ""))
+    .join("");
+}
+
+/**
+ * A model for several prompts: a prompt `<tool>: <json args>` makes it call that tool once (ids call_1, call_2, ...
+ * in order); after a tool result it answers "done"; any other prompt gets "nothing to do".
+ */
+export function toolPerPrompt(model: TestServer): void {
+  let n = 0;
+  model.respond((req, res) => {
+    const messages = (req.body as { messages: Message[] }).messages;
+    const last = messages.at(-1)!;
+    if (last.role === "tool") return writeSse(res, textStream("done"));
+    const match = /^(\w+): (\{.*\})\s*$/s.exec(messageText(last));
+    if (!match) return writeSse(res, textStream("nothing to do"));
+    return writeSse(res, toolCallStream(`call_${++n}`, match[1]!, JSON.parse(match[2]!)));
+  });
+}
+
+/** The tool results the model was sent in a request, as JSON text. */
+export function toolMessages(request: { body: unknown } | undefined): string {
+  return JSON.stringify(
+    ((request?.body ?? { messages: [] }) as { messages: Message[] }).messages.filter(
+      (m) => m.role === "tool",
+    ),
+  );
+}
+
+/** A tool call's `tool_call` and `tool_call_update`s, in order. */
+export function toolUpdates(updates: SessionUpdate[], toolCallId: string) {
+  return updates.filter(
+    (u) =>
+      (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") &&
+      u.toolCallId === toolCallId,
+  ) as Extract<SessionUpdate, { toolCallId: string }>[];
 }
