@@ -98,10 +98,13 @@ class AcpAgent {
     };
   }
 
-  /** Whether a model can answer: without one, sessions need the person to configure a provider first. */
+  /** Whether sessions get a model: without one, the person must configure a provider first. */
   private usable(): boolean {
-    return this.ctx.session.getAvailableModels().length > 0;
+    return this.modelFound || this.ctx.session.getState().model !== undefined;
   }
+
+  /** `authenticate` found a model that the host session, opened before, did not have. */
+  private modelFound = false;
 
   /**
    * The one method, `api-key`: KnightCode reads API keys from the environment, models.json and its auth file at
@@ -111,7 +114,10 @@ class AcpAgent {
     if (this.usable()) return {};
     const probe = await this.ctx.openSession!({ cwd: this.ctx.session.cwd, inMemory: true, warn: this.log });
     try {
-      if (probe.getAvailableModels().length > 0) return {};
+      if (probe.getState().model !== undefined) {
+        this.modelFound = true;
+        return {};
+      }
     } finally {
       await probe.dispose();
     }

@@ -4,7 +4,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ContentBlock, RequestPermissionRequest, SessionUpdate } from "@agentclientprotocol/sdk";
+import type {
+  ContentBlock,
+  CreateElicitationRequest,
+  RequestPermissionRequest,
+  SessionUpdate,
+} from "@agentclientprotocol/sdk";
 import { expect } from "chai";
 import { everythingServer } from "../../builtin-extensions/mcp/servers.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -199,6 +204,46 @@ describe("knightcode acp: permissions, the client's files and terminals, MCP ser
       expect(declared).to.include("mcp__everything__echo");
       expect(toolMessages(h.model.requests.at(-1))).to.contain("Echo: over acp");
       expect(toolUpdates(acp.updates(sessionId), "call_1").at(-1)!.status).to.equal("completed");
+    });
+
+    it("asks ask_user's questions through an elicitation form, and says no one can answer when the client has no forms", async () => {
+      const questions = {
+        questions: [
+          {
+            id: "color",
+            text: "Which colour?",
+            options: [{ label: "red" }, { label: "blue", description: "calm" }],
+          },
+        ],
+      };
+      const forms: CreateElicitationRequest[] = [];
+      const acp = await h.start({
+        capabilities: { elicitation: { form: {} } },
+        form: (request) => {
+          forms.push(request);
+          return { action: "accept", content: { color: "blue" } };
+        },
+      });
+      const { sessionId } = await acp.agent.request("session/new", { cwd: h.project, mcpServers: [] });
+      await acp.agent.request("session/prompt", {
+        sessionId,
+        prompt: prompt(`ask_user: ${JSON.stringify(questions)}`),
+      });
+      expect(forms).to.have.length(1);
+      const form = forms[0] as CreateElicitationRequest & {
+        requestedSchema: { properties: Record<string, { oneOf: { const: string }[] }> };
+      };
+      expect(form.mode).to.equal("form");
+      expect(form.requestedSchema.properties.color!.oneOf.map((o) => o.const)).to.deep.equal(["red", "blue"]);
+      expect(toolMessages(h.model.requests.at(-1))).to.contain("blue");
+
+      const formless = await h.start();
+      const other = await formless.agent.request("session/new", { cwd: h.project, mcpServers: [] });
+      await formless.agent.request("session/prompt", {
+        sessionId: other.sessionId,
+        prompt: prompt(`ask_user: ${JSON.stringify(questions)}`),
+      });
+      expect(toolMessages(h.model.requests.at(-1))).to.contain("No one can answer");
     });
 
     it("switches modes (read-only refuses changes) and models through session/set_mode and set_config_option", async () => {

@@ -3,8 +3,12 @@
  * updates) in a new process, prompts with images and embedded resources, and the errors a client gets for bad
  * requests.
  */
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import { expect } from "chai";
+import { runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import {
   type AcpHarness,
@@ -123,8 +127,13 @@ describe("knightcode acp: cancel, session/load, prompt content and bad requests"
     expect(JSON.stringify(user.content)).to.contain(`data:image/png;base64,${PNG}`);
   });
 
-  it("answers bad requests with specific errors and keeps serving", async () => {
-    const acp = await h.start();
+  it("answers bad requests with specific errors and keeps serving; an extension's stray output goes to stderr", async () => {
+    const noisy = join(tmp.path, "noisy.ts");
+    writeFileSync(
+      noisy,
+      'export default function (knightcode) { console.log("stray from the factory"); knightcode.on("session_start", () => { process.stdout.write("stray from session_start\\n"); }); }\n',
+    );
+    const acp = await h.start({}, ["--provider", "local", "--model", "m", "-e", noisy]);
     const unknown = await failure(
       acp.agent.request("session/prompt", { sessionId: "no-such-session", prompt: prompt("hi") }),
     );
@@ -147,5 +156,38 @@ describe("knightcode acp: cancel, session/load, prompt content and bad requests"
     expect(missing?.code).to.equal(-32002);
     const ok = await acp.agent.request("session/prompt", { sessionId, prompt: prompt("still there?") });
     expect(ok.stopReason).to.equal("end_turn");
+    // The harness checks at close that every stdout line is JSON-RPC.
+    expect(acp.stderr()).to.contain("stray from the factory");
+    expect(acp.stderr()).to.contain("stray from session_start");
+  });
+
+  it("without a usable model: offers the api-key method, and session/new fails with auth_required naming what to set", async () => {
+    const empty = join(tmp.path, "empty-agent");
+    mkdirSync(empty);
+    const acp = await h.start({}, [], {
+      KNIGHTCODE_AGENT_DIR: empty,
+      ANTHROPIC_API_KEY: "",
+      OPENAI_API_KEY: "",
+    });
+    expect(acp.init.authMethods?.map((m) => m.id)).to.deep.equal(["api-key"]);
+    const refused = await failure(acp.agent.request("session/new", { cwd: h.project, mcpServers: [] }));
+    expect(refused?.code).to.equal(-32000);
+    expect(refused?.message).to.contain("no usable model");
+    const still = await failure(acp.agent.request("authenticate", { methodId: "api-key" }));
+    expect(still?.code).to.equal(-32000);
+  });
+
+  it("refuses what the client decides: prompts on the command line, --session, -p", async () => {
+    const env = { KNIGHTCODE_AGENT_DIR: h.agentDir };
+    const prompted = await runCli(["acp", "hello"], { cwd: h.project, env });
+    expect(prompted.code).to.equal(2);
+    expect(prompted.stderr).to.contain("knightcode acp does not take prompts");
+    const session = await runCli(["acp", "--session", "x", "-p"], { cwd: h.project, env });
+    expect(session.code).to.equal(2);
+    expect(session.stderr).to.contain("-p or --mode");
+    expect(session.stderr).to.contain("--session");
+    const help = await runCli(["--help"], { cwd: h.project, env });
+    expect(help.stdout).to.match(/acp \[options\]\s+Be an Agent Client Protocol agent/);
+    expect(help.stdout).to.match(/acp\s+the Agent Client Protocol on stdin and stdout/);
   });
 });

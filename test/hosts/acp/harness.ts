@@ -12,6 +12,8 @@ import {
   type ClientCapabilities,
   type ClientConnection,
   type ClientContext,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
   type CreateTerminalRequest,
   client,
   type InitializeResponse,
@@ -35,6 +37,8 @@ export interface ClientScript {
   ): RequestPermissionResponse | Promise<RequestPermissionResponse>;
   readTextFile?(request: ReadTextFileRequest): string;
   writeTextFile?(request: WriteTextFileRequest): void;
+  /** `elicitation/create`: the form's answer. */
+  form?(request: CreateElicitationRequest): CreateElicitationResponse;
   /** A fake terminal: what the command "printed" and its exit code. */
   terminal?(request: CreateTerminalRequest): { output: string; exitCode: number };
 }
@@ -170,6 +174,10 @@ function spawnAcp(
       write(params);
       return {};
     });
+  }
+  if (script.form) {
+    const answer = script.form;
+    app = app.onRequest("elicitation/create", ({ params }) => answer(params));
   }
   if (script.terminal) {
     const run = script.terminal;
