@@ -246,8 +246,14 @@ describe("knightcode acp: permissions, the client's files and terminals, MCP ser
       expect(toolMessages(h.model.requests.at(-1))).to.contain("No one can answer");
     });
 
-    it("switches modes (read-only refuses changes) and models through session/set_mode and set_config_option", async () => {
-      const acp = await h.start();
+    it("switches modes (read-only refuses changes, ask asks) and models through session/set_mode and set_config_option", async () => {
+      const asked: RequestPermissionRequest[] = [];
+      const acp = await h.start({
+        permission: (request) => {
+          asked.push(request);
+          return { outcome: { outcome: "selected", optionId: "reject_once" } };
+        },
+      });
       const { sessionId } = await acp.agent.request("session/new", { cwd: h.project, mcpServers: [] });
       await acp.agent.request("session/set_mode", { sessionId, modeId: "read-only" });
       await acp.agent.request("session/prompt", {
@@ -261,6 +267,20 @@ describe("knightcode acp: permissions, the client's files and terminals, MCP ser
         { sessionUpdate: "current_mode_update" }
       >[];
       expect(modeUpdates.map((u) => u.currentModeId)).to.deep.equal(["read-only"]);
+
+      // The ask mode: a call that can change something waits for the person.
+      await acp.agent.request("session/set_mode", { sessionId, modeId: "ask" });
+      await acp.agent.request("session/prompt", {
+        sessionId,
+        prompt: prompt('write: {"path":"asked.txt","content":"x"}'),
+      });
+      expect(asked.map((r) => r.toolCall.title)).to.deep.equal(["Write asked.txt"]);
+      expect(existsSync(join(h.project, "asked.txt")), "rejected by the client").to.equal(false);
+      await acp.agent.request("session/prompt", {
+        sessionId,
+        prompt: prompt('read: {"path":"nothing.txt"}'),
+      });
+      expect(asked, "a read-only tool is not asked about").to.have.length(1);
 
       const set = await acp.agent.request("session/set_config_option", {
         sessionId,
