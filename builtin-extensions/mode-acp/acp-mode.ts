@@ -140,7 +140,7 @@ class AcpAgent {
     await this.closeSession(params.sessionId);
     const session = await this.open(params.cwd, params.mcpServers, client, stored.path);
     await session.replay();
-    queueMicrotask(() => setTimeout(() => session.sendCommands(), 0));
+    setTimeout(() => session.sendCommands(), 0);
     return { modes: session.modeState(), configOptions: session.configOptions() };
   }
 

@@ -534,6 +534,7 @@ export class AcpSession implements OpsSession {
     message: string | undefined,
     opts: DialogOptions | undefined,
   ): Promise<boolean> {
+    if (!this.sessionId) return this.unaskable(title);
     const callId = [...this.inGate].reverse().find((id) => this.calls.has(id));
     const call = callId ? this.calls.get(callId) : undefined;
     if (call && (this.approved.has(call.id) || this.alwaysAllowed.has(call.toolName))) return true;
@@ -596,6 +597,10 @@ export class AcpSession implements OpsSession {
     required: string[],
     opts: DialogOptions | undefined,
   ): Promise<Record<string, unknown> | undefined> {
+    if (!this.sessionId) {
+      this.unaskable(message);
+      return undefined;
+    }
     if (!this.options.caps.elicitation?.form) throw new Error(NO_FORMS);
     if (opts?.signal?.aborted) return undefined;
     await this.flush();
@@ -627,6 +632,17 @@ export class AcpSession implements OpsSession {
       opts?.signal?.removeEventListener("abort", onAbort);
       this.waiting.delete(request);
     }
+  }
+
+  /**
+   * A question while the session is still opening (project trust, a `session_start` handler's dialog): the client
+   * does not know the session yet, so no one can be asked and the answer is no.
+   */
+  private unaskable(title: string): false {
+    this.options.log(
+      `"${title}" was asked while the session was opening, before the ACP client knows it; answered no (for project trust, start knightcode acp with --approve)`,
+    );
+    return false;
   }
 
   private notify(message: string, level: NotifyLevel): void {

@@ -161,6 +161,16 @@ describe("knightcode acp: cancel, session/load, prompt content and bad requests"
     expect(acp.stderr()).to.contain("stray from session_start");
   });
 
+  it("a project whose trust would be asked about while the session opens is not trusted, and the session opens", async () => {
+    mkdirSync(join(h.project, ".knightcode"));
+    writeFileSync(join(h.project, ".knightcode", "settings.json"), "{}");
+    const acp = await h.start();
+    const { sessionId } = await acp.agent.request("session/new", { cwd: h.project, mcpServers: [] });
+    expect(sessionId).to.be.a("string");
+    expect(acp.stderr()).to.contain("was asked while the session was opening");
+    expect(acp.stderr()).to.contain("--approve");
+  });
+
   it("without a usable model: offers the api-key method, and session/new fails with auth_required naming what to set", async () => {
     const empty = join(tmp.path, "empty-agent");
     mkdirSync(empty);
