@@ -4,7 +4,12 @@
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { expect } from "chai";
-import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
+import {
+  chunk,
+  roleChunk,
+  textStream,
+  toolCallStream,
+} from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { type AcpHarness, acpHarness, agentText, toolMessages, toolUpdates } from "./harness.js";
@@ -22,7 +27,13 @@ describe("knightcode acp (the Agent Client Protocol over stdio)", function () {
   it("initializes, opens a session, and streams a prompt with a bash call: chunks, the tool call and its output", async () => {
     h.model.respondInOrder(
       (_req, res) => writeSse(res, toolCallStream("call_1", "bash", { command: "echo hello-from-bash" })),
-      (_req, res) => writeSse(res, textStream("The command printed hello, all done here.")),
+      (_req, res) =>
+        writeSse(res, [
+          roleChunk(),
+          chunk({ reasoning_content: "The output " }),
+          chunk({ reasoning_content: "looks right." }),
+          ...textStream("The command printed hello, all done here.").slice(1),
+        ]),
     );
     const acp = await h.start();
     expect(acp.init.protocolVersion).to.equal(1);
@@ -46,6 +57,10 @@ describe("knightcode acp (the Agent Client Protocol over stdio)", function () {
     const chunks = updates.filter((u) => u.sessionUpdate === "agent_message_chunk");
     expect(chunks.length, "the answer streams in several chunks").to.be.greaterThan(3);
     expect(agentText(updates)).to.equal("The command printed hello, all done here.");
+    const thoughts = updates.flatMap((u) =>
+      u.sessionUpdate === "agent_thought_chunk" && u.content.type === "text" ? [u.content.text] : [],
+    );
+    expect(thoughts.join("")).to.equal("The output looks right.");
     const call = toolUpdates(updates, "call_1");
     expect(call[0]).to.deep.include({
       sessionUpdate: "tool_call",
