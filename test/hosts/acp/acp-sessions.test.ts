@@ -67,6 +67,21 @@ describe("knightcode acp: cancel, session/load, prompt content and bad requests"
     expect(agentText(acp.updates(sessionId))).to.contain("nothing to do");
   });
 
+  it("ends when the client closes its input in the middle of a turn: the run stops and the process exits 0", async () => {
+    const acp = await h.start();
+    const { sessionId } = await acp.agent.request("session/new", { cwd: h.project, mcpServers: [] });
+    void acp.agent
+      .request("session/prompt", { sessionId, prompt: prompt('bash: {"command":"sleep 30"}') })
+      .catch(() => {});
+    await acp.waitFor(
+      () => toolUpdates(acp.updates(sessionId), "call_1").length > 0,
+      "the sleep's tool call",
+    );
+    const started = Date.now();
+    expect(await acp.stop()).to.equal(0);
+    expect(Date.now() - started).to.be.lessThan(8_000);
+  });
+
   it("session/load in a new process replays the earlier session as updates, then continues it", async () => {
     const first = await h.start();
     const { sessionId } = await first.agent.request("session/new", { cwd: h.project, mcpServers: [] });
