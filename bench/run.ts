@@ -2,6 +2,7 @@
  * Runs the benchmarks in order: `npm run bench`, or some of them by name: `npm run bench -- cli tool-pipeline`.
  * Add a benchmark by writing bench/<name>.bench.ts (exporting an async function) and listing it here.
  */
+import { acpBench } from "./acp.bench.js";
 import { agentLoopBench } from "./agent-loop.bench.js";
 import { appServerBench } from "./app-server.bench.js";
 import { cliBench } from "./cli.bench.js";
@@ -34,6 +35,7 @@ const benchmarks: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["codemode", codemodeBench],
   ["app-server", appServerBench],
   ["git", gitBench],
+  ["acp", acpBench],
 ];
 
 const wanted = process.argv.slice(2);

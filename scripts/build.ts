@@ -117,6 +117,8 @@ const sideEntries: Record<string, string> = {
   interactive: "builtin-extensions/mode-interactive/interactive-mode.ts",
   "app-server": "builtin-extensions/mode-app-server/app-server-mode.ts",
   "app-server-schema": "builtin-extensions/mode-app-server/schema-gen.ts",
+  // The ACP mode with the Agent Client Protocol SDK (and the zod it validates with).
+  acp: "builtin-extensions/mode-acp/acp-mode.ts",
   // The YAML parser behind the kit's parseFrontmatter (the `yaml` package, bundled), for runs with skills or
   // prompt templates: one file with its own code cache instead of the package's 70-odd modules.
   frontmatter: "plugins/kit/frontmatter-yaml.ts",

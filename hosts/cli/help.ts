@@ -43,6 +43,10 @@ const COMMANDS: [string, string][] = [
     "Serve JSON-RPC to desktop and editor clients (docs/app-server.md)",
   ],
   ["app-server schema --out <dir>", "Write the app-server protocol as JSON Schema and TypeScript"],
+  [
+    "acp [options]",
+    "Be an Agent Client Protocol agent on stdio, for Zed and other ACP editors (docs/acp.md)",
+  ],
 ];
 
 const OPTIONS: [string, string][] = [

@@ -12,6 +12,7 @@ import type {
   CreateAgentSessionOptions,
   ExtensionUIContext,
   ModeIO,
+  ModeSessionOptions,
   RegisteredMode,
 } from "@knightcodeai/cli";
 import {
@@ -62,9 +63,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   // `knightcode install npm:x` is a command, not two prompts.
   if (argv[0] !== undefined && PACKAGE_COMMANDS.has(argv[0])) return packagesCommand(argv);
-  const parsed = parseArgs(argv);
+  // `knightcode acp [options]`: the acp mode (builtin:mode-acp) with the usual session options.
+  const acp = argv[0] === "acp";
+  const parsed = parseArgs(acp ? argv.slice(1) : argv);
   if (!parsed.ok) return usage(parsed);
   const args = parsed.args;
+  if (acp) {
+    const problem = acpArgsProblem(args);
+    if (problem) return usage({ error: problem });
+    args.mode = "acp";
+  }
   if (args.help && !helpNeedsSession(args)) {
     const { flags, modes } = builtinHelp();
     process.stdout.write(helpText(packageVersion(), flags, modes));
@@ -100,13 +108,19 @@ export async function main(argv: string[]): Promise<number> {
     let prompts: string[] = [];
     let mode: RegisteredMode | undefined;
     let ui: ExtensionUIContext | undefined;
+    let flagValues: Record<string, boolean | string> = {};
     handle = await openSession(args, modeName, {
       onShutdownRequest: () => shutdown.abort(),
       // Flags, the mode and its UI are settled before session_start, so its handlers see them.
       beforeStart: async (session) => {
         const flags = resolveExtensionFlags(args, session.registeredFlags());
         if (!flags.ok) throw new UsageError(flags);
+        // A positional argument is a prompt unless an extension's string flag took it as its value.
+        if (acp && flags.prompts.length > 0) {
+          throw new UsageError({ error: "knightcode acp does not take prompts (the ACP client sends them)" });
+        }
         session.setFlagValues(flags.values);
+        flagValues = flags.values;
         prompts = flags.prompts;
         mode = session.getMode(modeName);
         if (!mode) {
@@ -133,6 +147,8 @@ export async function main(argv: string[]): Promise<number> {
       shutdown: shutdown.signal,
       agentDir: handle.agentDir,
       host: handle.host,
+      // More sessions, with this command line's options (a mode serving several, such as acp).
+      openSession: (options) => openModeSession(args, modeName, flagValues, options),
     });
   } catch (error) {
     if (error instanceof UsageError) return usage(error.problem);
@@ -178,6 +194,50 @@ async function disposeWithin(handle: AgentSessionHandle, ms: number): Promise<vo
   }
 }
 
+/**
+ * A session a mode opens besides the first (`ModeContext.openSession`): the command line's provider, model,
+ * extensions and session folder, the flag values the first session resolved, in the folder the mode names.
+ */
+async function openModeSession(
+  args: CliArgs,
+  mode: string,
+  flags: Record<string, boolean | string>,
+  options: ModeSessionOptions,
+): Promise<AgentSessionHandle> {
+  const { createAgentSession } = await import("@knightcodeai/cli");
+  const base = sessionOptions(args, mode);
+  return createAgentSession({
+    ...base,
+    cwd: options.cwd,
+    ...(options.model ? { model: options.model } : {}),
+    ...(options.ui ? { ui: options.ui, hasUI: true } : {}),
+    ...(options.warn ? { warn: options.warn } : {}),
+    extensions: [...args.extensions, ...(options.extensions ?? [])],
+    flags,
+    session:
+      options.inMemory || args.noSession
+        ? { inMemory: true }
+        : options.sessionFile
+          ? { path: options.sessionFile }
+          : { ...(args.sessionDir ? { sessionDir: args.sessionDir } : {}) },
+  });
+}
+
+/** What `knightcode acp` cannot take: the client sends prompts and chooses sessions. */
+function acpArgsProblem(args: CliArgs): string | undefined {
+  const refused: [boolean, string][] = [
+    [args.files.length > 0, "@file arguments (the ACP client sends the prompts)"],
+    [args.print || args.mode !== undefined, "-p or --mode"],
+    [
+      args.resume || args.continue || args.session !== undefined,
+      "--resume, --continue or --session (the client loads sessions with session/load)",
+    ],
+    [args.maxTurns !== undefined, "--max-turns"],
+  ];
+  const found = refused.filter(([present]) => present).map(([, what]) => what);
+  return found.length > 0 ? `knightcode acp does not take ${found.join(", ")}` : undefined;
+}
+
 function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions {
   if ([args.session, args.continue || undefined, args.noSession || undefined].filter(Boolean).length > 1) {
     throw new UsageError({ error: "choose one of --session, --continue and --no-session" });
@@ -191,7 +251,8 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
     ...(args.noTools ? { tools: [] } : args.tools ? { tools: args.tools } : {}),
     extensions: args.extensions,
     session: {
-      ...(args.noSession ? { inMemory: true } : {}),
+      // The acp mode's first session only hosts it: the client's sessions are opened by the mode.
+      ...(args.noSession || mode === "acp" ? { inMemory: true } : {}),
       ...(args.continue ? { continue: true } : {}),
       ...(args.session ? { path: args.session } : {}),
       ...(args.sessionDir ? { sessionDir: args.sessionDir } : {}),

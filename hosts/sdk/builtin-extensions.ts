@@ -31,6 +31,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "mode-json": () => import("../../builtin-extensions/mode-json/index.js"),
   "mode-rpc": () => import("../../builtin-extensions/mode-rpc/index.js"),
   "mode-app-server": () => import("../../builtin-extensions/mode-app-server/index.js"),
+  "mode-acp": () => import("../../builtin-extensions/mode-acp/index.js"),
   "mode-interactive": () => import("../../builtin-extensions/mode-interactive/index.js"),
 };
 

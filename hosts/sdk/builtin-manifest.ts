@@ -95,6 +95,25 @@ const MANIFEST = [
     providers: [],
   },
   {
+    name: "mode-acp",
+    modes: [
+      {
+        name: "acp",
+        description: "the Agent Client Protocol on stdin and stdout, for editors (knightcode acp)",
+        readsStdin: false,
+      },
+    ],
+    flags: [
+      {
+        name: "acp-permission-timeout",
+        type: "string",
+        description:
+          "acp mode: seconds to wait for the client's answer to a permission request before refusing the call (default 300)",
+      },
+    ],
+    providers: [],
+  },
+  {
     name: "mode-interactive",
     modes: [{ name: "interactive", description: "Chat in the terminal", readsStdin: false }],
     flags: [],

@@ -6,3 +6,4 @@ export * from "./app-server.js";
 export * from "./git.js";
 export * from "./mcp.js";
 export * from "./permission-gate.js";
+export * from "./tool-operations.js";
