@@ -10,6 +10,7 @@
 import type {
   AgentMessage,
   AssistantMessage,
+  AssistantMessageEvent,
   CustomMessage,
   ImageContent,
   ModeContext,
@@ -38,7 +39,9 @@ import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
+import { RunningTools } from "./running-tools.js";
 import {
   AssistantMessageView,
   BashView,
@@ -80,6 +83,8 @@ export class App {
   /** Dialogs and in-place components over the editor, newest last. */
   private readonly layers: Component[] = [];
   private streaming: AssistantMessageView | undefined;
+  /** Tool calls being written and running: their elapsed time ticks. */
+  private readonly tools = new RunningTools(() => this.render());
   private bash: { view: BashView; abort: AbortController } | undefined;
   private shownSession: string | undefined;
   private lastCtrlC = 0;
@@ -225,6 +230,7 @@ export class App {
     if (this.stopped) return;
     this.stopped = true;
     this.working.stop();
+    this.tools.stop();
     this.footerState.dispose();
     for (const layer of this.layers) (layer as { dispose?(): void }).dispose?.();
     this.tui.stop();
@@ -568,6 +574,10 @@ export class App {
         break;
       case "message_update": {
         const update = event.assistantMessageEvent as { type: string; contentIndex?: number; delta?: string };
+        if (update.type.startsWith("toolcall_")) {
+          this.streamToolCall(event.assistantMessageEvent as AssistantMessageEvent);
+          break;
+        }
         if (!this.streaming || !update.delta) break;
         if (update.type === "text_delta")
           this.streaming.append("text", update.contentIndex ?? 0, update.delta);
@@ -584,21 +594,36 @@ export class App {
         this.footer.changed();
         break;
       }
-      case "tool_execution_start":
-        if (event.parentToolCallId) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), event.args);
-        break;
-      case "tool_execution_update":
-        if (event.parentToolCallId || !event.partialResult) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), event.args).update(
-          event.partialResult as ToolResult,
+      case "tool_execution_start": {
+        const view = this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          event.args,
+          event.parentToolCallId as string | undefined,
         );
+        view.started();
+        this.tools.running(view);
+        break;
+      }
+      case "tool_execution_update":
+        if (!event.partialResult) break;
+        this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          event.args,
+          event.parentToolCallId as string | undefined,
+        ).update(event.partialResult as ToolResult);
         break;
       case "tool_execution_end":
-        if (event.parentToolCallId) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), undefined).finish(
+        this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          undefined,
+          event.parentToolCallId as string | undefined,
+        ).finish(
           event.result as ToolResult,
           event.isError === true,
+          typeof event.durationMs === "number" ? event.durationMs : undefined,
         );
         break;
       case "queue_update":
@@ -677,17 +702,47 @@ export class App {
     );
   }
 
-  private toolView(toolCallId: string, toolName: string, args: unknown): ToolCallView {
+  /**
+   * The view of a tool call, made on first sight. A call another call made (a codemode script's) is drawn under
+   * that one; one whose parent is not shown goes in the transcript.
+   */
+  private toolView(toolCallId: string, toolName: string, args: unknown, parentId?: string): ToolCallView {
     const known = this.transcript.call(toolCallId);
     if (known) {
       if (args !== undefined) known.setArgs(args);
       return known;
+    }
+    const parent = parentId ? this.transcript.call(parentId) : undefined;
+    if (parent) {
+      const view = parent.nestedView(toolName, toolCallId, args ?? {});
+      view.onChange = () => parent.changed();
+      parent.addNested(view);
+      this.transcript.register(view);
+      return view;
     }
     const view = new ToolCallView(this.look, toolCallId, toolName, args ?? {}, () =>
       this.session.getToolRenderers(toolName),
     );
     this.transcript.add(view);
     return view;
+  }
+
+  /** A tool call shows as soon as its name is known, its arguments as they are written. */
+  private streamToolCall(update: AssistantMessageEvent): void {
+    if (update.type === "toolcall_start") {
+      const block = update.partial.content[update.contentIndex];
+      if (block?.type !== "toolCall") return;
+      this.tools.writing.set(update.contentIndex, { id: block.id, json: "" });
+      this.toolView(block.id, block.name, {}).writingArgs({});
+    } else if (update.type === "toolcall_delta") {
+      const writing = this.tools.writing.get(update.contentIndex);
+      if (!writing) return;
+      writing.json += update.delta;
+      this.transcript.call(writing.id)?.writingArgs(partialArgs(writing.json));
+    } else if (update.type === "toolcall_end") {
+      this.tools.writing.delete(update.contentIndex);
+      this.toolView(update.toolCall.id, update.toolCall.name, update.toolCall.arguments);
+    }
   }
 
   private showQueue(steering: string[], followUp: string[]): void {
