@@ -42,6 +42,7 @@ import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybin
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
+import { editExternally, suspend } from "./terminal-handoff.js";
 import {
   AssistantMessageView,
   BashView,
@@ -77,6 +78,9 @@ export class App {
   showThinking = false;
   toolsExpanded = false;
   hiddenThinkingLabel = "Thinking…";
+  autocompleteMaxVisible = 8;
+  /** OSC 9;4 progress while the agent works (the `terminalProgress` setting). */
+  terminalProgress = false;
 
   private readonly queueView = new Container();
   private readonly defaultHeader: Component;
@@ -108,6 +112,10 @@ export class App {
   ) {
     this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
     this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
+    this.terminalProgress = settings[DISPLAY_SETTINGS.terminalProgress] === true;
+    const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
+    if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
+    const padding = settings[DISPLAY_SETTINGS.editorPadding];
     this.tui = new ScrollbackRenderer(terminal);
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
@@ -155,8 +163,8 @@ export class App {
         .map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}) })),
     ]);
     this.defaultEditor = new Editor(asTUI(this.tui), getEditorTheme(this.theme), {
-      paddingX: 1,
-      autocompleteMaxVisible: 8,
+      paddingX: typeof padding === "number" && padding >= 0 && padding <= 3 ? padding : 1,
+      autocompleteMaxVisible: this.autocompleteMaxVisible,
     });
     this.defaultEditor.setAutocompleteProvider(this.completions);
     this.defaultEditor.onSubmit = (text) => this.onSubmit(text);
@@ -348,6 +356,23 @@ export class App {
       this.render();
       return { consume: true };
     }
+    if (keys.matches(data, "app.editor.external")) {
+      editExternally(this);
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.suspend")) {
+      suspend(this);
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.model.select")) {
+      if (this.session.isIdle()) void this.submit("/model");
+      else this.notice("/model waits for the run to finish (esc stops it)", "warning");
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.message.dequeue")) {
+      this.dequeue();
+      return { consume: true };
+    }
     if (keys.matches(data, "app.clipboard.pasteImage")) {
       void this.pasteClipboardImage();
       return { consume: true };
@@ -401,6 +426,18 @@ export class App {
       this.working.message = message;
       this.working.stop();
     }
+  }
+
+  /** alt+up: queued steers and follow-ups come back to the editor (not sent) to edit and send again. */
+  private dequeue(): void {
+    const { steering, followUp } = this.session.clearQueue();
+    const returned = [...steering, ...followUp];
+    if (returned.length === 0) {
+      this.notice("No queued messages to edit", "muted");
+      return;
+    }
+    this.editor.setText([...returned, this.editor.getText()].filter(Boolean).join("\n"));
+    this.render();
   }
 
   private interrupt(): void {
@@ -564,6 +601,7 @@ export class App {
   onEvent(event: SessionStreamEvent): void {
     switch (event.type) {
       case "agent_settled":
+        if (this.terminalProgress) this.tui.terminal.write(PROGRESS_OFF);
         this.transcript.settleAll();
         this.working.stop();
         this.footerState.refreshBranch();
@@ -650,6 +688,7 @@ export class App {
         break;
       }
       case "agent_start":
+        if (this.terminalProgress) this.tui.terminal.write(PROGRESS_BUSY);
         this.working.start();
         this.footer.changed();
         break;
@@ -806,6 +845,10 @@ export class App {
     this.tui.requestRender(true);
   }
 }
+
+/** ConEmu's progress sequence, which Windows Terminal, WezTerm, Ghostty and others show: busy, and done. */
+const PROGRESS_BUSY = "\x1b]9;4;3;\x07";
+const PROGRESS_OFF = "\x1b]9;4;0;\x07";
 
 function firstLine(text: string): string {
   const line = text.trim().split("\n")[0] ?? "";

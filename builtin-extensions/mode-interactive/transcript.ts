@@ -87,8 +87,26 @@ export class UserMessageView extends View {
   }
   protected draw(width: number): string[] {
     const t = this.look.theme;
-    return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    const skill = skillRun(this.text);
+    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    // A skill run is the skill's whole file: folded to its name unless tool output is expanded (ctrl+o).
+    const lines = [
+      "",
+      `${t.fg("accent", "› ")}${t.fg("customMessageLabel", "[skill]")} ${t.bold(skill.name)}${
+        this.look.toolsExpanded ? "" : t.fg("dim", " (ctrl+o expands)")
+      }`,
+    ];
+    if (this.look.toolsExpanded) lines.push(...wrap(t.fg("muted", skill.body), width, "  │ ", "  │ "));
+    if (skill.rest) lines.push(...wrap(displayPrompt(skill.rest), width, "  "));
+    return lines;
   }
+}
+
+/** A message that runs a skill (`/skill:name args`): the skill's name, its text and what was typed after it. */
+export function skillRun(text: string): { name: string; body: string; rest: string } | undefined {
+  const match = /^<skill name="([^"]*)" path="[^"]*">\n([\s\S]*?)\n<\/skill>(?:\n\n([\s\S]*))?$/.exec(text);
+  if (!match) return undefined;
+  return { name: match[1]!, body: match[2]!, rest: match[3] ?? "" };
 }
 
 type Block = { kind: "text" | "thinking"; text: string; markdown?: Markdown; markdownTheme?: UITheme };

@@ -2,7 +2,7 @@
  * The interactive mode's everyday commands, keys and tool calls, end to end: the built `knightcode` runs in tmux
  * against a local server that speaks the OpenAI Chat Completions wire format, and the tests read the screen.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
@@ -12,6 +12,8 @@ import { useTempDir } from "../../helpers/temp-dir.js";
 import {
   DONE,
   finishChunk,
+  roleChunk,
+  textChunks,
   textStream,
   toolCallChunks,
   toolCallStream,
@@ -133,6 +135,209 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     expect(screen).to.not.contain("\\n");
     await quit();
   });
-});
 
-export { mkdirSync, readFileSync };
+  function script(name: string, body: string): string {
+    const dir = join(tmp.path, "bin");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, name);
+    writeFileSync(file, `#!/bin/sh\n${body}\n`);
+    chmodSync(file, 0o755);
+    return file;
+  }
+
+  it("folds a skill run to [skill] name with what was typed after it; ctrl+o shows the skill's text", async () => {
+    mkdirSync(join(agentDir(), "skills", "tidy"), { recursive: true });
+    writeFileSync(
+      join(agentDir(), "skills", "tidy", "SKILL.md"),
+      "---\nname: tidy\ndescription: Tidies the code\n---\nSKILL-BODY-LINE one\nSKILL-BODY-LINE two\n",
+    );
+    server.respondInOrder((_req, res) => writeSse(res, textStream("Tidied.")));
+    launch();
+    await term.waitFor("local/m1");
+    term.enter("/skill:tidy the src folder");
+    const screen = await term.waitFor("Tidied.");
+    expect(screen).to.match(/› \[skill\] tidy \(ctrl\+o expands\)\n {2}the src folder/);
+    expect(screen).to.not.contain("SKILL-BODY-LINE");
+    expect(screen).to.not.contain("<skill");
+    expect(JSON.stringify(server.requests[0]!.body.messages)).to.contain("SKILL-BODY-LINE one");
+    term.key("C-o");
+    const expanded = await term.waitFor("│ SKILL-BODY-LINE two");
+    expect(expanded).to.not.contain("<skill");
+    await quit();
+  });
+
+  it("ctrl+g edits the message in $VISUAL and takes back what the editor saved", async () => {
+    const editor = script(
+      "stand-in-editor",
+      `sed -i 's/draft/edited-by-editor/' "$1"; echo "$1" > ${join(tmp.path, "edited-file")}`,
+    );
+    launch({ env: `VISUAL=${editor}` });
+    await term.waitFor("local/m1");
+    term.type("my draft here");
+    await term.waitFor("my draft here");
+    term.key("C-g");
+    const back = await term.waitFor("my edited-by-editor here");
+    expect(back).to.contain("local/m1");
+    const file = readFileSync(join(tmp.path, "edited-file"), "utf8").trim();
+    expect(file).to.match(/knightcode-message-.*\.md$/);
+    expect(existsSync(file), "the temporary file is removed").to.equal(false);
+    term.key("C-c");
+    await term.waitForGone("edited-by-editor");
+    await quit();
+  });
+
+  it("ctrl+z suspends to the shell and fg resumes with the screen drawn again and keys working", async () => {
+    server.respondInOrder((_req, res) => writeSse(res, textStream("Back after fg.")));
+    writeLocalModels(agentDir(), {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "LOCAL_KEY",
+      models: [{ id: "m1", contextWindow: 32_000, maxTokens: 1024 }],
+    });
+    // An interactive shell with job control, as a person's.
+    term.start("env PS1='kc-shell$ ' bash --norc --noprofile -i", tmp.path, 100, 32);
+    await term.waitFor("kc-shell$");
+    term.enter(
+      `KNIGHTCODE_AGENT_DIR=${agentDir()} LOCAL_KEY=sk-local ${process.execPath} ${cliBin} --provider local --model m1`,
+    );
+    await term.waitFor("local/m1");
+    term.type("typed before");
+    await term.waitFor("typed before");
+    term.key("C-z");
+    const stopped = await term.waitFor(/Stopped/);
+    expect(stopped).to.contain("kc-shell$");
+    term.enter("echo in-the-shell-$((2*21))");
+    await term.waitFor("in-the-shell-42");
+    term.enter("fg");
+    const resumed = await term.waitFor("local/m1");
+    expect(resumed).to.contain("typed before");
+    term.type(" and after");
+    term.key("Enter");
+    await term.waitFor("Back after fg.");
+    expect(JSON.stringify(server.requests[0]!.body.messages)).to.contain("typed before and after");
+    term.enter("/quit");
+    await term.waitFor(/^kc-shell\$\s*$/m);
+  });
+
+  it("/copy puts the last answer on the clipboard, /session shows file, ids, tokens and cost, /name names it", async () => {
+    const copied = join(tmp.path, "clipboard.txt");
+    script("xclip", `cat > ${copied}`);
+    server.respondInOrder((_req, res) => writeSse(res, textStream("The **answer** to copy.", [1200, 34])));
+    launch({ env: `PATH=${join(tmp.path, "bin")}:$PATH WAYLAND_DISPLAY=`, rows: 40, columns: 200 });
+    await term.waitFor("local/m1");
+    term.enter("/copy");
+    await term.waitFor("Nothing to copy: no answer yet");
+    term.enter("a question");
+    await term.waitFor("answer to copy.");
+    term.enter("/copy");
+    await term.waitFor("Copied the last answer");
+    expect(readFileSync(copied, "utf8")).to.equal("The **answer** to copy.");
+    term.enter("/name my named work");
+    await term.waitFor('Session named "my named work"');
+    term.enter("/session");
+    const shown = await term.waitFor("Cost");
+    expect(shown).to.match(/Name +my named work/);
+    expect(shown).to.match(/File +\S+\.jsonl/);
+    expect(shown).to.match(/Session id +[0-9a-f-]{8,}/);
+    expect(shown).to.match(/Messages +1 yours, 1 answers, 0 tool calls/);
+    expect(shown).to.match(/Tokens +1,200 in, 34 out/);
+    expect(shown).to.match(/Context +[\d,?]+ of 32,000 tokens/);
+    await quit();
+  });
+
+  it("/clone continues in a new session file; /import resumes a session file; /changelog shows the changelog", async () => {
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("First answer.")),
+      (_req, res) => writeSse(res, textStream("Second answer.")),
+    );
+    launch({ rows: 40, columns: 200 });
+    await term.waitFor("local/m1");
+    term.enter("first question");
+    await term.waitFor("First answer.");
+    term.enter("/session");
+    const before = /File +(\S+\.jsonl)/.exec(await term.waitFor("Cost"))![1]!;
+    term.enter("/clone");
+    const cloned = await term.waitFor("Cloned into a new session");
+    expect(cloned).to.contain("› first question");
+    term.enter("second question");
+    await term.waitFor("Second answer.");
+    term.enter("/session");
+    await term.waitFor(/Messages +2 yours/);
+    const after = /File +(\S+\.jsonl)/.exec(term.screen())![1]!;
+    expect(after).to.not.equal(before);
+    expect(readFileSync(before, "utf8")).to.not.contain("second question");
+
+    const outside = join(tmp.path, "elsewhere.jsonl");
+    writeFileSync(outside, readFileSync(before, "utf8"));
+    term.enter(`/import ${join(tmp.path, "notes.txt")}`);
+    await term.waitFor("No file");
+    writeFileSync(join(tmp.path, "bad.jsonl"), '{"hello":1}\n');
+    term.enter(`/import ${join(tmp.path, "bad.jsonl")}`);
+    await term.waitFor("is no session file");
+    term.enter(`/import ${outside}`);
+    const imported = await term.waitFor("Imported");
+    expect(imported).to.contain("› first question");
+    expect(imported).to.not.contain("second question");
+    term.enter("/changelog");
+    await term.waitFor("# Changelog");
+    await quit();
+  });
+
+  it("/hotkeys lists each key once; ctrl+l opens the model picker; alt+up brings queued messages back", async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `slow${i} `);
+    server.respondInOrder((_req, res) =>
+      writeSse(res, [roleChunk(), ...textChunks(...words), finishChunk("stop"), usageChunk(40, 40), DONE], {
+        delayMs: 150,
+      }),
+    );
+    launch({ rows: 60, columns: 160 });
+    await term.waitFor("local/m1");
+    term.enter("/hotkeys");
+    await term.waitFor("Change keys in");
+    const keys = term.history();
+    const typing = keys.slice(keys.lastIndexOf("While typing"), keys.lastIndexOf("In lists and dialogs"));
+    const listed = typing
+      .split("\n")
+      .slice(1)
+      .map((l) => /^\s+(\S+) {2,}/.exec(l)?.[1])
+      .filter((k): k is string => k !== undefined);
+    expect(listed.length).to.be.greaterThan(20);
+    expect(new Set(listed).size, listed.join(" ")).to.equal(listed.length);
+    expect(keys).to.match(/ctrl\+g +Edit the message in \$VISUAL or \$EDITOR/);
+    expect(keys).to.match(
+      /ctrl\+d +Quit when the editor is empty \(app\.exit\); else Delete character forward/,
+    );
+    term.key("C-l");
+    await term.waitFor("→ local/m1");
+    term.key("Escape");
+    await term.waitForGone("→ local/m1");
+    term.enter("a long question");
+    await term.waitFor("slow3");
+    term.type("queued to edit");
+    term.key("M-Enter");
+    await term.waitFor("↳ follow-up: queued to edit");
+    term.key("M-Up");
+    await term.waitForGone("↳ follow-up:");
+    expect(term.screen()).to.match(/^ queued to edit/m);
+    await term.waitFor("slow39", 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(server.requests.length, "the follow-up taken back was not sent").to.equal(1);
+    term.key("C-u");
+    await quit();
+  });
+
+  it("/settings is searchable and saves a choice in settings.json", async () => {
+    launch({ rows: 40 });
+    await term.waitFor("local/m1");
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("auto-comp");
+    await term.waitFor("→ Auto-compaction: on");
+    term.key("Enter");
+    await term.waitFor("Auto-compaction: off");
+    term.key("Escape");
+    await term.waitFor("Reloaded: the new settings apply");
+    const saved = JSON.parse(readFileSync(join(agentDir(), "settings.json"), "utf8"));
+    expect(saved.compaction).to.deep.equal({ enabled: false });
+    await quit();
+  });
+});
