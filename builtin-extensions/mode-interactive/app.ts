@@ -42,6 +42,7 @@ import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybin
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
+import { stderrToNotices } from "./stderr-notices.js";
 import { editExternally, suspend } from "./terminal-handoff.js";
 import {
   AssistantMessageView,
@@ -97,6 +98,7 @@ export class App {
   /** Grows when the header is replaced: lines of it may be in the scrollback already. */
   private headerEpoch = 0;
   private quitting = false;
+  private restoreStderr: () => void = () => {};
   private stopped = false;
   private finished: () => void = () => {};
   /** Settles when the person quits. */
@@ -105,7 +107,7 @@ export class App {
   /** `settings`: the session's merged settings, for the display choices `/settings` saves. */
   constructor(
     readonly session: ModeContext["session"],
-    terminal: Terminal = new ProcessTerminal(),
+    ownTerminal?: Terminal,
     settings: Record<string, unknown> = {},
     /** The host's stores: `/settings` and `/trust` save through them (absent: nothing is saved). */
     readonly host?: ModeContext["host"],
@@ -116,7 +118,7 @@ export class App {
     const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
     if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
     const padding = settings[DISPLAY_SETTINGS.editorPadding];
-    this.tui = new ScrollbackRenderer(terminal);
+    this.tui = new ScrollbackRenderer(ownTerminal ?? new ProcessTerminal());
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
     this.tui.setFinalLines({
@@ -205,6 +207,8 @@ export class App {
     });
     this.tui.setFocus(this.editor);
     this.tui.start();
+    // Only the real terminal: a test's model terminal leaves the test runner's stderr alone.
+    if (!ownTerminal) this.restoreStderr = stderrToNotices((line) => this.notice(line, "warning"));
     for (const problem of this.keys.problems) this.notice(problem, "warning");
   }
 
@@ -239,6 +243,7 @@ export class App {
     this.stopped = true;
     this.working.stop();
     this.tools.stop();
+    this.restoreStderr();
     this.footerState.dispose();
     for (const layer of this.layers) (layer as { dispose?(): void }).dispose?.();
     this.tui.stop();

@@ -12,6 +12,7 @@ import { SETTINGS_ANYTIME, settings } from "./settings-menu.js";
 
 export { DISPLAY_SETTINGS } from "./settings-menu.js";
 
+import { TreePicker } from "./tree-picker.js";
 import { currentEntry, findEntry, treeRows } from "./tree-view.js";
 
 interface Builtin {
@@ -130,11 +131,7 @@ async function tree(app: App, args: string): Promise<void> {
     }
     let initial = active;
     for (;;) {
-      const picked = await app.ui.pick(
-        "Continue from which entry?",
-        rows.map((r) => ({ value: r.id, label: r.line })),
-        { ...(initial ? { initial } : {}), maxVisible: 15 },
-      );
+      const picked = await pickTreeEntry(app, initial);
       if (!picked) return;
       if (picked === active) {
         app.notice("Already there", "muted");
@@ -182,7 +179,48 @@ async function tree(app: App, args: string): Promise<void> {
   app.showHistory();
   if (prompt !== undefined) app.editor.setText(prompt);
   const summarised = result.summaryEntry ? "; the branch you left was summarised" : "";
-  app.notice(`Continuing from ${result.leafId ?? targetId}${summarised}`, "muted");
+  // Named as the tree shows it: the leaf may be an entry the tree leaves out (a model change, say).
+  const shown = treeRows(manager, 200).rows.find((r) => r.id === targetId);
+  const what = shown ? `${targetId} ${oneLineText(shown.text, 80)}` : targetId;
+  app.notice(
+    prompt !== undefined
+      ? `Navigated to just before ${what}; its text is in the editor to edit and send${summarised}`
+      : `Navigated to ${what}${summarised}`,
+    "muted",
+  );
+}
+
+function oneLineText(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return `"${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}"`;
+}
+
+/** The tree picker in place of the editor; resolves with the picked entry, undefined on esc. */
+function pickTreeEntry(app: App, initial: string | undefined): Promise<string | undefined> {
+  const manager = app.session.sessionManager;
+  const rows = () => treeRows(manager, app.tui.terminal.columns - 4).rows;
+  return new Promise((resolve) => {
+    const picker: TreePicker = new TreePicker(
+      rows(),
+      () => app.theme,
+      (id) => {
+        app.closeLayer(picker);
+        resolve(id);
+      },
+      async (row) => {
+        const label = await app.ui.input(
+          `Label of ${row.id} (empty clears it)`,
+          manager.getLabel(row.id) ?? "",
+        );
+        if (label === undefined) return undefined;
+        app.session.setLabel(row.id, label.trim() || undefined);
+        return rows();
+      },
+      initial,
+      () => app.render(),
+    );
+    app.openLayer(picker);
+  });
 }
 
 /** Whether to summarise the branch being left, with instructions; undefined when esc went back. */

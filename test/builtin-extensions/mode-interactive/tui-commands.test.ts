@@ -340,4 +340,80 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     expect(saved.compaction).to.deep.equal({ enabled: false });
     await quit();
   });
+
+  it("shows warnings written to stderr inside the UI, wrapped to the width, with the frame intact", async () => {
+    const ext = join(tmp.path, "warner.ts");
+    const long = `WARN-START ${"this warning goes on ".repeat(8)}WARN-END`;
+    writeFileSync(
+      ext,
+      `export default (kc: any) => kc.registerCommand("warn-me", {
+         handler: async () => { kc.log.warn(${JSON.stringify(long)}); console.error("CONSOLE-ERROR-LINE"); },
+       });`,
+    );
+    launch({ extension: ext, columns: 80 });
+    await term.waitFor("local/m1");
+    term.enter("/warn-me");
+    const screen = await term.waitFor("WARN-END");
+    expect(screen).to.contain("WARN-START");
+    expect(screen).to.contain("CONSOLE-ERROR-LINE");
+    expect(screen).to.not.contain("knightcode: ");
+    for (const line of screen.split("\n")) expect(line.length, line).to.be.at.most(80);
+    // Drawn as part of the frame: the footer is still the last thing, and the warning stays after a redraw.
+    expect(screen.trimEnd().split("\n").at(-1)).to.match(/local\/m1$/);
+    term.key("C-o");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(term.screen()).to.contain("WARN-END");
+    await quit();
+  });
+
+  it("/tree shows tool calls by their command and @files by their path, searches, filters, labels and says where it went", async () => {
+    writeFileSync(join(tmp.path, "notes.txt"), "NOTE-CONTENT-42\n");
+    server.respondInOrder(
+      (_req, res) => writeSse(res, toolCallStream("call_ls", "bash", { command: "ls -la" })),
+      (_req, res) => writeSse(res, textStream("Listed.")),
+      (_req, res) => writeSse(res, textStream("Read notes.")),
+      (_req, res) => writeSse(res, textStream("After the move.")),
+    );
+    launch({ rows: 40 });
+    await term.waitFor("local/m1");
+    term.enter("run ls");
+    await term.waitFor("Listed.");
+    term.enter("summarise @notes.txt");
+    await term.waitFor("Read notes.");
+    term.enter("/tree");
+    let tree = await term.waitFor("Continue from which entry?");
+    expect(tree).to.match(/assistant: \[bash: ls -la\]/);
+    expect(tree).to.match(/user: summarise @notes\.txt/);
+    expect(tree).to.not.contain("NOTE-CONTENT-42");
+    expect(tree).to.not.match(/result: bash/);
+    term.type("notes");
+    tree = await term.waitFor(/search: notes/);
+    expect(tree).to.not.contain("run ls");
+    expect(tree).to.contain("user: summarise @notes.txt");
+    term.key("Escape");
+    await term.waitFor("run ls");
+    term.key("C-o");
+    tree = await term.waitFor("(your messages)");
+    expect(tree).to.not.contain("assistant:");
+    term.key("C-o", "C-o");
+    tree = await term.waitFor("(everything)");
+    expect(tree).to.match(/result: bash/);
+    term.key("C-o");
+    await term.waitFor("(no tool results)");
+    // The selected entry is the active one (the last answer); label it in the picker.
+    term.key("L");
+    await term.waitFor("Label of");
+    term.type("mark-one");
+    term.key("Enter");
+    tree = await term.waitFor("[mark-one]");
+    expect(tree).to.match(/assistant: Read notes\. \[mark-one\]/);
+    term.key("Up", "Up", "Up");
+    await term.waitFor(/→ .*assistant: Listed\./);
+    term.key("Enter");
+    await term.waitFor("Summarize the branch you leave?");
+    term.key("Enter");
+    const moved = await term.waitFor(/Navigated to [0-9a-f]{8} "assistant: Listed\."/);
+    expect(moved).to.not.contain("Read notes.");
+    await quit();
+  });
 });
