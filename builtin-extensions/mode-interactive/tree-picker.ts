@@ -71,10 +71,16 @@ export class TreePicker implements Component {
       this.selected = shown[Math.max(0, Math.min(shown.length - 1, to))]!.id;
     };
     if (matchesKey(data, "escape")) {
-      if (this.search) this.search = "";
-      else return this.done(undefined);
+      if (!this.search) {
+        this.done(undefined);
+        return;
+      }
+      this.search = "";
     } else if (matchesKey(data, "enter")) {
-      if (shown.length > 0) return this.done(shown[index]!.id);
+      if (shown.length > 0) {
+        this.done(shown[index]!.id);
+        return;
+      }
     } else if (matchesKey(data, "up")) move(index - 1);
     else if (matchesKey(data, "down")) move(index + 1);
     else if (matchesKey(data, "pageUp")) move(index - VISIBLE);
