@@ -42,7 +42,7 @@ import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybin
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
-import { stderrToNotices } from "./stderr-notices.js";
+import { passThrough, stderrToNotices } from "./stderr-notices.js";
 import { editExternally, suspend } from "./terminal-handoff.js";
 import {
   AssistantMessageView,
@@ -118,7 +118,7 @@ export class App {
     const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
     if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
     const padding = settings[DISPLAY_SETTINGS.editorPadding];
-    this.tui = new ScrollbackRenderer(ownTerminal ?? new ProcessTerminal());
+    this.tui = new ScrollbackRenderer(ownTerminal ?? passThrough(new ProcessTerminal()));
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
     this.tui.setFinalLines({

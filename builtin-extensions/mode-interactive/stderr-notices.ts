@@ -5,6 +5,33 @@
  * wrapped to the width like any other. A stderr that is not the terminal (`2>log`) keeps getting them.
  */
 
+import type { Terminal } from "@knightcodeai/cli/tui";
+
+/**
+ * The CLI sends what is written to `process.stdout` to stderr while a session runs (stdout belongs to the mode),
+ * and pi-tui's terminal writes to `process.stdout`: so the UI's own output reaches stderr too. Writes made while
+ * the terminal is at work pass, as do control sequences it writes from its own input handlers.
+ */
+let passing = 0;
+
+/** The terminal, its writes let through to the screen. */
+export function passThrough(terminal: Terminal): Terminal {
+  return new Proxy(terminal, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        passing++;
+        try {
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        } finally {
+          passing--;
+        }
+      };
+    },
+  });
+}
+
 /** Sends each whole line written to stderr to `show`; the returned function puts stderr back. */
 export function stderrToNotices(show: (line: string) => void): () => void {
   const stream = process.stderr;
@@ -12,7 +39,10 @@ export function stderrToNotices(show: (line: string) => void): () => void {
   const original = stream.write;
   let pending = "";
   stream.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]): boolean {
-    pending += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
+    const text = typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
+    if (passing > 0 || (pending === "" && text.startsWith("\x1b")))
+      return (original as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    pending += text;
     const lines = pending.split("\n");
     pending = lines.pop() ?? "";
     for (const line of lines) {
