@@ -111,17 +111,6 @@ export function loadKeybindings(agentDir: string): LoadedKeybindings {
   return { manager, problems };
 }
 
-/** Every binding with its keys and description, for `/hotkeys` and the docs. */
-export function describeBindings(
-  manager: KeybindingsManager,
-): { name: string; keys: string[]; description: string }[] {
-  return Object.entries(DEFINITIONS).map(([name, definition]) => ({
-    name,
-    keys: manager.getKeys(name as keyof typeof DEFINITIONS),
-    description: definition.description ?? "",
-  }));
-}
-
 /** The binding names whose keys include `key` (an extension shortcut there would shadow them). */
 export function bindingsOnKey(manager: KeybindingsManager, key: string): string[] {
   const wanted = key.toLowerCase();
