@@ -277,7 +277,8 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
       name: server.name,
       state: server.connection.state,
       transport: server.connection.transport ?? (server.connection.config.command ? "stdio" : "http"),
-      tools: server.connection.tools.length,
+      // The tools offered: those registered, not those the server listed and that were left out (task-only).
+      tools: server.registered.size,
       source: server.source,
       overrides: server.overrides,
       ...(server.connection.lastError ? { error: server.connection.lastError } : {}),

@@ -10,6 +10,7 @@
 import type {
   AgentMessage,
   AssistantMessage,
+  AssistantMessageEvent,
   CustomMessage,
   ImageContent,
   ModeContext,
@@ -38,7 +39,11 @@ import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
+import { RunningTools } from "./running-tools.js";
+import { passThrough, stderrToNotices } from "./stderr-notices.js";
+import { editExternally, suspend } from "./terminal-handoff.js";
 import {
   AssistantMessageView,
   BashView,
@@ -74,12 +79,17 @@ export class App {
   showThinking = false;
   toolsExpanded = false;
   hiddenThinkingLabel = "Thinking…";
+  autocompleteMaxVisible = 8;
+  /** OSC 9;4 progress while the agent works (the `terminalProgress` setting). */
+  terminalProgress = false;
 
   private readonly queueView = new Container();
   private readonly defaultHeader: Component;
   /** Dialogs and in-place components over the editor, newest last. */
   private readonly layers: Component[] = [];
   private streaming: AssistantMessageView | undefined;
+  /** Tool calls being written and running: their elapsed time ticks. */
+  private readonly tools = new RunningTools(() => this.render());
   private bash: { view: BashView; abort: AbortController } | undefined;
   private shownSession: string | undefined;
   private lastCtrlC = 0;
@@ -88,6 +98,7 @@ export class App {
   /** Grows when the header is replaced: lines of it may be in the scrollback already. */
   private headerEpoch = 0;
   private quitting = false;
+  private restoreStderr: () => void = () => {};
   private stopped = false;
   private finished: () => void = () => {};
   /** Settles when the person quits. */
@@ -96,14 +107,18 @@ export class App {
   /** `settings`: the session's merged settings, for the display choices `/settings` saves. */
   constructor(
     readonly session: ModeContext["session"],
-    terminal: Terminal = new ProcessTerminal(),
+    ownTerminal?: Terminal,
     settings: Record<string, unknown> = {},
     /** The host's stores: `/settings` and `/trust` save through them (absent: nothing is saved). */
     readonly host?: ModeContext["host"],
   ) {
     this.showThinking = settings[DISPLAY_SETTINGS.hideThinking] === false;
     this.toolsExpanded = settings[DISPLAY_SETTINGS.expandTools] === true;
-    this.tui = new ScrollbackRenderer(terminal);
+    this.terminalProgress = settings[DISPLAY_SETTINGS.terminalProgress] === true;
+    const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
+    if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
+    const padding = settings[DISPLAY_SETTINGS.editorPadding];
+    this.tui = new ScrollbackRenderer(ownTerminal ?? passThrough(new ProcessTerminal()));
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
     this.tui.setFinalLines({
@@ -150,8 +165,8 @@ export class App {
         .map((c) => ({ name: c.name, ...(c.description ? { description: c.description } : {}) })),
     ]);
     this.defaultEditor = new Editor(asTUI(this.tui), getEditorTheme(this.theme), {
-      paddingX: 1,
-      autocompleteMaxVisible: 8,
+      paddingX: typeof padding === "number" && padding >= 0 && padding <= 3 ? padding : 1,
+      autocompleteMaxVisible: this.autocompleteMaxVisible,
     });
     this.defaultEditor.setAutocompleteProvider(this.completions);
     this.defaultEditor.onSubmit = (text) => this.onSubmit(text);
@@ -192,6 +207,8 @@ export class App {
     });
     this.tui.setFocus(this.editor);
     this.tui.start();
+    // Only the real terminal: a test's model terminal leaves the test runner's stderr alone.
+    if (!ownTerminal) this.restoreStderr = stderrToNotices((line) => this.notice(line, "warning"));
     for (const problem of this.keys.problems) this.notice(problem, "warning");
   }
 
@@ -225,6 +242,8 @@ export class App {
     if (this.stopped) return;
     this.stopped = true;
     this.working.stop();
+    this.tools.stop();
+    this.restoreStderr();
     this.footerState.dispose();
     for (const layer of this.layers) (layer as { dispose?(): void }).dispose?.();
     this.tui.stop();
@@ -342,6 +361,23 @@ export class App {
       this.render();
       return { consume: true };
     }
+    if (keys.matches(data, "app.editor.external")) {
+      editExternally(this);
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.suspend")) {
+      suspend(this);
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.model.select")) {
+      if (this.session.isIdle()) void this.submit("/model");
+      else this.notice("/model waits for the run to finish (esc stops it)", "warning");
+      return { consume: true };
+    }
+    if (keys.matches(data, "app.message.dequeue")) {
+      this.dequeue();
+      return { consume: true };
+    }
     if (keys.matches(data, "app.clipboard.pasteImage")) {
       void this.pasteClipboardImage();
       return { consume: true };
@@ -395,6 +431,18 @@ export class App {
       this.working.message = message;
       this.working.stop();
     }
+  }
+
+  /** alt+up: queued steers and follow-ups come back to the editor (not sent) to edit and send again. */
+  private dequeue(): void {
+    const { steering, followUp } = this.session.clearQueue();
+    const returned = [...steering, ...followUp];
+    if (returned.length === 0) {
+      this.notice("No queued messages to edit", "muted");
+      return;
+    }
+    this.editor.setText([...returned, this.editor.getText()].filter(Boolean).join("\n"));
+    this.render();
   }
 
   private interrupt(): void {
@@ -558,6 +606,7 @@ export class App {
   onEvent(event: SessionStreamEvent): void {
     switch (event.type) {
       case "agent_settled":
+        if (this.terminalProgress) this.tui.terminal.write(PROGRESS_OFF);
         this.transcript.settleAll();
         this.working.stop();
         this.footerState.refreshBranch();
@@ -568,6 +617,10 @@ export class App {
         break;
       case "message_update": {
         const update = event.assistantMessageEvent as { type: string; contentIndex?: number; delta?: string };
+        if (update.type.startsWith("toolcall_")) {
+          this.streamToolCall(event.assistantMessageEvent as AssistantMessageEvent);
+          break;
+        }
         if (!this.streaming || !update.delta) break;
         if (update.type === "text_delta")
           this.streaming.append("text", update.contentIndex ?? 0, update.delta);
@@ -584,21 +637,36 @@ export class App {
         this.footer.changed();
         break;
       }
-      case "tool_execution_start":
-        if (event.parentToolCallId) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), event.args);
-        break;
-      case "tool_execution_update":
-        if (event.parentToolCallId || !event.partialResult) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), event.args).update(
-          event.partialResult as ToolResult,
+      case "tool_execution_start": {
+        const view = this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          event.args,
+          event.parentToolCallId as string | undefined,
         );
+        view.started();
+        this.tools.running(view);
+        break;
+      }
+      case "tool_execution_update":
+        if (!event.partialResult) break;
+        this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          event.args,
+          event.parentToolCallId as string | undefined,
+        ).update(event.partialResult as ToolResult);
         break;
       case "tool_execution_end":
-        if (event.parentToolCallId) break;
-        this.toolView(String(event.toolCallId), String(event.toolName), undefined).finish(
+        this.toolView(
+          String(event.toolCallId),
+          String(event.toolName),
+          undefined,
+          event.parentToolCallId as string | undefined,
+        ).finish(
           event.result as ToolResult,
           event.isError === true,
+          typeof event.durationMs === "number" ? event.durationMs : undefined,
         );
         break;
       case "queue_update":
@@ -625,6 +693,7 @@ export class App {
         break;
       }
       case "agent_start":
+        if (this.terminalProgress) this.tui.terminal.write(PROGRESS_BUSY);
         this.working.start();
         this.footer.changed();
         break;
@@ -677,17 +746,47 @@ export class App {
     );
   }
 
-  private toolView(toolCallId: string, toolName: string, args: unknown): ToolCallView {
+  /**
+   * The view of a tool call, made on first sight. A call another call made (a codemode script's) is drawn under
+   * that one; one whose parent is not shown goes in the transcript.
+   */
+  private toolView(toolCallId: string, toolName: string, args: unknown, parentId?: string): ToolCallView {
     const known = this.transcript.call(toolCallId);
     if (known) {
       if (args !== undefined) known.setArgs(args);
       return known;
+    }
+    const parent = parentId ? this.transcript.call(parentId) : undefined;
+    if (parent) {
+      const view = parent.nestedView(toolName, toolCallId, args ?? {});
+      view.onChange = () => parent.changed();
+      parent.addNested(view);
+      this.transcript.register(view);
+      return view;
     }
     const view = new ToolCallView(this.look, toolCallId, toolName, args ?? {}, () =>
       this.session.getToolRenderers(toolName),
     );
     this.transcript.add(view);
     return view;
+  }
+
+  /** A tool call shows as soon as its name is known, its arguments as they are written. */
+  private streamToolCall(update: AssistantMessageEvent): void {
+    if (update.type === "toolcall_start") {
+      const block = update.partial.content[update.contentIndex];
+      if (block?.type !== "toolCall") return;
+      this.tools.writing.set(update.contentIndex, { id: block.id, json: "" });
+      this.toolView(block.id, block.name, {}).writingArgs({});
+    } else if (update.type === "toolcall_delta") {
+      const writing = this.tools.writing.get(update.contentIndex);
+      if (!writing) return;
+      writing.json += update.delta;
+      this.transcript.call(writing.id)?.writingArgs(partialArgs(writing.json));
+    } else if (update.type === "toolcall_end") {
+      this.tools.writing.delete(update.contentIndex);
+      this.toolView(update.toolCall.id, update.toolCall.name, update.toolCall.arguments);
+    }
   }
 
   private showQueue(steering: string[], followUp: string[]): void {
@@ -751,6 +850,10 @@ export class App {
     this.tui.requestRender(true);
   }
 }
+
+/** ConEmu's progress sequence, which Windows Terminal, WezTerm, Ghostty and others show: busy, and done. */
+const PROGRESS_BUSY = "\x1b]9;4;3;\x07";
+const PROGRESS_OFF = "\x1b]9;4;0;\x07";
 
 function firstLine(text: string): string {
   const line = text.trim().split("\n")[0] ?? "";

@@ -6,7 +6,13 @@
 import type { ThinkingLevel } from "@knightcodeai/cli/kit";
 import { errorMessage } from "@knightcodeai/cli/kit";
 import type { App } from "./app.js";
-import { describeBindings, loadKeybindings } from "./keybindings.js";
+import { hotkeyRows, loadKeybindings } from "./keybindings.js";
+import { ANYTIME, SESSION_COMMANDS } from "./session-commands.js";
+import { SETTINGS_ANYTIME, settings } from "./settings-menu.js";
+
+export { DISPLAY_SETTINGS } from "./settings-menu.js";
+
+import { TreePicker } from "./tree-picker.js";
 import { currentEntry, findEntry, treeRows } from "./tree-view.js";
 
 interface Builtin {
@@ -27,13 +33,14 @@ export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "new", description: "Start a new session", run: fresh },
   { name: "fork", description: "Fork a new session from one of your messages", run: fork },
   { name: "reload", description: "Reload extensions, resources and keybindings.json", run: reload },
-  { name: "settings", description: "Theme, thinking display, tool output (saved)", run: settings },
+  { name: "settings", description: "Settings you change day to day, searchable (saved)", run: settings },
   {
     name: "trust",
     description: "Trust this project's own resources (load them now), or not",
     run: trust,
   },
   { name: "hotkeys", description: "List the keys", run: hotkeys },
+  ...SESSION_COMMANDS,
   { name: "quit", description: "Leave KnightCode", run: async (app) => app.quit() },
   { name: "exit", description: "Leave KnightCode", run: async (app) => app.quit() },
 ];
@@ -42,7 +49,8 @@ export const BUILTIN_COMMANDS: Builtin[] = [
 export async function runBuiltin(app: App, name: string, args: string): Promise<boolean> {
   const command = BUILTIN_COMMANDS.find((c) => c.name === name);
   if (!command) return false;
-  if (!app.session.isIdle() && !["help", "hotkeys", "quit", "exit", "settings"].includes(name)) {
+  const anytime = ["help", "hotkeys", "quit", "exit", ...SETTINGS_ANYTIME, ...ANYTIME];
+  if (!app.session.isIdle() && !anytime.includes(name)) {
     app.notice(`/${name} waits for the run to finish (esc stops it)`, "warning");
     return true;
   }
@@ -123,11 +131,7 @@ async function tree(app: App, args: string): Promise<void> {
     }
     let initial = active;
     for (;;) {
-      const picked = await app.ui.pick(
-        "Continue from which entry?",
-        rows.map((r) => ({ value: r.id, label: r.line })),
-        { ...(initial ? { initial } : {}), maxVisible: 15 },
-      );
+      const picked = await pickTreeEntry(app, initial);
       if (!picked) return;
       if (picked === active) {
         app.notice("Already there", "muted");
@@ -175,7 +179,48 @@ async function tree(app: App, args: string): Promise<void> {
   app.showHistory();
   if (prompt !== undefined) app.editor.setText(prompt);
   const summarised = result.summaryEntry ? "; the branch you left was summarised" : "";
-  app.notice(`Continuing from ${result.leafId ?? targetId}${summarised}`, "muted");
+  // Named as the tree shows it: the leaf may be an entry the tree leaves out (a model change, say).
+  const shown = treeRows(manager, 200).rows.find((r) => r.id === targetId);
+  const what = shown ? `${targetId} ${oneLineText(shown.text, 80)}` : targetId;
+  app.notice(
+    prompt !== undefined
+      ? `Navigated to just before ${what}; its text is in the editor to edit and send${summarised}`
+      : `Navigated to ${what}${summarised}`,
+    "muted",
+  );
+}
+
+function oneLineText(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return `"${flat.length > max ? `${flat.slice(0, max - 1)}…` : flat}"`;
+}
+
+/** The tree picker in place of the editor; resolves with the picked entry, undefined on esc. */
+function pickTreeEntry(app: App, initial: string | undefined): Promise<string | undefined> {
+  const manager = app.session.sessionManager;
+  const rows = () => treeRows(manager, app.tui.terminal.columns - 4).rows;
+  return new Promise((resolve) => {
+    const picker: TreePicker = new TreePicker(
+      rows(),
+      () => app.theme,
+      (id) => {
+        app.closeLayer(picker);
+        resolve(id);
+      },
+      async (row) => {
+        const label = await app.ui.input(
+          `Label of ${row.id} (empty clears it)`,
+          manager.getLabel(row.id) ?? "",
+        );
+        if (label === undefined) return undefined;
+        app.session.setLabel(row.id, label.trim() || undefined);
+        return rows();
+      },
+      initial,
+      () => app.render(),
+    );
+    app.openLayer(picker);
+  });
 }
 
 /** Whether to summarise the branch being left, with instructions; undefined when esc went back. */
@@ -306,63 +351,6 @@ async function reloadAll(app: App): Promise<boolean> {
   return true;
 }
 
-/** The settings.json keys of the display choices `/settings` saves (`hideThinkingBlock` is pi's name). */
-export const DISPLAY_SETTINGS = {
-  theme: "theme",
-  hideThinking: "hideThinkingBlock",
-  expandTools: "expandToolOutput",
-} as const;
-
-/**
- * Saves a choice in the personal settings.json through the host's settings service: read, set, written atomically.
- * A file that is not valid JSON is left as it is and the reason shown; the choice still applies to this session.
- */
-function saveSetting(app: App, key: string, value: unknown): void {
-  if (!app.host) {
-    app.notice("Not saved: this host keeps no settings", "warning");
-    return;
-  }
-  try {
-    app.host.settings.write({ scope: "global", key, value });
-  } catch (error) {
-    app.notice(`Not saved: ${errorMessage(error)}`, "error");
-  }
-}
-
-/** Display choices, applied at once and saved in settings.json for the next sessions. */
-async function settings(app: App): Promise<void> {
-  for (;;) {
-    const themes = app.ui.getAllThemes().map((t) => t.name);
-    const where = app.host
-      ? ` (saved in ${app.host.settings.read().paths.global})`
-      : " (not saved by this host)";
-    const picked = await app.ui.pick(`Settings${where}`, [
-      { value: "theme", label: "Theme", description: app.theme.name ?? "custom" },
-      { value: "thinking", label: "Show thinking", description: app.showThinking ? "on" : "off" },
-      { value: "tools", label: "Expand tool output", description: app.toolsExpanded ? "on" : "off" },
-    ]);
-    if (!picked) return;
-    if (picked === "theme") {
-      const theme = await app.ui.pick(
-        "Theme",
-        themes.map((name) => ({ value: name, label: name })),
-        app.theme.name ? { initial: app.theme.name } : {},
-      );
-      if (!theme) continue;
-      const result = app.ui.setTheme(theme);
-      if (result.success) saveSetting(app, DISPLAY_SETTINGS.theme, theme);
-      else app.notice(result.error ?? "The theme could not be set", "error");
-    } else if (picked === "thinking") {
-      app.showThinking = !app.showThinking;
-      app.transcript.invalidate();
-      saveSetting(app, DISPLAY_SETTINGS.hideThinking, !app.showThinking);
-    } else {
-      app.ui.setToolsExpanded(!app.toolsExpanded);
-      saveSetting(app, DISPLAY_SETTINGS.expandTools, app.toolsExpanded);
-    }
-  }
-}
-
 /**
  * `/trust` saves a decision for this folder in trust.json, then reloads: the reload takes the saved decision, so the
  * project's extensions, settings and resources load (or are left out) in this session, without a restart.
@@ -404,17 +392,17 @@ async function trust(app: App): Promise<void> {
   );
 }
 
+/** Each key once, with its one meaning: what it does while you type, then in lists and dialogs. */
 async function hotkeys(app: App): Promise<void> {
-  const rows = describeBindings(app.keys.manager)
-    .filter((b) => b.keys.length > 0)
-    .map((b) => [b.keys.join(", "), `${b.description} (${b.name})`] as const);
-  for (const s of app.session.getShortcuts())
-    rows.push([s.key, `${s.description ?? "extension shortcut"} (${s.owner})`]);
-  const width = Math.max(...rows.map(([keys]) => keys.length)) + 2;
+  const sections = hotkeyRows(app.keys.manager, app.session.getShortcuts());
+  const width = Math.max(...sections.flatMap((s) => s.rows.map(([keys]) => keys.length))) + 2;
   app.notice(
     [
-      ...rows.map(([keys, text]) => `${keys.padEnd(width)}${text}`),
-      `Change keys in ${app.session.agentDir}/keybindings.json`,
+      ...sections.flatMap((section) => [
+        section.title,
+        ...section.rows.map(([keys, text]) => `  ${keys.padEnd(width)}${text}`),
+      ]),
+      `Change keys in ${app.session.agentDir}/keybindings.json (binding names: /hotkeys names)`,
     ].join("\n"),
     "muted",
   );

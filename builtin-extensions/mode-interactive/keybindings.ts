@@ -25,6 +25,10 @@ declare module "@mariozechner/pi-tui" {
     "app.thinking.cycle": true;
     "app.model.cycle": true;
     "app.clipboard.pasteImage": true;
+    "app.editor.external": true;
+    "app.suspend": true;
+    "app.model.select": true;
+    "app.message.dequeue": true;
   }
 }
 
@@ -42,6 +46,14 @@ export const APP_KEYBINDINGS = {
     defaultKeys: process.platform === "win32" ? "alt+v" : "ctrl+v",
     description: "Paste an image from the clipboard (types its saved path)",
   },
+  "app.editor.external": { defaultKeys: "ctrl+g", description: "Edit the message in $VISUAL or $EDITOR" },
+  // Windows terminals have no job control (pi binds nothing there either).
+  "app.suspend": {
+    defaultKeys: process.platform === "win32" ? [] : "ctrl+z",
+    description: "Suspend KnightCode to the shell (fg resumes it)",
+  },
+  "app.model.select": { defaultKeys: "ctrl+l", description: "Pick the model" },
+  "app.message.dequeue": { defaultKeys: "alt+up", description: "Queued messages back to the editor to edit" },
 } as const;
 
 export type AppBinding = keyof typeof APP_KEYBINDINGS;
@@ -99,21 +111,51 @@ export function loadKeybindings(agentDir: string): LoadedKeybindings {
   return { manager, problems };
 }
 
-/** Every binding with its keys and description, for `/hotkeys` and the docs. */
-export function describeBindings(
-  manager: KeybindingsManager,
-): { name: string; keys: string[]; description: string }[] {
-  return Object.entries(DEFINITIONS).map(([name, definition]) => ({
-    name,
-    keys: manager.getKeys(name as keyof typeof DEFINITIONS),
-    description: definition.description ?? "",
-  }));
-}
-
 /** The binding names whose keys include `key` (an extension shortcut there would shadow them). */
 export function bindingsOnKey(manager: KeybindingsManager, key: string): string[] {
   const wanted = key.toLowerCase();
   return Object.keys(DEFINITIONS).filter((name) =>
     manager.getKeys(name as keyof typeof DEFINITIONS).some((k) => k.toLowerCase() === wanted),
   );
+}
+
+/** The context a key works in, for `/hotkeys`: typing (the app's keys and the editor's), or lists and dialogs. */
+function sectionOf(name: string): "typing" | "lists" {
+  return name.startsWith("tui.select.") ? "lists" : "typing";
+}
+
+/**
+ * `/hotkeys`: each key once, with its one meaning. Where the app and the editor share a key (ctrl+d quits on an
+ * empty editor, else deletes), the meanings are joined in the order they apply; extension shortcuts follow.
+ */
+export function hotkeyRows(
+  manager: KeybindingsManager,
+  shortcuts: { key: string; description?: string; owner: string }[],
+): { title: string; rows: [string, string][] }[] {
+  const sections = { typing: new Map<string, string[]>(), lists: new Map<string, string[]>() };
+  // The app's bindings come first: they see a key before the editor does.
+  const names = Object.keys(DEFINITIONS).sort(
+    (a, b) => Number(b.startsWith("app.")) - Number(a.startsWith("app.")),
+  );
+  for (const name of names) {
+    const description = DEFINITIONS[name as keyof typeof DEFINITIONS].description ?? name;
+    for (const key of manager.getKeys(name as keyof typeof DEFINITIONS)) {
+      const map = sections[sectionOf(name)];
+      const meanings = map.get(key) ?? [];
+      meanings.push(`${description} (${name})`);
+      map.set(key, meanings);
+    }
+  }
+  const rows = (map: Map<string, string[]>): [string, string][] =>
+    [...map].map(([key, meanings]) => [key, meanings.join("; else ")]);
+  const result = [
+    { title: "While typing", rows: rows(sections.typing) },
+    { title: "In lists and dialogs", rows: rows(sections.lists) },
+  ];
+  if (shortcuts.length > 0)
+    result.push({
+      title: "Extension shortcuts",
+      rows: shortcuts.map((s) => [s.key, `${s.description ?? "extension shortcut"} (${s.owner})`]),
+    });
+  return result;
 }

@@ -87,8 +87,26 @@ export class UserMessageView extends View {
   }
   protected draw(width: number): string[] {
     const t = this.look.theme;
-    return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    const skill = skillRun(this.text);
+    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    // A skill run is the skill's whole file: folded to its name unless tool output is expanded (ctrl+o).
+    const lines = [
+      "",
+      `${t.fg("accent", "› ")}${t.fg("customMessageLabel", "[skill]")} ${t.bold(skill.name)}${
+        this.look.toolsExpanded ? "" : t.fg("dim", " (ctrl+o expands)")
+      }`,
+    ];
+    if (this.look.toolsExpanded) lines.push(...wrap(t.fg("muted", skill.body), width, "  │ ", "  │ "));
+    if (skill.rest) lines.push(...wrap(displayPrompt(skill.rest), width, "  "));
+    return lines;
   }
+}
+
+/** A message that runs a skill (`/skill:name args`): the skill's name, its text and what was typed after it. */
+export function skillRun(text: string): { name: string; body: string; rest: string } | undefined {
+  const match = /^<skill name="([^"]*)" path="[^"]*">\n([\s\S]*?)\n<\/skill>(?:\n\n([\s\S]*))?$/.exec(text);
+  if (!match) return undefined;
+  return { name: match[1]!, body: match[2]!, rest: match[3] ?? "" };
 }
 
 type Block = { kind: "text" | "thinking"; text: string; markdown?: Markdown; markdownTheme?: UITheme };
@@ -171,6 +189,13 @@ export class ToolCallView extends View {
   private partial: ToolResult | undefined;
   private isError = false;
   private warned = false;
+  /** When the tool started running (`tool_execution_start`); undefined while its arguments are written. */
+  private startedAt: number | undefined;
+  private durationMs: number | undefined;
+  /** The arguments are still being written by the model. */
+  private writing = false;
+  /** Tool calls this call made (a codemode script's), drawn under it. */
+  private readonly nested: ToolCallView[] = [];
   protected override open = true;
 
   constructor(
@@ -179,6 +204,8 @@ export class ToolCallView extends View {
     readonly toolName: string,
     private args: unknown,
     private readonly renderers: () => ToolRenderers | undefined,
+    /** How deep it is nested under other calls (0: the model's own call). */
+    private readonly depth = 0,
   ) {
     super(look);
   }
@@ -188,18 +215,72 @@ export class ToolCallView extends View {
     this.changed();
   }
 
+  /** The model is writing the arguments: `args` is what could be read of them so far. */
+  writingArgs(args: unknown): void {
+    this.writing = true;
+    this.setArgs(args);
+  }
+
+  /** The tool runs from now (its arguments are complete). */
+  started(at = Date.now()): void {
+    this.writing = false;
+    this.startedAt ??= at;
+    this.changed();
+  }
+
+  get running(): boolean {
+    return this.startedAt !== undefined && this.result === undefined;
+  }
+
+  /** A call this one made: it is drawn under this one, indented. */
+  addNested(view: ToolCallView): void {
+    this.nested.push(view);
+    this.changed();
+  }
+
+  nestedView(toolName: string, toolCallId: string, args: unknown): ToolCallView {
+    return new ToolCallView(this.look, toolCallId, toolName, args, () => undefined, this.depth + 1);
+  }
+
   update(partial: ToolResult): void {
     this.partial = partial;
     this.changed();
   }
 
-  finish(result: ToolResult, isError: boolean): void {
+  finish(result: ToolResult, isError: boolean, durationMs?: number): void {
     this.result = result;
     this.isError = isError;
     this.partial = undefined;
+    this.writing = false;
+    this.durationMs = durationMs ?? (this.startedAt !== undefined ? Date.now() - this.startedAt : undefined);
     this.open = false;
+    // Drawn from the session file: the calls the script made come from the result's record of them.
+    if (this.nested.length === 0)
+      for (const call of result.nestedCalls?.calls ?? []) {
+        const view = this.nestedView(call.toolName, call.toolCallId, call.arguments ?? {});
+        view.finish(
+          { content: call.error ? [{ type: "text", text: call.error }] : [], details: undefined },
+          call.status !== "ok",
+          call.durationMs,
+        );
+        this.nested.push(view);
+      }
+    for (const view of this.nested) view.settle();
     this.changed();
   }
+
+  override settle(): void {
+    super.settle();
+    for (const view of this.nested) view.settle();
+  }
+
+  override changed(): void {
+    super.changed();
+    this.onChange?.();
+  }
+
+  /** The view it is nested in: a change here redraws that one. */
+  onChange: (() => void) | undefined;
 
   get done(): boolean {
     return this.result !== undefined;
@@ -215,6 +296,16 @@ export class ToolCallView extends View {
     }
   }
 
+  /** `(3s)` while it runs, `(1.2s)` once done; nothing while its arguments are written. */
+  private time(): string {
+    const ms =
+      this.durationMs ??
+      (this.startedAt !== undefined && !this.result ? Date.now() - this.startedAt : undefined);
+    if (ms === undefined) return "";
+    if (!this.result) return ` (${Math.floor(ms / 1000)}s)`;
+    return ` (${formatDuration(ms)})`;
+  }
+
   protected draw(width: number): string[] {
     const t = this.look.theme;
     const expanded = this.look.toolsExpanded;
@@ -222,10 +313,14 @@ export class ToolCallView extends View {
     const options = { expanded, isPartial: !this.result, cwd: this.look.cwd };
     const dot = !this.result ? t.fg("dim", "●") : this.isError ? t.fg("error", "●") : t.fg("success", "●");
     const custom = renderers?.renderCall && this.call(() => renderers.renderCall!(this.args, options));
-    const head = rendered(custom, width - 2) ?? [
-      `${t.bold(this.toolName)} ${t.fg("muted", summary(this.args))}`,
+    const time = t.fg("dim", `${this.time()}${this.writing ? " …" : ""}`);
+    const head = rendered(custom, width - 2) ?? this.defaultHead(width);
+    const lines = [
+      ...(this.depth === 0 ? [""] : []),
+      `${dot} ${head[0] ?? ""}${time}`,
+      ...head.slice(1).map((l) => `  ${l}`),
     ];
-    const lines = ["", `${dot} ${head[0] ?? ""}`, ...head.slice(1).map((l) => `  ${l}`)];
+    for (const view of this.nested) lines.push(...view.render(Math.max(10, width - 2)).map((l) => `  ${l}`));
     const result = this.result ?? this.partial;
     if (!result) return lines;
     const customResult =
@@ -233,7 +328,7 @@ export class ToolCallView extends View {
       this.call(() => renderers.renderResult!(result, { ...options, isError: this.isError }));
     const body = rendered(customResult, width - 4) ?? textLines(result);
     while (body.length > 0 && body[body.length - 1] === "") body.pop();
-    const limit = expanded ? EXPANDED_LINES : FOLDED_LINES;
+    const limit = expanded ? EXPANDED_LINES : this.depth > 0 ? 1 : FOLDED_LINES;
     const paint = (l: string) => (this.isError ? t.fg("error", l) : t.fg("toolOutput", l));
     for (const [i, line] of body.slice(0, limit).entries())
       lines.push(`${t.fg("dim", i === 0 ? "  ⎿ " : "    ")}${paint(line)}`);
@@ -243,6 +338,32 @@ export class ToolCallView extends View {
     }
     return lines;
   }
+
+  /** `$ command` for bash, a codemode script as its lines, else the name and the main argument. */
+  private defaultHead(width: number): string[] {
+    const t = this.look.theme;
+    const record = (this.args && typeof this.args === "object" ? this.args : {}) as Record<string, unknown>;
+    if (this.toolName === "bash" && typeof record.command === "string")
+      return [`${t.bold("$")} ${t.fg("muted", oneLine(record.command, Math.max(20, width - 20)))}`];
+    if (this.toolName === "codemode" && typeof record.code === "string") {
+      const script = record.code.replace(/\s+$/, "").split("\n");
+      const limit = this.look.toolsExpanded ? EXPANDED_LINES : SCRIPT_LINES;
+      const shown = script.slice(0, limit).map((l) => `${t.fg("dim", "│ ")}${t.fg("muted", l)}`);
+      if (script.length > limit)
+        shown.push(t.fg("dim", `… ${script.length - limit} more script lines (ctrl+o expands)`));
+      return [t.bold("codemode"), ...shown];
+    }
+    return [`${t.bold(this.toolName)} ${t.fg("muted", summary(this.args))}`];
+  }
+}
+
+/** Lines of a codemode script shown while tool output is folded. */
+const SCRIPT_LINES = 12;
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m ${Math.round((ms % 60_000) / 1000)}s`;
 }
 
 function textLines(result: ToolResult): string[] {
@@ -405,6 +526,11 @@ export class Transcript extends Container {
   add(view: Component): void {
     this.addChild(view);
     if (view instanceof ToolCallView) this.calls.set(view.toolCallId, view);
+  }
+
+  /** A call drawn inside another one (nested): findable by id, drawn by its parent. */
+  register(view: ToolCallView): void {
+    this.calls.set(view.toolCallId, view);
   }
 
   call(toolCallId: string): ToolCallView | undefined {

@@ -23,7 +23,7 @@ export function treeLines(manager: ReadonlySessionManager, width = 80): string[]
 export function treeRows(
   manager: ReadonlySessionManager,
   width = 80,
-): { rows: { id: string; line: string }[]; active: string | undefined } {
+): { rows: TreeRow[]; active: string | undefined } {
   const entries = manager.getEntries();
   // Parents precede children in the file, so one pass finds each entry's nearest shown ancestor.
   const shownAncestor = new Map<string, Node | null>();
@@ -41,7 +41,8 @@ export function treeRows(
   const leaf = manager.getLeafId();
   const active = leaf === null ? undefined : shownAncestor.get(leaf)?.entry.id;
 
-  const rows: { id: string; line: string }[] = [];
+  const rows: TreeRow[] = [];
+  const parents = new Map<Node, string | undefined>();
   const line = (node: Node, prefix: string) => {
     const label = manager.getLabel(node.entry.id);
     const mark = node.entry.id === active ? cyan("  ← active") : "";
@@ -50,7 +51,13 @@ export function treeRows(
     rows.push({
       id: node.entry.id,
       line: `${prefix}${dim(node.entry.id)} ${oneLine(entryText(node.entry), room)}${tag}${mark}`,
+      text: entryText(node.entry),
+      kind: kindOf(node.entry),
+      labeled: label !== undefined,
+      parent: parents.get(node),
+      hasChildren: node.children.length > 0,
     });
+    for (const child of node.children) parents.set(child, node.entry.id);
   };
   // A chain continues at the same indentation; only a branch point indents its children.
   const chain = (start: Node, first: string, rest: string) => {
@@ -72,6 +79,31 @@ export function treeRows(
       chain(root, last ? "└─ " : "├─ ", last ? "   " : "│  ");
     });
   return { rows, active };
+}
+
+/** One line of the tree, with what the `/tree` picker filters and folds by. */
+export interface TreeRow {
+  id: string;
+  line: string;
+  /** The entry as text, without the tree's indentation, id, label and marks. */
+  text: string;
+  kind: "user" | "assistant" | "tool" | "other";
+  labeled: boolean;
+  /** The shown entry it hangs from. */
+  parent: string | undefined;
+  hasChildren: boolean;
+}
+
+function kindOf(entry: SessionEntry): TreeRow["kind"] {
+  if (entry.type !== "message") return "other";
+  const role = entry.message.role;
+  return role === "user"
+    ? "user"
+    : role === "assistant"
+      ? "assistant"
+      : role === "toolResult"
+        ? "tool"
+        : "other";
 }
 
 /** The entry whose id starts with `prefix`; an error message when none or several do. */
@@ -96,11 +128,14 @@ function entryText(entry: SessionEntry): string {
       const message = entry.message;
       if (message.role === "assistant") {
         const text = textOf(message.content);
-        const calls = message.content.filter((c) => c.type === "toolCall").map((c) => c.name);
-        return `assistant: ${text || (calls.length ? `(calls ${calls.join(", ")})` : "(no text)")}`;
+        const calls = message.content.flatMap((c) =>
+          c.type === "toolCall" ? [`[${c.name}${callSummary(c.arguments)}]`] : [],
+        );
+        return `assistant: ${[text, ...calls].filter(Boolean).join(" ") || "(no text)"}`;
       }
-      if (message.role === "toolResult") return `tool result: ${message.toolName}`;
-      if (message.role === "user") return `user: ${textOf(message.content)}`;
+      if (message.role === "toolResult")
+        return `${message.isError ? "failed" : "result"}: ${message.toolName} ${oneLine(textOf(message.content), 60)}`;
+      if (message.role === "user") return `user: ${shortPrompt(textOf(message.content))}`;
       return `${message.role}: ${textOf((message as { content?: unknown }).content)}`;
     }
     case "custom_message":
@@ -112,6 +147,26 @@ function entryText(entry: SessionEntry): string {
     default:
       return entry.type;
   }
+}
+
+/** `: ls -la` for a call: its command, path or query, the way a person would name it. */
+function callSummary(args: unknown): string {
+  const record = (args && typeof args === "object" ? args : {}) as Record<string, unknown>;
+  for (const key of ["command", "path", "file_path", "pattern", "query", "url", "code"]) {
+    const value = record[key];
+    if (typeof value === "string" && value.trim()) return `: ${oneLine(value, 60)}`;
+  }
+  return "";
+}
+
+/** A prompt as typed: attached files (`@file`) by their path, a skill run by its name. */
+function shortPrompt(text: string): string {
+  const skill = /^<skill name="([^"]*)"[^>]*>[\s\S]*?<\/skill>(?:\n\n)?/.exec(text);
+  const rest = skill ? text.slice(skill[0].length) : text;
+  const files = rest.replace(/<file name="([^"]+)">\n[\s\S]*?\n<\/file>(?:\n\n)?/g, (_m, name: string) =>
+    rest.includes(`@${name}`) ? "" : `@${name} `,
+  );
+  return `${skill ? `[skill] ${skill[1]} ` : ""}${files}`;
 }
 
 function textOf(content: unknown): string {

@@ -42,9 +42,9 @@ class KeyTerminal implements Terminal {
 }
 
 const CTRL_O = "\x0f";
-const CTRL_G = "\x07";
 const CTRL_X = "\x18";
 const DOWN = "\x1b[B";
+const UP = "\x1b[A";
 
 describe("interactive terminal UI (in-process)", () => {
   const sessions: TestSession[] = [];
@@ -112,7 +112,7 @@ describe("interactive terminal UI (in-process)", () => {
       script: [],
       extensions: [
         (kc) => {
-          kc.registerShortcut("ctrl+g", {
+          kc.registerShortcut("ctrl+x", {
             description: "say G",
             handler: (ctx) => {
               ran.push("g");
@@ -126,7 +126,7 @@ describe("interactive terminal UI (in-process)", () => {
     const { app, term, screen } = mount(h);
     app.checkShortcuts();
     expect(screen()).to.match(/shortcut ctrl\+o is already bound to .*app\.tools\.expand/);
-    term.press(CTRL_G);
+    term.press(CTRL_X);
     await new Promise((r) => setTimeout(r, 20));
     expect(ran).to.deep.equal(["g"]);
     expect(screen()).to.contain("G-PRESSED");
@@ -405,10 +405,11 @@ describe("interactive terminal UI (in-process)", () => {
     term.press(DOWN, "\r");
     await tick();
     expect(app.showThinking).to.equal(true);
-    term.press(DOWN, DOWN, "\r");
+    // The list opens again on the setting just changed.
+    term.press(DOWN, "\r");
     await tick();
     expect(app.toolsExpanded).to.equal(true);
-    term.press("\r");
+    term.press(UP, UP, "\r");
     await shows("light");
     term.press(DOWN, "\r");
     await tick();

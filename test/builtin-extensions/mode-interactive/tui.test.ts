@@ -390,7 +390,8 @@ export default function (pi: ExtensionAPI) {
     term.key("Down");
     await term.waitFor("→ Summarize");
     term.key("Enter");
-    await term.waitFor(/Continuing from [0-9a-f]{8}; the branch you left was summarised/);
+    await term.waitFor(/Navigated to just before [0-9a-f]{8} "user: first question"/);
+    expect(term.screen().replace(/\n\s*/g, " ")).to.contain("the branch you left was summarised");
     const moved = term.screen();
     expect(moved).to.contain("Summary of the branch left: BRANCH-SUMMARY-42");
     expect(moved).to.not.contain("From m2.");
