@@ -88,6 +88,16 @@ export const ReviewComment = Obj(
   { $id: "ReviewComment" },
 );
 
+/** A file a tool changed: its absolute path, whether it was created, and the unified diff when known. */
+export const FileChange = Obj(
+  {
+    path: Str({ description: "Absolute path" }),
+    kind: Type.Union([Lit("add"), Lit("update")]),
+    diff: Opt(Str({ description: "Unified diff (---/+++ headers and @@ hunks); absent when not known" })),
+  },
+  { $id: "FileChange" },
+);
+
 const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
 
 /** A message's text: a PayloadRef once it passes 64 KiB (deltas still carry every piece). */
@@ -112,6 +122,16 @@ export const ThreadItem = Type.Union(
       status: ItemStatus,
       result: Opt(Any({ description: "The tool's text output, or a PayloadRef when over 64 KiB" })),
       view: Opt(Any()),
+      startedAt: Opt(Num({ description: "When the tool began running (live items)" })),
+      durationMs: Opt(Num({ description: "How long it ran, once it ended (live items)" })),
+      command: Opt(Str({ description: "bash: the command line" })),
+      cwd: Opt(Str({ description: "bash: the folder it runs in" })),
+      exitCode: Opt(
+        Type.Union([Type.Integer(), Type.Null()], {
+          description: "bash, once it ended: the exit code; null when a signal killed it",
+        }),
+      ),
+      changes: Opt(Arr(FileChange, { description: "write and edit: the files changed, with their diffs" })),
     }),
     Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: ItemText, view: Opt(Any()) }),
     Obj({ type: Lit("contextCompaction"), id: Str(), status: ItemStatus, summary: Opt(Str()) }),
@@ -546,8 +566,14 @@ export const notificationSpecs = {
     params: Obj({ ...TurnRef, itemId: Str(), delta: Str() }),
   },
   "item/toolCall/outputDelta": {
-    description: "Partial output of a running tool",
-    params: Obj({ ...TurnRef, itemId: Str(), output: Str() }),
+    description:
+      "New output of a running tool: append delta to what the item showed, or with reset replace it by delta",
+    params: Obj({
+      ...TurnRef,
+      itemId: Str(),
+      delta: Str(),
+      reset: Opt(Lit(true, { description: "The output so far is replaced (the tool rewrote its output)" })),
+    }),
   },
   error: {
     description: "A turn failure or a dropped queued input (not a JSON-RPC error)",
@@ -665,6 +691,7 @@ export const sharedSchemas = [
   PayloadRef,
   UserInput,
   ReviewComment,
+  FileChange,
   ThreadItem,
   Turn,
   QueueSnapshot,

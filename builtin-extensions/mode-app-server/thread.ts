@@ -32,6 +32,7 @@ import {
   PayloadStore,
   TURN_END,
   TURN_MARKER,
+  type ToolCallItem,
   type Turn,
   type TurnEnd,
   type TurnMarker,
@@ -48,6 +49,7 @@ import type {
   UserInputWire,
   WarningWire,
 } from "./protocol.js";
+import { finishToolItem, outputDelta, startToolItem, type ToolRun } from "./tool-items.js";
 import { cleanText, ThreadUi } from "./ui.js";
 import { turnRecordSince } from "./workspace.js";
 
@@ -72,6 +74,8 @@ interface LiveTurn extends Turn {
   open: Map<string, Item>;
   /** Keys of the items already completed. */
   done: Set<string>;
+  /** Running tool calls by call id: what their items need when they end. */
+  toolRuns: Map<string, ToolRun>;
   /** The id the turn's first user message item gets (live and read back). */
   userItemId: string;
   /** Review comments sent with the input: the user item shows the typed text and these, not the composed prompt. */
@@ -409,6 +413,7 @@ export class LoadedThread {
       held: [],
       open: new Map(),
       done: new Set(),
+      toolRuns: new Map(),
       userItemId: randomUUID(),
       inputText: text,
       ...(comments.length > 0 ? { typed: { text, comments: [...comments] } } : {}),
@@ -781,31 +786,46 @@ export class LoadedThread {
   private toolStart(turn: LiveTurn, event: SessionStreamEvent): void {
     if (event.parentToolCallId !== undefined) return;
     const id = String(event.toolCallId);
-    this.startItem(turn, `tool:${id}`, {
+    const item: ToolCallItem = {
       type: "toolCall",
       id,
       name: String(event.toolName),
       arguments: event.args ?? {},
       status: "inProgress",
-    });
+    };
+    turn.toolRuns.set(id, startToolItem(item, this.session.cwd));
+    this.startItem(turn, `tool:${id}`, item);
   }
 
   private toolUpdate(turn: LiveTurn, event: SessionStreamEvent): void {
-    const item = turn.open.get(`tool:${String(event.toolCallId)}`);
-    if (!item) return;
-    const partial = event.partialResult as { content?: { type: string; text?: string }[] } | undefined;
-    const output = textOf(partial?.content);
-    if (output)
-      this.turnEvent(turn, "item/toolCall/outputDelta", { itemId: item.id, output: output.slice(-16_384) });
+    const id = String(event.toolCallId);
+    const item = turn.open.get(`tool:${id}`);
+    const run = turn.toolRuns.get(id);
+    if (!item || !run) return;
+    const partial = event.partialResult as
+      | { content?: { type: string; text?: string }[]; details?: { outputStart?: unknown } }
+      | undefined;
+    const start = partial?.details?.outputStart;
+    const next = { text: textOf(partial?.content), ...(typeof start === "number" ? { start } : {}) };
+    const change = outputDelta(run.shown, next);
+    run.shown = next;
+    if (!change) return;
+    // A replaced output is sent as its end only, as before.
+    const delta = change.reset ? change.delta.slice(-16_384) : change.delta;
+    this.turnEvent(turn, "item/toolCall/outputDelta", { itemId: item.id, delta, ...(change.reset ? { reset: true } : {}) });
   }
 
   private toolEnd(turn: LiveTurn, event: SessionStreamEvent): void {
-    const key = `tool:${String(event.toolCallId)}`;
+    const id = String(event.toolCallId);
+    const key = `tool:${id}`;
     const item = turn.open.get(key);
     if (item?.type !== "toolCall") return;
-    const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
+    const result = event.result as { content?: { type: string; text?: string }[]; details?: unknown } | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
+    const run = turn.toolRuns.get(id);
+    turn.toolRuns.delete(id);
+    if (run) finishToolItem(item, run, result?.details, this.session.cwd);
     this.completeItem(turn, key);
   }
 
