@@ -129,7 +129,9 @@ export function createBashTool(
         const text = partialTail(buffer);
         const shown = buffer.replace(/\n$/, "");
         // The tail is the end of what was received, less a final newline.
-        const outputStart = shown.endsWith(text) ? received - buffer.length + shown.length - text.length : undefined;
+        const outputStart = shown.endsWith(text)
+          ? received - buffer.length + shown.length - text.length
+          : undefined;
         onUpdate?.({
           content: [{ type: "text", text }],
           details: {

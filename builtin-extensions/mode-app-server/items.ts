@@ -120,7 +120,8 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
         if (block.type === "thinking")
           return [{ type: "reasoning", id: `${id}:${index}`, text: payloads.inline(block.thinking) }];
         if (block.type === "toolCall") {
-          const command = block.name === "bash" ? (block.arguments as { command?: unknown })?.command : undefined;
+          const command =
+            block.name === "bash" ? (block.arguments as { command?: unknown })?.command : undefined;
           return [
             {
               type: "toolCall",
@@ -146,11 +147,15 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
 function readBackDetails(call: ToolCallItem, details: unknown): void {
   if (!details || typeof details !== "object") return;
   const d = details as Record<string, unknown>;
-  if (call.name === "bash" && (typeof d.exitCode === "number" || d.exitCode === null)) call.exitCode = d.exitCode;
+  if (call.name === "bash" && (typeof d.exitCode === "number" || d.exitCode === null))
+    call.exitCode = d.exitCode;
   if (call.status !== "completed" || typeof d.path !== "string") return;
   if (call.name === "edit")
-    call.changes = [{ path: d.path, kind: "update", ...(typeof d.diff === "string" ? { diff: d.diff } : {}) }];
-  else if (call.name === "write") call.changes = [{ path: d.path, kind: d.created === true ? "add" : "update" }];
+    call.changes = [
+      { path: d.path, kind: "update", ...(typeof d.diff === "string" ? { diff: d.diff } : {}) },
+    ];
+  else if (call.name === "write")
+    call.changes = [{ path: d.path, kind: d.created === true ? "add" : "update" }];
 }
 
 /**

@@ -34,6 +34,11 @@ export const Warning = Obj(
   { $id: "Warning" },
 );
 
+export const Effort = Type.Union(
+  [Lit("off"), Lit("minimal"), Lit("low"), Lit("medium"), Lit("high"), Lit("xhigh")],
+  { $id: "Effort", description: "A thinking level" },
+);
+
 export const Thread = Obj(
   {
     id: Str(),
@@ -46,6 +51,7 @@ export const Thread = Obj(
     forkedFromId: Opt(Str()),
     sessionFile: Opt(Str()),
     model: Opt(Str({ description: "provider/model" })),
+    effort: Opt(Effort),
     archived: Opt(Bool()),
     workspace: ThreadWorkspace,
   },
@@ -231,6 +237,40 @@ export const McpServerStatus = Obj(
   { $id: "McpServerStatus" },
 );
 
+/** A model as `model/list` lists it. */
+export const Model = Obj(
+  {
+    id: Str({ description: "provider/model: what model fields take" }),
+    provider: Str(),
+    model: Str({ description: "The model's id at its provider" }),
+    displayName: Str(),
+    contextWindow: Num({ description: "Tokens" }),
+    maxTokens: Num({ description: "Output tokens per response" }),
+    reasoning: Bool(),
+    supportedEfforts: Arr(Effort, { description: '["off"] for a model that does not reason' }),
+    auth: Type.Union([Lit("key"), Lit("none"), Lit("missing")], {
+      description: "key: a key resolves; none: the provider needs none (a local server); missing: no key",
+    }),
+    missingKey: Opt(Str({ description: "The environment variable to set, when auth is missing" })),
+    usable: Bool(),
+    isDefault: Bool({ description: "The model a new thread gets" }),
+    current: Bool({ description: "The thread's model (with threadId)" }),
+  },
+  { $id: "Model" },
+);
+
+/** One file `fuzzyFileSearch` found. */
+export const FuzzyFile = Obj(
+  {
+    root: Str({ description: "The folder searched" }),
+    path: Str({ description: "Relative to root, with / separators" }),
+    fileName: Str(),
+    score: Num({ description: "Higher is better" }),
+    indices: Arr(Num(), { description: "Positions in path of the characters that matched the query" }),
+  },
+  { $id: "FuzzyFile" },
+);
+
 export interface MethodSpec {
   readonly description: string;
   readonly params: TSchema;
@@ -335,12 +375,14 @@ export const requestSpecs = {
     result: Obj({ data: Str({ description: "base64" }), offset: Num(), total: Num(), done: Bool() }),
   },
   "turn/start": {
-    description: "Starts a turn on an idle thread",
+    description: "Starts a turn on an idle thread; model and effort change the thread's settings first",
     params: Obj({
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
       comments: Opt(Arr(ReviewComment)),
+      model: Opt(Str({ minLength: 1, description: "provider/model (or a model id): from this turn on" })),
+      effort: Opt(Effort),
     }),
     result: Obj({ turn: Turn }),
   },
@@ -511,6 +553,44 @@ export const requestSpecs = {
     }),
     result: Empty,
   },
+  "model/list": {
+    description:
+      "The usable models (a key, a local server, a sign-in), with their limits and thinking levels; includeUnusable adds the rest",
+    params: Obj({ threadId: Opt(ThreadId), includeUnusable: Opt(Bool()) }),
+    result: Obj({
+      data: Arr(Model),
+      current: Opt(Str({ description: "The thread's model (with threadId), or the one a new thread gets" })),
+    }),
+  },
+  "thread/settings/update": {
+    description: "Changes a loaded thread's model and thinking level; they apply from its next model request",
+    params: Obj({
+      threadId: ThreadId,
+      model: Opt(Str({ minLength: 1, description: "provider/model, or a model id" })),
+      effort: Opt(Effort),
+    }),
+    result: Obj({ model: Opt(Str()), effort: Effort }),
+  },
+  fuzzyFileSearch: {
+    description:
+      "Files whose path matches query fuzzily (for @ mentions), best first, over the thread's workspace or roots; ignored files are left out",
+    params: Obj({
+      query: Str(),
+      threadId: Opt(ThreadId),
+      roots: Opt(Arr(Str({ minLength: 1 }), { maxItems: 16 })),
+      limit: Opt(Type.Integer({ minimum: 1, maximum: 1000, description: "Default 50" })),
+    }),
+    result: Obj({
+      files: Arr(FuzzyFile),
+      truncated: Opt(Bool({ description: "A root had more files than the server lists (500,000)" })),
+    }),
+  },
+  "mcpServerStatus/list": {
+    description:
+      "MCP servers as a thread's MCP client sees them now (state, tool count, error); without threadId, the server's own session's",
+    params: Obj({ threadId: Opt(ThreadId) }),
+    result: Obj({ data: Arr(McpServerStatus) }),
+  },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
     params: Empty,
@@ -542,6 +622,10 @@ export const notificationSpecs = {
   "thread/tokenUsage/updated": {
     description: "Token usage of the thread after a model response",
     params: Obj({ ...TurnRef, usage: TokenUsage }),
+  },
+  "thread/settings/updated": {
+    description: "A thread's model or thinking level changed",
+    params: Obj({ threadId: Str(), model: Opt(Str()), effort: Effort }),
   },
   "turn/started": { description: "A turn started", params: Obj({ threadId: Str(), turn: Turn }) },
   "turn/completed": {
@@ -701,4 +785,7 @@ export const sharedSchemas = [
   ...gitSharedSchemas,
   Resource,
   McpServerStatus,
+  Effort,
+  Model,
+  FuzzyFile,
 ] as const;

@@ -18,21 +18,23 @@ import type {
   ExtensionAPI,
   ExtensionContext,
   ImageContent,
+  ModelInfo,
   ModelRuntime,
   SessionController,
   SessionStreamEvent,
+  ThinkingLevel,
 } from "@knightcodeai/cli/kit";
 import { checkComments, composePrompt, type ReviewComment } from "./comments.js";
 import type { Connection } from "./connection.js";
-import { AppServerError } from "./errors.js";
+import { AppServerError, invalidParams } from "./errors.js";
 import {
   historyTurns,
   type Item,
   limitItem,
   PayloadStore,
+  type ToolCallItem,
   TURN_END,
   TURN_MARKER,
-  type ToolCallItem,
   type Turn,
   type TurnEnd,
   type TurnMarker,
@@ -40,6 +42,7 @@ import {
   typedContent,
   userContent,
 } from "./items.js";
+import { checkEffort, modelRef, pickModel } from "./models.js";
 import type {
   QueueSnapshotWire,
   ThreadStatusWire,
@@ -170,6 +173,43 @@ export class LoadedThread {
   /** The thread session's own model runtime (its providers and keys), for calls outside the conversation. */
   modelRuntime(): ModelRuntime | undefined {
     return this.context?.modelRegistry;
+  }
+
+  /** The thread's own extension API (its services: the MCP client of this thread), once its session started. */
+  extensionApi(): ExtensionAPI | undefined {
+    return this.api;
+  }
+
+  /**
+   * Changes the model and the thinking level from the next model request on (`fallback`: the model a new thread
+   * gets). Subscribers get `thread/settings/updated` when either changed.
+   */
+  async updateSettings(
+    change: { model?: string; effort?: ThinkingLevel },
+    fallback: ModelInfo | undefined,
+  ): Promise<{ model?: string; effort: ThinkingLevel }> {
+    const before = this.settingsSnapshot();
+    const runtime = this.modelRuntime();
+    let model = this.session.getState().model;
+    if (change.model !== undefined) {
+      if (!runtime) throw new AppServerError("internal", "The thread's models are not ready yet");
+      const picked = await pickModel(runtime, change.model, model, fallback);
+      if (!(await this.session.setModel(picked.provider, picked.id)))
+        throw invalidParams(`The model ${modelRef(picked)} cannot be selected`, { reason: "model" });
+      model = picked;
+    }
+    if (change.effort !== undefined) {
+      checkEffort(model, change.effort);
+      this.session.setThinkingLevel(change.effort);
+    }
+    const after = this.settingsSnapshot();
+    if (JSON.stringify(after) !== JSON.stringify(before)) this.broadcast("thread/settings/updated", after);
+    return after;
+  }
+
+  private settingsSnapshot(): { model?: string; effort: ThinkingLevel } {
+    const state = this.session.getState();
+    return { ...(state.model ? { model: modelRef(state.model) } : {}), effort: state.thinkingLevel };
   }
 
   attach(session: SessionController): void {
@@ -339,6 +379,7 @@ export class LoadedThread {
       ...(this.forkedFromId ? { forkedFromId: this.forkedFromId } : {}),
       ...(file ? { sessionFile: file } : {}),
       ...(state.model ? { model: `${state.model.provider}/${state.model.id}` } : {}),
+      effort: state.thinkingLevel,
       workspace: this.host.describeWorkspace(manager.getCwd()),
     };
   }
@@ -812,7 +853,11 @@ export class LoadedThread {
     if (!change) return;
     // A replaced output is sent as its end only, as before.
     const delta = change.reset ? change.delta.slice(-16_384) : change.delta;
-    this.turnEvent(turn, "item/toolCall/outputDelta", { itemId: item.id, delta, ...(change.reset ? { reset: true } : {}) });
+    this.turnEvent(turn, "item/toolCall/outputDelta", {
+      itemId: item.id,
+      delta,
+      ...(change.reset ? { reset: true } : {}),
+    });
   }
 
   private toolEnd(turn: LiveTurn, event: SessionStreamEvent): void {
@@ -820,7 +865,9 @@ export class LoadedThread {
     const key = `tool:${id}`;
     const item = turn.open.get(key);
     if (item?.type !== "toolCall") return;
-    const result = event.result as { content?: { type: string; text?: string }[]; details?: unknown } | undefined;
+    const result = event.result as
+      | { content?: { type: string; text?: string }[]; details?: unknown }
+      | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
     const run = turn.toolRuns.get(id);

@@ -106,7 +106,11 @@ export function unifiedDiff(before: string, after: string, oldName: string, newN
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail])
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    a[a.length - 1 - tail] === b[b.length - 1 - tail]
+  )
     tail++;
   const from = Math.max(0, head - CONTEXT_LINES);
   const aEnd = a.length - Math.max(0, tail - CONTEXT_LINES);
