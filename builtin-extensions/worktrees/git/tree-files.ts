@@ -64,6 +64,10 @@ export async function writePathsFromTree(
   paths: readonly string[],
 ): Promise<void> {
   const entries = await readTreeEntries(repo, tree, paths);
+  const blobs = await readBlobs(
+    repo,
+    [...entries.values()].filter((e) => e.type === "blob").map((e) => e.oid),
+  );
   for (const rel of paths) {
     const full = insideRoot(repo, rel);
     const entry = entries.get(rel);
@@ -73,7 +77,8 @@ export async function writePathsFromTree(
     }
     // A submodule's checkout is its own repository; nothing of it is written from here.
     if (entry.type === "commit") continue;
-    const blob = (await runGit(["cat-file", "blob", entry.oid], { cwd: repo.root, read: true })).stdout;
+    const blob = blobs.get(entry.oid);
+    if (!blob) throw new Error(`git cat-file did not return the blob ${entry.oid}`);
     removePath(full);
     mkdirSync(dirname(full), { recursive: true });
     if (entry.mode === "120000") {
@@ -83,4 +88,29 @@ export async function writePathsFromTree(
       chmodSync(full, entry.mode === "100755" ? 0o755 : 0o644);
     }
   }
+}
+
+/** The contents of `oids`, read in one `git cat-file --batch` call. */
+export async function readBlobs(repo: RepoInfo, oids: readonly string[]): Promise<Map<string, Buffer>> {
+  const blobs = new Map<string, Buffer>();
+  const wanted = [...new Set(oids)];
+  if (wanted.length === 0) return blobs;
+  const out = (
+    await runGit(["cat-file", "--batch"], { cwd: repo.root, read: true, input: `${wanted.join("\n")}\n` })
+  ).stdout;
+  // Each answer: "<oid> <type> <size>\n", the content, "\n".
+  let at = 0;
+  while (at < out.length) {
+    const eol = out.indexOf(0x0a, at);
+    if (eol < 0) break;
+    const [oid = "", type = "", size = ""] = out.subarray(at, eol).toString("utf8").split(" ");
+    if (type === "missing" || size === "") {
+      at = eol + 1;
+      continue;
+    }
+    const length = Number(size);
+    blobs.set(oid, out.subarray(eol + 1, eol + 1 + length));
+    at = eol + 1 + length + 1;
+  }
+  return blobs;
 }
