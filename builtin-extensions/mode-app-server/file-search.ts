@@ -254,9 +254,24 @@ export function matchPath(
     at = lower.indexOf(needle[q]!, at + 1);
     if (at < 0) return undefined;
   }
-  // Within the file name when it can be, else across the path.
-  const inName = subsequence(lower, needle, nameAt);
-  const indices = inName ?? subsequence(lower, needle, 0)!;
+  // Within the file name when it can be, else across the path; from the start (of the first few tried) that
+  // scores best, so "btn" takes the B of "SubmitButton", not its b.
+  let best: { score: number; indices: number[] } | undefined;
+  for (const from of [nameAt, 0]) {
+    let start = lower.indexOf(needle[0]!, from);
+    for (let tries = 0; start >= 0 && tries < 8; tries++) {
+      const indices = subsequence(lower, needle, start);
+      if (!indices) break;
+      const score = scoreOf(path, indices, nameAt, from === nameAt);
+      if (!best || score > best.score) best = { score, indices };
+      start = lower.indexOf(needle[0]!, start + 1);
+    }
+    if (best) break;
+  }
+  return best;
+}
+
+function scoreOf(path: string, indices: number[], nameAt: number, inName: boolean): number {
   let score = 0;
   for (let k = 0; k < indices.length; k++) {
     const i = indices[k]!;
@@ -267,8 +282,7 @@ export function matchPath(
   if (inName) score += 20;
   if (inName && indices[0] === nameAt) score += 10;
   // Shorter paths first among equals.
-  score -= path.length / 100;
-  return { score, indices };
+  return score - path.length / 100;
 }
 
 /** Positions of `needle` in `lower` from `from`, each character at its first occurrence after the previous one. */
