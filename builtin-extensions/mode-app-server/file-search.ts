@@ -20,7 +20,8 @@ export const MAX_FILES = 500_000;
 export interface FoundFile {
   root: string;
   path: string;
-  fileName: string;
+  match_type: "file";
+  file_name: string;
   score: number;
   indices: number[];
 }
@@ -201,7 +202,7 @@ export class FileLists {
 
 function found(root: string, listing: Listing, i: number, score: number, indices: number[]): FoundFile {
   const path = listing.files[i]!;
-  return { root, path, fileName: path.slice(listing.nameAt[i]!), score, indices };
+  return { root, path, match_type: "file", file_name: path.slice(listing.nameAt[i]!), score, indices };
 }
 
 /** The `limit` best, kept in a small array that is sorted and cut when it doubles. */

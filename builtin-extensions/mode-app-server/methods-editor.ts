@@ -17,6 +17,8 @@ function fallbackModel(ctx: ServerContext) {
 }
 
 const fileLists = new FileLists();
+/** The latest search of each cancellation token: an older one still listing files answers with none. */
+const latestSearch = new Map<string, object>();
 
 /** The editor methods, one row each. */
 export const editorMethods: MethodRow[] = [
@@ -48,7 +50,16 @@ export const editorMethods: MethodRow[] = [
       throw invalidParams("fuzzyFileSearch needs threadId or roots", { reason: "roots" });
     const roots = params.roots?.map((r) => resolve(r)) ?? [];
     if (params.threadId !== undefined) roots.unshift(ctx.threads.threadInfo(params.threadId).cwd);
-    return fileLists.search([...new Set(roots)], params.query, params.limit ?? 50);
+    const token = params.cancellationToken;
+    const mine = {};
+    if (token !== undefined) latestSearch.set(token, mine);
+    try {
+      const found = await fileLists.search([...new Set(roots)], params.query, params.limit ?? 50);
+      if (token !== undefined && latestSearch.get(token) !== mine) return { files: [] };
+      return found;
+    } finally {
+      if (token !== undefined && latestSearch.get(token) === mine) latestSearch.delete(token);
+    }
   }),
 
   method("mcpServerStatus/list", (ctx, params) => {

@@ -264,7 +264,8 @@ export const FuzzyFile = Obj(
   {
     root: Str({ description: "The folder searched" }),
     path: Str({ description: "Relative to root, with / separators" }),
-    fileName: Str(),
+    match_type: Lit("file", { description: "Codex's field; files only here" }),
+    file_name: Str({ description: "The last segment of path (Codex's snake_case name)" }),
     score: Num({ description: "Higher is better" }),
     indices: Arr(Num(), { description: "Positions in path of the characters that matched the query" }),
   },
@@ -579,6 +580,9 @@ export const requestSpecs = {
       threadId: Opt(ThreadId),
       roots: Opt(Arr(Str({ minLength: 1 }), { maxItems: 16 })),
       limit: Opt(Type.Integer({ minimum: 1, maximum: 1000, description: "Default 50" })),
+      cancellationToken: Opt(
+        Str({ description: "A later search with the same token makes this one answer with no files" }),
+      ),
     }),
     result: Obj({
       files: Arr(FuzzyFile),

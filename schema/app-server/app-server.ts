@@ -305,7 +305,10 @@ export type FuzzyFile = {
   root: string;
   /** Relative to root, with / separators */
   path: string;
-  fileName: string;
+  /** Codex's field; files only here */
+  match_type: "file";
+  /** The last segment of path (Codex's snake_case name) */
+  file_name: string;
   /** Higher is better */
   score: number;
   /** Positions in path of the characters that matched the query */
@@ -782,6 +785,8 @@ export type FuzzyFileSearchParams = {
   roots?: string[];
   /** Default 50 */
   limit?: number;
+  /** A later search with the same token makes this one answer with no files */
+  cancellationToken?: string;
 };
 
 export type FuzzyFileSearchResult = {

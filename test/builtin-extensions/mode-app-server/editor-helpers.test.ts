@@ -59,7 +59,7 @@ describe("app-server editor helpers", () => {
     const { files } = await new FileLists().search([a, b], "item1", 5);
     expect(files).to.have.length(5);
     expect(files.map((f) => f.score)).to.deep.equal([...files.map((f) => f.score)].sort((x, y) => y - x));
-    expect(files.every((f) => f.fileName.startsWith("item1"))).to.equal(true);
+    expect(files.every((f) => f.file_name.startsWith("item1"))).to.equal(true);
   });
 
   it("sends only new output; a partial that does not continue the last one resets it", () => {

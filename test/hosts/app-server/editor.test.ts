@@ -301,7 +301,7 @@ describe("knightcode app-server: what an editor needs", function () {
     expect(paths).to.include("src/util/button-helpers.ts");
     expect(paths).to.not.include("build/Button.js");
     const first = button.files[0]!;
-    expect(first).to.deep.include({ root: h.project, fileName: "Button.tsx" });
+    expect(first).to.deep.include({ root: h.project, file_name: "Button.tsx", match_type: "file" });
     expect(first.indices.map((i) => first.path[i]?.toLowerCase()).join("")).to.equal("btn");
 
     // Untracked files count, ignored ones do not.
