@@ -318,6 +318,16 @@ describe("knightcode app-server: what an editor needs", function () {
       return found.files.length > 0 ? found : undefined;
     });
     await rpcError(client.request("fuzzyFileSearch", { query: "x" }), "invalidParams", "roots");
+
+    // Codex's cancellation token: a second search with the same token, sent while the first still lists a folder
+    // not listed before, leaves the first with no files.
+    const src = join(h.project, "src");
+    const [older, newer] = await Promise.all([
+      client.request("fuzzyFileSearch", { roots: [src], query: "button", cancellationToken: "mention" }),
+      client.request("fuzzyFileSearch", { roots: [src], query: "button", cancellationToken: "mention" }),
+    ]);
+    expect(older.files).to.deep.equal([]);
+    expect(newer.files.map((f) => f.path)).to.include("components/Button.tsx");
   });
 
   it("mcpServerStatus/list gives each MCP server's state, tool count and error, for a thread", async () => {
