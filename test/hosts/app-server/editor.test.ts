@@ -169,6 +169,23 @@ describe("knightcode app-server: what an editor needs", function () {
     const help = none.warnings.find((w) => w.message.startsWith("No usable model"));
     expect(help?.message).to.contain(join(h.agentDir, "models.json"));
     expect(help?.message).to.contain("ANTHROPIC_API_KEY");
+
+    // The scripted test double is offered once it is the configured model, and then a thread has no warning.
+    writeFileSync(
+      join(h.agentDir, "settings.json"),
+      JSON.stringify({ defaultProvider: "scripted", defaultModel: "scripted" }),
+    );
+    const scripted = await h.start({ ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" });
+    await scripted.client.initialize();
+    const listed = await scripted.client.request("model/list", {});
+    expect(listed.data.find((m) => m.id === "scripted/scripted")).to.deep.include({
+      usable: true,
+      isDefault: true,
+      auth: "none",
+    });
+    const fine = await scripted.client.request("thread/start", { cwd: h.project });
+    expect(fine.thread.model).to.equal("scripted/scripted");
+    expect(fine.warnings.filter((w) => /model/i.test(w.message))).to.deep.equal([]);
   });
 
   it("a bash call's item carries command, cwd, exit code, start time and duration, and its output deltas carry only new text", async () => {
