@@ -20,6 +20,8 @@ export interface DiffOptions {
   budgetBytes?: number;
   /** Files the response may list; the rest are only counted (`filesOmitted`). */
   maxFiles?: number;
+  /** `false`: the files only, without hunks or totals (what a whole-file revert needs); the patch is not read. */
+  patch?: boolean;
 }
 
 /** The parts of a file's diff an action needs besides the wire shape. */
@@ -233,27 +235,30 @@ export async function diffTrees(
   const pathArgs = literalPaths(options.paths);
   const common = diffArgs(options);
   // The list and the patch are read side by side: neither needs the other's answer.
+  const withPatch = options.patch !== false;
   const [raw, patch] = await Promise.all([
     runGit(["diff-tree", "-r", "-z", "--no-abbrev", ...common, from, to, ...pathArgs], run),
-    runGit(
-      [
-        "diff-tree",
-        "-r",
-        "-p",
-        `-U${context}`,
-        "--full-index",
-        ...PATCH_PREFIXES,
-        ...common,
-        from,
-        to,
-        ...pathArgs,
-      ],
-      { ...run, maxBytes: 64 * 1024 * 1024 },
-    ).catch((error: unknown) => {
-      // A patch too big to hold: every file is listed with its totals and no hunks.
-      if (error instanceof GitOutputTooLargeError) return undefined;
-      throw error;
-    }),
+    !withPatch
+      ? undefined
+      : runGit(
+          [
+            "diff-tree",
+            "-r",
+            "-p",
+            `-U${context}`,
+            "--full-index",
+            ...PATCH_PREFIXES,
+            ...common,
+            from,
+            to,
+            ...pathArgs,
+          ],
+          { ...run, maxBytes: 64 * 1024 * 1024 },
+        ).catch((error: unknown) => {
+          // A patch too big to hold: every file is listed with its totals and no hunks.
+          if (error instanceof GitOutputTooLargeError) return undefined;
+          throw error;
+        }),
   ]);
   const entries = parseRaw(raw.stdout);
   const maxFiles = options.maxFiles ?? DIFF_MAX_FILES;
@@ -262,7 +267,7 @@ export async function diffTrees(
   // The totals are counted from the patch: a separate `--numstat` would read every blob a second time.
   let totals: ReturnType<typeof parseNumstat> | undefined;
   if (patch) sections = parsePatch(patch.stdout.toString("utf8"));
-  else
+  else if (withPatch)
     totals = parseNumstat(
       (await runGit(["diff-tree", "-r", "-z", "--numstat", ...common, from, to, ...pathArgs], run)).stdout,
     );
