@@ -9,6 +9,8 @@
  * - thread/list over 10,000 session files (100 folders of 100), as the client sees the round trip: the first call
  *   right after initialize (the catalogue's warm-up still running) and 1 s later (done), then the next calls;
  *   target ≤ 200 ms.
+ * - the editor side (app-server-editor.ts): thread/diff/read and thread/diff/revert on 3 and 1,000 changed files
+ *   (target ≤ 100 ms on 3), and fuzzyFileSearch over 100,000 files.
  * Run alone with `npm run bench -- app-server` (builds dist/ first when it is missing).
  */
 import { execFileSync } from "node:child_process";
@@ -20,6 +22,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnAppServer } from "../hosts/sdk/app-server-client.js";
 import { cwdSessionDir, sessionFileName } from "../plugins/session-store/paths.js";
+import { editorBench } from "./app-server-editor.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = join(root, "dist", "hosts", "cli", "main.js");
@@ -318,6 +321,17 @@ export async function historyPages(dir: string): Promise<void> {
   }
 }
 
+/** Diff read and revert on 3 and 1,000 changed files, and file search over 100,000 files (app-server-editor.ts). */
+async function editor(dir: string): Promise<void> {
+  const agentDir = agentDirFor(dir, "http://127.0.0.1:9");
+  const server = start(agentDir, dir);
+  try {
+    await editorBench(server, dir);
+  } finally {
+    await server.stop(10_000);
+  }
+}
+
 export async function appServerBench(): Promise<void> {
   if (!existsSync(cli)) execFileSync("npx", ["tsx", "scripts/build.ts"], { cwd: root, stdio: "inherit" });
   const dir = mkdtempSync(join(tmpdir(), "kc-bench-app-server-"));
@@ -325,6 +339,7 @@ export async function appServerBench(): Promise<void> {
     await memoryAndLatency(join(dir, "load"));
     await listing(join(dir, "list"));
     await historyPages(join(dir, "history"));
+    await editor(join(dir, "editor"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -38,6 +38,11 @@ export interface BashToolDetails {
   /** The complete output, when the result shows only its end. */
   fullOutputPath?: string;
   timedOut: boolean;
+  /**
+   * Partial results only: where this partial's text starts in the whole output so far (in UTF-16 code units), so a
+   * host can send only what is new although each partial shows the latest tail.
+   */
+  outputStart?: number;
 }
 
 /**
@@ -114,18 +119,32 @@ export function createBashTool(
 
       // A rolling tail of the output for partial results; bounded like the engine's own.
       let buffer = "";
+      /** Output received so far, in UTF-16 code units (the buffer keeps only its end). */
+      let received = 0;
       let lastUpdate = 0;
       let timer: NodeJS.Timeout | undefined;
       const emit = () => {
         timer = undefined;
         lastUpdate = Date.now();
+        const text = partialTail(buffer);
+        const shown = buffer.replace(/\n$/, "");
+        // The tail is the end of what was received, less a final newline.
+        const outputStart = shown.endsWith(text)
+          ? received - buffer.length + shown.length - text.length
+          : undefined;
         onUpdate?.({
-          content: [{ type: "text", text: partialTail(buffer) }],
-          details: { exitCode: null, truncated: false, timedOut: false },
+          content: [{ type: "text", text }],
+          details: {
+            exitCode: null,
+            truncated: false,
+            timedOut: false,
+            ...(outputStart !== undefined ? { outputStart } : {}),
+          },
         });
       };
       const onData = (chunk: string) => {
         buffer += chunk;
+        received += chunk.length;
         if (buffer.length > 4 * MAX_BYTES) buffer = buffer.slice(-2 * MAX_BYTES);
         if (!onUpdate || timer) return;
         const wait = UPDATE_INTERVAL_MS - (Date.now() - lastUpdate);

@@ -13,6 +13,7 @@ import {
   type ModeContext,
 } from "@knightcodeai/cli/kit";
 import { registerConfigMethods } from "./methods-config.js";
+import { registerEditorMethods } from "./methods-editor.js";
 import { registerGitMethods } from "./methods-git.js";
 import { registerMcpMethods } from "./methods-mcp.js";
 import { registerResourceMethods } from "./methods-resources.js";
@@ -50,6 +51,7 @@ export async function runAppServer(
   registerMcpMethods(server);
   registerGitMethods(server);
   registerResourceMethods(server);
+  registerEditorMethods(server);
   // Other extensions of this session add their methods once the service appears (and lose them when it goes).
   const methods: AppServerMethods = {
     register: (name, spec, handler) =>

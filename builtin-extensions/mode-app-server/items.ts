@@ -119,7 +119,9 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
           return [{ type: "agentMessage", id: `${id}:${index}`, text: payloads.inline(block.text) }];
         if (block.type === "thinking")
           return [{ type: "reasoning", id: `${id}:${index}`, text: payloads.inline(block.thinking) }];
-        if (block.type === "toolCall")
+        if (block.type === "toolCall") {
+          const command =
+            block.name === "bash" ? (block.arguments as { command?: unknown })?.command : undefined;
           return [
             {
               type: "toolCall",
@@ -127,13 +129,33 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
               name: block.name,
               arguments: block.arguments,
               status: "inProgress",
+              ...(typeof command === "string" ? { command } : {}),
             },
           ];
+        }
         return [];
       });
     default:
       return [];
   }
+}
+
+/**
+ * What a tool's saved result tells about its item read back: bash's exit code, the file `write` or `edit` changed
+ * (edit's diff; a `write` read back has no diff, as the file before it is not kept).
+ */
+function readBackDetails(call: ToolCallItem, details: unknown): void {
+  if (!details || typeof details !== "object") return;
+  const d = details as Record<string, unknown>;
+  if (call.name === "bash" && (typeof d.exitCode === "number" || d.exitCode === null))
+    call.exitCode = d.exitCode;
+  if (call.status !== "completed" || typeof d.path !== "string") return;
+  if (call.name === "edit")
+    call.changes = [
+      { path: d.path, kind: "update", ...(typeof d.diff === "string" ? { diff: d.diff } : {}) },
+    ];
+  else if (call.name === "write")
+    call.changes = [{ path: d.path, kind: d.created === true ? "add" : "update" }];
 }
 
 /**
@@ -328,6 +350,7 @@ export function history(
       if (call) {
         call.status = message.isError ? "failed" : "completed";
         call.result = payloads.inline(textOf(message.content));
+        readBackDetails(call, message.details);
       }
       continue;
     }

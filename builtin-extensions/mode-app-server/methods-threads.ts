@@ -5,6 +5,7 @@ import { VERSION } from "@knightcodeai/cli/kit";
 import { installMethods, type MethodRow, method, type ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { archiveWorkspace, prepareWorkspace } from "./methods-git.js";
+import { modelWarning } from "./models.js";
 import type { AppServer } from "./server.js";
 import type { LoadedThread } from "./thread.js";
 
@@ -52,6 +53,9 @@ export const threadMethods: MethodRow[] = [
     const { thread, warnings } = opened;
     if (params.name) thread.session.setSessionName(params.name);
     if (workspace) warnings.push(...(await workspace.opened(thread)));
+    // Said now, not as a failed turn later: what to configure for the thread to have a model it can use.
+    const noModel = await modelWarning(thread.modelRuntime(), thread.session.getState().model, ctx.agentDir);
+    if (noModel) warnings.push({ message: noModel, source: "settings" });
     const info = thread.info();
     afterResponse(() => connection.notify("thread/started", { thread: info }));
     return { thread: info, warnings: warnings, ui: thread.ui.snapshot() };
@@ -210,8 +214,23 @@ export const threadMethods: MethodRow[] = [
     );
   }),
 
-  method("turn/start", (ctx, params, { connection, afterResponse }) => {
+  method("turn/start", async (ctx, params, { connection, afterResponse }) => {
     const thread = subscribed(ctx, params.threadId, connection);
+    if (params.model !== undefined || params.effort !== undefined) {
+      // Refused before anything changes when the turn could not start anyway.
+      if (thread.isBusy())
+        throw new AppServerError(
+          "turnInProgress",
+          "A turn is running on this thread; steer it, queue the input or interrupt it",
+        );
+      await thread.updateSettings(
+        {
+          ...(params.model !== undefined ? { model: params.model } : {}),
+          ...(params.effort !== undefined ? { effort: params.effort } : {}),
+        },
+        ctx.hostContext()?.model,
+      );
+    }
     const started = thread.startTurn(params.input, params.clientMessageId, params.comments);
     afterResponse(started.announce);
     return { turn: started.turn };

@@ -34,6 +34,11 @@ export const Warning = Obj(
   { $id: "Warning" },
 );
 
+export const Effort = Type.Union(
+  [Lit("off"), Lit("minimal"), Lit("low"), Lit("medium"), Lit("high"), Lit("xhigh")],
+  { $id: "Effort", description: "A thinking level" },
+);
+
 export const Thread = Obj(
   {
     id: Str(),
@@ -46,6 +51,7 @@ export const Thread = Obj(
     forkedFromId: Opt(Str()),
     sessionFile: Opt(Str()),
     model: Opt(Str({ description: "provider/model" })),
+    effort: Opt(Effort),
     archived: Opt(Bool()),
     workspace: ThreadWorkspace,
   },
@@ -88,6 +94,16 @@ export const ReviewComment = Obj(
   { $id: "ReviewComment" },
 );
 
+/** A file a tool changed: its absolute path, whether it was created, and the unified diff when known. */
+export const FileChange = Obj(
+  {
+    path: Str({ description: "Absolute path" }),
+    kind: Type.Union([Lit("add"), Lit("update")]),
+    diff: Opt(Str({ description: "Unified diff (---/+++ headers and @@ hunks); absent when not known" })),
+  },
+  { $id: "FileChange" },
+);
+
 const ItemStatus = Type.Union([Lit("inProgress"), Lit("completed"), Lit("failed")]);
 
 /** A message's text: a PayloadRef once it passes 64 KiB (deltas still carry every piece). */
@@ -112,6 +128,16 @@ export const ThreadItem = Type.Union(
       status: ItemStatus,
       result: Opt(Any({ description: "The tool's text output, or a PayloadRef when over 64 KiB" })),
       view: Opt(Any()),
+      startedAt: Opt(Num({ description: "When the tool began running (live items)" })),
+      durationMs: Opt(Num({ description: "How long it ran, once it ended (live items)" })),
+      command: Opt(Str({ description: "bash: the command line" })),
+      cwd: Opt(Str({ description: "bash: the folder it runs in" })),
+      exitCode: Opt(
+        Type.Union([Type.Integer(), Type.Null()], {
+          description: "bash, once it ended: the exit code; null when a signal killed it",
+        }),
+      ),
+      changes: Opt(Arr(FileChange, { description: "write and edit: the files changed, with their diffs" })),
     }),
     Obj({ type: Lit("extensionMessage"), id: Str(), customType: Str(), text: ItemText, view: Opt(Any()) }),
     Obj({ type: Lit("contextCompaction"), id: Str(), status: ItemStatus, summary: Opt(Str()) }),
@@ -209,6 +235,41 @@ export const McpServerStatus = Obj(
     error: Opt(Str({ description: "Why it is not connected, when it failed" })),
   },
   { $id: "McpServerStatus" },
+);
+
+/** A model as `model/list` lists it. */
+export const Model = Obj(
+  {
+    id: Str({ description: "provider/model: what model fields take" }),
+    provider: Str(),
+    model: Str({ description: "The model's id at its provider" }),
+    displayName: Str(),
+    contextWindow: Num({ description: "Tokens" }),
+    maxTokens: Num({ description: "Output tokens per response" }),
+    reasoning: Bool(),
+    supportedEfforts: Arr(Effort, { description: '["off"] for a model that does not reason' }),
+    auth: Type.Union([Lit("key"), Lit("none"), Lit("missing")], {
+      description: "key: a key resolves; none: the provider needs none (a local server); missing: no key",
+    }),
+    missingKey: Opt(Str({ description: "The environment variable to set, when auth is missing" })),
+    usable: Bool(),
+    isDefault: Bool({ description: "The model a new thread gets" }),
+    current: Bool({ description: "The thread's model (with threadId)" }),
+  },
+  { $id: "Model" },
+);
+
+/** One file `fuzzyFileSearch` found. */
+export const FuzzyFile = Obj(
+  {
+    root: Str({ description: "The folder searched" }),
+    path: Str({ description: "Relative to root, with / separators" }),
+    match_type: Lit("file", { description: "Codex's field; files only here" }),
+    file_name: Str({ description: "The last segment of path (Codex's snake_case name)" }),
+    score: Num({ description: "Higher is better" }),
+    indices: Arr(Num(), { description: "Positions in path of the characters that matched the query" }),
+  },
+  { $id: "FuzzyFile" },
 );
 
 export interface MethodSpec {
@@ -315,12 +376,14 @@ export const requestSpecs = {
     result: Obj({ data: Str({ description: "base64" }), offset: Num(), total: Num(), done: Bool() }),
   },
   "turn/start": {
-    description: "Starts a turn on an idle thread",
+    description: "Starts a turn on an idle thread; model and effort change the thread's settings first",
     params: Obj({
       threadId: ThreadId,
       input: Arr(UserInput, { minItems: 1 }),
       clientMessageId: Opt(Str()),
       comments: Opt(Arr(ReviewComment)),
+      model: Opt(Str({ minLength: 1, description: "provider/model (or a model id): from this turn on" })),
+      effort: Opt(Effort),
     }),
     result: Obj({ turn: Turn }),
   },
@@ -491,6 +554,47 @@ export const requestSpecs = {
     }),
     result: Empty,
   },
+  "model/list": {
+    description:
+      "The usable models (a key, a local server, a sign-in), with their limits and thinking levels; includeUnusable adds the rest",
+    params: Obj({ threadId: Opt(ThreadId), includeUnusable: Opt(Bool()) }),
+    result: Obj({
+      data: Arr(Model),
+      current: Opt(Str({ description: "The thread's model (with threadId), or the one a new thread gets" })),
+    }),
+  },
+  "thread/settings/update": {
+    description: "Changes a loaded thread's model and thinking level; they apply from its next model request",
+    params: Obj({
+      threadId: ThreadId,
+      model: Opt(Str({ minLength: 1, description: "provider/model, or a model id" })),
+      effort: Opt(Effort),
+    }),
+    result: Obj({ model: Opt(Str()), effort: Effort }),
+  },
+  fuzzyFileSearch: {
+    description:
+      "Files whose path matches query fuzzily (for @ mentions), best first, over the thread's workspace or roots; ignored files are left out",
+    params: Obj({
+      query: Str(),
+      threadId: Opt(ThreadId),
+      roots: Opt(Arr(Str({ minLength: 1 }), { maxItems: 16 })),
+      limit: Opt(Type.Integer({ minimum: 1, maximum: 1000, description: "Default 50" })),
+      cancellationToken: Opt(
+        Str({ description: "A later search with the same token makes this one answer with no files" }),
+      ),
+    }),
+    result: Obj({
+      files: Arr(FuzzyFile),
+      truncated: Opt(Bool({ description: "A root had more files than the server lists (500,000)" })),
+    }),
+  },
+  "mcpServerStatus/list": {
+    description:
+      "MCP servers as a thread's MCP client sees them now (state, tool count, error); without threadId, the server's own session's",
+    params: Obj({ threadId: Opt(ThreadId) }),
+    result: Obj({ data: Arr(McpServerStatus) }),
+  },
   "server/diagnostics": {
     description: "Process memory, loaded threads, connections and queue depths of the shared server",
     params: Empty,
@@ -523,6 +627,10 @@ export const notificationSpecs = {
     description: "Token usage of the thread after a model response",
     params: Obj({ ...TurnRef, usage: TokenUsage }),
   },
+  "thread/settings/updated": {
+    description: "A thread's model or thinking level changed",
+    params: Obj({ threadId: Str(), model: Opt(Str()), effort: Effort }),
+  },
   "turn/started": { description: "A turn started", params: Obj({ threadId: Str(), turn: Turn }) },
   "turn/completed": {
     description: "A turn ended: completed, interrupted or failed",
@@ -546,8 +654,14 @@ export const notificationSpecs = {
     params: Obj({ ...TurnRef, itemId: Str(), delta: Str() }),
   },
   "item/toolCall/outputDelta": {
-    description: "Partial output of a running tool",
-    params: Obj({ ...TurnRef, itemId: Str(), output: Str() }),
+    description:
+      "New output of a running tool: append delta to what the item showed, or with reset replace it by delta",
+    params: Obj({
+      ...TurnRef,
+      itemId: Str(),
+      delta: Str(),
+      reset: Opt(Lit(true, { description: "The output so far is replaced (the tool rewrote its output)" })),
+    }),
   },
   error: {
     description: "A turn failure or a dropped queued input (not a JSON-RPC error)",
@@ -665,6 +779,7 @@ export const sharedSchemas = [
   PayloadRef,
   UserInput,
   ReviewComment,
+  FileChange,
   ThreadItem,
   Turn,
   QueueSnapshot,
@@ -674,4 +789,7 @@ export const sharedSchemas = [
   ...gitSharedSchemas,
   Resource,
   McpServerStatus,
+  Effort,
+  Model,
+  FuzzyFile,
 ] as const;

@@ -18,19 +18,22 @@ import type {
   ExtensionAPI,
   ExtensionContext,
   ImageContent,
+  ModelInfo,
   ModelRuntime,
   SessionController,
   SessionStreamEvent,
+  ThinkingLevel,
 } from "@knightcodeai/cli/kit";
 import { checkComments, composePrompt, type ReviewComment } from "./comments.js";
 import type { Connection } from "./connection.js";
-import { AppServerError } from "./errors.js";
+import { AppServerError, invalidParams } from "./errors.js";
 import {
   type History,
   history,
   type Item,
   limitItem,
   PayloadStore,
+  type ToolCallItem,
   TURN_END,
   TURN_MARKER,
   type Turn,
@@ -40,6 +43,7 @@ import {
   typedContent,
   userContent,
 } from "./items.js";
+import { checkEffort, modelRef, pickModel } from "./models.js";
 import type {
   QueueSnapshotWire,
   ThreadStatusWire,
@@ -49,6 +53,7 @@ import type {
   UserInputWire,
   WarningWire,
 } from "./protocol.js";
+import { finishToolItem, outputDelta, startToolItem, type ToolRun } from "./tool-items.js";
 import { cleanText, ThreadUi } from "./ui.js";
 import { turnRecordSince } from "./workspace.js";
 
@@ -73,6 +78,8 @@ interface LiveTurn extends Turn {
   open: Map<string, Item>;
   /** Keys of the items already completed. */
   done: Set<string>;
+  /** Running tool calls by call id: what their items need when they end. */
+  toolRuns: Map<string, ToolRun>;
   /** The id the turn's first user message item gets (live and read back). */
   userItemId: string;
   /** Review comments sent with the input: the user item shows the typed text and these, not the composed prompt. */
@@ -167,6 +174,43 @@ export class LoadedThread {
   /** The thread session's own model runtime (its providers and keys), for calls outside the conversation. */
   modelRuntime(): ModelRuntime | undefined {
     return this.context?.modelRegistry;
+  }
+
+  /** The thread's own extension API (its services: the MCP client of this thread), once its session started. */
+  extensionApi(): ExtensionAPI | undefined {
+    return this.api;
+  }
+
+  /**
+   * Changes the model and the thinking level from the next model request on (`fallback`: the model a new thread
+   * gets). Subscribers get `thread/settings/updated` when either changed.
+   */
+  async updateSettings(
+    change: { model?: string; effort?: ThinkingLevel },
+    fallback: ModelInfo | undefined,
+  ): Promise<{ model?: string; effort: ThinkingLevel }> {
+    const before = this.settingsSnapshot();
+    const runtime = this.modelRuntime();
+    let model = this.session.getState().model;
+    if (change.model !== undefined) {
+      if (!runtime) throw new AppServerError("internal", "The thread's models are not ready yet");
+      const picked = await pickModel(runtime, change.model, model, fallback);
+      if (!(await this.session.setModel(picked.provider, picked.id)))
+        throw invalidParams(`The model ${modelRef(picked)} cannot be selected`, { reason: "model" });
+      model = picked;
+    }
+    if (change.effort !== undefined) {
+      checkEffort(model, change.effort);
+      this.session.setThinkingLevel(change.effort);
+    }
+    const after = this.settingsSnapshot();
+    if (JSON.stringify(after) !== JSON.stringify(before)) this.broadcast("thread/settings/updated", after);
+    return after;
+  }
+
+  private settingsSnapshot(): { model?: string; effort: ThinkingLevel } {
+    const state = this.session.getState();
+    return { ...(state.model ? { model: modelRef(state.model) } : {}), effort: state.thinkingLevel };
   }
 
   attach(session: SessionController): void {
@@ -336,6 +380,7 @@ export class LoadedThread {
       ...(this.forkedFromId ? { forkedFromId: this.forkedFromId } : {}),
       ...(file ? { sessionFile: file } : {}),
       ...(state.model ? { model: `${state.model.provider}/${state.model.id}` } : {}),
+      effort: state.thinkingLevel,
       workspace: this.host.describeWorkspace(manager.getCwd()),
     };
   }
@@ -410,6 +455,7 @@ export class LoadedThread {
       held: [],
       open: new Map(),
       done: new Set(),
+      toolRuns: new Map(),
       userItemId: randomUUID(),
       inputText: text,
       ...(comments.length > 0 ? { typed: { text, comments: [...comments] } } : {}),
@@ -782,31 +828,52 @@ export class LoadedThread {
   private toolStart(turn: LiveTurn, event: SessionStreamEvent): void {
     if (event.parentToolCallId !== undefined) return;
     const id = String(event.toolCallId);
-    this.startItem(turn, `tool:${id}`, {
+    const item: ToolCallItem = {
       type: "toolCall",
       id,
       name: String(event.toolName),
       arguments: event.args ?? {},
       status: "inProgress",
-    });
+    };
+    turn.toolRuns.set(id, startToolItem(item, this.session.cwd));
+    this.startItem(turn, `tool:${id}`, item);
   }
 
   private toolUpdate(turn: LiveTurn, event: SessionStreamEvent): void {
-    const item = turn.open.get(`tool:${String(event.toolCallId)}`);
-    if (!item) return;
-    const partial = event.partialResult as { content?: { type: string; text?: string }[] } | undefined;
-    const output = textOf(partial?.content);
-    if (output)
-      this.turnEvent(turn, "item/toolCall/outputDelta", { itemId: item.id, output: output.slice(-16_384) });
+    const id = String(event.toolCallId);
+    const item = turn.open.get(`tool:${id}`);
+    const run = turn.toolRuns.get(id);
+    if (!item || !run) return;
+    const partial = event.partialResult as
+      | { content?: { type: string; text?: string }[]; details?: { outputStart?: unknown } }
+      | undefined;
+    const start = partial?.details?.outputStart;
+    const next = { text: textOf(partial?.content), ...(typeof start === "number" ? { start } : {}) };
+    const change = outputDelta(run.shown, next);
+    run.shown = next;
+    if (!change) return;
+    // A replaced output is sent as its end only, as before.
+    const delta = change.reset ? change.delta.slice(-16_384) : change.delta;
+    this.turnEvent(turn, "item/toolCall/outputDelta", {
+      itemId: item.id,
+      delta,
+      ...(change.reset ? { reset: true } : {}),
+    });
   }
 
   private toolEnd(turn: LiveTurn, event: SessionStreamEvent): void {
-    const key = `tool:${String(event.toolCallId)}`;
+    const id = String(event.toolCallId);
+    const key = `tool:${id}`;
     const item = turn.open.get(key);
     if (item?.type !== "toolCall") return;
-    const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
+    const result = event.result as
+      | { content?: { type: string; text?: string }[]; details?: unknown }
+      | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
+    const run = turn.toolRuns.get(id);
+    turn.toolRuns.delete(id);
+    if (run) finishToolItem(item, run, result?.details, this.session.cwd);
     this.completeItem(turn, key);
   }
 

@@ -277,7 +277,16 @@ export interface StreamSimpleOptions {
 
 /** `getApiKeyAndHeaders()`: what a request to the model's provider would authenticate with. */
 export type ResolvedRequestAuth =
-  | { ok: true; apiKey?: string; headers?: Record<string, string> }
+  | {
+      ok: true;
+      apiKey?: string;
+      headers?: Record<string, string>;
+      /**
+       * The environment variable the provider takes its key from, when it names one that is not set and no key is
+       * saved in auth.json: requests would go without a key (a host lists the model as not usable).
+       */
+      missingKey?: string;
+    }
   | { ok: false; error: string };
 
 export interface ClassifierQuestion {

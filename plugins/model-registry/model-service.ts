@@ -311,10 +311,12 @@ export class ModelService implements ModelApiService {
     const config = this.providerConfig(model.provider);
     if (!config) return { ok: false, error: `Provider "${model.provider}" is not registered` };
     const apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    const missingKey = !apiKey && config.apiKey && ENV_NAME.test(config.apiKey) ? config.apiKey : undefined;
     return {
       ok: true,
       ...(apiKey ? { apiKey } : {}),
       ...(config.headers ? { headers: { ...config.headers } } : {}),
+      ...(missingKey ? { missingKey } : {}),
     };
   }
 

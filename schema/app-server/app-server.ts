@@ -34,6 +34,8 @@ export type Thread = {
   sessionFile?: string;
   /** provider/model */
   model?: string;
+  /** A thinking level */
+  effort?: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   archived?: boolean;
   workspace: ThreadWorkspace;
 };
@@ -78,6 +80,14 @@ export type ReviewComment = {
   quote?: string[];
 };
 
+export type FileChange = {
+  /** Absolute path */
+  path: string;
+  kind: "add" | "update";
+  /** Unified diff (---/+++ headers and @@ hunks); absent when not known */
+  diff?: string;
+};
+
 export type ThreadItem = {
   type: "userMessage";
   id: string;
@@ -101,6 +111,18 @@ export type ThreadItem = {
   /** The tool's text output, or a PayloadRef when over 64 KiB */
   result?: unknown;
   view?: unknown;
+  /** When the tool began running (live items) */
+  startedAt?: number;
+  /** How long it ran, once it ended (live items) */
+  durationMs?: number;
+  /** bash: the command line */
+  command?: string;
+  /** bash: the folder it runs in */
+  cwd?: string;
+  /** bash, once it ended: the exit code; null when a signal killed it */
+  exitCode?: number | null;
+  /** write and edit: the files changed, with their diffs */
+  changes?: FileChange[];
 } | {
   type: "extensionMessage";
   id: string;
@@ -249,6 +271,48 @@ export type McpServerStatus = {
   };
   /** Why it is not connected, when it failed */
   error?: string;
+};
+
+export type Effort = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
+export type Model = {
+  /** provider/model: what model fields take */
+  id: string;
+  provider: string;
+  /** The model's id at its provider */
+  model: string;
+  displayName: string;
+  /** Tokens */
+  contextWindow: number;
+  /** Output tokens per response */
+  maxTokens: number;
+  reasoning: boolean;
+  /** ["off"] for a model that does not reason */
+  supportedEfforts: Effort[];
+  /** key: a key resolves; none: the provider needs none (a local server); missing: no key */
+  auth: "key" | "none" | "missing";
+  /** The environment variable to set, when auth is missing */
+  missingKey?: string;
+  usable: boolean;
+  /** The model a new thread gets */
+  isDefault: boolean;
+  /** The thread's model (with threadId) */
+  current: boolean;
+};
+
+export type FuzzyFile = {
+  /** The folder searched */
+  root: string;
+  /** Relative to root, with / separators */
+  path: string;
+  /** Codex's field; files only here */
+  match_type: "file";
+  /** The last segment of path (Codex's snake_case name) */
+  file_name: string;
+  /** Higher is better */
+  score: number;
+  /** Positions in path of the characters that matched the query */
+  indices: number[];
 };
 
 /** The error's name (`error.data.code`); `error.code` is its JSON-RPC number. */
@@ -421,13 +485,17 @@ export type ThreadPayloadReadResult = {
   done: boolean;
 };
 
-/** Starts a turn on an idle thread */
+/** Starts a turn on an idle thread; model and effort change the thread's settings first */
 export type TurnStartParams = {
   /** The session id of the thread */
   threadId: string;
   input: UserInput[];
   clientMessageId?: string;
   comments?: ReviewComment[];
+  /** provider/model (or a model id): from this turn on */
+  model?: string;
+  /** A thinking level */
+  effort?: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
 };
 
 export type TurnStartResult = {
@@ -679,6 +747,63 @@ export type UiEventParams = {
 };
 
 export type UiEventResult = Record<string, never>;
+
+/** The usable models (a key, a local server, a sign-in), with their limits and thinking levels; includeUnusable adds the rest */
+export type ModelListParams = {
+  /** The session id of the thread */
+  threadId?: string;
+  includeUnusable?: boolean;
+};
+
+export type ModelListResult = {
+  data: Model[];
+  /** The thread's model (with threadId), or the one a new thread gets */
+  current?: string;
+};
+
+/** Changes a loaded thread's model and thinking level; they apply from its next model request */
+export type ThreadSettingsUpdateParams = {
+  /** The session id of the thread */
+  threadId: string;
+  /** provider/model, or a model id */
+  model?: string;
+  /** A thinking level */
+  effort?: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+};
+
+export type ThreadSettingsUpdateResult = {
+  model?: string;
+  /** A thinking level */
+  effort: Effort;
+};
+
+/** Files whose path matches query fuzzily (for @ mentions), best first, over the thread's workspace or roots; ignored files are left out */
+export type FuzzyFileSearchParams = {
+  query: string;
+  /** The session id of the thread */
+  threadId?: string;
+  roots?: string[];
+  /** Default 50 */
+  limit?: number;
+  /** A later search with the same token makes this one answer with no files */
+  cancellationToken?: string;
+};
+
+export type FuzzyFileSearchResult = {
+  files: FuzzyFile[];
+  /** A root had more files than the server lists (500,000) */
+  truncated?: boolean;
+};
+
+/** MCP servers as a thread's MCP client sees them now (state, tool count, error); without threadId, the server's own session's */
+export type McpServerStatusListParams = {
+  /** The session id of the thread */
+  threadId?: string;
+};
+
+export type McpServerStatusListResult = {
+  data: McpServerStatus[];
+};
 
 /** Process memory, loaded threads, connections and queue depths of the shared server */
 export type ServerDiagnosticsParams = Record<string, never>;
@@ -1003,6 +1128,10 @@ export interface Requests {
   "mcp/add": { params: McpAddParams; result: McpAddResult };
   "mcp/remove": { params: McpRemoveParams; result: McpRemoveResult };
   "ui/event": { params: UiEventParams; result: UiEventResult };
+  "model/list": { params: ModelListParams; result: ModelListResult };
+  "thread/settings/update": { params: ThreadSettingsUpdateParams; result: ThreadSettingsUpdateResult };
+  "fuzzyFileSearch": { params: FuzzyFileSearchParams; result: FuzzyFileSearchResult };
+  "mcpServerStatus/list": { params: McpServerStatusListParams; result: McpServerStatusListResult };
   "server/diagnostics": { params: ServerDiagnosticsParams; result: ServerDiagnosticsResult };
   "thread/diff/read": { params: ThreadDiffReadParams; result: ThreadDiffReadResult };
   "thread/diff/revert": { params: ThreadDiffRevertParams; result: ThreadDiffRevertResult };
@@ -1051,6 +1180,14 @@ export type ThreadTokenUsageUpdatedParams = {
   threadId: string;
   turnId: string;
   usage: TokenUsage;
+};
+
+/** A thread's model or thinking level changed */
+export type ThreadSettingsUpdatedParams = {
+  threadId: string;
+  model?: string;
+  /** A thinking level */
+  effort: Effort;
 };
 
 /** A turn started */
@@ -1106,12 +1243,14 @@ export type ItemReasoningDeltaParams = {
   delta: string;
 };
 
-/** Partial output of a running tool */
+/** New output of a running tool: append delta to what the item showed, or with reset replace it by delta */
 export type ItemToolCallOutputDeltaParams = {
   threadId: string;
   turnId: string;
   itemId: string;
-  output: string;
+  delta: string;
+  /** The output so far is replaced (the tool rewrote its output) */
+  reset?: true;
 };
 
 /** A turn failure or a dropped queued input (not a JSON-RPC error) */
@@ -1196,6 +1335,7 @@ export interface Notifications {
   "thread/name/updated": ThreadNameUpdatedParams;
   "thread/closed": ThreadClosedParams;
   "thread/tokenUsage/updated": ThreadTokenUsageUpdatedParams;
+  "thread/settings/updated": ThreadSettingsUpdatedParams;
   "turn/started": TurnStartedParams;
   "turn/completed": TurnCompletedParams;
   "turn/queue/updated": TurnQueueUpdatedParams;

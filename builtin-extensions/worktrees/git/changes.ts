@@ -220,6 +220,8 @@ export async function revertChanges(cwd: string, request: RevertRequest): Promis
     context: Math.max(context, 1),
     budgetBytes: Number.MAX_SAFE_INTEGER,
     maxFiles: Number.MAX_SAFE_INTEGER,
+    // Whole files are written back from the tree: only a hunk needs the patch.
+    patch: request.hunkId !== undefined,
   });
   let files = diff.files;
   if (request.path !== undefined) {

@@ -20,6 +20,8 @@ export interface DiffOptions {
   budgetBytes?: number;
   /** Files the response may list; the rest are only counted (`filesOmitted`). */
   maxFiles?: number;
+  /** `false`: the files only, without hunks or totals (what a whole-file revert needs); the patch is not read. */
+  patch?: boolean;
 }
 
 /** The parts of a file's diff an action needs besides the wire shape. */
@@ -232,37 +234,43 @@ export async function diffTrees(
   const run = { cwd: repo.root, read: true };
   const pathArgs = literalPaths(options.paths);
   const common = diffArgs(options);
-  const raw = await runGit(["diff-tree", "-r", "-z", "--no-abbrev", ...common, from, to, ...pathArgs], run);
+  // The list and the patch are read side by side: neither needs the other's answer.
+  const withPatch = options.patch !== false;
+  const [raw, patch] = await Promise.all([
+    runGit(["diff-tree", "-r", "-z", "--no-abbrev", ...common, from, to, ...pathArgs], run),
+    !withPatch
+      ? undefined
+      : runGit(
+          [
+            "diff-tree",
+            "-r",
+            "-p",
+            `-U${context}`,
+            "--full-index",
+            ...PATCH_PREFIXES,
+            ...common,
+            from,
+            to,
+            ...pathArgs,
+          ],
+          { ...run, maxBytes: 64 * 1024 * 1024 },
+        ).catch((error: unknown) => {
+          // A patch too big to hold: every file is listed with its totals and no hunks.
+          if (error instanceof GitOutputTooLargeError) return undefined;
+          throw error;
+        }),
+  ]);
   const entries = parseRaw(raw.stdout);
   const maxFiles = options.maxFiles ?? DIFF_MAX_FILES;
   const listed = entries.slice(0, maxFiles);
   let sections: Section[] | undefined;
   // The totals are counted from the patch: a separate `--numstat` would read every blob a second time.
   let totals: ReturnType<typeof parseNumstat> | undefined;
-  try {
-    const patch = await runGit(
-      [
-        "diff-tree",
-        "-r",
-        "-p",
-        `-U${context}`,
-        "--full-index",
-        ...PATCH_PREFIXES,
-        ...common,
-        from,
-        to,
-        ...pathArgs,
-      ],
-      { ...run, maxBytes: 64 * 1024 * 1024 },
-    );
-    sections = parsePatch(patch.stdout.toString("utf8"));
-  } catch (error) {
-    // A patch too big to hold: every file is listed with its totals and no hunks.
-    if (!(error instanceof GitOutputTooLargeError)) throw error;
+  if (patch) sections = parsePatch(patch.stdout.toString("utf8"));
+  else if (withPatch)
     totals = parseNumstat(
       (await runGit(["diff-tree", "-r", "-z", "--numstat", ...common, from, to, ...pathArgs], run)).stdout,
     );
-  }
   let budget = options.budgetBytes ?? DIFF_BUDGET_BYTES;
   // git leaves out the patch of a file whose change `-w` hides; walk both lists in step, matching blob ids.
   let next = 0;

@@ -17,6 +17,8 @@ export interface RepoInfo {
   prefix: string;
   /** The commit checked out; undefined in a repository with no commit yet (unborn `HEAD`). */
   head: string | undefined;
+  /** The tree of `head`, read in the same call (so a diff against `HEAD` needs no call of its own). */
+  headTree?: string;
   /** The branch checked out (short name); undefined when detached or unborn. */
   branch: string | undefined;
   /** The id of the empty tree in this repository's hash. */
@@ -29,7 +31,7 @@ const EMPTY_TREES: Record<string, string> = {
   sha256: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
 };
 
-/** Resolves `cwd`'s repository in one git call (two on an unborn `HEAD`); `notGitRepo` outside one. */
+/** Resolves `cwd`'s repository and `HEAD`'s tree in one git call (two on an unborn `HEAD`); `notGitRepo` outside one. */
 export async function openRepo(cwd: string): Promise<RepoInfo> {
   const args = [
     "rev-parse",
@@ -42,6 +44,7 @@ export async function openRepo(cwd: string): Promise<RepoInfo> {
     "index",
     "--show-prefix",
     "HEAD",
+    "HEAD^{tree}",
     "--symbolic-full-name",
     "HEAD",
   ];
@@ -63,6 +66,7 @@ export async function openRepo(cwd: string): Promise<RepoInfo> {
     indexFile = "",
     prefix = "",
     head = "",
+    headTree = "",
     symbolic = "",
   ] = lines;
   if (!root || !indexFile) throw new GitServiceError("notGitRepo", `${cwd} is not inside a git work tree`);
@@ -71,7 +75,7 @@ export async function openRepo(cwd: string): Promise<RepoInfo> {
     (await gitText(["hash-object", "-t", "tree", "--stdin"], { cwd: root, read: true }));
   if (out.code === 0) {
     const branch = symbolic.startsWith("refs/heads/") ? symbolic.slice(11) : undefined;
-    return { root, gitDir, commonDir, indexFile, prefix, head, branch, emptyTree };
+    return { root, gitDir, commonDir, indexFile, prefix, head, headTree, branch, emptyTree };
   }
   return { root, gitDir, commonDir, indexFile, prefix, head: undefined, branch: undefined, emptyTree };
 }
@@ -89,6 +93,7 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string | 
 /** The tree of `rev`, or the empty tree when `rev` is undefined (an unborn `HEAD`). */
 export async function treeOf(repo: RepoInfo, rev: string | undefined): Promise<string> {
   if (!rev) return repo.emptyTree;
+  if (rev === repo.head && repo.headTree) return repo.headTree;
   return gitText(["rev-parse", "--verify", `${rev}^{tree}`], { cwd: repo.root, read: true });
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import { registerConfigMethods } from "../../../builtin-extensions/mode-app-server/methods-config.js";
+import { registerEditorMethods } from "../../../builtin-extensions/mode-app-server/methods-editor.js";
 import { registerGitMethods } from "../../../builtin-extensions/mode-app-server/methods-git.js";
 import { registerMcpMethods } from "../../../builtin-extensions/mode-app-server/methods-mcp.js";
 import { registerResourceMethods } from "../../../builtin-extensions/mode-app-server/methods-resources.js";
@@ -31,6 +32,7 @@ describe("app-server method table", () => {
     registerMcpMethods(s);
     registerGitMethods(s);
     registerResourceMethods(s);
+    registerEditorMethods(s);
     return s;
   }
 
