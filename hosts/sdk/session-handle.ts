@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 
 /**
  * `AgentSessionHandle`: what a host holds to drive a session (`SessionController`), surviving session replacement.
@@ -11,6 +11,7 @@ import type {
   BashResult,
   CommandInfo,
   CompactionResult,
+  CredentialStore,
   EntryRenderer,
   ExtensionEventName,
   ExtensionInfo,
@@ -33,6 +34,7 @@ import type {
   ThinkingLevel,
   ToolRenderers,
   TreeNavigation,
+  UsableModel,
 } from "../../kernel/index.js";
 import { coreTokens, KernelError } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
@@ -43,6 +45,7 @@ import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.j
 import type { HostFace } from "../../plugins/host-face/host-face.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
+import { scopeModels } from "../../plugins/model-registry/scoped-models.js";
 import type { SessionManager } from "../../plugins/session-store/session-manager.js";
 import { resolveAgentDir } from "../../plugins/settings/agent-dir.js";
 import { serviceTokens } from "../../plugins/tokens.js";
@@ -251,8 +254,32 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return model ? this.agent.setModel(undefined, model) : Promise.resolve(false);
   }
 
+  getUsableModels(): UsableModel[] {
+    return this.runtime.scope.resolve(serviceTokens.models).getUsable();
+  }
+
+  getScopedModels(): UsableModel[] {
+    const usable = this.getUsableModels();
+    // Read each time, so a choice `/scoped-models` saved applies at once.
+    const patterns = this.host.settings.read(this.cwd).get("enabledModels");
+    return scopeModels(usable, Array.isArray(patterns) ? (patterns as string[]) : undefined);
+  }
+
+  get credentials(): CredentialStore {
+    const models = () => this.runtime.scope.resolve(serviceTokens.models);
+    return {
+      path: join(this.agentDir, "auth.json"),
+      list: () => models().listCredentials(),
+      saveApiKey: (provider, key) => models().saveCredential(provider, key),
+      save: (provider, credential) => models().saveCredential(provider, credential),
+      remove: (provider) => models().removeCredential(provider),
+      loginMethods: (provider) => models().loginMethods(provider),
+      providers: () => models().loginProviders(),
+    };
+  }
+
   async cycleModel(): Promise<ModelInfo | undefined> {
-    const models = this.getAvailableModels().filter((m) => m.provider !== "virtual");
+    const models = this.getScopedModels().map((u) => u.model);
     if (models.length === 0) return undefined;
     const current = this.agent.model;
     const index = current
