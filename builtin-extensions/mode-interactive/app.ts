@@ -38,6 +38,7 @@ import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { noModelLines } from "./model-commands.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import {
   AssistantMessageView,
@@ -207,6 +208,7 @@ export class App {
     const early = [...this.transcript.children];
     this.showHistory();
     for (const view of early) this.transcript.add(view);
+    if (!this.session.getState().model) this.notice(noModelLines(this.session).join("\n"), "warning");
     this.checkShortcuts();
     if (ctx.options.resume && !this.quitting) await runBuiltin(this, "resume", "");
     for (const prompt of ctx.prompts) if (!this.quitting) await this.submit(prompt);
@@ -369,7 +371,8 @@ export class App {
       return { consume: true };
     }
     if (keys.matches(data, "app.model.cycle")) {
-      void this.session.cycleModel().then(() => {
+      void this.session.cycleModel().then((next) => {
+        if (!next) this.notice("No model can be used yet: /login stores a key", "warning");
         this.footer.changed();
         this.render();
       });
