@@ -20,10 +20,15 @@ export async function packagesCommand(
 ): Promise<number> {
   const [command, ...rest] = argv;
   const local = rest.includes("-l") || rest.includes("--local");
-  const approve = rest.includes("--approve") ? true : rest.includes("--no-approve") ? false : undefined;
+  const trustFlag = (yes: boolean) =>
+    rest.includes(yes ? "--trust-project" : "--no-trust-project") ||
+    rest.includes(yes ? "--approve" : "--no-approve");
+  const approve = trustFlag(true) ? true : trustFlag(false) ? false : undefined;
   const positional = rest.filter((a) => !a.startsWith("-"));
   const unknown = rest.find(
-    (a) => a.startsWith("-") && !["-l", "--local", "--approve", "--no-approve"].includes(a),
+    (a) =>
+      a.startsWith("-") &&
+      !["-l", "--local", "--trust-project", "--no-trust-project", "--approve", "--no-approve"].includes(a),
   );
   const usage = (message: string) => {
     io.stderr.write(`knightcode ${command}: ${message}\nRun knightcode --help for usage.\n`);
