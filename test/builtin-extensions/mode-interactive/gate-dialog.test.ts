@@ -75,6 +75,15 @@ describe("interactive UI: the permission gate's dialog (tmux, local model server
       40,
     );
     await term.waitFor("local/m1");
+    // A /tools change is confirmed in one line, not with the whole listing.
+    term.enter("/tools classifier-gate timeoutMs=15000");
+    const confirmed = await term.waitFor("classifier-gate: timeoutMs = 15000");
+    const flat = confirmed
+      .split("\n")
+      .map((l) => l.trim())
+      .join(" ");
+    expect(flat).to.contain(`(saved in ${join(agentDir, "tools.json")}; applies from the next tool call)`);
+    expect(confirmed).to.not.contain("Tools (").and.not.contain("Classifier models:");
     term.enter("clean the build folder");
     const dialog = await term.waitFor(GATE_CHOICES.always);
     expect(dialog).to.contain("Allow bash?").and.contain("$ rm -rf build");
