@@ -47,6 +47,10 @@ export async function packagesCommand(
         if (positional.length !== 1) return usage("give one package source");
         const pkg = await manager.install(positional[0]!, scope);
         say(`Installed ${pkg.source.raw} (${pkg.root}) in ${manager.settingsPath(scope)}`);
+        const found = Object.entries(pkg.offered)
+          .filter(([, n]) => n > 0)
+          .map(([kind, n]) => `${n} ${n === 1 ? kind.replace(/s$/, "") : kind}`);
+        say(`It adds ${found.join(", ")}; they load in the next session (or /reload).`);
         if (
           scope === "project" &&
           !knownProjectTrust({ agentDir, cwd, ...(approve !== undefined ? { approve } : {}) })
