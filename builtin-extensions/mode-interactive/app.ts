@@ -37,7 +37,8 @@ import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
-import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { bindingsOnKey, describeBindings, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { LoadedView } from "./loaded-view.js";
 import { noModelLines } from "./model-commands.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import {
@@ -208,6 +209,7 @@ export class App {
     const early = [...this.transcript.children];
     this.showHistory();
     for (const view of early) this.transcript.add(view);
+    this.showLoaded();
     if (!this.session.getState().model) this.notice(noModelLines(this.session).join("\n"), "warning");
     this.checkShortcuts();
     if (ctx.options.resume && !this.quitting) await runBuiltin(this, "resume", "");
@@ -220,6 +222,12 @@ export class App {
     }
     this.stop();
     return 0;
+  }
+
+  /** What the session loaded, folded to one line on the start screen (the expand key lists the names). */
+  private showLoaded(): void {
+    const expand = describeBindings(this.keys.manager).find((b) => b.name === "app.tools.expand")?.keys[0];
+    this.transcript.add(new LoadedView(this.look, this.session.getLoaded(), expand ?? "ctrl+o"));
   }
 
   /** Leaves the terminal as it was (also when the session never got to run); safe to call twice. */

@@ -19,6 +19,7 @@ import type {
   HostMode,
   HostServices,
   Kernel,
+  LoadedSummary,
   MessageRenderer,
   ModelInfo,
   NavigateTreeOptions,
@@ -184,6 +185,33 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   extensions(): { loaded: ExtensionInfo[]; failed: string[] } {
     const runtime = this.runtime;
     return { loaded: [...runtime.extensionInfos], failed: runtime.loadFailures.map((e) => e.message) };
+  }
+
+  getLoaded(): LoadedSummary {
+    const runtime = this.runtime;
+    const commands = this.getCommands();
+    const packages = new Set<string>();
+    // Skills load lazily (on the first prompt), so they are counted from the resources the session resolved.
+    const skills = new Set(
+      commands.filter((c) => c.source === "skill").map((c) => c.name.replace(/^skill:/, "")),
+    );
+    for (const resolved of this.live().resources)
+      for (const r of resolved.resources) {
+        if (!r.enabled) continue;
+        if (r.origin === "package") packages.add(r.source);
+        if (r.type === "skills") skills.add(r.name);
+      }
+    return {
+      extensions: runtime.extensionInfos.map((e) => ({ id: e.id, origin: e.origin })),
+      failed: runtime.loadFailures.map((e) => e.message),
+      skills: [...skills],
+      prompts: commands.filter((c) => c.source === "prompt").map((c) => c.name),
+      mcpServers: runtime.scope
+        .resolve(coreTokens.mcpServers)
+        .getMcpServers()
+        .map((s) => s.name),
+      packages: [...packages],
+    };
   }
 
   get projectTrusted(): boolean {

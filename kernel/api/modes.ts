@@ -66,6 +66,8 @@ export interface SessionController {
    * when it is unset or matches none).
    */
   getScopedModels(): UsableModel[];
+  /** What the session loaded, for a start screen: extensions, skills, prompt templates, MCP servers, packages. */
+  getLoaded(): LoadedSummary;
   /** The provider credentials of `auth.json`: list, store an API key, remove one. */
   readonly credentials: CredentialStore;
   /** Selects a model; false when no such model is available. */
@@ -125,6 +127,18 @@ export interface SessionController {
    * registered (its extension is disabled, say), and with the handler's error when it fails.
    */
   runCommand(name: string, args?: string): Promise<unknown>;
+}
+
+/** `getLoaded()`: names, in load order. */
+export interface LoadedSummary {
+  extensions: { id: string; origin: string }[];
+  /** Extensions that failed to load, with why. */
+  failed: string[];
+  skills: string[];
+  prompts: string[];
+  mcpServers: string[];
+  /** The package sources whose resources loaded. */
+  packages: string[];
 }
 
 /** A model that can be used now, with why (`access`) and what it takes in. */

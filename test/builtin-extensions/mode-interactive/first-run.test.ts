@@ -126,6 +126,37 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     await term.waitFor("KC-EXIT-0");
   });
 
+  it("the start screen lists what loaded on one line, and the expand key lists the names", async () => {
+    writeLocalModels(agentDir(), {
+      baseUrl: `${server.url}/v1`,
+      models: [{ id: "m1", contextWindow: 32_000, maxTokens: 1024 }],
+    });
+    tmp.write(
+      "agent/skills/pdf-forms/SKILL.md",
+      "---\nname: pdf-forms\ndescription: Fill PDF forms\n---\nUse the form tool.\n",
+    );
+    tmp.write("agent/prompts/review.md", "---\ndescription: Review a change\n---\nReview $@\n");
+    const ext = tmp.write(
+      "hello-ext.ts",
+      `export default (kc: any) => kc.registerCommand("hello", { description: "Say hello", handler: async () => {} });`,
+    );
+    launch(`-e ${ext} --model local/m1`);
+    const folded = await term.waitFor(/Loaded \d+ extensions \(1 yours\)/);
+    expect(folded).to.match(
+      /1 skill · 1 prompt template · 0 MCP servers · 0 packages \(ctrl\+o lists them\)/,
+    );
+    expect(folded).to.not.contain("pdf-forms");
+    term.key("C-o");
+    const expanded = await term.waitFor("Skills: pdf-forms");
+    expect(expanded)
+      .to.contain("Prompt templates: /review")
+      .and.match(/Extensions: cli:\S*hello-ext\.ts, \d+ built-in/);
+    term.key("C-o");
+    await term.waitForGone("Skills: pdf-forms");
+    term.key("C-d");
+    await term.waitFor("KC-EXIT-0");
+  });
+
   it("/scoped-models saves enabledModels and ctrl+p cycles through those only; a stopped answer keeps the last context figure", async () => {
     writeLocalModels(agentDir(), {
       baseUrl: `${server.url}/v1`,
@@ -153,7 +184,9 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     term.key("Escape");
     await term.waitForGone("esc stops)");
     const stopped = term.screen();
-    expect(stopped).to.contain("20.0%/32k").and.not.match(/\s0\.0%\/32k/);
+    expect(stopped)
+      .to.contain("20.0%/32k")
+      .and.not.match(/\s0\.0%\/32k/);
 
     term.enter("/scoped-models");
     await term.waitFor("Models the cycling keys go through");
