@@ -56,7 +56,7 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     const first = await term.waitFor("No model yet");
     expect(first).to.contain(`/login`).and.contain(`${agentDir()}/auth.json`);
     expect(first).to.contain(`${agentDir()}/models.json`);
-    expect(first).to.contain("no model (/login, /model)");
+    await term.waitFor("no model (/login, /model)");
     expect(first).to.not.contain("$0.000").and.not.contain("?/");
     term.enter("hello");
     // The error names the folder's files; no placeholder, no file of this repository.
