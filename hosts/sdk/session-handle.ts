@@ -308,8 +308,15 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   async cycleModel(): Promise<ModelInfo | undefined> {
     const models = this.getScopedModels().map((u) => u.model);
-    if (models.length === 0) return undefined;
     const current = this.agent.model;
+    // A model chosen by name that is not in the list (the scripted one, say) is where the cycle starts.
+    if (
+      current &&
+      current.provider !== "virtual" &&
+      !models.some((m) => m.provider === current.provider && m.id === current.id)
+    )
+      models.unshift(current);
+    if (models.length === 0) return undefined;
     const index = current
       ? models.findIndex((m) => m.provider === current.provider && m.id === current.id)
       : -1;
