@@ -126,6 +126,23 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     await term.waitFor("KC-EXIT-0");
   });
 
+  it("names the usable models on the first screen when some can be used but none is chosen", async () => {
+    writeLocalModels(agentDir(), {
+      baseUrl: `${server.url}/v1`,
+      models: [
+        { id: "m1", contextWindow: 32_000, maxTokens: 1024 },
+        { id: "m2", contextWindow: 64_000, maxTokens: 1024 },
+      ],
+    });
+    launch();
+    const first = await term.waitFor("No model selected");
+    expect(first).to.contain("2 can be used (local/m1, local/m2)").and.contain("/model picks one");
+    term.key("C-p");
+    await term.waitFor(/local\/m1\s*$/m);
+    term.key("C-d");
+    await term.waitFor("KC-EXIT-0");
+  });
+
   it("the start screen lists what loaded on one line, and the expand key lists the names", async () => {
     writeLocalModels(agentDir(), {
       baseUrl: `${server.url}/v1`,
