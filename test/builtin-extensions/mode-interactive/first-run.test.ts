@@ -126,6 +126,43 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     await term.waitFor("KC-EXIT-0");
   });
 
+  it("/login offers a provider's own sign-in method (ProviderConfig.login) and stores what it returns", async () => {
+    const ext = tmp.write(
+      "corp.ts",
+      `export default (kc: any) => kc.registerProvider("corp", {
+         api: "openai-completions", baseUrl: "${server.url}/v1", apiKey: "CORP_KEY",
+         models: [{ id: "c1", contextWindow: 16000, maxTokens: 512 }],
+         login: [{ label: "Corp single sign-on", login: async (io: any) => {
+           io.notify("Open https://sso.example/device and read the code");
+           const code = await io.input("Code from the page", { secret: true });
+           return code ? { type: "oauth", key: "tok-" + code, refresh: "r-1" } : undefined;
+         } }],
+       });`,
+    );
+    server.respondInOrder((_req, res) => writeSse(res, textStream("Corp answer.")));
+    launch(`-e ${ext}`);
+    await term.waitFor("No model yet");
+    term.enter("/login corp");
+    const methods = await term.waitFor("Corp single sign-on");
+    expect(methods).to.contain("API key");
+    term.key("Enter");
+    await term.waitFor("Code from the page");
+    expect(term.screen()).to.contain("Open https://sso.example/device");
+    term.type("777");
+    await term.waitFor("•••");
+    term.key("Enter");
+    await term.waitFor("Signed in to corp");
+    expect(JSON.parse(readFileSync(join(agentDir(), "auth.json"), "utf8"))).to.deep.equal({
+      corp: { type: "oauth", key: "tok-777", refresh: "r-1" },
+    });
+    await term.waitFor("corp/c1");
+    term.enter("hello corp");
+    await term.waitFor("Corp answer.");
+    expect(server.requests.at(-1)!.headers.authorization).to.equal("Bearer tok-777");
+    term.key("C-d");
+    await term.waitFor("KC-EXIT-0");
+  });
+
   it("names the usable models on the first screen when some can be used but none is chosen", async () => {
     writeLocalModels(agentDir(), {
       baseUrl: `${server.url}/v1`,
