@@ -64,7 +64,7 @@ const OPTIONS: [string, string][] = [
     "--trust-project, --no-trust-project",
     "Trust, or do not trust, this project's own resources (also --approve, --no-approve)",
   ],
-  ["--list-models [search]", "List available models"],
+  ["--list-models [search]", "List the models that can be used, as a table"],
   ["--list-extensions", "List loaded extensions and the flags they add"],
   ["-v, --version", "Print the version"],
   ["-h, --help", "Show this help"],
