@@ -55,6 +55,7 @@ export {
   type ShellOptions,
   type ShellResult,
 } from "./plugins/kit/process/shell.js";
+export { agentFilePath } from "./plugins/kit/provider/agent-file.js";
 export {
   AssistantMessageWriter,
   PushStream,

@@ -27,6 +27,20 @@ import { type PendingCall, type Route, route } from "./policy.js";
 
 export type { GateDecision } from "@knightcodeai/cli/kit";
 
+/**
+ * The answers of the gate's dialog, the safe one first (preselected). "Always" is offered when the classifier (or
+ * the breaker) asked: it remembers the identical call for the rest of the session. Rules and protected paths ask
+ * every time, so they offer only "once".
+ */
+export const GATE_CHOICES = Object.freeze({
+  block: "No, block it",
+  once: "Yes, this once",
+  always: "Yes, and always allow this same call in this session",
+});
+
+/** The command-line flag that turns the gate on for one run. */
+export const GATE_FLAG = "gate";
+
 /** Denials in a row, and in one run, after which the gate stops deciding by itself. */
 export const BREAKER = Object.freeze({ inARow: 3, perRun: 20 });
 
@@ -35,6 +49,11 @@ const SAFER_WAY =
 
 export default function classifierGate(knightcode: ExtensionAPI): void {
   knightcode.registerToolSettings(GATE, GATE_SETTINGS);
+  // `--gate`: on for this run whatever tools.json says (the manifest in hosts/sdk declares it for --help too).
+  knightcode.registerFlag(GATE_FLAG, {
+    type: "boolean",
+    description: "Turn the permission gate on for this run (tools.json keeps its setting)",
+  });
   /** Who hears of each decision (`permissionGateService.onDecision`). */
   const listeners = new Set<(decision: GateDecision) => void>();
   knightcode.services.provide(
@@ -128,14 +147,22 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
       });
       return block(decision, ctx);
     }
-    const approved = await ctx.ui.confirm(
-      `Allow ${event.toolName}?`,
-      confirmMessage(event, why, running.get(event.parentToolCallId ?? "")),
+    // The safe answer comes first, so Enter on a dialog shown unread blocks the call instead of running it.
+    const choices = [GATE_CHOICES.block, GATE_CHOICES.once, ...(remember ? [GATE_CHOICES.always] : [])];
+    const answer = await ctx.ui.select(
+      `Allow ${event.toolName}?\n${confirmMessage(event, why, running.get(event.parentToolCallId ?? ""))}`,
+      choices,
       ctx.signal ? { signal: ctx.signal } : undefined,
     );
-    if (approved) {
-      if (remember) approvals.add(callKey(event));
-      decide(event, { ...base, outcome: "allowed", by: "user", reason: `the user approved it (${why})` });
+    if (answer === GATE_CHOICES.once || answer === GATE_CHOICES.always) {
+      const always = answer === GATE_CHOICES.always;
+      if (always) approvals.add(callKey(event));
+      decide(event, {
+        ...base,
+        outcome: "allowed",
+        by: "user",
+        reason: `the user approved it${always ? " for the rest of the session" : " once"} (${why})`,
+      });
       return undefined;
     }
     const decision = decide(event, {
@@ -151,7 +178,7 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
     "tool_call",
     async (event, ctx) => {
       const settings = settingsCache.get(ctx.toolSettings);
-      if (!settings.enabled) return undefined;
+      if (!settings.enabled && knightcode.getFlag(GATE_FLAG) !== true) return undefined;
       running.set(event.toolCallId, { toolName: event.toolName, input: event.input });
       const info = knightcode.getAllTools().find((t) => t.name === event.toolName);
       const where = paths(ctx);
@@ -279,10 +306,11 @@ function confirmMessage(
   why: string,
   parent: { toolName: string; input: Record<string, unknown> } | undefined,
 ): string {
-  const args = JSON.stringify(event.input, null, 2);
+  const command = event.toolName === "bash" ? event.input.command : undefined;
+  const args = typeof command === "string" ? `$ ${command}` : JSON.stringify(event.input, null, 2);
   const shown = args.length > 2_000 ? `${args.slice(0, 2_000)}…` : args;
   return [
-    `${event.toolName} ${shown}`,
+    typeof command === "string" ? shown : `${event.toolName} ${shown}`,
     ...(parent ? [`called from ${parent.toolName}`] : []),
     `Why you are asked: ${why}.`,
   ].join("\n");

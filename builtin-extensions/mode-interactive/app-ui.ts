@@ -131,6 +131,14 @@ export class AppUI implements ExtensionUIContext {
     );
   }
 
+  /** A line input that shows dots, not what is typed (an API key). */
+  secret(title: string, hint?: string): Promise<string | undefined> {
+    return this.dialog<string | undefined>(
+      (finish) => inputDialog(() => this.theme, title, hint, finish, { secret: true }),
+      undefined,
+    );
+  }
+
   editor(title: string, prefill?: string, opts?: DialogOptions): Promise<string | undefined> {
     return this.dialog<string | undefined>(
       (finish) => editorDialog(this.app.tui, () => this.theme, title, prefill, finish),

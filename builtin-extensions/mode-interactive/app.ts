@@ -39,6 +39,8 @@ import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
 import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
+import { LoadedView } from "./loaded-view.js";
+import { noModelLines } from "./model-commands.js";
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
@@ -224,6 +226,8 @@ export class App {
     const early = [...this.transcript.children];
     this.showHistory();
     for (const view of early) this.transcript.add(view);
+    this.showLoaded();
+    if (!this.session.getState().model) this.notice(noModelLines(this.session).join("\n"), "warning");
     this.checkShortcuts();
     if (ctx.options.resume && !this.quitting) await runBuiltin(this, "resume", "");
     for (const prompt of ctx.prompts) if (!this.quitting) await this.submit(prompt);
@@ -235,6 +239,12 @@ export class App {
     }
     this.stop();
     return 0;
+  }
+
+  /** What the session loaded, folded to one line on the start screen (the expand key lists the names). */
+  private showLoaded(): void {
+    const expand = this.keys.manager.getKeys("app.tools.expand")[0];
+    this.transcript.add(new LoadedView(this.look, this.session.getLoaded(), expand ?? "ctrl+o"));
   }
 
   /** Leaves the terminal as it was (also when the session never got to run); safe to call twice. */
@@ -405,7 +415,8 @@ export class App {
       return { consume: true };
     }
     if (keys.matches(data, "app.model.cycle")) {
-      void this.session.cycleModel().then(() => {
+      void this.session.cycleModel().then((next) => {
+        if (!next) this.notice("No model can be used yet: /login stores a key", "warning");
         this.footer.changed();
         this.render();
       });

@@ -12,6 +12,7 @@ import { SETTINGS_ANYTIME, settings } from "./settings-menu.js";
 
 export { DISPLAY_SETTINGS } from "./settings-menu.js";
 
+import { login, logout, modelItems, scopedModels } from "./model-commands.js";
 import { TreePicker } from "./tree-picker.js";
 import { currentEntry, findEntry, treeRows } from "./tree-view.js";
 
@@ -26,6 +27,13 @@ const LEVELS: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhi
 export const BUILTIN_COMMANDS: Builtin[] = [
   { name: "help", description: "List the commands", run: help },
   { name: "model", description: "Pick the model (or /model provider/id)", run: model },
+  {
+    name: "scoped-models",
+    description: "Choose the models the cycling keys go through (saved)",
+    run: scopedModels,
+  },
+  { name: "login", description: "Store a provider's API key (or /login provider)", run: login },
+  { name: "logout", description: "Remove a stored provider key (or /logout provider)", run: logout },
   { name: "thinking", description: "Pick the thinking level (or /thinking high)", run: thinking },
   { name: "tree", description: "Continue from an earlier entry of this session", run: tree },
   { name: "label", description: "Label the current entry (/label @id text labels another)", run: label },
@@ -74,20 +82,18 @@ async function model(app: App, args: string): Promise<void> {
   let chosen: string | undefined = args;
   if (!chosen) {
     const current = session.getState().model;
-    const models = session.getAvailableModels();
-    if (models.length === 0) {
-      app.notice("No models are available: add a provider key or models.json", "warning");
+    const usable = session.getUsableModels();
+    if (usable.length === 0) {
+      app.notice(
+        `No model can be used yet: /login stores a key, or add a server to ${session.agentDir}/models.json`,
+        "warning",
+      );
       return;
     }
-    chosen = await app.ui.pick(
-      "Model",
-      models.map((m) => ({
-        value: `${m.provider}/${m.id}`,
-        label: `${m.provider}/${m.id}`,
-        ...(m.name ? { description: m.name } : {}),
-      })),
-      { ...(current ? { initial: `${current.provider}/${current.id}` } : {}), filterable: true },
-    );
+    chosen = await app.ui.pick(`Model (${usable.length} can be used)`, modelItems(usable), {
+      ...(current ? { initial: `${current.provider}/${current.id}` } : {}),
+      filterable: true,
+    });
     if (!chosen) return;
   }
   const slash = chosen.indexOf("/");

@@ -133,12 +133,38 @@ export function inputDialog(
   title: string,
   placeholder: string | undefined,
   done: (value: string | undefined) => void,
+  options: { secret?: boolean } = {},
 ): Framed {
   const input = new Input();
   input.onSubmit = (value) => done(value);
   input.onEscape = () => done(undefined);
   const hint = `${placeholder ? `${placeholder} · ` : ""}enter submits · esc cancels`;
-  return new Framed(theme, title, input, hint);
+  return new Framed(theme, title, options.secret ? new Masked(input) : input, hint);
+}
+
+/** A line input that shows a dot for each character typed (an API key), never the text. */
+class Masked implements Component, Focusable {
+  constructor(private readonly input: Input) {}
+
+  get focused(): boolean {
+    return this.input.focused;
+  }
+
+  set focused(value: boolean) {
+    this.input.focused = value;
+  }
+
+  handleInput(data: string): void {
+    this.input.handleInput(data);
+  }
+
+  invalidate(): void {}
+
+  render(width: number): string[] {
+    const typed = this.input.getValue().length;
+    const dots = "•".repeat(Math.min(typed, Math.max(0, width - 12)));
+    return [` > ${dots}${typed > 0 ? ` (${typed})` : ""}`];
+  }
 }
 
 export function editorDialog(

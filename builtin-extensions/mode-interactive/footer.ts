@@ -143,17 +143,23 @@ export class Footer implements Component {
     const where = `${cwd}${branch ? ` (${branch})` : ""}${name ? ` • ${name}` : ""}`;
 
     const stats = this.session.getSessionStats();
+    const { model, thinkingLevel } = this.session.getState();
+    // A model without prices (a local server) costs nothing to show; a priced one shows $0.000 until it answers.
+    const priced = stats.cost > 0 || (model?.cost !== undefined && model.cost.input + model.cost.output > 0);
     const usage = [
       `↑${tokens(stats.tokens.input)}`,
       `↓${tokens(stats.tokens.output)}`,
       ...(stats.tokens.cacheRead ? [`R${tokens(stats.tokens.cacheRead)}`] : []),
       ...(stats.tokens.cacheWrite ? [`W${tokens(stats.tokens.cacheWrite)}`] : []),
-      `$${stats.cost.toFixed(3)}`,
+      ...(priced ? [`$${stats.cost.toFixed(3)}`] : []),
     ];
     const context = stats.contextUsage;
     if (context) {
-      const percent = context.percent === null ? "?" : `${context.percent.toFixed(1)}%`;
-      const painted = `${percent}/${tokens(context.contextWindow)}`;
+      // Before the first answer nothing is known: the window alone, not a question mark.
+      const painted =
+        context.percent === null
+          ? `${tokens(context.contextWindow)} context`
+          : `${context.percent.toFixed(1)}%/${tokens(context.contextWindow)}`;
       usage.push(
         context.percent !== null && context.percent > 90
           ? t.fg("error", painted)
@@ -162,10 +168,9 @@ export class Footer implements Component {
             : painted,
       );
     }
-    const { model, thinkingLevel } = this.session.getState();
     const right = model
       ? `${model.provider}/${model.id}${model.reasoning ? ` • ${thinkingLevel}` : ""}`
-      : t.fg("warning", "no model");
+      : t.fg("warning", "no model (/login, /model)");
     const lines = [
       t.fg("dim", truncateToWidth(where, width)),
       t.fg("dim", spread(usage.join(" "), right, width)),

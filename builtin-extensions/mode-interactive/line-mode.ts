@@ -179,9 +179,14 @@ class InteractiveController {
       case "/model": {
         if (!arg) {
           const current = session.getState().model;
-          for (const m of session.getAvailableModels()) {
+          const usable = session.getUsableModels();
+          if (usable.length === 0)
+            this.write(
+              `No model can be used yet: set a provider key or add a server to ${session.agentDir}/models.json\n`,
+            );
+          for (const { model: m, access } of usable) {
             const mark = current && m.provider === current.provider && m.id === current.id ? "*" : " ";
-            this.write(`${mark} ${m.provider}/${m.id}${m.name ? dim(`  ${m.name}`) : ""}\n`);
+            this.write(`${mark} ${m.provider}/${m.id}${dim(`  ${m.name ? `${m.name} · ` : ""}${access}`)}\n`);
           }
           return true;
         }

@@ -16,6 +16,8 @@ export default function scriptedProvider(knightcode: ExtensionAPI): void {
     {
       api: SCRIPTED_API,
       models: [{ ...SCRIPTED_MODEL }],
+      // Offered in no model list: it answers from a script, for tests and offline runs.
+      testOnly: true,
       streamSimple: lazyStreamSimple(async () => {
         const [{ scriptedStream }, { scriptFileSteps }] = await Promise.all([
           import("./provider.js"),

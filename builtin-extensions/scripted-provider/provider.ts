@@ -501,7 +501,12 @@ export function scriptedStream(load: StepLoader): (request: ProviderStreamReques
 }
 
 export function scriptedProviderConfig(load: StepLoader): ProviderConfig {
-  return { api: SCRIPTED_API, models: [{ ...SCRIPTED_MODEL }], streamSimple: scriptedStream(load) };
+  return {
+    api: SCRIPTED_API,
+    models: [{ ...SCRIPTED_MODEL }],
+    testOnly: true,
+    streamSimple: scriptedStream(load),
+  };
 }
 
 /** Steps given in code: a list (read live, so it may grow) or a function returning the list, called per request. */

@@ -47,20 +47,32 @@ export default function toolSettings(knightcode: ExtensionAPI): void {
       }
       if (rest.length === 0) return show(ctx, listing, tool.name);
       const change = rest.join(" ");
+      let done: string;
       try {
-        if (change === "on" || change === "off")
+        if (change === "on" || change === "off") {
           ctx.toolSettings.write(tool.name, "enabled", change === "on");
-        else {
+          done = `${tool.name} ${change}`;
+        } else {
           const eq = change.indexOf("=");
           if (eq <= 0) throw new Error(USAGE);
+          const key = change.slice(0, eq).trim();
           const value = change.slice(eq + 1).trim();
-          ctx.toolSettings.write(tool.name, change.slice(0, eq).trim(), value === "" ? null : value);
+          ctx.toolSettings.write(tool.name, key, value === "" ? null : value);
+          // Shown as stored (an API key masked), not as typed.
+          const stored = ctx.toolSettings.list().tools.find((t) => t.name === tool.name)?.settings[key];
+          done = value === "" ? `${tool.name}: ${key} removed` : `${tool.name}: ${key} = ${stored ?? value}`;
         }
       } catch (error) {
         ctx.ui.notify(errorMessage(error), "error");
         return undefined;
       }
-      return show(ctx, ctx.toolSettings.list(), tool.name);
+      // A change is confirmed in one line; `/tools <name>` shows the whole entry.
+      const after = ctx.toolSettings.list();
+      ctx.ui.notify(
+        `${done} (saved in ${after.path}; applies from the next tool call)${after.warning ? `. Warning: ${after.warning}` : ""}`,
+        after.warning ? "warning" : "info",
+      );
+      return after;
     },
   });
 }

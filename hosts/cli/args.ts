@@ -82,6 +82,13 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   "--no-session": (a) => {
     a.noSession = true;
   },
+  "--trust-project": (a) => {
+    a.approve = true;
+  },
+  "--no-trust-project": (a) => {
+    a.approve = false;
+  },
+  // The first names of --trust-project: they read like approving tool calls, which is --gate's business.
   "--approve": (a) => {
     a.approve = true;
   },

@@ -64,8 +64,11 @@ const OPTIONS: [string, string][] = [
   ["--no-session", "Keep the session in memory only"],
   ["--session-dir <dir>", "Where session files go"],
   ["--max-turns <n>", "Print and JSON runs: stop with an error after n turns"],
-  ["--approve, --no-approve", "Trust, or do not trust, this project's own resources"],
-  ["--list-models [search]", "List available models"],
+  [
+    "--trust-project, --no-trust-project",
+    "Trust, or do not trust, this project's own resources (also --approve, --no-approve)",
+  ],
+  ["--list-models [search]", "List the models that can be used, as a table"],
   ["--list-extensions", "List loaded extensions and the flags they add"],
   ["-v, --version", "Print the version"],
   ["-h, --help", "Show this help"],

@@ -20,10 +20,15 @@ export async function packagesCommand(
 ): Promise<number> {
   const [command, ...rest] = argv;
   const local = rest.includes("-l") || rest.includes("--local");
-  const approve = rest.includes("--approve") ? true : rest.includes("--no-approve") ? false : undefined;
+  const trustFlag = (yes: boolean) =>
+    rest.includes(yes ? "--trust-project" : "--no-trust-project") ||
+    rest.includes(yes ? "--approve" : "--no-approve");
+  const approve = trustFlag(true) ? true : trustFlag(false) ? false : undefined;
   const positional = rest.filter((a) => !a.startsWith("-"));
   const unknown = rest.find(
-    (a) => a.startsWith("-") && !["-l", "--local", "--approve", "--no-approve"].includes(a),
+    (a) =>
+      a.startsWith("-") &&
+      !["-l", "--local", "--trust-project", "--no-trust-project", "--approve", "--no-approve"].includes(a),
   );
   const usage = (message: string) => {
     io.stderr.write(`knightcode ${command}: ${message}\nRun knightcode --help for usage.\n`);
@@ -42,6 +47,10 @@ export async function packagesCommand(
         if (positional.length !== 1) return usage("give one package source");
         const pkg = await manager.install(positional[0]!, scope);
         say(`Installed ${pkg.source.raw} (${pkg.root}) in ${manager.settingsPath(scope)}`);
+        const found = Object.entries(pkg.offered)
+          .filter(([, n]) => n > 0)
+          .map(([kind, n]) => `${n} ${n === 1 ? kind.replace(/s$/, "") : kind}`);
+        say(`It adds ${found.join(", ")}; they load in the next session (or /reload).`);
         if (
           scope === "project" &&
           !knownProjectTrust({ agentDir, cwd, ...(approve !== undefined ? { approve } : {}) })

@@ -293,19 +293,21 @@ async function inspect(args: CliArgs): Promise<number> {
     }
     if (args.listModels !== undefined) {
       const search = typeof args.listModels === "string" ? args.listModels.toLowerCase() : "";
-      const models = handle
-        .getAvailableModels()
-        .filter((m) => !search || `${m.provider}/${m.id} ${m.name ?? ""}`.toLowerCase().includes(search));
+      const usable = handle.getUsableModels();
+      const models = usable.filter(
+        ({ model: m }) => !search || `${m.provider}/${m.id} ${m.name ?? ""}`.toLowerCase().includes(search),
+      );
       if (models.length === 0) {
-        process.stderr.write(`knightcode: no models${search ? ` match "${search}"` : ""}\n`);
+        process.stderr.write(
+          `knightcode: ${
+            usable.length === 0
+              ? `no model can be used. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with /login (in ${handle.credentials.path}), or add a provider to ${handle.agentDir}/models.json`
+              : `no usable model matches "${search}"`
+          }\n`,
+        );
         return 1;
       }
-      for (const m of models) {
-        const window = m.contextWindow ? `  ${Math.round(m.contextWindow / 1000)}k` : "";
-        process.stdout.write(
-          `${m.provider}/${m.id}${m.name ? `  ${m.name}` : ""}${window}${m.reasoning ? "  reasoning" : ""}\n`,
-        );
-      }
+      process.stdout.write(modelTable(models));
       return 0;
     }
     // With -e, list only those extensions (the point is usually to check them); otherwise everything loaded.
@@ -324,6 +326,34 @@ async function inspect(args: CliArgs): Promise<number> {
   } finally {
     await handle.dispose();
   }
+}
+
+/** `--list-models`: one row per usable model, with why it can be used. */
+function modelTable(models: ReturnType<AgentSessionHandle["getUsableModels"]>): string {
+  const count = (n: number) =>
+    n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
+  const rows = [
+    ["provider", "model", "context", "max output", "thinking", "images", "usable through"],
+    ...models.map(({ model: m, access, images }) => [
+      m.provider,
+      m.id,
+      count(m.contextWindow),
+      count(m.maxTokens),
+      m.reasoning ? "yes" : "no",
+      images ? "yes" : "no",
+      access,
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map(
+      (r) =>
+        `${r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd()}\n`,
+    )
+    .join("");
 }
 
 /** `@file` contents go into the first prompt, and piped stdin is put before it (not for modes that read stdin themselves). */

@@ -50,7 +50,18 @@ const MANIFEST = [
   // The `tool_search` tool: finds deferred tools and activates them for the next request.
   { name: "tool-search", modes: [], flags: [], providers: [] },
   // The permission gate: a fallback tool_call handler, off until tools.json turns it on.
-  { name: "classifier-gate", modes: [], flags: [], providers: [] },
+  {
+    name: "classifier-gate",
+    modes: [],
+    flags: [
+      {
+        name: "gate",
+        type: "boolean",
+        description: "Turn the permission gate on for this run (tools.json keeps its setting)",
+      },
+    ],
+    providers: [],
+  },
   { name: "ask-user", modes: [], flags: [], providers: [] },
   // The /tools command over tools.json.
   { name: "tool-settings", modes: [], flags: [], providers: [] },

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 
 /**
  * `AgentSessionHandle`: what a host holds to drive a session (`SessionController`), surviving session replacement.
@@ -11,6 +11,7 @@ import type {
   BashResult,
   CommandInfo,
   CompactionResult,
+  CredentialStore,
   EntryRenderer,
   ExtensionEventName,
   ExtensionInfo,
@@ -18,6 +19,7 @@ import type {
   HostMode,
   HostServices,
   Kernel,
+  LoadedSummary,
   MessageRenderer,
   ModelInfo,
   NavigateTreeOptions,
@@ -33,6 +35,7 @@ import type {
   ThinkingLevel,
   ToolRenderers,
   TreeNavigation,
+  UsableModel,
 } from "../../kernel/index.js";
 import { coreTokens, KernelError } from "../../kernel/index.js";
 import type { AgentSession } from "../../plugins/agent-loop/agent-session.js";
@@ -43,6 +46,7 @@ import type { RegisteredFlag } from "../../plugins/flag-registry/flag-registry.j
 import type { HostFace } from "../../plugins/host-face/host-face.js";
 import { wireEvents } from "../../plugins/kit/wire/json-event.js";
 import type { RegisteredMode } from "../../plugins/mode-registry/mode-registry.js";
+import { scopeModels } from "../../plugins/model-registry/scoped-models.js";
 import type { SessionManager } from "../../plugins/session-store/session-manager.js";
 import { resolveAgentDir } from "../../plugins/settings/agent-dir.js";
 import { serviceTokens } from "../../plugins/tokens.js";
@@ -183,6 +187,33 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return { loaded: [...runtime.extensionInfos], failed: runtime.loadFailures.map((e) => e.message) };
   }
 
+  getLoaded(): LoadedSummary {
+    const runtime = this.runtime;
+    const commands = this.getCommands();
+    const packages = new Set<string>();
+    // Skills load lazily (on the first prompt), so they are counted from the resources the session resolved.
+    const skills = new Set(
+      commands.filter((c) => c.source === "skill").map((c) => c.name.replace(/^skill:/, "")),
+    );
+    for (const resolved of this.live().resources)
+      for (const r of resolved.resources) {
+        if (!r.enabled) continue;
+        if (r.origin === "package") packages.add(r.source);
+        if (r.type === "skills") skills.add(r.name);
+      }
+    return {
+      extensions: runtime.extensionInfos.map((e) => ({ id: e.id, origin: e.origin })),
+      failed: runtime.loadFailures.map((e) => e.message),
+      skills: [...skills],
+      prompts: commands.filter((c) => c.source === "prompt").map((c) => c.name),
+      mcpServers: runtime.scope
+        .resolve(coreTokens.mcpServers)
+        .getMcpServers()
+        .map((s) => s.name),
+      packages: [...packages],
+    };
+  }
+
   get projectTrusted(): boolean {
     return this.opening.trustDecision === true;
   }
@@ -251,10 +282,41 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return model ? this.agent.setModel(undefined, model) : Promise.resolve(false);
   }
 
+  getUsableModels(): UsableModel[] {
+    return this.runtime.scope.resolve(serviceTokens.models).getUsable();
+  }
+
+  getScopedModels(): UsableModel[] {
+    const usable = this.getUsableModels();
+    // Read each time, so a choice `/scoped-models` saved applies at once.
+    const patterns = this.host.settings.read(this.cwd).get("enabledModels");
+    return scopeModels(usable, Array.isArray(patterns) ? (patterns as string[]) : undefined);
+  }
+
+  get credentials(): CredentialStore {
+    const models = () => this.runtime.scope.resolve(serviceTokens.models);
+    return {
+      path: join(this.agentDir, "auth.json"),
+      list: () => models().listCredentials(),
+      saveApiKey: (provider, key) => models().saveCredential(provider, key),
+      save: (provider, credential) => models().saveCredential(provider, credential),
+      remove: (provider) => models().removeCredential(provider),
+      loginMethods: (provider) => models().loginMethods(provider),
+      providers: () => models().loginProviders(),
+    };
+  }
+
   async cycleModel(): Promise<ModelInfo | undefined> {
-    const models = this.getAvailableModels().filter((m) => m.provider !== "virtual");
-    if (models.length === 0) return undefined;
+    const models = this.getScopedModels().map((u) => u.model);
     const current = this.agent.model;
+    // A model chosen by name that is not in the list (the scripted one, say) is where the cycle starts.
+    if (
+      current &&
+      current.provider !== "virtual" &&
+      !models.some((m) => m.provider === current.provider && m.id === current.id)
+    )
+      models.unshift(current);
+    if (models.length === 0) return undefined;
     const index = current
       ? models.findIndex((m) => m.provider === current.provider && m.id === current.id)
       : -1;

@@ -5,7 +5,7 @@
  */
 export const errorCodes = Object.freeze({
   KC_ERR_AUTH_FILE:
-    "`auth.json` cannot be used (not valid JSON, nested too deep, a directory, no permission), so a key cannot be saved into it. Fix or remove the file.",
+    "`auth.json` cannot be used (not valid JSON, nested too deep, a directory, no permission), so a key cannot be saved into it or removed from it (an empty key is refused too). Fix or remove the file.",
   KC_ERR_BUSY:
     "The session is already working on a prompt; steer it, queue a follow-up or wait for it to settle.",
   KC_ERR_CLASSIFY:

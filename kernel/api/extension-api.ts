@@ -158,6 +158,8 @@ export interface ProviderStreamRequest {
   headers?: Record<string, string>;
   compat?: Record<string, unknown>;
   sessionId?: string;
+  /** The agent folder, so a message about a missing key can name the real `auth.json` and `models.json`. */
+  agentDir?: string;
   hooks: ProviderHooks;
 }
 
@@ -176,10 +178,40 @@ export interface ProviderConfig {
   compat?: Record<string, unknown>;
   models?: ProviderModelConfig[];
   /**
+   * A provider for tests and offline runs (the scripted one): it answers when named (`--provider`), but model lists
+   * (`/model`, `--list-models`, the cycling keys) never offer it.
+   */
+  testOnly?: boolean;
+  /**
+   * Ways to sign in besides an API key, which `/login` offers before its API-key prompt (a subscription sign-in,
+   * say). Each returns the credential to store in `auth.json` under the provider's name.
+   */
+  login?: ProviderLoginMethod[];
+  /**
    * Streams one assistant response. It never throws: a failure ends the stream with an `error` event whose
    * message has `stopReason` `"error"` or `"aborted"`, an `errorMessage` and an `errorKind`.
    */
   streamSimple?(request: ProviderStreamRequest): AssistantMessageStream;
+}
+
+/** One way to sign in to a provider from `/login`. */
+export interface ProviderLoginMethod {
+  /** Shown in `/login`'s list, e.g. `"Claude subscription"`. */
+  label: string;
+  /**
+   * Signs in, asking through `io`; resolves with the credential `auth.json` keeps for the provider (its `key` is
+   * what requests send), or `undefined` when the person gave up.
+   */
+  login(io: ProviderLoginIO): Promise<{ type: string; key: string; [field: string]: unknown } | undefined>;
+}
+
+/** What a login method may ask and say while it runs. */
+export interface ProviderLoginIO {
+  /** A line of text; `secret` masks what is typed. */
+  input(title: string, options?: { secret?: boolean; placeholder?: string }): Promise<string | undefined>;
+  /** A message for the person (a URL to open, a code to enter). */
+  notify(message: string): void;
+  signal?: AbortSignal;
 }
 
 export interface VirtualModelConfig {

@@ -4,7 +4,13 @@
  */
 import type { ExtensionUIContext, ModelInfo, NavigateTreeOptions } from "./context.js";
 import type { BashResult, CompactionResult } from "./events.js";
-import type { CommandInfo, EntryRenderer, ExtensionFactory, MessageRenderer } from "./extension-api.js";
+import type {
+  CommandInfo,
+  EntryRenderer,
+  ExtensionFactory,
+  MessageRenderer,
+  ProviderLoginMethod,
+} from "./extension-api.js";
 import type { HostServices } from "./host.js";
 import type { ImageContent, ThinkingLevel, Usage } from "./messages.js";
 import type { BranchSummaryEntry, ReadonlySessionManager } from "./session.js";
@@ -50,9 +56,23 @@ export interface SessionController {
   /** Why the session refuses prompts (an extension threw `ExtensionStartupError`), until a reload succeeds. */
   startupFailure(): Error | undefined;
   getAvailableModels(): ModelInfo[];
+  /**
+   * The models that can be used now, each saying why: a key (auth.json, an environment variable, models.json), a
+   * server that takes none, or a provider that needs none. Test-only providers (the scripted one) are left out.
+   */
+  getUsableModels(): UsableModel[];
+  /**
+   * The models the cycling keys go through: the usable ones the `enabledModels` setting matches (all usable ones
+   * when it is unset or matches none).
+   */
+  getScopedModels(): UsableModel[];
+  /** What the session loaded, for a start screen: extensions, skills, prompt templates, MCP servers, packages. */
+  getLoaded(): LoadedSummary;
+  /** The provider credentials of `auth.json`: list, store an API key, remove one. */
+  readonly credentials: CredentialStore;
   /** Selects a model; false when no such model is available. */
   setModel(provider: string, modelId: string): Promise<boolean>;
-  /** Moves to the next available model; returns it (undefined when there is none). */
+  /** Moves to the next of the scoped models (`getScopedModels`); returns it (undefined when there is none). */
   cycleModel(): Promise<ModelInfo | undefined>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
   fork(entryId: string): Promise<{ cancelled: boolean }>;
@@ -107,6 +127,44 @@ export interface SessionController {
    * registered (its extension is disabled, say), and with the handler's error when it fails.
    */
   runCommand(name: string, args?: string): Promise<unknown>;
+}
+
+/** `getLoaded()`: names, in load order. */
+export interface LoadedSummary {
+  extensions: { id: string; origin: string }[];
+  /** Extensions that failed to load, with why. */
+  failed: string[];
+  skills: string[];
+  prompts: string[];
+  mcpServers: string[];
+  /** The package sources whose resources loaded. */
+  packages: string[];
+}
+
+/** A model that can be used now, with why (`access`) and what it takes in. */
+export interface UsableModel {
+  model: ModelInfo;
+  /** Why it can be used, for people: `auth.json`, `$ANTHROPIC_API_KEY`, `models.json key`, `server http://…`, ... */
+  access: string;
+  /** Whether it takes images. */
+  images: boolean;
+}
+
+/** `auth.json`: the stored provider credentials (the file is written atomically and kept private, mode 0600). */
+export interface CredentialStore {
+  readonly path: string;
+  /** The providers with a stored credential, and its type (`api_key`, or a login method's). */
+  list(): { provider: string; type: string }[];
+  /** Stores an API key for the provider (replacing what was stored). */
+  saveApiKey(provider: string, key: string): void;
+  /** Stores what a login method returned. */
+  save(provider: string, credential: { type: string; key: string; [field: string]: unknown }): void;
+  /** Removes the provider's credential; false when there was none. */
+  remove(provider: string): boolean;
+  /** The login methods the provider offers besides an API key (`ProviderConfig.login`). */
+  loginMethods(provider: string): ProviderLoginMethod[];
+  /** The providers one can sign in to: every registered one but the test-only ones. */
+  providers(): string[];
 }
 
 export interface ShortcutInfo {

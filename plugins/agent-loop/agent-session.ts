@@ -22,7 +22,7 @@ import {
 import { Stalls, watchForStall } from "../../kernel/lifecycle/stall-watch.js";
 import type { CommandRegistry } from "../command-registry/command-registry.js";
 import { runCommand } from "../command-registry/run-command.js";
-import { type ModelService, NO_MODEL_HELP } from "../model-registry/model-service.js";
+import type { ModelService } from "../model-registry/model-service.js";
 import type {
   CacheWarmingSettings,
   CompactionSettings,
@@ -568,7 +568,10 @@ export class AgentSession {
 
   private requireModel(): ModelInfo {
     if (!this.model)
-      throw new KernelError("KC_ERR_NO_MODEL", `No model is selected for this session. ${NO_MODEL_HELP}`);
+      throw new KernelError(
+        "KC_ERR_NO_MODEL",
+        `No model is selected for this session. ${this.deps.models.noModelHelp()}`,
+      );
     return this.model;
   }
 

@@ -159,7 +159,10 @@ function treeDeps(deps: ContextDeps): TreeNavigationDeps {
   };
 }
 
-/** Tokens of the last assistant response's usage (input + cache + output), against the model's window. */
+/**
+ * Tokens of the last assistant response's usage (input + cache + output), against the model's window. A failed
+ * answer, and a stopped one that reported no usage, say nothing about the context: the answer before them counts.
+ */
 export function contextUsage(agent: AgentSession, session: SessionLog): ContextUsage | undefined {
   const model = agent.model;
   if (!model) return undefined;
@@ -167,6 +170,7 @@ export function contextUsage(agent: AgentSession, session: SessionLog): ContextU
     if (entry.message.role === "assistant" && entry.message.stopReason !== "error") {
       const u = entry.message.usage;
       const tokens = u.input + u.cacheRead + u.cacheWrite + u.output;
+      if (tokens === 0 && entry.message.stopReason === "aborted") continue;
       return {
         tokens,
         contextWindow: model.contextWindow,

@@ -24,6 +24,7 @@ import {
   type ModelRuntime,
   type ProviderConfig,
   type ProviderHooks,
+  type ProviderLoginMethod,
   type ProviderStreamRequest,
   type RegistrationOptions,
   type ResolvedRequestAuth,
@@ -31,6 +32,7 @@ import {
   type SummarizeRequest,
   type ToolDeclaration,
   toDisposable,
+  type UsableModel,
   type VirtualModelConfig,
 } from "../../kernel/index.js";
 import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
@@ -76,9 +78,14 @@ export interface ModelServiceDeps {
   pendingReload?(): Promise<void> | undefined;
 }
 
-export const NO_MODEL_HELP =
-  "No model is configured. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, add a provider to <agentDir>/models.json, " +
-  "or work offline with the scripted provider: --provider scripted --script examples/scripts/hello.json";
+/** How to get a model, naming the real files of the agent folder. */
+export function noModelHelp(agentDir: string): string {
+  return (
+    `No model is configured. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with /login (in ${join(agentDir, "auth.json")}), ` +
+    `or add a provider such as a local server to ${join(agentDir, "models.json")}; then choose it with --model ` +
+    "provider/id or /model."
+  );
+}
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
@@ -203,6 +210,75 @@ export class ModelService implements ModelApiService {
     return models;
   }
 
+  /** How to get a model, naming this session's agent folder. */
+  noModelHelp(): string {
+    return noModelHelp(this.deps.agentDir);
+  }
+
+  /** The models that can be used now, with why (see `SessionController.getUsableModels`). */
+  getUsable(): UsableModel[] {
+    const access = new Map<string, string | undefined>();
+    const usable: UsableModel[] = [];
+    for (const model of this.getAvailable()) {
+      if (model.provider === "virtual") continue;
+      if (!access.has(model.provider)) access.set(model.provider, this.accessOf(model.provider));
+      const why = access.get(model.provider);
+      if (!why) continue;
+      const declared = this.providerConfig(model.provider)?.models?.find((m) => m.id === model.id);
+      usable.push({ model, access: why, images: declared?.input?.includes("image") ?? false });
+    }
+    return usable;
+  }
+
+  /** Why a provider's models can be used, or undefined when they cannot (no key) or are for tests only. */
+  private accessOf(provider: string): string | undefined {
+    const config = this.providerConfig(provider);
+    if (!config || config.testOnly) return undefined;
+    const stored = this.auth.read()[provider];
+    if (typeof stored?.key === "string" && stored.key) {
+      return stored.type && stored.type !== "api_key" ? `${stored.type} (auth.json)` : "key in auth.json";
+    }
+    const configured = config.apiKey;
+    if (configured) {
+      if (!ENV_NAME.test(configured)) return "key in models.json";
+      return (this.deps.env ?? process.env)[configured] ? `$${configured}` : undefined;
+    }
+    return config.baseUrl ? `server ${config.baseUrl}, no key` : "needs no key";
+  }
+
+  /** The providers one can sign in to: every registered one but the test-only ones. */
+  loginProviders(): string[] {
+    const names = new Set([
+      ...this.deps.store.list().map((e) => e.name),
+      ...Object.keys(this.modelsJson.providers),
+    ]);
+    return [...names].filter((name) => !this.providerConfig(name)?.testOnly).sort();
+  }
+
+  loginMethods(provider: string): ProviderLoginMethod[] {
+    return [...(this.deps.store.get(provider)?.config.login ?? [])];
+  }
+
+  /** The providers with a stored credential in auth.json. */
+  listCredentials(): { provider: string; type: string }[] {
+    return Object.entries(this.auth.read())
+      .filter(([, entry]) => entry && typeof entry === "object")
+      .map(([provider, entry]) => ({
+        provider,
+        type: typeof entry.type === "string" ? entry.type : "api_key",
+      }));
+  }
+
+  /** Removes a provider's credential from auth.json; false when it held none. */
+  removeCredential(provider: string): boolean {
+    const auth = this.readAuthForWrite("removing a key");
+    if (!(provider in auth)) return false;
+    delete auth[provider];
+    writeFileAtomic(this.auth.path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
+    this.auth.invalidate();
+    return true;
+  }
+
   find(provider: string, modelId: string): ModelInfo | undefined {
     return this.getAvailable().find((m) => m.provider === provider && m.id === modelId);
   }
@@ -220,7 +296,7 @@ export class ModelService implements ModelApiService {
     }
     const available = this.getAvailable();
     if (!provider && !model) {
-      throw new KernelError("KC_ERR_NO_MODEL", NO_MODEL_HELP);
+      throw new KernelError("KC_ERR_NO_MODEL", noModelHelp(this.deps.agentDir));
     }
     const candidates = available.filter(
       (m) => (!provider || m.provider === provider) && (!model || m.id === model),
@@ -230,7 +306,7 @@ export class ModelService implements ModelApiService {
       const known = [...new Set(available.map((m) => m.provider))];
       throw new KernelError(
         "KC_ERR_NO_MODEL",
-        `Unknown provider "${provider}"${known.length ? ` (known: ${known.join(", ")})` : ""}. ${NO_MODEL_HELP}`,
+        `Unknown provider "${provider}"${known.length ? ` (known: ${known.join(", ")})` : ""}. ${noModelHelp(this.deps.agentDir)}`,
       );
     }
     const ids = available
@@ -289,6 +365,7 @@ export class ModelService implements ModelApiService {
         ...(headers ? { headers } : {}),
         ...(config.compat ? { compat: config.compat } : {}),
         ...(sessionId ? { sessionId } : {}),
+        agentDir: this.deps.agentDir,
         hooks: this.hooks(model),
       });
     } catch (error) {
@@ -405,7 +482,10 @@ export class ModelService implements ModelApiService {
     const choice = options.classifier ?? this.getAvailableClassifiers()[0];
     const model = choice && this.find(choice.provider, choice.model);
     if (!model)
-      throw new KernelError("KC_ERR_CLASSIFY", `No classifier model is available. ${NO_MODEL_HELP}`);
+      throw new KernelError(
+        "KC_ERR_CLASSIFY",
+        `No classifier model is available. ${noModelHelp(this.deps.agentDir)}`,
+      );
     const tool: ToolDeclaration = {
       name: "classify",
       description: "Answer with exactly one of the allowed labels.",
@@ -444,17 +524,28 @@ export class ModelService implements ModelApiService {
   }
 
   /** Stores a key in `<agentDir>/auth.json` (written atomically, readable only by the owner). */
-  saveCredential(provider: string, key: string): void {
-    const path = this.auth.path;
-    const read = readJsonObjectFile(path);
+  saveCredential(
+    provider: string,
+    key: string | { type: string; key: string; [field: string]: unknown },
+  ): void {
+    const credential = typeof key === "string" ? { type: "api_key", key } : key;
+    if (typeof credential.key !== "string" || credential.key.trim() === "") {
+      throw new KernelError("KC_ERR_AUTH_FILE", `An empty key for "${provider}" was not saved`);
+    }
+    const auth = this.readAuthForWrite("saving a key");
+    auth[provider] = credential;
+    writeFileAtomic(this.auth.path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
+    this.auth.invalidate();
+  }
+
+  /** auth.json as an object to change; a file that cannot be read is never overwritten. */
+  private readAuthForWrite(action: string): Record<string, unknown> {
+    const read = readJsonObjectFile(this.auth.path);
     if (read.status === "invalid") {
       // Not valid JSON, nested too deep, a directory, no permission: the message names the file and the cause.
-      throw new KernelError("KC_ERR_AUTH_FILE", `${read.message}; fix or remove it before saving a key`);
+      throw new KernelError("KC_ERR_AUTH_FILE", `${read.message}; fix or remove it before ${action}`);
     }
-    const auth: Record<string, unknown> = read.status === "ok" ? read.value : {};
-    auth[provider] = { type: "api_key", key };
-    writeFileAtomic(path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
-    this.auth.invalidate();
+    return read.status === "ok" ? read.value : {};
   }
 
   /** auth.json, then the provider's apiKey (an environment variable name or a literal). */

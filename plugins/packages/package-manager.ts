@@ -198,13 +198,21 @@ export class PackageManager {
    * Installs `raw` and adds it to the scope's settings. Throws PackageError (settings untouched) for an unknown
    * source, a failed npm or git command, a package that offers no resources, or a package already configured.
    */
-  async install(raw: string, scope: "user" | "project"): Promise<ConfiguredPackage> {
+  async install(
+    raw: string,
+    scope: "user" | "project",
+  ): Promise<ConfiguredPackage & { offered: Record<ResourceKind, number> }> {
     const source = parsePackageSource(raw, this.options.cwd);
     const values = this.readScope(scope);
     const existing = this.configured(scope).find((p) => p.source.identity === source.identity);
     if (existing) {
+      // A folder is read where it is on every run: there is nothing to update, only to remove.
+      const next =
+        existing.source.kind === "local"
+          ? "it is read from its folder on every run, so changes there apply already; remove it first to add it again"
+          : "use knightcode update or remove it first";
       throw new PackageError(
-        `${existing.source.raw} is already installed (${this.settingsPath(scope)}); use knightcode update or remove it first`,
+        `${existing.source.raw} is already installed (${this.settingsPath(scope)}); ${next}`,
       );
     }
     // A local path on the command line is relative to the cwd, but settings paths are relative to the settings
@@ -213,15 +221,17 @@ export class PackageManager {
     const pkg = this.toConfigured(stored, scope);
     const fresh = !pkg.installed;
     await this.materialize(pkg);
-    let offers: boolean;
+    let offered: Record<ResourceKind, number>;
     try {
-      offers = RESOURCE_KINDS.some((kind) => this.offers(pkg, kind).length > 0);
+      offered = Object.fromEntries(
+        RESOURCE_KINDS.map((kind) => [kind, this.offers(pkg, kind).length]),
+      ) as Record<ResourceKind, number>;
     } catch (error) {
       // A bad manifest, or an entry outside the package: nothing of it stays installed.
       if (fresh) await this.discard(pkg);
       throw error;
     }
-    if (!offers) {
+    if (!Object.values(offered).some((n) => n > 0)) {
       if (fresh) await this.discard(pkg);
       throw new PackageError(
         `${raw} offers no resources: its package.json has no "knightcode" (or "pi") manifest listing any, and it has ` +
@@ -230,7 +240,7 @@ export class PackageManager {
     }
     const list = Array.isArray(values.packages) ? [...values.packages] : [];
     this.writeScope(scope, { ...values, packages: [...list, stored] });
-    return { ...pkg, installed: true };
+    return { ...pkg, installed: true, offered };
   }
 
   /** Removes the configured package with the same identity as `raw`, and its installed files. */

@@ -40,6 +40,7 @@
  * | `defaultThinkingLevel` | ThinkingLevel      | unset   | thinking level of new sessions           |
  * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
  * | `defaultModel`         | non-empty string   | unset   | model id of new sessions                 |
+ * | `enabledModels`        | string[]           | unset   | models the cycling keys go through (`/scoped-models`) |
  *
  * A known key with a wrong type is reported (file and key) and dropped from that scope, so the value of the
  * lower scope (or the default) stays in force; the rest of the file still applies. A file that is not valid JSON,
@@ -132,6 +133,8 @@ export interface KnownSettings {
   defaultThinkingLevel?: ThinkingLevel;
   defaultProvider?: string;
   defaultModel?: string;
+  /** `provider/id` patterns (`*` for any characters) the cycling keys go through. */
+  enabledModels?: string[];
 }
 
 /** Where the value in force comes from. */
@@ -238,6 +241,7 @@ export const SettingsFileSchema = Type.Object({
   ),
   defaultProvider: Type.Optional(Type.String({ minLength: 1 })),
   defaultModel: Type.Optional(Type.String({ minLength: 1 })),
+  enabledModels: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 });
 
 export interface LoadSettingsOptions {

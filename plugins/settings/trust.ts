@@ -5,7 +5,7 @@
  *
  * Decision order (the peer's, pi 0.79+):
  *   1. no protected inputs → nothing to decide (`not-needed`, trusted: false: there is nothing to load anyway);
- *   2. `--approve` / `--no-approve`;
+ *   2. `--trust-project` / `--no-trust-project` (old names `--approve` / `--no-approve`);
  *   3. `project_trust` handlers (built-in, personal, CLI and SDK extensions only): the first `yes`/`no` wins,
  *      `undecided` passes, `remember: true` saves the decision;
  *   4. the closest saved decision in `<agentDir>/trust.json` (the cwd or its nearest ancestor);
@@ -169,7 +169,7 @@ export async function resolveProjectTrust(
   if (!options.hasUI || !options.ui) {
     warn(
       `Project resources in ${join(cwd, PROJECT_CONFIG_DIR)} were not loaded: the project is not trusted. ` +
-        `Use --approve or set "defaultProjectTrust" in ${globalSettingsPath(options.agentDir)}.`,
+        `Use --trust-project or set "defaultProjectTrust" in ${globalSettingsPath(options.agentDir)}.`,
     );
     return decide(false, "default");
   }

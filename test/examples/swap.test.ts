@@ -144,7 +144,7 @@ describe("example: swapping built-ins", () => {
         env: env(),
       });
       expect(result.code, result.stderr).to.equal(0);
-      expect(result.stdout).to.contain(`openai/${MODEL_ID}`);
+      expect(result.stdout).to.match(new RegExp(`^openai\\s+${MODEL_ID}\\s`, "m"));
     });
 
     it("my-provider answers --provider openai in RPC mode", async () => {

@@ -2,7 +2,7 @@
  * The classifier gate end to end, with the built `knightcode` against a local server speaking the OpenAI Chat
  * Completions wire format. The server plays the agent (a `bash` call per prompt, then "done") and the classifier,
  * whose answer is scripted by the command under review: safe, risky, malformed, slow past the timeout, HTTP 500 and
- * HTTP 401. In RPC mode each path ends with the confirm dialog answered yes and no; in JSON mode (no UI) each
+ * HTTP 401. In RPC mode each path ends with the gate's dialog answered "this once" and "block"; in JSON mode (no UI) each
  * non-safe path ends blocked, "unavailable" told apart from "denied".
  */
 import { spawn } from "node:child_process";
@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { expect } from "chai";
+import { GATE_CHOICES } from "../../builtin-extensions/classifier-gate/index.js";
 import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { cliBin, runCli } from "../helpers/cli.js";
 import { writeLocalModels } from "../helpers/local-models.js";
@@ -142,12 +143,19 @@ describe("classifier gate over the wire (RPC and JSON mode against a local class
           const dialog = await rpc.waitFor(
             (r) =>
               r.type === "extension_ui_request" &&
-              r.method === "confirm" &&
+              r.method === "select" &&
               rpc.records.filter((x) => x.type === "extension_ui_request").indexOf(r) >= uiBefore,
           );
-          expect(dialog.title).to.equal("Allow bash?");
-          expect(String(dialog.message)).to.contain(`echo ${scenario}-${n}`);
-          rpc.send({ type: "extension_ui_response", id: dialog.id, confirmed: confirm });
+          const [title, ...details] = String(dialog.title).split("\n");
+          expect(title).to.equal("Allow bash?");
+          expect(details.join("\n")).to.contain(`$ echo ${scenario}-${n}`).and.contain("Why you are asked:");
+          // The safe answer first: a client that takes the first option blocks the call.
+          expect((dialog.options as string[])[0]).to.equal(GATE_CHOICES.block);
+          rpc.send({
+            type: "extension_ui_response",
+            id: dialog.id,
+            value: confirm ? GATE_CHOICES.once : GATE_CHOICES.block,
+          });
         }
         await rpc.waitFor(
           () => rpc.records.filter((r) => r.type === "agent_settled").length > settledBefore,

@@ -150,19 +150,55 @@ describe("knightcode modes and models", () => {
     expect(bad.stderr).to.contain("unknown option --greting (did you mean --greeting?)");
   });
 
-  it("lists models with --list-models, filtered by a search word", async () => {
-    const all = await runCli(["--list-models"], { cwd: tmp.path, env: env() });
-    expect(all.code).to.equal(0);
-    expect(all.stdout).to.contain("scripted/scripted");
-    expect(all.stdout).to.match(/^anthropic\//m);
-    const some = await runCli(["--list-models", "scripted"], { cwd: tmp.path, env: env() });
-    expect(
-      some.stdout
-        .trim()
-        .split("\n")
-        .every((line) => line.includes("scripted")),
-    ).to.equal(true);
-    expect(some.stdout).to.not.contain("anthropic/");
+  it("lists the models that can be used with --list-models as a table, filtered by a search word", async () => {
+    const agentDir = join(tmp.path, "agent");
+    const bare = { ...env(), ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" };
+    // Nothing usable: no key, no server. The scripted test provider is never offered.
+    const none = await runCli(["--list-models"], { cwd: tmp.path, env: bare });
+    expect(none.code).to.equal(1);
+    expect(none.stdout).to.equal("");
+    expect(none.stderr)
+      .to.contain("no model can be used")
+      .and.contain(join(agentDir, "auth.json"))
+      .and.contain(join(agentDir, "models.json"));
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(
+      join(agentDir, "models.json"),
+      JSON.stringify({
+        providers: {
+          local: {
+            api: "openai-completions",
+            baseUrl: "http://127.0.0.1:9/v1",
+            models: [
+              { id: "m1", contextWindow: 32000, maxTokens: 4096, input: ["text", "image"], reasoning: true },
+            ],
+          },
+        },
+      }),
+    );
+    const all = await runCli(["--list-models"], {
+      cwd: tmp.path,
+      env: { ...bare, ANTHROPIC_API_KEY: "sk-x" },
+    });
+    expect(all.code, all.stderr).to.equal(0);
+    const lines = all.stdout.trimEnd().split("\n");
+    expect(lines[0]).to.match(
+      /^provider\s+model\s+context\s+max output\s+thinking\s+images\s+usable through$/,
+    );
+    expect(all.stdout).to.match(
+      /^local\s+m1\s+32k\s+4k\s+yes\s+yes\s+server http:\/\/127\.0\.0\.1:9\/v1, no key$/m,
+    );
+    expect(all.stdout).to.match(/^anthropic\s+\S+.*\$ANTHROPIC_API_KEY$/m);
+    expect(all.stdout)
+      .to.not.contain("scripted")
+      .and.not.match(/^openai\s/m);
+    const some = await runCli(["--list-models", "m1"], {
+      cwd: tmp.path,
+      env: { ...bare, ANTHROPIC_API_KEY: "sk-x" },
+    });
+    expect(some.stdout.trimEnd().split("\n").slice(1))
+      .to.have.length(1)
+      .and.satisfy((rows: string[]) => rows[0]!.startsWith("local "));
   });
 
   it("says how to configure a model when none is configured, in print, JSON and RPC mode", async () => {
@@ -170,11 +206,11 @@ describe("knightcode modes and models", () => {
     expect(print.code).to.equal(2);
     expect(print.stderr)
       .to.contain("ANTHROPIC_API_KEY")
-      .and.contain("models.json")
-      .and.contain("--provider scripted");
+      .and.contain(join(tmp.path, "agent", "models.json"))
+      .and.not.contain("<agentDir>");
     const json = await runCli(["--mode", "json", "hi"], { cwd: tmp.path, env: env() });
     expect(json.code).to.equal(2);
-    expect(json.stderr).to.contain("--provider scripted");
+    expect(json.stderr).to.contain(join(tmp.path, "agent", "auth.json"));
     const rpc = await runCli(["--mode", "rpc", "--no-session"], {
       cwd: tmp.path,
       env: env(),
@@ -188,7 +224,7 @@ describe("knightcode modes and models", () => {
         .find((l) => l.includes('"response"'))!,
     );
     expect(response.success).to.equal(false);
-    expect(response.error).to.contain("--provider scripted");
+    expect(response.error).to.contain(join(tmp.path, "agent", "auth.json"));
   });
 
   describe("against a local OpenAI-compatible server", () => {

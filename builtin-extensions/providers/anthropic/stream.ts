@@ -7,6 +7,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
+  agentFilePath,
   classifyHttpError,
   classifyStreamError,
   guardedSseFetch,
@@ -52,10 +53,12 @@ export function streamAnthropic(request: ProviderStreamRequest): AssistantMessag
   return runProviderRequest(request, (writer) => anthropicWire(request, writer));
 }
 
-function keyHint(provider: string): string {
+function keyHint(request: ProviderStreamRequest): string {
+  const provider = request.model.provider;
+  const auth = agentFilePath(request, "auth.json");
   return provider === ANTHROPIC_PROVIDER
-    ? `Set ${ANTHROPIC_KEY_ENV} or add a key to <agentDir>/auth.json`
-    : `Set the apiKey of "${provider}" in <agentDir>/models.json or add a key to <agentDir>/auth.json`;
+    ? `Set ${ANTHROPIC_KEY_ENV}, or add a key to ${auth} (/login in the terminal UI)`
+    : `Set the apiKey of "${provider}" in ${agentFilePath(request, "models.json")}, or add a key to ${auth} (/login in the terminal UI)`;
 }
 
 /** The Messages API as a ProviderWire: the SDK sends the request, the Normaliser reads the events. */
@@ -63,7 +66,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
   const provider = request.model.provider;
   const baseUrl = baseUrlOf(request.baseUrl);
   const timeoutMs = positive(request.compat?.timeoutMs) ?? DEFAULT_TIMEOUT_MS;
-  const normaliser = new Normaliser(writer);
+  const normaliser = new Normaliser(writer, keyHint(request));
   return {
     name: provider,
     endpoint: baseUrl,
@@ -71,7 +74,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
     refuse: () =>
       request.apiKey
         ? undefined
-        : { kind: "auth", message: `No API key for ${provider}. ${keyHint(provider)}.` },
+        : { kind: "auth", message: `No API key for ${provider}. ${keyHint(request)}.` },
     buildPayload: () => ({ ...buildPayload(request) }),
     async send({ payload, headers, signal }) {
       const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!);
@@ -99,7 +102,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
             body: error.apiMessage ?? bodyText(error.error) ?? error.message,
             ...(error.headers ? { headers: error.headers } : {}),
             provider,
-            keyHint: keyHint(provider),
+            keyHint: keyHint(request),
             ...(error.type ? { errorType: error.type } : {}),
           }),
         };
@@ -136,7 +139,11 @@ export class Normaliser {
   >();
   private stopReason: string | undefined;
 
-  constructor(private readonly writer: AssistantMessageWriter) {}
+  constructor(
+    private readonly writer: AssistantMessageWriter,
+    /** How to fix a refused key, for an error the stream carries. */
+    private readonly keyHint = "Set the provider's key",
+  ) {}
 
   handle(event: unknown): void {
     if (!isRecord(event) || typeof event.type !== "string") {
@@ -192,7 +199,7 @@ export class Normaliser {
           provider: writer.message.provider,
           ...(type ? { type } : {}),
           message: typeof error.message === "string" ? error.message : "unknown error",
-          keyHint: keyHint(writer.message.provider),
+          keyHint: this.keyHint,
         });
         writer.fail(failure.kind, failure.message, failure.retryAfterMs);
         return;

@@ -14,6 +14,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
+  agentFilePath,
   MalformedEventError,
   type ProviderConfig,
   ProviderRequestError,
@@ -281,10 +282,11 @@ class ChunkNormaliser {
  * How to fix a refused key. A custom provider has no fixed environment variable: models.json names the key or
  * the variable that holds it, and auth.json can hold one too.
  */
-function keyHintFor(provider: string): string {
+function keyHintFor(request: ProviderStreamRequest): string {
+  const provider = request.model.provider;
   return (
-    `Set the apiKey of "${provider}" in <agentDir>/models.json (a key, or the name of an environment variable ` +
-    `holding one) or add a key for "${provider}" to <agentDir>/auth.json.`
+    `Set the apiKey of "${provider}" in ${agentFilePath(request, "models.json")} (a key, or the name of an environment ` +
+    `variable holding one), or add a key for "${provider}" to ${agentFilePath(request, "auth.json")} (/login in the terminal UI).`
   );
 }
 
@@ -309,7 +311,7 @@ function completionsWire(
   warn: (message: string) => void,
 ): ProviderWire {
   const provider = request.model.provider;
-  const keyHint = keyHintFor(provider);
+  const keyHint = keyHintFor(request);
   const compat = resolveCompat(provider, request.compat, warn);
   const baseUrl = request.baseUrl?.trim() ?? "";
   const normaliser = new ChunkNormaliser(writer, provider);
@@ -361,7 +363,7 @@ function completionsWire(
           kind: "bad_request",
           message:
             `Provider "${provider}" has no baseUrl. The openai-completions API needs the server's address: set ` +
-            `"baseUrl" for "${provider}" in <agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".`,
+            `"baseUrl" for "${provider}" in ${agentFilePath(request, "models.json")}, e.g. "http://127.0.0.1:8080/v1".`,
         };
       }
       if (!/^https?:\/\/[^/]/i.test(baseUrl) || !URL.canParse(baseUrl)) {
@@ -369,7 +371,7 @@ function completionsWire(
           kind: "bad_request",
           message:
             `The baseUrl of "${provider}" (${JSON.stringify(baseUrl)}) is not an http(s) URL; set it in ` +
-            '<agentDir>/models.json, e.g. "http://127.0.0.1:8080/v1".',
+            `${agentFilePath(request, "models.json")}, e.g. "http://127.0.0.1:8080/v1".`,
         };
       }
       return undefined;

@@ -6,6 +6,7 @@
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
+  agentFilePath,
   classifyHttpError,
   guardedSseFetch,
   ProviderRequestError,
@@ -60,10 +61,12 @@ function displayName(provider: string): string {
   return provider === OPENAI_PROVIDER ? "OpenAI" : provider;
 }
 
-function keyHint(provider: string): string {
+function keyHint(request: ProviderStreamRequest): string {
+  const provider = request.model.provider;
+  const auth = agentFilePath(request, "auth.json");
   return provider === OPENAI_PROVIDER
-    ? `Set ${OPENAI_API_KEY_ENV} or add a key to <agentDir>/auth.json`
-    : `Set the apiKey of "${provider}" in <agentDir>/models.json or add a key to <agentDir>/auth.json`;
+    ? `Set ${OPENAI_API_KEY_ENV}, or add a key to ${auth} (/login in the terminal UI)`
+    : `Set the apiKey of "${provider}" in ${agentFilePath(request, "models.json")}, or add a key to ${auth} (/login in the terminal UI)`;
 }
 
 function timeoutOf(compat: Record<string, unknown> | undefined): number {
@@ -117,8 +120,8 @@ function responsesWire(request: ProviderStreamRequest, writer: AssistantMessageW
         kind: "auth",
         message:
           provider === OPENAI_PROVIDER
-            ? `No API key for OpenAI. Set ${OPENAI_API_KEY_ENV} or add a key to <agentDir>/auth.json.`
-            : `No API key for provider "${provider}". ${keyHint(provider)}.`,
+            ? `No API key for OpenAI. ${keyHint(request)}.`
+            : `No API key for provider "${provider}". ${keyHint(request)}.`,
       };
     },
     buildPayload: () => buildPayload(request),
@@ -150,7 +153,7 @@ function responsesWire(request: ProviderStreamRequest, writer: AssistantMessageW
             body: apiErrorMessage(error),
             headers: error.headers ?? undefined,
             provider: name,
-            keyHint: keyHint(provider),
+            keyHint: keyHint(request),
             ...(typeof error.type === "string" ? { errorType: error.type } : {}),
             ...(typeof error.code === "string" ? { errorCode: error.code } : {}),
           }),

@@ -14,8 +14,11 @@ import {
 } from "@knightcodeai/cli/kit";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
-import { BREAKER } from "../../../builtin-extensions/classifier-gate/index.js";
+import { BREAKER, GATE_CHOICES } from "../../../builtin-extensions/classifier-gate/index.js";
 import type { ScriptStep } from "../../../builtin-extensions/scripted-provider/schema.js";
+
+/** The dialogs' first lines (`kind: title`); the rest of a gate dialog's title is the call and the reason. */
+const titles = (dialogs: string[]) => dialogs.map((d) => d.split("\n")[0]);
 
 type Step = ScriptStep | ((request: ProviderStreamRequest) => ScriptStep);
 
@@ -140,16 +143,38 @@ describe("builtin:classifier-gate in a session", () => {
       ],
       [answer(RISKY), answer(RISKY)],
     );
-    t!.answerDialogs(true, false);
+    t!.answerDialogs(GATE_CHOICES.always, GATE_CHOICES.block);
     await t!.prompt("go");
     const calls = t!.toolCalls();
     expect(calls.map((c) => c.isError)).to.deep.equal([false, false, true]);
     // The second, identical call was approved by the remembered answer: no classifier request, no dialog.
     expect(seen.classifier).to.have.length(2);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow bash?", "confirm: Allow bash?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow bash?", "select: Allow bash?"]);
+    // The dialog shows the command and the classifier's reason; the safe answer is first, "always" last.
+    expect(t!.dialogs[0])
+      .to.contain("$ echo risky")
+      .and.contain(`Why you are asked: the classifier judged it ${RISKY}`);
     const blocked = calls[2]!.result!.details as { classifierGate: Record<string, unknown> };
     expect(blocked.classifierGate).to.include({ outcome: "denied", by: "user", toolName: "bash" });
     expect((calls[2]!.result!.content[0] as { text: string }).text).to.contain("the user declined");
+  });
+
+  it("offers the safe answer first; 'this once' is not remembered, and a dismissed dialog blocks", async () => {
+    const seen = await open(
+      { enabled: true },
+      [
+        call("bash", { command: "echo risky" }),
+        call("bash", { command: "echo risky" }),
+        call("bash", { command: "echo other" }),
+        { text: "done" },
+      ],
+      [answer(RISKY), answer(RISKY), answer(RISKY)],
+    );
+    t!.answerDialogs(GATE_CHOICES.once, GATE_CHOICES.block, undefined);
+    await t!.prompt("go");
+    expect(t!.toolCalls().map((c) => c.isError)).to.deep.equal([false, true, true]);
+    expect(seen.classifier).to.have.length(3);
+    expect(titles(t!.dialogs)).to.deep.equal(Array(3).fill("select: Allow bash?"));
   });
 
   it("denies by rule without asking anyone, asks by rule, and allows by rule", async () => {
@@ -162,11 +187,11 @@ describe("builtin:classifier-gate in a session", () => {
         { text: "done" },
       ],
     );
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("go");
     expect(seen.classifier).to.have.length(0);
     expect(decisions(t!).map((d) => d?.outcome)).to.deep.equal(["denied", "denied", undefined]);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow bash?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow bash?"]);
     expect(t!.toolCalls()[2]!.isError).to.equal(false);
   });
 
@@ -175,10 +200,10 @@ describe("builtin:classifier-gate in a session", () => {
       call("write", { path: ".git/hooks/pre-commit", content: "x" }),
       { text: "done" },
     ]);
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("go");
     expect(seen.classifier).to.have.length(0);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow write?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow write?"]);
     expect(t!.toolCalls()[0]!.isError).to.equal(true);
   });
 
@@ -194,7 +219,7 @@ describe("builtin:classifier-gate in a session", () => {
       ],
       [answer(RISKY), answer(RISKY), answer(RISKY), answer("safe")],
     );
-    t!.answerDialogs(false, false, false, true);
+    t!.answerDialogs(GATE_CHOICES.block, GATE_CHOICES.block, GATE_CHOICES.block, GATE_CHOICES.once);
     await t!.prompt("go");
     // The fourth call never reached the classifier: the person decided it.
     expect(seen.classifier).to.have.length(3);
@@ -209,10 +234,10 @@ describe("builtin:classifier-gate in a session", () => {
     }
     agent.push(call("bash", { command: "echo after" }), { text: "done" });
     const seen = await open({ enabled: true, deny: "bash(rm *)" }, agent, [answer("safe")]);
-    t!.answerDialogs(true);
+    t!.answerDialogs(GATE_CHOICES.once);
     await t!.prompt("go");
     expect(seen.classifier).to.have.length(0);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow bash?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow bash?"]);
     expect(t!.toolCalls().at(-1)).to.include({ toolName: "bash", isError: false });
   });
 
@@ -235,7 +260,7 @@ describe("builtin:classifier-gate in a session", () => {
       [answer(RISKY)],
       [runner],
     );
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("run it");
     expect(seen.classifier).to.have.length(1);
     const prompt = JSON.stringify(seen.classifier[0]!.messages);
@@ -265,7 +290,7 @@ describe("builtin:classifier-gate in a session", () => {
       [],
       [boom],
     );
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("go");
     expect(t!.toolCalls()[0]!.isError).to.equal(true);
     const gate = (
@@ -281,10 +306,10 @@ describe("builtin:classifier-gate in a session", () => {
       [call("bash", { command: "echo m" }), { text: "done" }],
       [{ text: "I think it is fine" }, { text: "sure" }, { text: "yes" }, answer("safe")],
     );
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("go");
     expect(seen.classifier).to.have.length(3);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow bash?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow bash?"]);
   });
 
   it("treats every call as needing a person when tools.json is malformed, and warns naming the file", async () => {
@@ -292,10 +317,10 @@ describe("builtin:classifier-gate in a session", () => {
     const file = join(agentDir(t!), "tools.json");
     writeFileSync(file, "{not json");
     writeFileSync(join(t!.cwd, "x.txt"), "x");
-    t!.answerDialogs(false);
+    t!.answerDialogs(GATE_CHOICES.block);
     await t!.prompt("go");
     expect(seen.classifier).to.have.length(0);
-    expect(t!.dialogs).to.deep.equal(["confirm: Allow read?"]);
+    expect(titles(t!.dialogs)).to.deep.equal(["select: Allow read?"]);
     expect(t!.logs.map((l) => l.message).join("\n")).to.contain(file);
   });
 

@@ -30,6 +30,14 @@ describe("builtin:tool-settings (/tools)", () => {
     await t.prompt("/tools classifier-gate allow=bash(git status*), edit(src/**)");
     await t.prompt("/tools classifier-gate model=");
     const file = join(t.session.agentDir, "tools.json");
+    // Each change is confirmed in one line, the value as stored (a key masked).
+    expect(t.ui.notifications.map((n) => n.message)).to.deep.equal([
+      `classifier-gate on (saved in ${file}; applies from the next tool call)`,
+      `classifier-gate: model = scripted/scripted (saved in ${file}; applies from the next tool call)`,
+      `classifier-gate: openaiKey = ****9876 (saved in ${file}; applies from the next tool call)`,
+      `classifier-gate: allow = bash(git status*), edit(src/**) (saved in ${file}; applies from the next tool call)`,
+      `classifier-gate: model removed (saved in ${file}; applies from the next tool call)`,
+    ]);
     expect(JSON.parse(readFileSync(file, "utf8"))).to.deep.equal({
       "classifier-gate": {
         enabled: true,

@@ -92,7 +92,9 @@ describe("knightcode: damaged JSON configuration files", function () {
         cwd: project(),
         env: { KNIGHTCODE_AGENT_DIR: agentDir(), HOME: join(tmp.path, "home"), ANTHROPIC_API_KEY: "sk-x" },
       });
-      expect(listed.stdout).to.contain("scripted/scripted").and.contain("anthropic/");
+      expect(listed.stdout)
+        .to.match(/^anthropic\s/m)
+        .and.not.contain("scripted");
       expect(listed.stderr).to.not.contain("failed to load");
     });
 

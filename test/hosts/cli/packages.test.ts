@@ -227,7 +227,15 @@ describe("knightcode package commands (real git, npm and folders)", function () 
     writePackage(folder, "localpkg", "folders");
     const installed = await cli(["install", folder]);
     expect(installed.code, installed.stderr).to.equal(0);
+    expect(installed.stdout).to.contain(
+      "It adds 1 extension, 1 skill, 1 prompt, 1 theme; they load in the next session (or /reload).",
+    );
     await expectLoaded("localpkg");
+    // A folder is used in place: installing it again says so, and does not send you to `update`.
+    const again = await cli(["install", folder]);
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.contain("already installed").and.contain("read from its folder on every run");
+    expect(again.stderr).to.not.contain("update");
 
     // A filter of [] turns a kind off; "-path" turns one resource off through `config disable`.
     const settingsFile = join(agentDir, "settings.json");

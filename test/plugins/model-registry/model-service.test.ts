@@ -31,7 +31,7 @@ import {
   type ProviderStreamRequest,
 } from "../../../kernel/index.js";
 import { emptyUsage } from "../../../plugins/kit/usage.js";
-import { ModelService, NO_MODEL_HELP } from "../../../plugins/model-registry/model-service.js";
+import { ModelService, noModelHelp } from "../../../plugins/model-registry/model-service.js";
 import { ProviderStore } from "../../../plugins/model-registry/provider-store.js";
 import { ensureNoDisposablesLeaked } from "../../helpers/leak-check.js";
 
@@ -407,6 +407,49 @@ describe("model service", () => {
       expect(models.resolveApiKey("local", undefined)).to.equal("k-changed");
     });
 
+    it("lists as usable only models with a key, a keyless server or no need of one, saying why; never a test-only provider", () => {
+      agent.write(
+        "models.json",
+        JSON.stringify({
+          providers: {
+            local: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              models: [{ id: "m1", input: ["text", "image"] }],
+            },
+            keyed: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "KEYED_KEY",
+              models: [{ id: "k1" }],
+            },
+            stored: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "STORED_KEY",
+              models: [{ id: "s1" }],
+            },
+          },
+        }),
+      );
+      const { models, register } = agent.service({ env: {} });
+      register("scripted", scriptedProviderConfig(codeSteps([])));
+      const usable = () =>
+        models.getUsable().map((u) => [`${u.model.provider}/${u.model.id}`, u.access, u.images]);
+      expect(usable()).to.deep.equal([["local/m1", "server http://127.0.0.1:9/v1, no key", true]]);
+      models.saveCredential("stored", "k-stored");
+      expect(usable()).to.deep.include(["stored/s1", "key in auth.json", false]);
+      expect(usable().map(([name]) => name))
+        .to.not.include("keyed/k1")
+        .and.not.include("scripted/scripted");
+      expect(models.listCredentials()).to.deep.equal([{ provider: "stored", type: "api_key" }]);
+      expect(models.loginProviders()).to.include("keyed").and.not.include("scripted");
+      expect(models.removeCredential("stored")).to.equal(true);
+      expect(models.removeCredential("stored")).to.equal(false);
+      expect(usable().map(([name]) => name)).to.not.include("stored/s1");
+      expect(() => models.saveCredential("stored", "  ")).to.throw('An empty key for "stored" was not saved');
+    });
+
     it("warns about a malformed auth.json and falls back to the environment", () => {
       agent.write("auth.json", "{ not json");
       const { models } = agent.service({ env: { LOCAL_KEY: "key-from-env" } });
@@ -447,7 +490,7 @@ describe("model service", () => {
       expect(error.message)
         .to.match(/known: .*local/)
         .and.match(/known: .*scripted/);
-      expect(error.message).to.contain("models.json").and.contain("--provider scripted");
+      expect(error.message).to.contain(join(agent.agentDir, "models.json")).and.not.contain("<agentDir>");
     });
 
     it("lists the provider's models for an unknown model", async () => {
@@ -461,8 +504,14 @@ describe("model service", () => {
       const models = withScripted();
       const error = await failure(() => models.resolveModel({}));
       expect(error.code).to.equal("KC_ERR_NO_MODEL");
-      expect(error.message).to.equal(NO_MODEL_HELP);
-      expect(NO_MODEL_HELP).to.contain("scripted provider").and.contain("--script");
+      expect(error.message).to.equal(noModelHelp(agent.agentDir));
+      // The real files of the agent folder, not a placeholder or a file of this repository.
+      expect(error.message)
+        .to.contain(join(agent.agentDir, "auth.json"))
+        .and.contain(join(agent.agentDir, "models.json"))
+        .and.contain("/login")
+        .and.not.contain("<agentDir>")
+        .and.not.contain("examples/");
     });
 
     it("fails createAgentSession with the unknown-provider message and leaves nothing registered", async () => {

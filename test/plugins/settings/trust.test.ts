@@ -262,7 +262,7 @@ describe("plugins/settings resolveProjectTrust", () => {
     expect(calls).to.deep.equal([]);
     expect(warnings).to.deep.equal([
       `Project resources in ${cwd()}/.knightcode were not loaded: the project is not trusted. ` +
-        `Use --approve or set "defaultProjectTrust" in ${agentDir()}/settings.json.`,
+        `Use --trust-project or set "defaultProjectTrust" in ${agentDir()}/settings.json.`,
     ]);
   });
 
