@@ -17,11 +17,13 @@ import type {
   ExtensionUIContext,
   HostMode,
   HostServices,
+  ImageContent,
   Kernel,
   MessageRenderer,
   ModelInfo,
   NavigateTreeOptions,
   NewSessionOptions,
+  QueueMode,
   ReadonlySessionManager,
   SessionController,
   SessionRuntime,
@@ -62,7 +64,7 @@ import {
 import type { CreateAgentSessionOptions, SessionEvent } from "./session-options.js";
 import { createHostServices, type DiscoveredResources, hostFaceDeps } from "./session-plugins.js";
 import { replaceSession } from "./session-replace.js";
-import { sessionState, sessionStats, sessionSummary } from "./session-stats.js";
+import { availableThinkingLevels, sessionState, sessionStats, sessionSummary } from "./session-stats.js";
 import { withPromptEvents } from "./ui-prompt-events.js";
 
 const EMPTY_RESOURCES: DiscoveredResources = Object.freeze({
@@ -193,12 +195,30 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return this.agent.prompt(text, { source: hostSource(this.mode), ...options });
   }
 
-  steer(text: string): void {
-    this.agent.steer(text);
+  steer(text: string, images?: ImageContent[]): void {
+    this.agent.steer(text, images);
   }
 
-  followUp(text: string): void {
-    this.agent.followUp(text);
+  followUp(text: string, images?: ImageContent[]): void {
+    this.agent.followUp(text, images);
+  }
+
+  setQueueMode(queue: "steering" | "followUp", mode: QueueMode): void {
+    this.live().config.settings.saveGlobal({
+      [queue === "steering" ? "steeringMode" : "followUpMode"]: mode,
+    });
+  }
+
+  setAutoCompactionEnabled(enabled: boolean): void {
+    this.live().config.settings.saveGlobal({ compaction: { enabled } });
+  }
+
+  setAutoRetryEnabled(enabled: boolean): void {
+    this.live().config.settings.saveGlobal({ retry: { enabled } });
+  }
+
+  abortRetry(): void {
+    this.agent.abortRetry();
   }
 
   /** Stops the run (handing back the queued messages) and a tree navigation waiting for its summary. */
@@ -240,6 +260,18 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   setThinkingLevel(level: ThinkingLevel): void {
     this.agent.setThinkingLevel(undefined, level);
+  }
+
+  getAvailableThinkingLevels(): ThinkingLevel[] {
+    return availableThinkingLevels(this.agent.model);
+  }
+
+  cycleThinkingLevel(): ThinkingLevel | undefined {
+    if (!this.agent.model?.reasoning) return undefined;
+    const levels = this.getAvailableThinkingLevels();
+    const next = levels[(levels.indexOf(this.agent.thinkingLevel) + 1) % levels.length]!;
+    this.agent.setThinkingLevel(undefined, next);
+    return next;
   }
 
   getAvailableModels(): ModelInfo[] {

@@ -296,6 +296,10 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           doomLoop: () => config.settings.get("doomLoop"),
           gates: () => config.settings.get("gates"),
           toolResults: () => config.settings.get("toolResults"),
+          queueModes: () => ({
+            steering: config.settings.get("steeringMode"),
+            followUp: config.settings.get("followUpMode"),
+          }),
           ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
           prompt: {
             cwd: config.cwd,
