@@ -138,7 +138,7 @@ export const commands: Record<string, Command> = {
     const current = ctx.session.getState().model;
     const model = await ctx.session.cycleModel();
     if (!model || (current && model.provider === current.provider && model.id === current.id)) return null;
-    return { model, thinkingLevel: ctx.session.getThinkingLevel(), isScoped: false };
+    return { model, thinkingLevel: ctx.session.getThinkingLevel(), isScoped: ctx.session.isModelScoped() };
   }),
   get_available_models: command({}, async (_m, { ctx }) => ({ models: ctx.session.getAvailableModels() })),
   set_thinking_level: command({ level: Level }, async (m, { ctx }) => {

@@ -25,6 +25,25 @@ export interface CliArgs {
   approve?: boolean;
   listModels?: string | true;
   listExtensions: boolean;
+  /** pi's switches that leave a kind of resource out: `--no-themes`, `--no-skills`, ... (see PI_SWITCHES). */
+  without: {
+    themes: boolean;
+    skills: boolean;
+    promptTemplates: boolean;
+    mcp: boolean;
+    extensions: boolean;
+    contextFiles: boolean;
+  };
+  offline: boolean;
+  /** `--name`: the session's display name. */
+  name?: string;
+  /** `--models`: the patterns model cycling is limited to. */
+  models?: string[];
+  systemPrompt?: string;
+  /** `--append-system-prompt` values, in order (text, or a file whose contents are appended). */
+  appendSystemPrompt: string[];
+  useTheme?: string;
+  tuiMode?: string;
   version: boolean;
   help: boolean;
   /** `@path` arguments, inlined into the first message. */
@@ -55,6 +74,28 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--session": "session",
   "--session-dir": "sessionDir",
   "--max-turns": "maxTurns",
+  "-t": "tools",
+  "--name": "name",
+  "-n": "name",
+  "--models": "models",
+  "--system-prompt": "systemPrompt",
+  "--append-system-prompt": "appendSystemPrompt",
+  "--use-theme": "useTheme",
+  "--tui-mode": "tuiMode",
+};
+
+/** pi's switches for leaving things out, with its short names. */
+const PI_SWITCHES: Record<string, keyof CliArgs["without"]> = {
+  "--no-themes": "themes",
+  "--no-skills": "skills",
+  "-ns": "skills",
+  "--no-prompt-templates": "promptTemplates",
+  "-np": "promptTemplates",
+  "--no-mcp": "mcp",
+  "--no-extensions": "extensions",
+  "-ne": "extensions",
+  "--no-context-files": "contextFiles",
+  "-nc": "contextFiles",
 };
 
 const SWITCHES: Record<string, (a: CliArgs) => void> = {
@@ -67,6 +108,14 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   "--no-tools": (a) => {
     a.noTools = true;
   },
+  "-nt": (a) => {
+    a.noTools = true;
+  },
+  "--offline": (a) => {
+    a.offline = true;
+  },
+  // KnightCode's start-up output does not depend on a quiet setting: nothing to make verbose.
+  "--verbose": () => {},
   "-c": (a) => {
     a.continue = true;
   },
@@ -88,6 +137,12 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   "--no-approve": (a) => {
     a.approve = false;
   },
+  "-a": (a) => {
+    a.approve = true;
+  },
+  "-na": (a) => {
+    a.approve = false;
+  },
   "--list-extensions": (a) => {
     a.listExtensions = true;
   },
@@ -105,7 +160,12 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   },
 };
 
-export const KNOWN_OPTIONS = [...Object.keys(VALUE_OPTIONS), ...Object.keys(SWITCHES), "--list-models"];
+export const KNOWN_OPTIONS = [
+  ...Object.keys(VALUE_OPTIONS),
+  ...Object.keys(SWITCHES),
+  ...Object.keys(PI_SWITCHES),
+  "--list-models",
+];
 
 /** A usage error; `misspelt` is an unknown option and the options it may have meant. */
 export interface UsageProblem {
@@ -124,6 +184,16 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     resume: false,
     noSession: false,
     listExtensions: false,
+    without: {
+      themes: false,
+      skills: false,
+      promptTemplates: false,
+      mcp: false,
+      extensions: false,
+      contextFiles: false,
+    },
+    offline: false,
+    appendSystemPrompt: [],
     version: false,
     help: false,
     files: [],
@@ -155,8 +225,9 @@ export function parseArgs(argv: readonly string[]): ParseResult {
         return { ok: false, error: `${name} needs a value` };
       }
       if (target === "extensions") args.extensions.push(value);
-      else if (target === "tools")
-        args.tools = value
+      else if (target === "appendSystemPrompt") args.appendSystemPrompt.push(value);
+      else if (target === "tools" || target === "models")
+        args[target] = value
           .split(",")
           .map((t) => t.trim())
           .filter(Boolean);
@@ -166,6 +237,12 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     if (name === "--list-models") {
       const next = argv[i + 1];
       args.listModels = inline ?? (next !== undefined && !next.startsWith("-") ? argv[++i]! : true);
+      continue;
+    }
+    const left = PI_SWITCHES[name];
+    if (left) {
+      if (inline !== undefined) return { ok: false, error: `${name} does not take a value` };
+      args.without[left] = true;
       continue;
     }
     const toggle = SWITCHES[name];

@@ -107,6 +107,7 @@ export async function main(argv: string[]): Promise<number> {
         const flags = resolveExtensionFlags(args, session.registeredFlags());
         if (!flags.ok) throw new UsageError(flags);
         session.setFlagValues(flags.values);
+        if (args.name !== undefined) session.setSessionName(args.name.trim());
         prompts = flags.prompts;
         mode = session.getMode(modeName);
         if (!mode) {
@@ -198,6 +199,7 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
     },
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
     ...(args.maxTurns !== undefined ? { maxTurns: maxTurns(args.maxTurns, mode) } : {}),
+    ...piOptions(args),
     flags: provisionalFlagValues(args),
     warn: (message) => process.stderr.write(`knightcode: ${message}\n`),
   };
@@ -303,6 +305,32 @@ function maxTurns(value: string, mode: string): number {
     throw new UsageError({ error: `--max-turns needs a positive whole number of turns, not "${value}"` });
   }
   return n;
+}
+
+/** pi's options: what to leave out, the system prompt, the model scope, the theme. */
+function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
+  const w = args.without;
+  const withoutBuiltins = [
+    ...(w.themes ? ["themes"] : []),
+    ...(w.skills ? ["skills"] : []),
+    ...(w.promptTemplates ? ["prompt-templates"] : []),
+    ...(w.mcp ? ["mcp"] : []),
+  ];
+  if (args.tuiMode !== undefined && args.tuiMode !== "regular" && args.tuiMode !== "fullscreen") {
+    throw new UsageError({ error: `--tui-mode must be regular or fullscreen, not "${args.tuiMode}"` });
+  }
+  if (args.name !== undefined && args.name.trim() === "")
+    throw new UsageError({ error: "--name needs a name" });
+  return {
+    ...(withoutBuiltins.length > 0 ? { withoutBuiltins } : {}),
+    ...(w.extensions ? { discoverExtensions: false } : {}),
+    ...(w.contextFiles ? { contextFiles: false } : {}),
+    ...(args.offline ? { offline: true } : {}),
+    ...(args.systemPrompt !== undefined ? { systemPrompt: args.systemPrompt } : {}),
+    ...(args.appendSystemPrompt.length > 0 ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
+    ...(args.models ? { scopedModels: args.models } : {}),
+    ...(args.useTheme !== undefined ? { settings: { theme: args.useTheme } } : {}),
+  };
 }
 
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {

@@ -147,6 +147,12 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** @internal Opens the host's first session (`createAgentSession`). */
   async start(): Promise<void> {
     await this.open(this.logs.initial(), { reason: "startup" });
+    const available = this.getAvailableModels();
+    for (const pattern of this.opening.options.scopedModels ?? []) {
+      if (!available.some((m) => modelMatches(pattern, m))) {
+        this.warn(`scoped models: no available model matches "${pattern}"; model cycling leaves it out`);
+      }
+    }
   }
 
   /**
@@ -283,8 +289,9 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return model ? this.agent.setModel(undefined, model) : Promise.resolve(false);
   }
 
+  /** Moves to the next model: of the `scopedModels` when they are set (`--models`), else of every available one. */
   async cycleModel(): Promise<ModelInfo | undefined> {
-    const models = this.getAvailableModels().filter((m) => m.provider !== "virtual");
+    const models = this.scopedModels() ?? this.getAvailableModels().filter((m) => m.provider !== "virtual");
     if (models.length === 0) return undefined;
     const current = this.agent.model;
     const index = current
@@ -293,6 +300,18 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const next = models[(index + 1) % models.length]!;
     await this.agent.setModel(undefined, next, "cycle");
     return next;
+  }
+
+  isModelScoped(): boolean {
+    return (this.opening.options.scopedModels?.length ?? 0) > 0;
+  }
+
+  private scopedModels(): ModelInfo[] | undefined {
+    const patterns = this.opening.options.scopedModels;
+    if (!patterns?.length) return undefined;
+    return this.getAvailableModels().filter(
+      (m) => m.provider !== "virtual" && patterns.some((p) => modelMatches(p, m)),
+    );
   }
 
   // ---- what the session shows ------------------------------------------------------------------------
@@ -586,4 +605,23 @@ function attach(runtime: SessionRuntime, listener: Listener): Attachment {
 function hostSource(mode: HostMode): "interactive" | "rpc" | "print" | "json" | "sdk" {
   if (mode === "tui") return "interactive";
   return mode === "rpc" ? "rpc" : mode === "print" ? "print" : mode === "json" ? "json" : "sdk";
+}
+
+/**
+ * A `--models` pattern against a model: with `*`, a wildcard match of `provider/id` or `id`; otherwise the exact
+ * `provider/id` or id, or a case-insensitive part of the id or name.
+ */
+export function modelMatches(pattern: string, model: ModelInfo): boolean {
+  const full = `${model.provider}/${model.id}`;
+  if (pattern.includes("*")) {
+    const source = pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    const glob = new RegExp(`^${source}$`, "i");
+    return glob.test(full) || glob.test(model.id);
+  }
+  if (pattern === full || pattern === model.id) return true;
+  const needle = pattern.toLowerCase();
+  return model.id.toLowerCase().includes(needle) || (model.name ?? "").toLowerCase().includes(needle);
 }

@@ -5,6 +5,7 @@
  * Every service is reached through its token, so a host that swaps the settings, the trust service or the packages
  * changes what a session opens with.
  */
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
   ExtensionSource,
@@ -99,15 +100,17 @@ export async function openSession(
     settings: globalSettings,
     flagValues: options.flags ?? {},
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-    contextFiles: await discoverContextFiles({ cwd, agentDir }),
+    contextFiles: options.contextFiles === false ? [] : await discoverContextFiles({ cwd, agentDir }),
     promptFiles: {},
     warn: (message) => host.warn(message),
     shutdown: () => options.onShutdownRequest?.(),
     replacer: host.replacer,
   };
-  const disabled = new Set(
-    (globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
-  );
+  const disabled = new Set([
+    ...(globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
+    ...(options.withoutBuiltins ?? []).map((name) => `builtin:${name}`),
+  ]);
+  const discover = options.discoverExtensions !== false;
   // Packages, the resource settings and the resource folders: the user's now, the project's once it is trusted.
   const userResources = await packages.resolve({
     agentDir,
@@ -115,12 +118,12 @@ export async function openSession(
     scopes: ["user"],
     projectTrusted: false,
     temporary: temporaryPackages(options),
-    installMissing: true,
+    installMissing: options.offline !== true,
   });
   for (const warning of userResources.warnings) host.warn(warning);
   const baseSources: ExtensionSource[] = [
     ...builtinSources(disabled),
-    ...packageSources(userResources),
+    ...packageSources(discover ? userResources : onlyTemporary(userResources)),
     ...extraSources(options, cwd),
   ];
   let projectSources: ExtensionSource[] = [];
@@ -131,7 +134,11 @@ export async function openSession(
     resources: [userResources],
     settleProject: async (trusted) => {
       config.projectTrusted = trusted;
-      config.promptFiles = await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: trusted });
+      config.promptFiles = withCliPrompts(
+        await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: trusted }),
+        options,
+        cwd,
+      );
       if (!trusted) {
         const untrusted = (
           await packages.resolve({ agentDir, cwd, scopes: ["project"], projectTrusted: false })
@@ -150,14 +157,14 @@ export async function openSession(
         cwd,
         scopes: ["project"],
         projectTrusted: true,
-        installMissing: true,
+        installMissing: options.offline !== true,
       });
       for (const warning of projectResources.warnings) host.warn(warning);
       opened.resources = [projectResources, userResources];
       const full = settingsLoader.load({ agentDir, cwd, projectTrusted: true, overrides });
       for (const warning of full.warnings) if (!globalSettings.warnings.includes(warning)) host.warn(warning);
       config.settings = full;
-      projectSources = packageSources(projectResources);
+      projectSources = discover ? packageSources(projectResources) : [];
     },
   };
 
@@ -250,6 +257,32 @@ async function resolveTrust(
 }
 
 /** `-e npm:x`, `-e git:...`: packages installed into a cache for this run. */
+/** Only the packages given for this run (`-e npm:...`): what `discoverExtensions: false` still loads. */
+function onlyTemporary(resolved: ResolvedResources): ResolvedResources {
+  return { ...resolved, resources: resolved.resources.filter((r) => r.scope === "temporary") };
+}
+
+/** `--system-prompt` replaces SYSTEM.md's text; `--append-system-prompt` values (text or a file) follow APPEND_SYSTEM.md's. */
+function withCliPrompts(
+  files: { customPrompt?: string; appendPrompt?: string },
+  options: CreateAgentSessionOptions,
+  cwd: string,
+): { customPrompt?: string; appendPrompt?: string } {
+  const appended = (options.appendSystemPrompt ?? []).map((value) => {
+    const path = resolve(cwd, value);
+    return existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8") : value;
+  });
+  const append = [files.appendPrompt, ...appended].filter((t): t is string => t !== undefined);
+  return {
+    ...(options.systemPrompt !== undefined
+      ? { customPrompt: options.systemPrompt }
+      : files.customPrompt !== undefined
+        ? { customPrompt: files.customPrompt }
+        : {}),
+    ...(append.length > 0 ? { appendPrompt: append.join("\n\n") } : {}),
+  };
+}
+
 function temporaryPackages(options: CreateAgentSessionOptions): string[] {
   return (options.extensions ?? []).filter(
     (e): e is string => typeof e === "string" && TEMPORARY_PACKAGE.test(e),

@@ -36,6 +36,29 @@ export interface CreateAgentSessionOptions {
   session?: SessionChoice;
   /** Settings that beat every file. */
   settings?: Record<string, unknown>;
+  /**
+   * Built-in extensions this session leaves out, by name (`"themes"` for `builtin:themes`), as a
+   * `-builtin:<name>` entry of the `extensions` setting does: pi's `--no-themes`, `--no-skills`, ... .
+   */
+  withoutBuiltins?: string[];
+  /**
+   * False: load no extension that is found rather than given (the personal and project folders, the `extensions`
+   * setting, packages); built-ins and `extensions` given here (`-e`) still load (`--no-extensions`).
+   */
+  discoverExtensions?: boolean;
+  /** False: no AGENTS.md or CLAUDE.md files in the system prompt (`--no-context-files`). */
+  contextFiles?: boolean;
+  /** Installs no missing package at start-up (`--offline`); the missing ones are reported. */
+  offline?: boolean;
+  /** Replaces the system prompt's base (as SYSTEM.md would; `--system-prompt`). */
+  systemPrompt?: string;
+  /** Text appended to the system prompt after APPEND_SYSTEM.md's, in order (`--append-system-prompt`). */
+  appendSystemPrompt?: string[];
+  /**
+   * Patterns of the models `cycleModel` moves through (`--models`): `provider/id` or an id, `*` as a wildcard,
+   * otherwise a case-insensitive part of the id or name.
+   */
+  scopedModels?: string[];
   /** `--approve` (true) or `--no-approve` (false). */
   approve?: boolean;
   ui?: ExtensionUIContext;

@@ -77,8 +77,13 @@ export interface SessionController {
   getAvailableModels(): ModelInfo[];
   /** Selects a model; false when no such model is available. */
   setModel(provider: string, modelId: string): Promise<boolean>;
-  /** Moves to the next available model; returns it (undefined when there is none). */
+  /**
+   * Moves to the next available model (of the scoped ones when the host limited cycling, `--models`); returns it
+   * (undefined when there is none).
+   */
   cycleModel(): Promise<ModelInfo | undefined>;
+  /** Whether model cycling is limited to the models the host named (`--models`). */
+  isModelScoped(): boolean;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
   /**
    * Continues from an entry in a new session file: with `position: "at"` (the default) the entry is kept; with
