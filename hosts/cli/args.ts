@@ -44,6 +44,8 @@ export interface CliArgs {
   appendSystemPrompt: string[];
   useTheme?: string;
   tuiMode?: string;
+  /** `--skill`, `--prompt-template`, `--theme` paths, in order. */
+  resources: { skills: string[]; prompts: string[]; themes: string[] };
   version: boolean;
   help: boolean;
   /** `@path` arguments, inlined into the first message. */
@@ -82,6 +84,15 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--append-system-prompt": "appendSystemPrompt",
   "--use-theme": "useTheme",
   "--tui-mode": "tuiMode",
+  "--skill": "resources",
+  "--prompt-template": "resources",
+  "--theme": "resources",
+};
+
+const RESOURCE_OPTIONS: Record<string, keyof CliArgs["resources"]> = {
+  "--skill": "skills",
+  "--prompt-template": "prompts",
+  "--theme": "themes",
 };
 
 /** pi's switches for leaving things out, with its short names. */
@@ -194,6 +205,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     },
     offline: false,
     appendSystemPrompt: [],
+    resources: { skills: [], prompts: [], themes: [] },
     version: false,
     help: false,
     files: [],
@@ -226,6 +238,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       }
       if (target === "extensions") args.extensions.push(value);
       else if (target === "appendSystemPrompt") args.appendSystemPrompt.push(value);
+      else if (target === "resources") args.resources[RESOURCE_OPTIONS[name]!].push(value);
       else if (target === "tools" || target === "models")
         args[target] = value
           .split(",")

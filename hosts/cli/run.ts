@@ -5,7 +5,7 @@
  * errors need nothing either.
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
   AgentSessionHandle,
@@ -321,6 +321,7 @@ function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
   }
   if (args.name !== undefined && args.name.trim() === "")
     throw new UsageError({ error: "--name needs a name" });
+  const resourcePaths = givenResources(args);
   return {
     ...(withoutBuiltins.length > 0 ? { withoutBuiltins } : {}),
     ...(w.extensions ? { discoverExtensions: false } : {}),
@@ -330,6 +331,40 @@ function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
     ...(args.appendSystemPrompt.length > 0 ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
     ...(args.models ? { scopedModels: args.models } : {}),
     ...(args.useTheme !== undefined ? { settings: { theme: args.useTheme } } : {}),
+    ...(Object.values(resourcePaths).some((paths) => paths.length > 0) ? { resourcePaths } : {}),
+  };
+}
+
+/**
+ * `--skill`, `--prompt-template` and `--theme` paths, resolved; each must exist, and the built-in that loads it must
+ * not be left out by the matching `--no-...` switch.
+ */
+function givenResources(args: CliArgs): {
+  skillPaths: string[];
+  promptPaths: string[];
+  themePaths: string[];
+} {
+  const w = args.without;
+  const given = args.resources;
+  for (const [option, paths, left] of [
+    ["--skill", given.skills, w.skills ? "--no-skills" : undefined],
+    ["--prompt-template", given.prompts, w.promptTemplates ? "--no-prompt-templates" : undefined],
+    ["--theme", given.themes, w.themes ? "--no-themes" : undefined],
+  ] as const) {
+    if (paths.length === 0) continue;
+    if (left) {
+      throw new UsageError({
+        error: `${left} leaves out the built-in that loads ${option} paths; give one of the two, not both`,
+      });
+    }
+    const missing = paths.find((path) => !existsSync(resolve(path)));
+    if (missing !== undefined)
+      throw new UsageError({ error: `${option} ${missing}: no such file or folder` });
+  }
+  return {
+    skillPaths: given.skills.map((p) => resolve(p)),
+    promptPaths: given.prompts.map((p) => resolve(p)),
+    themePaths: given.themes.map((p) => resolve(p)),
   };
 }
 

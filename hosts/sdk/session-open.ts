@@ -374,7 +374,7 @@ function applyDefaultTools(tools: ToolRegistry, spec: readonly string[]): void {
  * paths, which are concatenated. A path that is not a string is dropped with a warning naming the extension.
  */
 export async function discoverResources(
-  host: Pick<SessionOpening, "cwd" | "warn">,
+  host: Pick<SessionOpening, "cwd" | "warn" | "options">,
   session: OpenSession,
   reason: "startup" | "reload",
 ): Promise<void> {
@@ -383,6 +383,7 @@ export async function discoverResources(
   const kinds = ["skillPaths", "promptPaths", "themePaths"] as const;
   // Kept up to date handler by handler, so a fallback handler (builtin:prompt-templates) reads the whole list.
   const seed = resourceSeed(session.resources);
+  for (const kind of kinds) seed[kind].push(...(host.options.resourcePaths?.[kind] ?? []));
   config.discoveredResources = structuredClone(seed);
   config.discoveredResources = await runtime.bus.transform(
     "resources_discover",

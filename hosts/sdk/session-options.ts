@@ -1,5 +1,6 @@
 /** The options of `createAgentSession()`: what a host decides about the sessions a handle opens. */
 import type {
+  DiscoveredResources,
   ExtensionFactory,
   ExtensionLogEntry,
   ExtensionSource,
@@ -54,6 +55,11 @@ export interface CreateAgentSessionOptions {
   systemPrompt?: string;
   /** Text appended to the system prompt after APPEND_SYSTEM.md's, in order (`--append-system-prompt`). */
   appendSystemPrompt?: string[];
+  /**
+   * Skill, prompt template and theme files or folders to load besides the ones found (`--skill`,
+   * `--prompt-template`, `--theme`), as a `resources_discover` handler would contribute them.
+   */
+  resourcePaths?: Partial<DiscoveredResources>;
   /**
    * Patterns of the models `cycleModel` moves through (`--models`): `provider/id` or an id, `*` as a wildcard,
    * otherwise a case-insensitive part of the id or name.

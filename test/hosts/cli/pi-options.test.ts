@@ -123,4 +123,71 @@ describe("pi's command-line options", function () {
       "package npm:kc-test-package-that-is-not-there is not installed (run knightcode install",
     );
   });
+
+  it("--skill and --prompt-template load files besides the ones found; missing paths and clashes are usage errors", async () => {
+    const skill = tmp.write(
+      "extra/pdf-helper/SKILL.md",
+      "---\nname: pdf-helper\ndescription: Helps with PDF files\n---\nUse pdftotext.\n",
+    );
+    const template = tmp.write(
+      "extra/review.md",
+      "---\ndescription: review\n---\nReview the file $1 carefully\n",
+    );
+    const script = tmp.write(
+      "script.json",
+      JSON.stringify({
+        steps: [
+          {
+            text: "ok",
+            expect: {
+              systemPromptContains: "pdf-helper",
+              lastUserTextContains: "Review the file notes.md carefully",
+            },
+          },
+        ],
+      }),
+    );
+    const result = await run([
+      "-p",
+      "--provider",
+      "scripted",
+      "--script",
+      script,
+      "--no-session",
+      "--skill",
+      skill,
+      "--prompt-template",
+      template,
+      "/review notes.md",
+    ]);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout.trim()).to.equal("ok");
+    const missing = await run(["-p", "--skill", join(tmp.path, "nope"), "hi"]);
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.contain("--skill");
+    expect(missing.stderr).to.contain("no such file or folder");
+    const clash = await run(["-p", "--no-skills", "--skill", skill, "hi"]);
+    expect(clash.code).to.equal(2);
+    expect(clash.stderr).to.contain("--no-skills leaves out the built-in that loads --skill paths");
+  });
+
+  it("--theme loads a theme file that --use-theme can name", async () => {
+    const theme = tmp.write("night.json", JSON.stringify({ name: "night", colors: { accent: 33 } }));
+    const script = tmp.write("script.json", JSON.stringify({ steps: [] }));
+    const base = ["--mode", "rpc", "--provider", "scripted", "--script", script, "--no-session"];
+    const state = `${JSON.stringify({ id: "s", type: "get_state" })}\n`;
+    const unknown = await runCli([...base, "--use-theme", "night"], {
+      cwd: tmp.path,
+      env: env(),
+      stdin: state,
+    });
+    expect(unknown.stderr).to.contain('no theme named "night"');
+    const known = await runCli([...base, "--use-theme", "night", "--theme", theme], {
+      cwd: tmp.path,
+      env: env(),
+      stdin: state,
+    });
+    expect(known.code, known.stderr).to.equal(0);
+    expect(known.stderr).to.not.contain("no theme named");
+  });
 });
