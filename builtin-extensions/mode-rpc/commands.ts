@@ -75,6 +75,25 @@ async function accept(
   return first ?? (await Promise.race([accepted, Promise.resolve<PromptDisposition>("handled")]));
 }
 
+/**
+ * As pi: a level the model does not take becomes the nearest one it does, looking up first (`high` on a model
+ * without reasoning becomes `off`).
+ */
+function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[number]): void {
+  const available = session.getAvailableThinkingLevels();
+  if (available.includes(level)) {
+    session.setThinkingLevel(level);
+    return;
+  }
+  const at = LEVELS.indexOf(level);
+  const nearest =
+    LEVELS.slice(at).find((l) => available.includes(l)) ??
+    [...LEVELS.slice(0, at)].reverse().find((l) => available.includes(l)) ??
+    available[0] ??
+    "off";
+  session.setThinkingLevel(nearest);
+}
+
 const QueueModeParam = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")]);
 
 /** The text of a user message's text parts (what pi's fork hands back for the editor). */
@@ -131,6 +150,7 @@ export const commands: Record<string, Command> = {
     if (!(await ctx.session.setModel(m.provider, m.modelId))) {
       throw new Error(`No model ${m.provider}/${m.modelId} is available (see get_available_models)`);
     }
+    clampThinkingLevel(ctx.session, ctx.session.getThinkingLevel());
     return ctx.session.getState().model;
   }),
   // pi's shape: null when there is no other model to move to.
@@ -138,11 +158,12 @@ export const commands: Record<string, Command> = {
     const current = ctx.session.getState().model;
     const model = await ctx.session.cycleModel();
     if (!model || (current && model.provider === current.provider && model.id === current.id)) return null;
+    clampThinkingLevel(ctx.session, ctx.session.getThinkingLevel());
     return { model, thinkingLevel: ctx.session.getThinkingLevel(), isScoped: ctx.session.isModelScoped() };
   }),
   get_available_models: command({}, async (_m, { ctx }) => ({ models: ctx.session.getAvailableModels() })),
   set_thinking_level: command({ level: Level }, async (m, { ctx }) => {
-    ctx.session.setThinkingLevel(m.level);
+    clampThinkingLevel(ctx.session, m.level);
   }),
   cycle_thinking_level: command({}, async (_m, { ctx }) => {
     const level = ctx.session.cycleThinkingLevel();

@@ -74,6 +74,27 @@ describe("RPC mode: pi's commands", function () {
     expect((await p.request("1", "get_available_thinking_levels")).data).to.deep.equal({ levels: ["off"] });
     const cycled = await p.request("2", "cycle_thinking_level");
     expect(cycled).to.deep.include({ success: true, data: null });
+    // As pi, a level the model does not take becomes the nearest it does.
+    expect((await p.request("3", "set_thinking_level", { level: "high" })).success).to.equal(true);
+    expect(((await p.request("4", "get_state")).data as { thinkingLevel: string }).thinkingLevel).to.equal(
+      "off",
+    );
+  });
+
+  it("set_model to a model without reasoning brings the thinking level down to off", async () => {
+    localModels(["m1"]);
+    const p = scripted([], ["--no-session"]);
+    await p.request("1", "set_thinking_level", { level: "high" });
+    expect(((await p.request("2", "get_state")).data as { thinkingLevel: string }).thinkingLevel).to.equal(
+      "high",
+    );
+    expect((await p.request("3", "set_model", { provider: "local", modelId: "m1" })).success).to.equal(true);
+    const state = (await p.request("4", "get_state")).data as {
+      thinkingLevel: string;
+      model: { id: string };
+    };
+    expect(state).to.deep.include({ thinkingLevel: "off" });
+    expect(state.model.id).to.equal("m1");
   });
 
   for (const [command, queue] of [
