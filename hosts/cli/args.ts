@@ -44,6 +44,7 @@ export interface CliArgs {
   appendSystemPrompt: string[];
   useTheme?: string;
   tuiMode?: string;
+  apiKey?: string;
   /** `--skill`, `--prompt-template`, `--theme` paths, in order. */
   resources: { skills: string[]; prompts: string[]; themes: string[] };
   version: boolean;
@@ -84,6 +85,7 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--append-system-prompt": "appendSystemPrompt",
   "--use-theme": "useTheme",
   "--tui-mode": "tuiMode",
+  "--api-key": "apiKey",
   "--skill": "resources",
   "--prompt-template": "resources",
   "--theme": "resources",

@@ -51,6 +51,7 @@ const OPTIONS: [string, string][] = [
   ["-e, --extension <path>", "Load an extension, or a package source for this run only (repeatable)"],
   ["--provider <name>", "Model provider"],
   ["--model <id>", "Model id, or provider/model"],
+  ["--api-key <key>", "API key of the --provider (or --model provider/id) for this run only"],
   ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],
   ["-t, --tools <a,b,...>", "Exactly these active tools"],
   ["-nt, --no-tools", "No active tools"],

@@ -322,7 +322,15 @@ function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
   if (args.name !== undefined && args.name.trim() === "")
     throw new UsageError({ error: "--name needs a name" });
   const resourcePaths = givenResources(args);
+  const keyFor =
+    args.provider ?? (args.model?.includes("/") ? args.model.slice(0, args.model.indexOf("/")) : undefined);
+  if (args.apiKey !== undefined && keyFor === undefined) {
+    throw new UsageError({
+      error: "--api-key needs the provider it is for: add --provider, or --model provider/id",
+    });
+  }
   return {
+    ...(args.apiKey !== undefined && keyFor !== undefined ? { apiKeys: { [keyFor]: args.apiKey } } : {}),
     ...(withoutBuiltins.length > 0 ? { withoutBuiltins } : {}),
     ...(w.extensions ? { discoverExtensions: false } : {}),
     ...(w.contextFiles ? { contextFiles: false } : {}),

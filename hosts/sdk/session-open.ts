@@ -99,6 +99,7 @@ export async function openSession(
     projectTrusted: false,
     settings: globalSettings,
     flagValues: options.flags ?? {},
+    ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
     contextFiles: options.contextFiles === false ? [] : await discoverContextFiles({ cwd, agentDir }),
     promptFiles: {},

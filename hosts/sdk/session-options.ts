@@ -35,6 +35,8 @@ export interface CreateAgentSessionOptions {
   /** Extra extensions: paths (origin `cli`), factories (origin `sdk`) or sources. */
   extensions?: (string | ExtensionFactory | ExtensionSource)[];
   session?: SessionChoice;
+  /** API keys by provider for these sessions only, ahead of auth.json and models.json (`--api-key`); never saved. */
+  apiKeys?: Record<string, string>;
   /** Settings that beat every file. */
   settings?: Record<string, unknown>;
   /**

@@ -80,6 +80,8 @@ export interface SessionConfig {
   projectTrusted: boolean;
   settings: Settings;
   flagValues: Record<string, boolean | string>;
+  /** Keys by provider for this run only (`--api-key`). */
+  apiKeys?: Readonly<Record<string, string>>;
   /** AGENTS.md / CLAUDE.md files for the system prompt, discovered before the session started. */
   contextFiles: ContextFile[];
   /** SYSTEM.md and APPEND_SYSTEM.md (the project's only when it is trusted). */
@@ -264,6 +266,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           sessionId: () => log.getSessionId(),
           currentModel: () => runtime.scope.resolve(s.agent).model,
           retry: () => config.settings.get("retry"),
+          ...(config.apiKeys ? { apiKeys: config.apiKeys } : {}),
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
         });

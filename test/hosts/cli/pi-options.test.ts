@@ -3,6 +3,7 @@
  * the built `knightcode`.
  */
 
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
@@ -70,6 +71,18 @@ describe("pi's command-line options", function () {
       return typeof first.content === "string" ? first.content : JSON.stringify(first.content);
     };
     const ask = (extra: string[]) => run(["-p", "--provider", "local", "--model", "m1", ...extra, "hi"]);
+
+    it("--api-key is the provider's key for this run only, ahead of models.json's", async () => {
+      expect((await ask([])).code).to.equal(0);
+      expect(server.requests[0]!.headers.authorization).to.equal("Bearer unused");
+      const given = await ask(["--api-key", "sk-from-the-command-line"]);
+      expect(given.code, given.stderr).to.equal(0);
+      expect(server.requests[1]!.headers.authorization).to.equal("Bearer sk-from-the-command-line");
+      expect(existsSync(join(agentDir(), "auth.json"))).to.equal(false);
+      const bare = await run(["-p", "--api-key", "sk-x", "hi"]);
+      expect(bare.code).to.equal(2);
+      expect(bare.stderr).to.contain("--api-key needs the provider it is for");
+    });
 
     it("--no-context-files (-nc) leaves AGENTS.md out", async () => {
       expect((await ask([])).code).to.equal(0);
