@@ -45,6 +45,8 @@ export interface CliArgs {
   useTheme?: string;
   tuiMode?: string;
   apiKey?: string;
+  excludeTools?: string[];
+  noBuiltinTools: boolean;
   /** `--skill`, `--prompt-template`, `--theme` paths, in order. */
   resources: { skills: string[]; prompts: string[]; themes: string[] };
   version: boolean;
@@ -86,6 +88,8 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--use-theme": "useTheme",
   "--tui-mode": "tuiMode",
   "--api-key": "apiKey",
+  "--exclude-tools": "excludeTools",
+  "-xt": "excludeTools",
   "--skill": "resources",
   "--prompt-template": "resources",
   "--theme": "resources",
@@ -123,6 +127,12 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   },
   "-nt": (a) => {
     a.noTools = true;
+  },
+  "--no-builtin-tools": (a) => {
+    a.noBuiltinTools = true;
+  },
+  "-nbt": (a) => {
+    a.noBuiltinTools = true;
   },
   "--offline": (a) => {
     a.offline = true;
@@ -207,6 +217,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     },
     offline: false,
     appendSystemPrompt: [],
+    noBuiltinTools: false,
     resources: { skills: [], prompts: [], themes: [] },
     version: false,
     help: false,
@@ -241,7 +252,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       if (target === "extensions") args.extensions.push(value);
       else if (target === "appendSystemPrompt") args.appendSystemPrompt.push(value);
       else if (target === "resources") args.resources[RESOURCE_OPTIONS[name]!].push(value);
-      else if (target === "tools" || target === "models")
+      else if (target === "tools" || target === "models" || target === "excludeTools")
         args[target] = value
           .split(",")
           .map((t) => t.trim())

@@ -55,6 +55,11 @@ const OPTIONS: [string, string][] = [
   ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],
   ["-t, --tools <a,b,...>", "Exactly these active tools"],
   ["-nt, --no-tools", "No active tools"],
+  ["-xt, --exclude-tools <a,b,...>", "Leave these tools (names or * patterns) inactive"],
+  [
+    "-nbt, --no-builtin-tools",
+    "Leave the built-in tools (read, bash, edit, write, ...) inactive; others stay",
+  ],
   ["--models <a,b,...>", "Models to cycle through: provider/id, id, part of a name, or * patterns"],
   ["--session <path|id>", "Open a session file, or a session id (or unique prefix)"],
   ["-c, --continue", "Continue the most recent session of this folder"],

@@ -330,6 +330,8 @@ function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
     });
   }
   return {
+    ...(args.excludeTools ? { excludeTools: args.excludeTools } : {}),
+    ...(args.noBuiltinTools ? { withoutCoreTools: true } : {}),
     ...(args.apiKey !== undefined && keyFor !== undefined ? { apiKeys: { [keyFor]: args.apiKey } } : {}),
     ...(withoutBuiltins.length > 0 ? { withoutBuiltins } : {}),
     ...(w.extensions ? { discoverExtensions: false } : {}),

@@ -356,6 +356,31 @@ export async function applySelection(
   const tools = runtime.scope.resolve(serviceTokens.toolRegistry);
   if (options.tools) tools.setActiveTools(options.tools);
   else applyDefaultTools(tools, settings.get("defaultTools") as string[]);
+  if (options.excludeTools?.length || options.withoutCoreTools) {
+    const patterns = (options.excludeTools ?? []).map(toolPattern);
+    const core = new Set(
+      tools
+        .getAllTools()
+        .filter((t) => t.owner === "builtin:core-tools")
+        .map((t) => t.name),
+    );
+    tools.setActiveTools(
+      tools
+        .getActiveTools()
+        .filter(
+          (name) => !patterns.some((p) => p.test(name)) && !(options.withoutCoreTools && core.has(name)),
+        ),
+    );
+  }
+}
+
+/** A tool name, or a pattern with `*` wildcards, as a whole-name match. */
+function toolPattern(pattern: string): RegExp {
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`);
 }
 
 /** `defaultTools`: plain names set the list, `+name` adds, `-name` removes. */

@@ -32,6 +32,10 @@ export interface CreateAgentSessionOptions {
   thinkingLevel?: ThinkingLevel;
   /** The exact set of active tools (`--tools`); `[]` for none. */
   tools?: string[];
+  /** Tools left inactive at start, by name or `*` pattern, whatever else chose them (`--exclude-tools`). */
+  excludeTools?: string[];
+  /** Leaves the tools of `builtin:core-tools` (read, bash, edit, write, ...) inactive at start (`--no-builtin-tools`). */
+  withoutCoreTools?: boolean;
   /** Extra extensions: paths (origin `cli`), factories (origin `sdk`) or sources. */
   extensions?: (string | ExtensionFactory | ExtensionSource)[];
   session?: SessionChoice;

@@ -84,6 +84,30 @@ describe("pi's command-line options", function () {
       expect(bare.stderr).to.contain("--api-key needs the provider it is for");
     });
 
+    it("--exclude-tools (-xt) and --no-builtin-tools (-nbt) leave tools out of the request", async () => {
+      const declared = (i: number): string[] =>
+        (server.requests[i]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+      expect((await ask([])).code).to.equal(0);
+      expect(declared(0)).to.include.members(["read", "bash", "edit", "write"]);
+      const excluded = await ask(["--exclude-tools", "bash,ed*"]);
+      expect(excluded.code, excluded.stderr).to.equal(0);
+      expect(declared(1)).to.include("read");
+      expect(declared(1)).to.not.include.members(["bash"]);
+      expect(declared(1).filter((n) => n.startsWith("ed"))).to.deep.equal([]);
+      const ext = tmp.write(
+        "echo.ts",
+        `import { Type } from "@sinclair/typebox";
+         export default (kc: any) => kc.registerTool({
+           name: "echo", description: "Echo", parameters: Type.Object({ text: Type.String() }),
+           execute: async () => ({ content: [{ type: "text", text: "e" }], details: undefined }),
+         });`,
+      );
+      const noCore = await ask(["-nbt", "-e", ext]);
+      expect(noCore.code, noCore.stderr).to.equal(0);
+      expect(declared(2)).to.include("echo");
+      expect(declared(2).filter((n) => ["read", "bash", "edit", "write"].includes(n))).to.deep.equal([]);
+    });
+
     it("--no-context-files (-nc) leaves AGENTS.md out", async () => {
       expect((await ask([])).code).to.equal(0);
       expect(systemPrompt(0)).to.contain("RULES FROM AGENTS FILE");
