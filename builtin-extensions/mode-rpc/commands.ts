@@ -1,6 +1,7 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
 import {
   type AgentMessage,
+  type PromptDisposition,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
   stringifySafely,
@@ -56,17 +57,54 @@ function command(properties: TProperties, run: Command["run"]): Command {
 }
 
 /**
- * Starts a prompt and resolves once the session has taken it (`onAccepted`: the run started or was joined, the
- * message was queued, or a command or handled input took it). A refusal before that (no model, busy) rejects.
+ * Starts a prompt and resolves, with how it was taken, once the session has taken it (`onAccepted`: the run started
+ * or was joined, the message was queued, or a command or handled input took it). A refusal before that (no model,
+ * busy) rejects.
  */
-async function accept(start: (onAccepted: () => void) => Promise<void>): Promise<void> {
-  let onAccepted: () => void = () => {};
-  const accepted = new Promise<void>((resolve) => {
+async function accept(
+  start: (onAccepted: (disposition: PromptDisposition) => void) => Promise<void>,
+): Promise<PromptDisposition> {
+  let onAccepted: (disposition: PromptDisposition) => void = () => {};
+  const accepted = new Promise<PromptDisposition>((resolve) => {
     onAccepted = resolve;
   });
   const run = start(onAccepted);
   run.catch(() => {});
-  await Promise.race([accepted, run]);
+  const first = await Promise.race([accepted, run.then(() => undefined)]);
+  // A run that settled first took the prompt too (a command's prompt, say); its disposition came with it.
+  return first ?? (await Promise.race([accepted, Promise.resolve<PromptDisposition>("handled")]));
+}
+
+/**
+ * As pi: a level the model does not take becomes the nearest one it does, looking up first (`high` on a model
+ * without reasoning becomes `off`).
+ */
+function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[number]): void {
+  const available = session.getAvailableThinkingLevels();
+  if (available.includes(level)) {
+    session.setThinkingLevel(level);
+    return;
+  }
+  const at = LEVELS.indexOf(level);
+  const nearest =
+    LEVELS.slice(at).find((l) => available.includes(l)) ??
+    [...LEVELS.slice(0, at)].reverse().find((l) => available.includes(l)) ??
+    available[0] ??
+    "off";
+  session.setThinkingLevel(nearest);
+}
+
+const QueueModeParam = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")]);
+
+/** The text of a user message's text parts (what pi's fork hands back for the editor). */
+function userText(message: AgentMessage): string {
+  if (message.role !== "user") return "";
+  const content = message.content as string | { type: string; text?: string }[];
+  if (typeof content === "string") return content;
+  return content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("");
 }
 
 const messagesOf = (session: SessionController): AgentMessage[] =>
@@ -80,40 +118,74 @@ export const commands: Record<string, Command> = {
       streamingBehavior: Type.Optional(Type.Union([Type.Literal("steer"), Type.Literal("followUp")])),
     },
     async (m, { ctx }) => {
-      await accept((onAccepted) =>
+      const disposition = await accept((onAccepted) =>
         ctx.session.prompt(m.message, {
           ...(m.images ? { images: m.images } : {}),
           ...(m.streamingBehavior ? { streamingBehavior: m.streamingBehavior } : {}),
           onAccepted,
         }),
       );
+      return { disposition };
     },
   ),
-  steer: command({ message: Type.String() }, async (m, { ctx }) => {
+  steer: command({ message: Type.String(), images: Type.Optional(Type.Array(Image)) }, async (m, { ctx }) => {
     if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-    ctx.session.steer(m.message);
+    ctx.session.steer(m.message, m.images);
+    return { disposition: "queued" };
   }),
-  follow_up: command({ message: Type.String() }, async (m, { ctx }) => {
-    if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-    ctx.session.followUp(m.message);
-  }),
+  follow_up: command(
+    { message: Type.String(), images: Type.Optional(Type.Array(Image)) },
+    async (m, { ctx }) => {
+      if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
+      ctx.session.followUp(m.message, m.images);
+      return { disposition: "queued" };
+    },
+  ),
   abort: command({}, async (_m, { ctx }) => ctx.session.abort()),
-  new_session: command({}, async (_m, { ctx }) => ctx.session.newSession()),
+  new_session: command({ parentSession: Type.Optional(Type.String()) }, async (m, { ctx }) =>
+    ctx.session.newSession(m.parentSession !== undefined ? { parentSession: m.parentSession } : {}),
+  ),
   get_state: command({}, async (_m, { ctx }) => ctx.session.getState()),
   set_model: command({ provider: Type.String(), modelId: Type.String() }, async (m, { ctx }) => {
     if (!(await ctx.session.setModel(m.provider, m.modelId))) {
       throw new Error(`No model ${m.provider}/${m.modelId} is available (see get_available_models)`);
     }
+    clampThinkingLevel(ctx.session, ctx.session.getThinkingLevel());
     return ctx.session.getState().model;
   }),
+  // pi's shape: null when there is no other model to move to.
   cycle_model: command({}, async (_m, { ctx }) => {
+    const current = ctx.session.getState().model;
     const model = await ctx.session.cycleModel();
-    if (!model) throw new Error("No models are available");
-    return { model, thinkingLevel: ctx.session.getThinkingLevel() };
+    if (!model || (current && model.provider === current.provider && model.id === current.id)) return null;
+    clampThinkingLevel(ctx.session, ctx.session.getThinkingLevel());
+    return { model, thinkingLevel: ctx.session.getThinkingLevel(), isScoped: ctx.session.isModelScoped() };
   }),
   get_available_models: command({}, async (_m, { ctx }) => ({ models: ctx.session.getAvailableModels() })),
   set_thinking_level: command({ level: Level }, async (m, { ctx }) => {
-    ctx.session.setThinkingLevel(m.level);
+    clampThinkingLevel(ctx.session, m.level);
+  }),
+  cycle_thinking_level: command({}, async (_m, { ctx }) => {
+    const level = ctx.session.cycleThinkingLevel();
+    return level === undefined ? null : { level };
+  }),
+  get_available_thinking_levels: command({}, async (_m, { ctx }) => ({
+    levels: ctx.session.getAvailableThinkingLevels(),
+  })),
+  set_steering_mode: command({ mode: QueueModeParam }, async (m, { ctx }) => {
+    ctx.session.setQueueMode("steering", m.mode);
+  }),
+  set_follow_up_mode: command({ mode: QueueModeParam }, async (m, { ctx }) => {
+    ctx.session.setQueueMode("followUp", m.mode);
+  }),
+  set_auto_compaction: command({ enabled: Type.Boolean() }, async (m, { ctx }) => {
+    ctx.session.setAutoCompactionEnabled(m.enabled);
+  }),
+  set_auto_retry: command({ enabled: Type.Boolean() }, async (m, { ctx }) => {
+    ctx.session.setAutoRetryEnabled(m.enabled);
+  }),
+  abort_retry: command({}, async (_m, { ctx }) => {
+    ctx.session.abortRetry();
   }),
   bash: command(
     { command: Type.String(), excludeFromContext: Type.Optional(Type.Boolean()) },
@@ -138,12 +210,35 @@ export const commands: Record<string, Command> = {
     rpc.bashController?.abort();
     return { aborted: running };
   }),
-  get_session_stats: command({}, async (_m, { ctx }) => ctx.session.getSessionStats()),
+  // `tokens.total` is pi's name for `totalTokens`.
+  get_session_stats: command({}, async (_m, { ctx }) => {
+    const stats = ctx.session.getSessionStats();
+    return { ...stats, tokens: { ...stats.tokens, total: stats.tokens.totalTokens } };
+  }),
   switch_session: command({ sessionPath: Type.String() }, async (m, { ctx }) =>
     ctx.session.switchSession(m.sessionPath),
   ),
-  fork: command({ entryId: Type.String() }, async (m, { ctx }) => ctx.session.fork(m.entryId)),
+  // As pi: the new session ends just before the chosen user message, whose text comes back for the editor.
+  fork: command({ entryId: Type.String() }, async (m, { ctx }) => {
+    const entry = ctx.session.sessionManager.getEntry(m.entryId);
+    if (!entry) throw new Error(`No entry ${m.entryId} in this session`);
+    if (entry.type !== "message" || entry.message.role !== "user") {
+      throw new Error(
+        `Entry ${m.entryId} is not a user message: fork starts from one (see get_fork_messages)`,
+      );
+    }
+    const text = userText(entry.message);
+    const { cancelled } = await ctx.session.fork(m.entryId, { position: "before" });
+    return { text, cancelled };
+  }),
   clone: command({}, async (_m, { ctx }) => ctx.session.clone()),
+  get_fork_messages: command({}, async (_m, { ctx }) => ({
+    messages: ctx.session.sessionManager.getEntries().flatMap((e) => {
+      if (e.type !== "message" || e.message.role !== "user") return [];
+      const text = userText(e.message);
+      return text ? [{ entryId: e.id, text }] : [];
+    }),
+  })),
   get_messages: command({}, async (_m, { ctx }) => ({ messages: messagesOf(ctx.session) })),
   get_entries: command(
     { since: Type.Optional(Type.String()), limit: Type.Optional(Type.Integer({ minimum: 1 })) },
@@ -211,12 +306,20 @@ export const commands: Record<string, Command> = {
     return { text };
   }),
   // The /export command of builtin:html-export (or of an extension that replaces it) does the work.
-  export_html: command({ path: Type.Optional(Type.String()) }, async (m, { ctx }) => {
-    const result = (await ctx.session.runCommand("export", m.path ?? "")) as { path?: unknown } | undefined;
-    if (typeof result?.path !== "string")
-      throw new Error("The /export command did not report the file it wrote");
-    return { path: result.path };
-  }),
+  // `outputPath` is pi's name for `path`.
+  export_html: command(
+    { path: Type.Optional(Type.String()), outputPath: Type.Optional(Type.String()) },
+    async (m, { ctx }) => {
+      if (m.path !== undefined && m.outputPath !== undefined && m.path !== m.outputPath) {
+        throw new Error("Give the file as path or as outputPath, not two different ones");
+      }
+      const target: string = m.path ?? m.outputPath ?? "";
+      const result = (await ctx.session.runCommand("export", target)) as { path?: unknown } | undefined;
+      if (typeof result?.path !== "string")
+        throw new Error("The /export command did not report the file it wrote");
+      return { path: result.path };
+    },
+  ),
   reload: command({}, async (_m, { ctx }) => {
     await ctx.session.waitForIdle();
     await ctx.session.reload();

@@ -25,6 +25,30 @@ export interface CliArgs {
   approve?: boolean;
   listModels?: string | true;
   listExtensions: boolean;
+  /** pi's switches that leave a kind of resource out: `--no-themes`, `--no-skills`, ... (see PI_SWITCHES). */
+  without: {
+    themes: boolean;
+    skills: boolean;
+    promptTemplates: boolean;
+    mcp: boolean;
+    extensions: boolean;
+    contextFiles: boolean;
+  };
+  offline: boolean;
+  /** `--name`: the session's display name. */
+  name?: string;
+  /** `--models`: the patterns model cycling is limited to. */
+  models?: string[];
+  systemPrompt?: string;
+  /** `--append-system-prompt` values, in order (text, or a file whose contents are appended). */
+  appendSystemPrompt: string[];
+  useTheme?: string;
+  tuiMode?: string;
+  apiKey?: string;
+  excludeTools?: string[];
+  noBuiltinTools: boolean;
+  /** `--skill`, `--prompt-template`, `--theme` paths, in order. */
+  resources: { skills: string[]; prompts: string[]; themes: string[] };
   version: boolean;
   help: boolean;
   /** `@path` arguments, inlined into the first message. */
@@ -55,6 +79,40 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--session": "session",
   "--session-dir": "sessionDir",
   "--max-turns": "maxTurns",
+  "-t": "tools",
+  "--name": "name",
+  "-n": "name",
+  "--models": "models",
+  "--system-prompt": "systemPrompt",
+  "--append-system-prompt": "appendSystemPrompt",
+  "--use-theme": "useTheme",
+  "--tui-mode": "tuiMode",
+  "--api-key": "apiKey",
+  "--exclude-tools": "excludeTools",
+  "-xt": "excludeTools",
+  "--skill": "resources",
+  "--prompt-template": "resources",
+  "--theme": "resources",
+};
+
+const RESOURCE_OPTIONS: Record<string, keyof CliArgs["resources"]> = {
+  "--skill": "skills",
+  "--prompt-template": "prompts",
+  "--theme": "themes",
+};
+
+/** pi's switches for leaving things out, with its short names. */
+const PI_SWITCHES: Record<string, keyof CliArgs["without"]> = {
+  "--no-themes": "themes",
+  "--no-skills": "skills",
+  "-ns": "skills",
+  "--no-prompt-templates": "promptTemplates",
+  "-np": "promptTemplates",
+  "--no-mcp": "mcp",
+  "--no-extensions": "extensions",
+  "-ne": "extensions",
+  "--no-context-files": "contextFiles",
+  "-nc": "contextFiles",
 };
 
 const SWITCHES: Record<string, (a: CliArgs) => void> = {
@@ -67,6 +125,20 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   "--no-tools": (a) => {
     a.noTools = true;
   },
+  "-nt": (a) => {
+    a.noTools = true;
+  },
+  "--no-builtin-tools": (a) => {
+    a.noBuiltinTools = true;
+  },
+  "-nbt": (a) => {
+    a.noBuiltinTools = true;
+  },
+  "--offline": (a) => {
+    a.offline = true;
+  },
+  // KnightCode's start-up output does not depend on a quiet setting: nothing to make verbose.
+  "--verbose": () => {},
   "-c": (a) => {
     a.continue = true;
   },
@@ -95,6 +167,12 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   "--no-approve": (a) => {
     a.approve = false;
   },
+  "-a": (a) => {
+    a.approve = true;
+  },
+  "-na": (a) => {
+    a.approve = false;
+  },
   "--list-extensions": (a) => {
     a.listExtensions = true;
   },
@@ -112,7 +190,12 @@ const SWITCHES: Record<string, (a: CliArgs) => void> = {
   },
 };
 
-export const KNOWN_OPTIONS = [...Object.keys(VALUE_OPTIONS), ...Object.keys(SWITCHES), "--list-models"];
+export const KNOWN_OPTIONS = [
+  ...Object.keys(VALUE_OPTIONS),
+  ...Object.keys(SWITCHES),
+  ...Object.keys(PI_SWITCHES),
+  "--list-models",
+];
 
 /** A usage error; `misspelt` is an unknown option and the options it may have meant. */
 export interface UsageProblem {
@@ -131,6 +214,18 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     resume: false,
     noSession: false,
     listExtensions: false,
+    without: {
+      themes: false,
+      skills: false,
+      promptTemplates: false,
+      mcp: false,
+      extensions: false,
+      contextFiles: false,
+    },
+    offline: false,
+    appendSystemPrompt: [],
+    noBuiltinTools: false,
+    resources: { skills: [], prompts: [], themes: [] },
     version: false,
     help: false,
     files: [],
@@ -162,8 +257,10 @@ export function parseArgs(argv: readonly string[]): ParseResult {
         return { ok: false, error: `${name} needs a value` };
       }
       if (target === "extensions") args.extensions.push(value);
-      else if (target === "tools")
-        args.tools = value
+      else if (target === "appendSystemPrompt") args.appendSystemPrompt.push(value);
+      else if (target === "resources") args.resources[RESOURCE_OPTIONS[name]!].push(value);
+      else if (target === "tools" || target === "models" || target === "excludeTools")
+        args[target] = value
           .split(",")
           .map((t) => t.trim())
           .filter(Boolean);
@@ -173,6 +270,12 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     if (name === "--list-models") {
       const next = argv[i + 1];
       args.listModels = inline ?? (next !== undefined && !next.startsWith("-") ? argv[++i]! : true);
+      continue;
+    }
+    const left = PI_SWITCHES[name];
+    if (left) {
+      if (inline !== undefined) return { ok: false, error: `${name} does not take a value` };
+      args.without[left] = true;
       continue;
     }
     const toggle = SWITCHES[name];

@@ -5,7 +5,7 @@
  * errors need nothing either.
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
   AgentSessionHandle,
@@ -121,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
         }
         session.setFlagValues(flags.values);
         flagValues = flags.values;
+        if (args.name !== undefined) session.setSessionName(args.name.trim());
         prompts = flags.prompts;
         mode = session.getMode(modeName);
         if (!mode) {
@@ -259,6 +260,7 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
     },
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
     ...(args.maxTurns !== undefined ? { maxTurns: maxTurns(args.maxTurns, mode) } : {}),
+    ...piOptions(args),
     flags: provisionalFlagValues(args),
     warn: (message) => process.stderr.write(`knightcode: ${message}\n`),
   };
@@ -394,6 +396,77 @@ function maxTurns(value: string, mode: string): number {
     throw new UsageError({ error: `--max-turns needs a positive whole number of turns, not "${value}"` });
   }
   return n;
+}
+
+/** pi's options: what to leave out, the system prompt, the model scope, the theme. */
+function piOptions(args: CliArgs): Partial<CreateAgentSessionOptions> {
+  const w = args.without;
+  const withoutBuiltins = [
+    ...(w.themes ? ["themes"] : []),
+    ...(w.skills ? ["skills"] : []),
+    ...(w.promptTemplates ? ["prompt-templates"] : []),
+    ...(w.mcp ? ["mcp"] : []),
+  ];
+  if (args.tuiMode !== undefined && args.tuiMode !== "regular" && args.tuiMode !== "fullscreen") {
+    throw new UsageError({ error: `--tui-mode must be regular or fullscreen, not "${args.tuiMode}"` });
+  }
+  if (args.name !== undefined && args.name.trim() === "")
+    throw new UsageError({ error: "--name needs a name" });
+  const resourcePaths = givenResources(args);
+  const keyFor =
+    args.provider ?? (args.model?.includes("/") ? args.model.slice(0, args.model.indexOf("/")) : undefined);
+  if (args.apiKey !== undefined && keyFor === undefined) {
+    throw new UsageError({
+      error: "--api-key needs the provider it is for: add --provider, or --model provider/id",
+    });
+  }
+  return {
+    ...(args.excludeTools ? { excludeTools: args.excludeTools } : {}),
+    ...(args.noBuiltinTools ? { withoutCoreTools: true } : {}),
+    ...(args.apiKey !== undefined && keyFor !== undefined ? { apiKeys: { [keyFor]: args.apiKey } } : {}),
+    ...(withoutBuiltins.length > 0 ? { withoutBuiltins } : {}),
+    ...(w.extensions ? { discoverExtensions: false } : {}),
+    ...(w.contextFiles ? { contextFiles: false } : {}),
+    ...(args.offline ? { offline: true } : {}),
+    ...(args.systemPrompt !== undefined ? { systemPrompt: args.systemPrompt } : {}),
+    ...(args.appendSystemPrompt.length > 0 ? { appendSystemPrompt: args.appendSystemPrompt } : {}),
+    ...(args.models ? { scopedModels: args.models } : {}),
+    ...(args.useTheme !== undefined ? { settings: { theme: args.useTheme } } : {}),
+    ...(Object.values(resourcePaths).some((paths) => paths.length > 0) ? { resourcePaths } : {}),
+  };
+}
+
+/**
+ * `--skill`, `--prompt-template` and `--theme` paths, resolved; each must exist, and the built-in that loads it must
+ * not be left out by the matching `--no-...` switch.
+ */
+function givenResources(args: CliArgs): {
+  skillPaths: string[];
+  promptPaths: string[];
+  themePaths: string[];
+} {
+  const w = args.without;
+  const given = args.resources;
+  for (const [option, paths, left] of [
+    ["--skill", given.skills, w.skills ? "--no-skills" : undefined],
+    ["--prompt-template", given.prompts, w.promptTemplates ? "--no-prompt-templates" : undefined],
+    ["--theme", given.themes, w.themes ? "--no-themes" : undefined],
+  ] as const) {
+    if (paths.length === 0) continue;
+    if (left) {
+      throw new UsageError({
+        error: `${left} leaves out the built-in that loads ${option} paths; give one of the two, not both`,
+      });
+    }
+    const missing = paths.find((path) => !existsSync(resolve(path)));
+    if (missing !== undefined)
+      throw new UsageError({ error: `${option} ${missing}: no such file or folder` });
+  }
+  return {
+    skillPaths: given.skills.map((p) => resolve(p)),
+    promptPaths: given.prompts.map((p) => resolve(p)),
+    themePaths: given.themes.map((p) => resolve(p)),
+  };
 }
 
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {

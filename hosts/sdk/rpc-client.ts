@@ -13,6 +13,8 @@ import type {
   CompactionResult,
   ImageContent,
   ModelInfo,
+  PromptDisposition,
+  QueueMode,
   SessionEntry,
   SessionState,
   SessionStats,
@@ -143,7 +145,7 @@ export class RpcClient {
     message: string,
     options: { images?: ImageContent[]; streamingBehavior?: "steer" | "followUp" } = {},
   ) {
-    return this.send<void>("prompt", { message, ...options });
+    return this.send<{ disposition: PromptDisposition }>("prompt", { message, ...options });
   }
   /** Sends a prompt and resolves when the run settles. */
   async promptAndWait(message: string): Promise<{ aborted: boolean }> {
@@ -158,23 +160,30 @@ export class RpcClient {
     await this.prompt(message);
     return settled;
   }
-  steer(message: string) {
-    return this.send<void>("steer", { message });
+  steer(message: string, images?: ImageContent[]) {
+    return this.send<{ disposition: PromptDisposition }>("steer", { message, ...(images ? { images } : {}) });
   }
-  followUp(message: string) {
-    return this.send<void>("follow_up", { message });
+  followUp(message: string, images?: ImageContent[]) {
+    return this.send<{ disposition: PromptDisposition }>("follow_up", {
+      message,
+      ...(images ? { images } : {}),
+    });
   }
   abort() {
     return this.send<{ steering: string[]; followUp: string[] }>("abort");
   }
-  newSession() {
-    return this.send<{ cancelled: boolean }>("new_session");
+  newSession(options: { parentSession?: string } = {}) {
+    return this.send<{ cancelled: boolean }>("new_session", options);
   }
   switchSession(sessionPath: string) {
     return this.send<{ cancelled: boolean }>("switch_session", { sessionPath });
   }
+  /** Forks just before a user message (see `getForkMessages`); its text comes back. */
   fork(entryId: string) {
-    return this.send<{ cancelled: boolean }>("fork", { entryId });
+    return this.send<{ text: string; cancelled: boolean }>("fork", { entryId });
+  }
+  getForkMessages() {
+    return this.send<{ messages: { entryId: string; text: string }[] }>("get_fork_messages");
   }
   clone() {
     return this.send<{ cancelled: boolean }>("clone");
@@ -185,14 +194,39 @@ export class RpcClient {
   setModel(provider: string, modelId: string) {
     return this.send<ModelInfo>("set_model", { provider, modelId });
   }
+  /** null when there is no other model to move to. */
   cycleModel() {
-    return this.send<{ model: ModelInfo; thinkingLevel: ThinkingLevel }>("cycle_model");
+    return this.send<{ model: ModelInfo; thinkingLevel: ThinkingLevel; isScoped: boolean } | null>(
+      "cycle_model",
+    );
   }
   getAvailableModels() {
     return this.send<{ models: ModelInfo[] }>("get_available_models");
   }
   setThinkingLevel(level: ThinkingLevel) {
     return this.send<void>("set_thinking_level", { level });
+  }
+  /** null when the model has no reasoning. */
+  cycleThinkingLevel() {
+    return this.send<{ level: ThinkingLevel } | null>("cycle_thinking_level");
+  }
+  getAvailableThinkingLevels() {
+    return this.send<{ levels: ThinkingLevel[] }>("get_available_thinking_levels");
+  }
+  setSteeringMode(mode: QueueMode) {
+    return this.send<void>("set_steering_mode", { mode });
+  }
+  setFollowUpMode(mode: QueueMode) {
+    return this.send<void>("set_follow_up_mode", { mode });
+  }
+  setAutoCompaction(enabled: boolean) {
+    return this.send<void>("set_auto_compaction", { enabled });
+  }
+  setAutoRetry(enabled: boolean) {
+    return this.send<void>("set_auto_retry", { enabled });
+  }
+  abortRetry() {
+    return this.send<void>("abort_retry");
   }
   bash(command: string, options: { excludeFromContext?: boolean } = {}) {
     return this.send<BashResult>("bash", { command, ...options });

@@ -18,12 +18,14 @@ import type {
   ExtensionUIContext,
   HostMode,
   HostServices,
+  ImageContent,
   Kernel,
   LoadedSummary,
   MessageRenderer,
   ModelInfo,
   NavigateTreeOptions,
   NewSessionOptions,
+  QueueMode,
   ReadonlySessionManager,
   SessionController,
   SessionRuntime,
@@ -66,7 +68,7 @@ import {
 import type { CreateAgentSessionOptions, SessionEvent } from "./session-options.js";
 import { createHostServices, type DiscoveredResources, hostFaceDeps } from "./session-plugins.js";
 import { replaceSession } from "./session-replace.js";
-import { sessionState, sessionStats, sessionSummary } from "./session-stats.js";
+import { availableThinkingLevels, sessionState, sessionStats, sessionSummary } from "./session-stats.js";
 import { withPromptEvents } from "./ui-prompt-events.js";
 
 const EMPTY_RESOURCES: DiscoveredResources = Object.freeze({
@@ -149,6 +151,12 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** @internal Opens the host's first session (`createAgentSession`). */
   async start(): Promise<void> {
     await this.open(this.logs.initial(), { reason: "startup" });
+    const available = this.getAvailableModels();
+    for (const pattern of this.opening.options.scopedModels ?? []) {
+      if (!available.some((m) => modelMatches(pattern, m))) {
+        this.warn(`scoped models: no available model matches "${pattern}"; model cycling leaves it out`);
+      }
+    }
   }
 
   /**
@@ -224,12 +232,30 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return this.agent.prompt(text, { source: hostSource(this.mode), ...options });
   }
 
-  steer(text: string): void {
-    this.agent.steer(text);
+  steer(text: string, images?: ImageContent[]): void {
+    this.agent.steer(text, images);
   }
 
-  followUp(text: string): void {
-    this.agent.followUp(text);
+  followUp(text: string, images?: ImageContent[]): void {
+    this.agent.followUp(text, images);
+  }
+
+  setQueueMode(queue: "steering" | "followUp", mode: QueueMode): void {
+    this.live().config.settings.saveGlobal({
+      [queue === "steering" ? "steeringMode" : "followUpMode"]: mode,
+    });
+  }
+
+  setAutoCompactionEnabled(enabled: boolean): void {
+    this.live().config.settings.saveGlobal({ compaction: { enabled } });
+  }
+
+  setAutoRetryEnabled(enabled: boolean): void {
+    this.live().config.settings.saveGlobal({ retry: { enabled } });
+  }
+
+  abortRetry(): void {
+    this.agent.abortRetry();
   }
 
   /** Stops the run (handing back the queued messages) and a tree navigation waiting for its summary. */
@@ -273,6 +299,18 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     this.agent.setThinkingLevel(undefined, level);
   }
 
+  getAvailableThinkingLevels(): ThinkingLevel[] {
+    return availableThinkingLevels(this.agent.model);
+  }
+
+  cycleThinkingLevel(): ThinkingLevel | undefined {
+    if (!this.agent.model?.reasoning) return undefined;
+    const levels = this.getAvailableThinkingLevels();
+    const next = levels[(levels.indexOf(this.agent.thinkingLevel) + 1) % levels.length]!;
+    this.agent.setThinkingLevel(undefined, next);
+    return next;
+  }
+
   getAvailableModels(): ModelInfo[] {
     return this.runtime.scope.resolve(serviceTokens.models).getAvailable();
   }
@@ -306,8 +344,12 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     };
   }
 
+  /**
+   * Moves to the next model: of the `scopedModels` the host named (`--models`) when set, else of the usable ones
+   * the `enabledModels` setting scopes.
+   */
   async cycleModel(): Promise<ModelInfo | undefined> {
-    const models = this.getScopedModels().map((u) => u.model);
+    const models = this.scopedModels() ?? this.getScopedModels().map((u) => u.model);
     const current = this.agent.model;
     // A model chosen by name that is not in the list (the scripted one, say) is where the cycle starts.
     if (
@@ -323,6 +365,18 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const next = models[(index + 1) % models.length]!;
     await this.agent.setModel(undefined, next, "cycle");
     return next;
+  }
+
+  isModelScoped(): boolean {
+    return (this.opening.options.scopedModels?.length ?? 0) > 0;
+  }
+
+  private scopedModels(): ModelInfo[] | undefined {
+    const patterns = this.opening.options.scopedModels;
+    if (!patterns?.length) return undefined;
+    return this.getAvailableModels().filter(
+      (m) => m.provider !== "virtual" && patterns.some((p) => modelMatches(p, m)),
+    );
   }
 
   // ---- what the session shows ------------------------------------------------------------------------
@@ -616,4 +670,23 @@ function attach(runtime: SessionRuntime, listener: Listener): Attachment {
 function hostSource(mode: HostMode): "interactive" | "rpc" | "print" | "json" | "sdk" {
   if (mode === "tui") return "interactive";
   return mode === "rpc" ? "rpc" : mode === "print" ? "print" : mode === "json" ? "json" : "sdk";
+}
+
+/**
+ * A `--models` pattern against a model: with `*`, a wildcard match of `provider/id` or `id`; otherwise the exact
+ * `provider/id` or id, or a case-insensitive part of the id or name.
+ */
+export function modelMatches(pattern: string, model: ModelInfo): boolean {
+  const full = `${model.provider}/${model.id}`;
+  if (pattern.includes("*")) {
+    const source = pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    const glob = new RegExp(`^${source}$`, "i");
+    return glob.test(full) || glob.test(model.id);
+  }
+  if (pattern === full || pattern === model.id) return true;
+  const needle = pattern.toLowerCase();
+  return model.id.toLowerCase().includes(needle) || (model.name ?? "").toLowerCase().includes(needle);
 }

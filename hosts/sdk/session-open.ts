@@ -5,6 +5,7 @@
  * Every service is reached through its token, so a host that swaps the settings, the trust service or the packages
  * changes what a session opens with.
  */
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
   ExtensionSource,
@@ -98,16 +99,19 @@ export async function openSession(
     projectTrusted: false,
     settings: globalSettings,
     flagValues: options.flags ?? {},
+    ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-    contextFiles: await discoverContextFiles({ cwd, agentDir }),
+    contextFiles: options.contextFiles === false ? [] : await discoverContextFiles({ cwd, agentDir }),
     promptFiles: {},
     warn: (message) => host.warn(message),
     shutdown: () => options.onShutdownRequest?.(),
     replacer: host.replacer,
   };
-  const disabled = new Set(
-    (globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
-  );
+  const disabled = new Set([
+    ...(globalSettings.get("extensions") as string[]).filter((e) => e.startsWith("-")).map((e) => e.slice(1)),
+    ...(options.withoutBuiltins ?? []).map((name) => `builtin:${name}`),
+  ]);
+  const discover = options.discoverExtensions !== false;
   // Packages, the resource settings and the resource folders: the user's now, the project's once it is trusted.
   const userResources = await packages.resolve({
     agentDir,
@@ -115,12 +119,12 @@ export async function openSession(
     scopes: ["user"],
     projectTrusted: false,
     temporary: temporaryPackages(options),
-    installMissing: true,
+    installMissing: options.offline !== true,
   });
   for (const warning of userResources.warnings) host.warn(warning);
   const baseSources: ExtensionSource[] = [
     ...builtinSources(disabled),
-    ...(options.noExtensions ? [] : packageSources(userResources)),
+    ...(options.noExtensions ? [] : packageSources(discover ? userResources : onlyTemporary(userResources))),
     ...extraSources(options, cwd),
   ];
   let projectSources: ExtensionSource[] = [];
@@ -131,7 +135,11 @@ export async function openSession(
     resources: [userResources],
     settleProject: async (trusted) => {
       config.projectTrusted = trusted;
-      config.promptFiles = await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: trusted });
+      config.promptFiles = withCliPrompts(
+        await loadSystemPromptFiles({ cwd, agentDir, projectTrusted: trusted }),
+        options,
+        cwd,
+      );
       if (!trusted) {
         const untrusted = (
           await packages.resolve({ agentDir, cwd, scopes: ["project"], projectTrusted: false })
@@ -150,14 +158,14 @@ export async function openSession(
         cwd,
         scopes: ["project"],
         projectTrusted: true,
-        installMissing: true,
+        installMissing: options.offline !== true,
       });
       for (const warning of projectResources.warnings) host.warn(warning);
       opened.resources = [projectResources, userResources];
       const full = settingsLoader.load({ agentDir, cwd, projectTrusted: true, overrides });
       for (const warning of full.warnings) if (!globalSettings.warnings.includes(warning)) host.warn(warning);
       config.settings = full;
-      projectSources = options.noExtensions ? [] : packageSources(projectResources);
+      projectSources = options.noExtensions || !discover ? [] : packageSources(projectResources);
     },
   };
 
@@ -250,6 +258,32 @@ async function resolveTrust(
 }
 
 /** `-e npm:x`, `-e git:...`: packages installed into a cache for this run. */
+/** Only the packages given for this run (`-e npm:...`): what `discoverExtensions: false` still loads. */
+function onlyTemporary(resolved: ResolvedResources): ResolvedResources {
+  return { ...resolved, resources: resolved.resources.filter((r) => r.scope === "temporary") };
+}
+
+/** `--system-prompt` replaces SYSTEM.md's text; `--append-system-prompt` values (text or a file) follow APPEND_SYSTEM.md's. */
+function withCliPrompts(
+  files: { customPrompt?: string; appendPrompt?: string },
+  options: CreateAgentSessionOptions,
+  cwd: string,
+): { customPrompt?: string; appendPrompt?: string } {
+  const appended = (options.appendSystemPrompt ?? []).map((value) => {
+    const path = resolve(cwd, value);
+    return existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8") : value;
+  });
+  const append = [files.appendPrompt, ...appended].filter((t): t is string => t !== undefined);
+  return {
+    ...(options.systemPrompt !== undefined
+      ? { customPrompt: options.systemPrompt }
+      : files.customPrompt !== undefined
+        ? { customPrompt: files.customPrompt }
+        : {}),
+    ...(append.length > 0 ? { appendPrompt: append.join("\n\n") } : {}),
+  };
+}
+
 function temporaryPackages(options: CreateAgentSessionOptions): string[] {
   return (options.extensions ?? []).filter(
     (e): e is string => typeof e === "string" && TEMPORARY_PACKAGE.test(e),
@@ -322,6 +356,31 @@ export async function applySelection(
   const tools = runtime.scope.resolve(serviceTokens.toolRegistry);
   if (options.tools) tools.setActiveTools(options.tools);
   else applyDefaultTools(tools, settings.get("defaultTools") as string[]);
+  if (options.excludeTools?.length || options.withoutCoreTools) {
+    const patterns = (options.excludeTools ?? []).map(toolPattern);
+    const core = new Set(
+      tools
+        .getAllTools()
+        .filter((t) => t.owner === "builtin:core-tools")
+        .map((t) => t.name),
+    );
+    tools.setActiveTools(
+      tools
+        .getActiveTools()
+        .filter(
+          (name) => !patterns.some((p) => p.test(name)) && !(options.withoutCoreTools && core.has(name)),
+        ),
+    );
+  }
+}
+
+/** A tool name, or a pattern with `*` wildcards, as a whole-name match. */
+function toolPattern(pattern: string): RegExp {
+  const source = pattern
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`);
 }
 
 /** `defaultTools`: plain names set the list, `+name` adds, `-name` removes. */
@@ -341,7 +400,7 @@ function applyDefaultTools(tools: ToolRegistry, spec: readonly string[]): void {
  * paths, which are concatenated. A path that is not a string is dropped with a warning naming the extension.
  */
 export async function discoverResources(
-  host: Pick<SessionOpening, "cwd" | "warn">,
+  host: Pick<SessionOpening, "cwd" | "warn" | "options">,
   session: OpenSession,
   reason: "startup" | "reload",
 ): Promise<void> {
@@ -350,6 +409,7 @@ export async function discoverResources(
   const kinds = ["skillPaths", "promptPaths", "themePaths"] as const;
   // Kept up to date handler by handler, so a fallback handler (builtin:prompt-templates) reads the whole list.
   const seed = resourceSeed(session.resources);
+  for (const kind of kinds) seed[kind].push(...(host.options.resourcePaths?.[kind] ?? []));
   config.discoveredResources = structuredClone(seed);
   config.discoveredResources = await runtime.bus.transform(
     "resources_discover",

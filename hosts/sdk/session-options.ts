@@ -1,5 +1,6 @@
 /** The options of `createAgentSession()`: what a host decides about the sessions a handle opens. */
 import type {
+  DiscoveredResources,
   ExtensionFactory,
   ExtensionLogEntry,
   ExtensionSource,
@@ -31,13 +32,47 @@ export interface CreateAgentSessionOptions {
   thinkingLevel?: ThinkingLevel;
   /** The exact set of active tools (`--tools`); `[]` for none. */
   tools?: string[];
+  /** Tools left inactive at start, by name or `*` pattern, whatever else chose them (`--exclude-tools`). */
+  excludeTools?: string[];
+  /** Leaves the tools of `builtin:core-tools` (read, bash, edit, write, ...) inactive at start (`--no-builtin-tools`). */
+  withoutCoreTools?: boolean;
   /** Extra extensions: paths (origin `cli`), factories (origin `sdk`) or sources. */
   extensions?: (string | ExtensionFactory | ExtensionSource)[];
   /** Load no extension files from the extension folders and packages: only the built-ins and `extensions`. */
   noExtensions?: boolean;
   session?: SessionChoice;
+  /** API keys by provider for these sessions only, ahead of auth.json and models.json (`--api-key`); never saved. */
+  apiKeys?: Record<string, string>;
   /** Settings that beat every file. */
   settings?: Record<string, unknown>;
+  /**
+   * Built-in extensions this session leaves out, by name (`"themes"` for `builtin:themes`), as a
+   * `-builtin:<name>` entry of the `extensions` setting does: pi's `--no-themes`, `--no-skills`, ... .
+   */
+  withoutBuiltins?: string[];
+  /**
+   * False: load no extension that is found rather than given (the personal and project folders, the `extensions`
+   * setting, packages); built-ins and `extensions` given here (`-e`) still load (`--no-extensions`).
+   */
+  discoverExtensions?: boolean;
+  /** False: no AGENTS.md or CLAUDE.md files in the system prompt (`--no-context-files`). */
+  contextFiles?: boolean;
+  /** Installs no missing package at start-up (`--offline`); the missing ones are reported. */
+  offline?: boolean;
+  /** Replaces the system prompt's base (as SYSTEM.md would; `--system-prompt`). */
+  systemPrompt?: string;
+  /** Text appended to the system prompt after APPEND_SYSTEM.md's, in order (`--append-system-prompt`). */
+  appendSystemPrompt?: string[];
+  /**
+   * Skill, prompt template and theme files or folders to load besides the ones found (`--skill`,
+   * `--prompt-template`, `--theme`), as a `resources_discover` handler would contribute them.
+   */
+  resourcePaths?: Partial<DiscoveredResources>;
+  /**
+   * Patterns of the models `cycleModel` moves through (`--models`): `provider/id` or an id, `*` as a wildcard,
+   * otherwise a case-insensitive part of the id or name.
+   */
+  scopedModels?: string[];
   /** `--approve` (true) or `--no-approve` (false). */
   approve?: boolean;
   ui?: ExtensionUIContext;

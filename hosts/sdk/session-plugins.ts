@@ -86,6 +86,8 @@ export interface SessionConfig {
   projectTrusted: boolean;
   settings: Settings;
   flagValues: Record<string, boolean | string>;
+  /** Keys by provider for this run only (`--api-key`). */
+  apiKeys?: Readonly<Record<string, string>>;
   /** AGENTS.md / CLAUDE.md files for the system prompt, discovered before the session started. */
   contextFiles: ContextFile[];
   /** SYSTEM.md and APPEND_SYSTEM.md (the project's only when it is trusted). */
@@ -271,6 +273,7 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           sessionId: () => log.getSessionId(),
           currentModel: () => runtime.scope.resolve(s.agent).model,
           retry: () => config.settings.get("retry"),
+          ...(config.apiKeys ? { apiKeys: config.apiKeys } : {}),
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
         });
@@ -303,6 +306,10 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           doomLoop: () => config.settings.get("doomLoop"),
           gates: () => config.settings.get("gates"),
           toolResults: () => config.settings.get("toolResults"),
+          queueModes: () => ({
+            steering: config.settings.get("steeringMode"),
+            followUp: config.settings.get("followUpMode"),
+          }),
           ...(config.maxTurns !== undefined ? { maxTurns: config.maxTurns } : {}),
           prompt: {
             cwd: config.cwd,

@@ -1,17 +1,34 @@
 /** What a host reads about a session: its state (`get_state`) and its figures (`get_session_stats`, `/session`). */
-import type { SessionState, SessionStats, SessionSummary } from "../../kernel/index.js";
+import type {
+  ModelInfo,
+  SessionState,
+  SessionStats,
+  SessionSummary,
+  ThinkingLevel,
+} from "../../kernel/index.js";
 import { contextUsage } from "../../plugins/agent-loop/context-factory.js";
 import type { SessionInfo } from "../../plugins/session-store/session-manager.js";
 import { serviceTokens } from "../../plugins/tokens.js";
 import type { OpenSession } from "./session-open.js";
 
-export function sessionState({ runtime, log }: OpenSession): SessionState {
+const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/** A model without reasoning takes only `off`; any other model (or none chosen yet) every level. */
+export function availableThinkingLevels(model: ModelInfo | undefined): ThinkingLevel[] {
+  return model && !model.reasoning ? ["off"] : [...THINKING_LEVELS];
+}
+
+export function sessionState({ runtime, log, config }: OpenSession): SessionState {
   const agent = runtime.scope.resolve(serviceTokens.agent);
   const queue = agent.getQueue();
   return {
     model: agent.model,
     thinkingLevel: agent.thinkingLevel,
     isStreaming: !agent.isIdle(),
+    isCompacting: agent.isCompacting,
+    steeringMode: config.settings.get("steeringMode"),
+    followUpMode: config.settings.get("followUpMode"),
+    autoCompactionEnabled: config.settings.get("compaction").enabled,
     sessionFile: log.getSessionFile(),
     sessionId: log.getSessionId(),
     sessionName: log.getSessionName(),

@@ -30,8 +30,17 @@ export interface PromptOptions {
    * was queued, or a command or `input` handler took it. A prompt refused before that (busy, no model) rejects
    * without this call. RPC answers `prompt` at this moment.
    */
-  onAccepted?: () => void;
+  onAccepted?: (disposition: PromptDisposition) => void;
 }
+
+/**
+ * How a prompt was taken: `started` (its run started, or it joined the run that was starting), `queued` (it went to
+ * the steering or follow-up queue), `handled` (a `/command` or an `input` handler took it).
+ */
+export type PromptDisposition = "started" | "queued" | "handled";
+
+/** How a queue delivers: every waiting message to the next turn at once, or one message per turn. */
+export type QueueMode = "all" | "one-at-a-time";
 
 /** What a host can do with the running session. Survives session replacement (new, fork, switch). */
 export interface SessionController {
@@ -40,16 +49,32 @@ export interface SessionController {
   prompt(text: string, options?: PromptOptions): Promise<void>;
   /** Every event of the session stream, in order; returns an unsubscribe function. */
   subscribe(listener: (event: SessionStreamEvent) => void): () => void;
-  steer(text: string): void;
-  followUp(text: string): void;
+  steer(text: string, images?: ImageContent[]): void;
+  followUp(text: string, images?: ImageContent[]): void;
   abort(): { steering: string[]; followUp: string[] };
   waitForIdle(): Promise<void>;
   isIdle(): boolean;
   reload(): Promise<void>;
-  newSession(): Promise<{ cancelled: boolean }>;
+  /** Replaces the session with a new one; `parentSession` is recorded in its header. */
+  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   dispose(): Promise<void>;
   getThinkingLevel(): ThinkingLevel;
   setThinkingLevel(level: ThinkingLevel): void;
+  /** The levels the current model takes: `["off"]` for a model without reasoning, every level otherwise. */
+  getAvailableThinkingLevels(): ThinkingLevel[];
+  /** Moves to the next available level; undefined (and nothing changes) when the model has no reasoning. */
+  cycleThinkingLevel(): ThinkingLevel | undefined;
+  /**
+   * Sets how many queued steering (or follow-up) messages one turn takes, and saves it as the `steeringMode`
+   * (`followUpMode`) setting in the personal settings file, as a user's choice.
+   */
+  setQueueMode(queue: "steering" | "followUp", mode: QueueMode): void;
+  /** Turns automatic compaction on or off (the `compaction.enabled` setting, saved in the personal file). */
+  setAutoCompactionEnabled(enabled: boolean): void;
+  /** Turns automatic retries on or off (the `retry.enabled` setting, saved in the personal file). */
+  setAutoRetryEnabled(enabled: boolean): void;
+  /** Cancels an automatic retry waiting for its delay; the run ends with the failure it would have retried. */
+  abortRetry(): void;
   /** Replaces `ctx.ui` for the session's extensions (what a mode with a UI installs when it starts). */
   setUI(ui: ExtensionUIContext, hasUI: boolean): void;
   getState(): SessionState;
@@ -72,10 +97,19 @@ export interface SessionController {
   readonly credentials: CredentialStore;
   /** Selects a model; false when no such model is available. */
   setModel(provider: string, modelId: string): Promise<boolean>;
-  /** Moves to the next of the scoped models (`getScopedModels`); returns it (undefined when there is none). */
+  /**
+   * Moves to the next model: of the models the host named (`--models`) when it limited cycling, else of the scoped
+   * models (`getScopedModels`); returns it (undefined when there is none).
+   */
   cycleModel(): Promise<ModelInfo | undefined>;
+  /** Whether model cycling is limited to the models the host named (`--models`). */
+  isModelScoped(): boolean;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
-  fork(entryId: string): Promise<{ cancelled: boolean }>;
+  /**
+   * Continues from an entry in a new session file: with `position: "at"` (the default) the entry is kept; with
+   * `"before"` the new session ends just before it (pi's fork from a user message, whose text the caller gets back).
+   */
+  fork(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean }>;
   clone(): Promise<{ cancelled: boolean }>;
   /**
    * Makes an earlier entry of this session the active leaf, as `ctx.navigateTree()` does; the answer carries the
@@ -197,6 +231,11 @@ export interface SessionState {
   model: ModelInfo | undefined;
   thinkingLevel: ThinkingLevel;
   isStreaming: boolean;
+  /** A compaction (manual or automatic) is running. */
+  isCompacting: boolean;
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  autoCompactionEnabled: boolean;
   sessionFile: string | undefined;
   sessionId: string;
   sessionName: string | undefined;

@@ -33,6 +33,8 @@ export interface AgentRunConfig {
    * to settle delivers them first, since their sender was told they will be.
    */
   takeQueued?(): AgentMessage[];
+  /** A signal that cancels the wait before the next retry (not the run); asked for at each wait. */
+  retryCancel?(): AbortSignal;
   /** Compacts after a `context_overflow` answer; false when it could not (then the run ends with the error). */
   recoverOverflow?(signal: AbortSignal): Promise<boolean>;
 }
@@ -76,10 +78,12 @@ export async function runAgent(
     if (retry) {
       retries = retry.attempt;
       await bus.emit("auto_retry_start", { ...retry }, context());
-      if (!(await waitUnlessAborted(retry.delayMs, signal))) {
-        // The retry that was waiting never ran.
-        await retryEnd(false, retries, "aborted");
-        return { aborted: true };
+      const cancel = config.retryCancel?.();
+      if (!(await waitUnlessAborted(retry.delayMs, cancel ? AbortSignal.any([signal, cancel]) : signal))) {
+        // The retry that was waiting never ran: the run was aborted, or only the retry was cancelled.
+        const aborted = signal.aborted;
+        await retryEnd(false, retries, aborted ? "aborted" : "Retry cancelled");
+        return { aborted };
       }
       continue;
     }

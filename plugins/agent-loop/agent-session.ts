@@ -40,7 +40,7 @@ import { CacheWarmer } from "./cache-warming.js";
 import { Compactor, type CompactRequest } from "./compaction.js";
 import { customMessage, type MessageContent, promptMessage, toLlmMessages, userMessage } from "./convert.js";
 import { LoopGuard } from "./loop-guard.js";
-import { MessageQueues, type QueueSnapshot } from "./message-queues.js";
+import { MessageQueues, type QueueMode, type QueueSnapshot } from "./message-queues.js";
 import type { SessionLog } from "./session-log.js";
 import { type PromptInputs, SystemPromptSource } from "./system-prompt-source.js";
 import { recordSystemState } from "./system-state.js";
@@ -63,6 +63,8 @@ export interface AgentSessionDeps {
   gates?: () => GateSettings;
   /** Read at each tool call; without it tool results are not capped. */
   toolResults?: () => ToolResultSettings;
+  /** Read at each turn; without it each queue delivers all its messages at once. */
+  queueModes?: () => { steering: QueueMode; followUp: QueueMode };
   /** Turns after which a run that wants another ends with an error (`--max-turns`). */
   maxTurns?: number;
   /** What the default system prompt is made of besides the tools. */
@@ -76,8 +78,11 @@ export interface AgentPromptOptions {
   images?: ImageContent[];
   source?: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
   streamingBehavior?: "steer" | "followUp";
-  onAccepted?: () => void;
+  /** `started`: the run started or was joined; `queued`: it went to a queue; `handled`: a command or handler took it. */
+  onAccepted?: (disposition: PromptDisposition) => void;
 }
+
+export type PromptDisposition = "started" | "queued" | "handled";
 
 /** A run between its start and the moment it takes its input: messages sent meanwhile join it. */
 interface StartingRun {
@@ -98,6 +103,8 @@ export class AgentSession {
   private readonly runConfig: AgentRunConfig;
   private controller: AbortController | undefined;
   private compactionController: AbortController | undefined;
+  /** Cancels the wait before the next automatic retry (`abortRetry`); a fresh one for each wait. */
+  private retryWait: AbortController | undefined;
   private busy = false;
   private starting: StartingRun | undefined;
   /** Watches the run in progress for a repeating failure and the turn limit. */
@@ -110,7 +117,10 @@ export class AgentSession {
     // Model and thinking level are chosen by the host once extensions have registered their providers.
     const bus = deps.runtime.bus;
     const context = () => this.ctx();
-    this.queues = new MessageQueues((snapshot) => void bus.emit("queue_update", snapshot, context()));
+    this.queues = new MessageQueues(
+      (snapshot) => void bus.emit("queue_update", snapshot, context()),
+      deps.queueModes,
+    );
     this.transcript = new Transcript(bus, context, deps.session);
     const tools = new ToolRunner(deps.tools, bus, context, () => ({
       gateTimeoutMs: deps.gates?.().timeoutMs ?? 0,
@@ -171,6 +181,10 @@ export class AgentSession {
       },
       commit,
       recoverOverflow: (signal) => this.compactor.recoverOverflow(signal),
+      retryCancel: () => {
+        this.retryWait = new AbortController();
+        return this.retryWait.signal;
+      },
     };
     this.warmer = new CacheWarmer({
       bus,
@@ -270,7 +284,7 @@ export class AgentSession {
       this.deps.commands &&
       (await runCommand(this.deps.runtime, this.deps.commands, command[1]!, command[2]?.trim() ?? ""))
     ) {
-      accepted();
+      accepted("handled");
       return;
     }
     this.deps.runtime.assertCanPrompt("prompt");
@@ -293,7 +307,7 @@ export class AgentSession {
   private async admit(
     text: string,
     options: AgentPromptOptions,
-    accepted: () => void,
+    accepted: (disposition: PromptDisposition) => void,
   ): Promise<{ run: Promise<void> } | undefined> {
     const input = await this.bus.transform(
       "input",
@@ -315,18 +329,18 @@ export class AgentSession {
       },
     );
     if (input.handled) {
-      accepted();
+      accepted("handled");
       return undefined;
     }
     const message = promptMessage(input.text, input.images);
     if (options.streamingBehavior && this.busy) {
       this.queues.enqueue(queueOf(options.streamingBehavior), message);
-      accepted();
+      accepted("queued");
       return undefined;
     }
     if (this.starting) {
       this.starting.joined.push(message);
-      accepted();
+      accepted("started");
       return { run: this.starting.done };
     }
     if (this.busy) {
@@ -338,7 +352,7 @@ export class AgentSession {
     // Refused, not accepted, without a model: the caller hears why.
     this.requireModel();
     const run = this.startRun({ kind: "user", message });
-    accepted();
+    accepted("started");
     return { run };
   }
 
@@ -356,6 +370,14 @@ export class AgentSession {
     this.controller?.abort();
     this.compactionController?.abort();
     return returned;
+  }
+
+  /**
+   * Cancels an automatic retry that is waiting for its delay: the run ends with the failure it retried
+   * (`auto_retry_end` with `finalError: "Retry cancelled"`). Nothing happens when no retry is waiting.
+   */
+  abortRetry(): void {
+    this.retryWait?.abort();
   }
 
   clearQueue(): QueueSnapshot {

@@ -9,6 +9,12 @@ import { messageText } from "./convert.js";
 
 export type QueuedMessage = UserMessage | CustomMessage;
 
+/**
+ * How a queue delivers: `all` hands every waiting message to the next turn at once, `one-at-a-time` one message
+ * per turn (pi's `steeringMode` / `followUpMode`).
+ */
+export type QueueMode = "all" | "one-at-a-time";
+
 /** The texts waiting in each visible queue, in delivery order. */
 export interface QueueSnapshot {
   steering: string[];
@@ -20,8 +26,17 @@ export class MessageQueues {
   private followUps: QueuedMessage[] = [];
   private nextTurn: CustomMessage[] = [];
 
-  /** `changed` hears every change of the visible queues, with their new content. */
-  constructor(private readonly changed: (snapshot: QueueSnapshot) => void) {}
+  /**
+   * `changed` hears every change of the visible queues, with their new content; `modes` is read at each take, so
+   * a change applies to the next turn.
+   */
+  constructor(
+    private readonly changed: (snapshot: QueueSnapshot) => void,
+    private readonly modes: () => { steering: QueueMode; followUp: QueueMode } = () => ({
+      steering: "all",
+      followUp: "all",
+    }),
+  ) {}
 
   enqueue(queue: "steering" | "followUp", message: QueuedMessage): void {
     (queue === "steering" ? this.steering : this.followUps).push(message);
@@ -31,8 +46,7 @@ export class MessageQueues {
   /** Steering messages, removed from the queue: they enter before the next request of the current run. */
   takeSteering(): QueuedMessage[] {
     if (this.steering.length === 0) return [];
-    const taken = this.steering;
-    this.steering = [];
+    const taken = this.modes().steering === "all" ? this.steering.splice(0) : this.steering.splice(0, 1);
     this.changed(this.snapshot());
     return taken;
   }
@@ -40,8 +54,7 @@ export class MessageQueues {
   /** Follow-ups, removed from the queue: they enter when the run has nothing else to do. */
   takeFollowUps(): QueuedMessage[] {
     if (this.followUps.length === 0) return [];
-    const taken = this.followUps;
-    this.followUps = [];
+    const taken = this.modes().followUp === "all" ? this.followUps.splice(0) : this.followUps.splice(0, 1);
     this.changed(this.snapshot());
     return taken;
   }

@@ -67,6 +67,8 @@ export interface ModelServiceDeps {
   context: () => ExtensionContext;
   agentDir: string;
   env?: NodeJS.ProcessEnv;
+  /** Keys by provider that beat auth.json and the configured ones, kept in memory only (`--api-key`). */
+  apiKeys?: Readonly<Record<string, string>>;
   sessionId?: () => string | undefined;
   /** Models to offer for classify(), besides the session's own. */
   classifiers?: () => ClassifierInfo[];
@@ -548,8 +550,10 @@ export class ModelService implements ModelApiService {
     return read.status === "ok" ? read.value : {};
   }
 
-  /** auth.json, then the provider's apiKey (an environment variable name or a literal). */
+  /** A key given for this run, then auth.json, then the provider's apiKey (an environment variable name or a literal). */
   resolveApiKey(provider: string, configured: string | undefined): string | undefined {
+    const given = this.deps.apiKeys?.[provider];
+    if (given) return given;
     const key = this.auth.read()[provider]?.key;
     if (typeof key === "string" && key) return key;
     if (!configured) return undefined;

@@ -41,6 +41,8 @@
  * | `defaultProvider`      | non-empty string   | unset   | provider of new sessions                 |
  * | `defaultModel`         | non-empty string   | unset   | model id of new sessions                 |
  * | `enabledModels`        | string[]           | unset   | models the cycling keys go through (`/scoped-models`) |
+ * | `steeringMode`         | all, one-at-a-time | `all`   | steering messages one turn takes         |
+ * | `followUpMode`         | all, one-at-a-time | `all`   | follow-up messages one turn takes        |
  *
  * A known key with a wrong type is reported (file and key) and dropped from that scope, so the value of the
  * lower scope (or the default) stays in force; the rest of the file still applies. A file that is not valid JSON,
@@ -135,6 +137,8 @@ export interface KnownSettings {
   defaultModel?: string;
   /** `provider/id` patterns (`*` for any characters) the cycling keys go through. */
   enabledModels?: string[];
+  steeringMode: "all" | "one-at-a-time";
+  followUpMode: "all" | "one-at-a-time";
 }
 
 /** Where the value in force comes from. */
@@ -154,6 +158,8 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   defaultTools: [],
   enableSkillCommands: true,
   extensions: [],
+  steeringMode: "all",
+  followUpMode: "all",
 });
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -242,6 +248,8 @@ export const SettingsFileSchema = Type.Object({
   defaultProvider: Type.Optional(Type.String({ minLength: 1 })),
   defaultModel: Type.Optional(Type.String({ minLength: 1 })),
   enabledModels: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  steeringMode: Type.Optional(literals(["all", "one-at-a-time"] as const)),
+  followUpMode: Type.Optional(literals(["all", "one-at-a-time"] as const)),
 });
 
 export interface LoadSettingsOptions {

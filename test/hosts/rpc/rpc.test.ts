@@ -178,12 +178,14 @@ describe("RPC mode", () => {
       (await p.request("3", "get_entries")).data as { entries: { id: string; type: string }[] }
     ).entries;
     const userEntry = entries.find((e) => e.type === "message")!;
+    // As pi: the fork ends just before the chosen user message, whose text comes back for the editor.
     expect((await p.request("4", "fork", { entryId: userEntry.id })).data).to.deep.equal({
+      text: "first",
       cancelled: false,
     });
     const forked = (await p.request("5", "get_state")).data as { sessionFile: string; messageCount: number };
     expect(forked.sessionFile).to.not.equal(first.sessionFile);
-    expect(forked.messageCount).to.equal(1);
+    expect(forked.messageCount).to.equal(0);
     expect((await p.request("6", "clone")).data).to.deep.equal({ cancelled: false });
     const cloned = (await p.request("7", "get_state")).data as { sessionFile: string };
     expect(cloned.sessionFile).to.not.equal(forked.sessionFile);
