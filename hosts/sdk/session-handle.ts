@@ -183,6 +183,14 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     return { loaded: [...runtime.extensionInfos], failed: runtime.loadFailures.map((e) => e.message) };
   }
 
+  extensionLoadFailures(): { extensionPath: string; event: "load"; error: string }[] {
+    return this.runtime.loadFailures.map((e) => ({
+      extensionPath: e.extension,
+      event: "load",
+      error: e.message,
+    }));
+  }
+
   get projectTrusted(): boolean {
     return this.opening.trustDecision === true;
   }

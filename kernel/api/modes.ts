@@ -49,6 +49,11 @@ export interface SessionController {
   getState(): SessionState;
   /** Why the session refuses prompts (an extension threw `ExtensionStartupError`), until a reload succeeds. */
   startupFailure(): Error | undefined;
+  /**
+   * The extensions of the current session that failed to load or whose factory threw, each as the
+   * `extension_error` record's fields (`event: "load"`), so a mode that writes records can tell its client.
+   */
+  extensionLoadFailures(): { extensionPath: string; event: "load"; error: string }[];
   getAvailableModels(): ModelInfo[];
   /** Selects a model; false when no such model is available. */
   setModel(provider: string, modelId: string): Promise<boolean>;
