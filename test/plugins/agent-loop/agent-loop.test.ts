@@ -685,7 +685,7 @@ describe("agent loop", () => {
         .filter((e) => e.type === "tool_execution_start" || e.type === "tool_execution_end")
         .map(
           (e) =>
-            `${e.type === "tool_execution_start" ? "start" : "end"} ${(e as { toolCallId: string }).toolCallId}`,
+            `${e.type === "tool_execution_start" ? "start" : "end"} ${(e as unknown as { toolCallId: string }).toolCallId}`,
         ),
     ).to.deep.equal([
       "start call_1",
