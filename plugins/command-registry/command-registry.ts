@@ -5,7 +5,8 @@
  * built-in extension's own command and a command of any other extension (a package's, a personal or project one,
  * `-e`) share a name, the other extension's command takes the plain name and the built-in one is `builtin:<name>`
  * (`/mcp` runs the package's, `/builtin:mcp` the built-in), whichever registered first; when the other command
- * goes away the built-in gets its name back. Prompt templates' and skills' commands are not built-in commands.
+ * goes away the built-in gets its name back. Prompt templates and skills are commands of built-in extensions too, so a
+ * package's command of the same name wins over them as well, as on pi.
  */
 import {
   type CommandDefinition,
@@ -28,13 +29,9 @@ export interface RegisteredCommand extends CommandDefinition {
 
 const COMMAND_NAME = /^[a-zA-Z0-9][\w:.-]*$/;
 
-/** A command a built-in extension offers as such: not a prompt template's or a skill's, which are the user's files. */
-function isBuiltinCommand(
-  owner: ExtensionInfo | RegisteredCommand,
-  command: CommandDefinition = owner as RegisteredCommand,
-): boolean {
-  const builtinOwner = "origin" in owner ? owner.origin === "builtin" : owner.owner.startsWith("builtin:");
-  return builtinOwner && (command.source ?? "extension") === "extension";
+/** A command of a built-in extension: its own (`/compact`) or one it offers for the user's files (a prompt template). */
+function isBuiltinCommand(owner: ExtensionInfo | RegisteredCommand): boolean {
+  return "origin" in owner ? owner.origin === "builtin" : owner.owner.startsWith("builtin:");
 }
 
 export class CommandRegistry implements CommandService {
@@ -51,7 +48,7 @@ export class CommandRegistry implements CommandService {
         `${owner.id}: command "${name}" needs a handler function`,
       );
     }
-    const builtin = isBuiltinCommand(owner, command);
+    const builtin = isBuiltinCommand(owner);
     const holder = this.commands.get(name);
     let key = name;
     if (holder && holder.owner !== owner.id && builtin !== isBuiltinCommand(holder)) {

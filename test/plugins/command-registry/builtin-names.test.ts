@@ -37,7 +37,7 @@ describe("commands named like a built-in command", () => {
     expect(names(later)).to.deep.equal(["builtin:mcp=builtin:mcp-command", "mcp=package:/p/index.ts"]);
   });
 
-  it("keeps numbered names between two non-built-in commands and for prompt templates of built-ins", () => {
+  it("keeps numbered names between two non-built-in commands, and wins over a built-in prompt template too", () => {
     const registry = new CommandRegistry();
     registry.registerCommand(info("builtin:prompt-templates", "builtin"), "review", {
       source: "prompt",
@@ -46,9 +46,9 @@ describe("commands named like a built-in command", () => {
     registry.registerCommand(info("cli:/x/a.ts", "cli"), "review", { handler() {} });
     registry.registerCommand(info("cli:/x/b.ts", "cli"), "review", { handler() {} });
     expect(names(registry)).to.deep.equal([
-      "review:2=cli:/x/a.ts",
-      "review:3=cli:/x/b.ts",
-      "review=builtin:prompt-templates",
+      "builtin:review=builtin:prompt-templates",
+      "review:2=cli:/x/b.ts",
+      "review=cli:/x/a.ts",
     ]);
   });
 
