@@ -204,6 +204,21 @@ describe("compaction in a session", () => {
     return t;
   }
 
+  it("compacts on request a conversation within keepRecentTokens: handlers see the earlier turns, the latest is kept", async () => {
+    const requests: ProviderStreamRequest[] = [];
+    const seen: string[][] = [];
+    const ext = (kc: ExtensionAPI) =>
+      kc.on("session_before_compact", (event) => {
+        seen.push(event.preparation.messagesToSummarize.map((m) => m.role));
+        return undefined;
+      });
+    // The default keepRecentTokens (20,000) holds the whole conversation.
+    await conversation(requests, [{ text: "SUMMARY OF TWO TURNS" }], [ext], {});
+    const result = await t!.session.compact();
+    expect(seen).to.deep.equal([["user", "assistant", "user", "assistant"]]);
+    expect(result.summary).to.equal("SUMMARY OF TWO TURNS");
+  });
+
   it("compacts on request: the summary replaces older turns in the next request, originals stay in the tree", async () => {
     const requests: ProviderStreamRequest[] = [];
     const compacted: unknown[] = [];
