@@ -11,7 +11,9 @@
  * Run alone with `npm run bench -- session-resume`. The 1M file is ~2 GB; set KC_BENCH_RESUME_MAX=300000 to skip it.
  *
  * Then the goal (the reliability issue's): `-c` onto 100,000 and 300,000 entries in at most 1 s of wall time each,
- * with a peak RSS that does not grow with the file (300,000 entries within 10% of 100,000's), each marked met or not.
+ * with a peak RSS that does not grow with the file (300,000 entries within 10% of 100,000's), each marked met or not;
+ * and the app-server's `thread/read` (with turns) of the same files from a server that has not loaded them (dist/,
+ * so `npm run build` first): its round trip against the same 1 s, and the server's peak RSS.
  */
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from "node:fs";
@@ -171,6 +173,7 @@ export async function sessionResumeBench(): Promise<void> {
     );
 
     const goal = new Map<number, Sample>();
+    const reads = new Map<number, Sample>();
     for (const { entries, compact } of cases) {
       const cwd = join(root, `p${entries}${compact ? "" : "-full"}`);
       mkdirSync(cwd);
@@ -189,13 +192,15 @@ export async function sessionResumeBench(): Promise<void> {
         resumed.push(await run(["continue", cwd, agentDir]));
       }
       if (compact) goal.set(entries, pick(resumed));
+      if (compact && (entries === 100_000 || entries === 300_000))
+        reads.set(entries, await measure(3, ["read", cwd, agentDir, file]));
       const label = `${entries.toLocaleString("en-US")}${compact ? "" : " (no compaction)"}`;
       console.log(
         `${label.padEnd(22)}${(statSync(file).size / 2 ** 20).toFixed(0).padStart(8)}${String(sdk.messages).padStart(9)}  ${cell(store)}  ${cell(sdk)}  ${cell(pick(resumed))}  ${cell(pick(list))}`,
       );
       rmSync(file, { force: true });
     }
-    printGoal(goal);
+    printGoal(goal, reads);
     console.log();
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -205,7 +210,7 @@ export async function sessionResumeBench(): Promise<void> {
 const met = (ok: boolean) => (ok ? "met" : "NOT met");
 
 /** The issue's goal against the `-c` rows of 100,000 and 300,000 entries (compacting). */
-function printGoal(resumed: Map<number, Sample>): void {
+function printGoal(resumed: Map<number, Sample>, reads: Map<number, Sample>): void {
   console.log(
     `goal: -c resumes in <= ${GOAL_MS} ms with a peak RSS that does not grow with the file (300,000 within ${GOAL_RSS_GROWTH * 100}% of 100,000)`,
   );
@@ -222,6 +227,11 @@ function printGoal(resumed: Map<number, Sample>): void {
     const growth = large.rssMb / small.rssMb - 1;
     console.log(
       `  peak RSS 100,000 -> 300,000 entries: ${growth >= 0 ? "+" : ""}${(growth * 100).toFixed(0)}%  memory ${met(growth <= GOAL_RSS_GROWTH)}`,
+    );
+  }
+  for (const [entries, sample] of reads) {
+    console.log(
+      `  app-server thread/read, ${entries.toLocaleString("en-US")} entries: ${sample.ms.toFixed(0)} ms, ${sample.messages} turns on the page, server peak RSS ${sample.rssMb.toFixed(0)} MB  time ${met(sample.ms <= GOAL_MS)}`,
     );
   }
 }

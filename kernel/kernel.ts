@@ -28,6 +28,8 @@ export interface KernelOptions {
   bus?: BusPolicies;
   /** The API version extensions' `apiVersion` ranges are checked against (see ExtensionLoaderOptions). */
   apiVersion?: string;
+  /** Looks at each extension file once it imported (ExtensionLoaderOptions.inspect). */
+  inspect?: ExtensionLoaderOptions["inspect"];
 }
 
 export interface SessionOptions {
@@ -72,6 +74,7 @@ export function createKernel(options: KernelOptions): Kernel {
     cacheDir: options.cacheDir,
     ...(options.virtualModules ? { virtualModules: options.virtualModules } : {}),
     ...(options.apiVersion !== undefined ? { apiVersion: options.apiVersion } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
   });
 
   return {

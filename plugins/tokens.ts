@@ -7,6 +7,7 @@
  */
 
 import type {
+  BranchTail,
   McpConfigAccess,
   PackageResource,
   SavedTrust,
@@ -68,6 +69,8 @@ export interface SessionStore {
   header(path: string): SessionHeader | undefined;
   /** The header and the active branch of a stored session, read without opening it (no lock taken). */
   readBranch(path: string): { header: SessionHeader; entries: SessionEntry[] };
+  /** The last `count` entries of the active branch, without parsing the rest of the file (no lock taken). */
+  readBranchTail(path: string, count: number): BranchTail;
   /** Writes a new session next to `path` holding `entries` (default: its active branch), `path` as its parent. */
   fork(path: string, entries?: readonly SessionEntry[]): { path: string; id: string };
   /** Points a session nobody has open at another working folder (its header's `cwd`). */

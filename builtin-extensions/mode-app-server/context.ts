@@ -29,7 +29,7 @@ export type ThreadRegistry = Pick<
   | "writing"
   | "summarize"
   | "threadInfo"
-  | "history"
+  | "newestHistory"
   | "pageHistory"
   | "readPayload"
   | "moveSessionFile"

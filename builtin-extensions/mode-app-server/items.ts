@@ -199,6 +199,16 @@ function endsTurn(message: AgentMessage): boolean {
   return message.role === "assistant" && message.stopReason !== "toolUse" && message.stopReason !== "pending";
 }
 
+/** Turns with where each starts on the branch: the position of the entry that opened it (0 is the root). */
+export interface History {
+  turns: Turn[];
+  starts: number[];
+  /** How many entries the branch has: a cursor is a position on it, at most this. */
+  length: number;
+  /** Whether the turns begin at the branch's root; when not, older turns were left out (see `historyTail`). */
+  complete: boolean;
+}
+
 /**
  * The active branch as turns, oldest first. `runningTurnId` is the turn running now in this process (it reads
  * back `inProgress`); any other turn that did not end reads back `interrupted`.
@@ -208,7 +218,25 @@ export function historyTurns(
   payloads: PayloadStore,
   runningTurnId?: string,
 ): Turn[] {
+  return history(branch, payloads, runningTurnId).turns;
+}
+
+/**
+ * The turns of `branch`, whose first entry is at position `base` of the whole branch of `length` entries. When
+ * `base` is not 0, the first turn may have begun before `branch` does and is left out.
+ */
+export function history(
+  branch: readonly SessionEntry[],
+  payloads: PayloadStore,
+  runningTurnId?: string,
+  base = 0,
+  length = base + branch.length,
+): History {
   const turns: Turn[] = [];
+  /** Each turn's position on the branch, by turn. */
+  const startOf = new Map<Turn, number>();
+  let position = base - 1;
+  let markerPosition = -1;
   let current: Turn | undefined;
   const calls = new Map<string, ToolCallItem>();
   let marker: TurnMarker | undefined;
@@ -217,15 +245,17 @@ export function historyTurns(
   const ends = new Map<string, TurnEnd>();
   /** Turns opened by a thread's marker; a turn opened by a bare user message may continue the one before it. */
   const marked = new Set<Turn>();
-  const open = (id: string): Turn => {
+  const open = (id: string, at = position): Turn => {
     current = { id, status: "completed", items: [] };
     turns.push(current);
+    startOf.set(current, at);
     return current;
   };
   /** Turns known only by their marker: the process died before the turn's first step was saved. */
   const unsaved = new Set<Turn>();
-  const leftBehind = (lost: TurnMarker) => {
+  const leftBehind = (lost: TurnMarker, at: number) => {
     const turn: Turn = { id: lost.turnId, status: "interrupted", items: [] };
+    startOf.set(turn, at);
     if (lost.text !== undefined)
       turn.items.push({
         type: "userMessage",
@@ -237,10 +267,16 @@ export function historyTurns(
     unsaved.add(turn);
   };
   for (const entry of branch) {
+    position++;
     const previous = marker;
+    const previousPosition = markerPosition;
     marker = markerOf(entry);
-    if (previous && !(entry.type === "message" && entry.message.role === "user")) leftBehind(previous);
-    if (marker) continue;
+    if (previous && !(entry.type === "message" && entry.message.role === "user"))
+      leftBehind(previous, previousPosition);
+    if (marker) {
+      markerPosition = position;
+      continue;
+    }
     if (entry.type === "custom") {
       const end = turnEndOf(entry);
       if (end) {
@@ -277,7 +313,7 @@ export function historyTurns(
       message.role === "user" &&
       (previous !== undefined || !current || current.items.some((i) => i.type !== "userMessage"));
     if (opensTurn) {
-      open(previous?.turnId ?? entry.id);
+      open(previous?.turnId ?? entry.id, previous ? previousPosition : position);
       if (previous && current) marked.add(current);
     }
     const turn = current ?? open(entry.id);
@@ -311,7 +347,7 @@ export function historyTurns(
       turn.items.push(item);
     }
   }
-  if (marker) leftBehind(marker);
+  if (marker) leftBehind(marker, markerPosition);
   // A marker whose turn recorded an end (a command, a refused prompt, a dropped input) saved nothing to show.
   for (const turn of unsaved) {
     if (!ends.has(turn.id) && turn.id !== runningTurnId) continue;
@@ -339,23 +375,27 @@ export function historyTurns(
     const next = turns[i + 1];
     turn.status = next && !marked.has(next) && prompted.has(next) ? next.status : "interrupted";
   }
-  return turns;
+  // Without the root, the first turn may be the end of one that began before the branch given.
+  if (base > 0 && turns.length > 0) turns.shift();
+  return { turns, starts: turns.map((turn) => startOf.get(turn)!), length, complete: base === 0 };
 }
 
 /**
- * The newest turns that fit one response, and the cursor for the older ones. `cursor` is the index (into
- * `turns`) the page ends before; an invalid cursor answers undefined.
+ * The newest turns that fit one response, and the cursor for the older ones. A cursor is a position on the branch
+ * (as a decimal string): the page holds the turns that start before it. Undefined for an invalid cursor.
  */
 export function pageTurns(
-  turns: readonly Turn[],
+  history: History,
   cursor: string | undefined,
   budget = RESPONSE_BYTES - ENVELOPE_RESERVE_BYTES,
 ): { turns: Turn[]; nextCursor?: string } | undefined {
+  const { turns, starts } = history;
   let end = turns.length;
   if (cursor !== undefined) {
     if (!/^\d+$/.test(cursor)) return undefined;
-    end = Number(cursor);
-    if (end > turns.length) return undefined;
+    const before = Number(cursor);
+    if (before > history.length) return undefined;
+    while (end > 0 && starts[end - 1]! >= before) end--;
   }
   let used = 0;
   let start = end;
@@ -365,5 +405,17 @@ export function pageTurns(
     used += size;
     start--;
   }
-  return { turns: turns.slice(start, end), ...(start > 0 ? { nextCursor: String(start) } : {}) };
+  const older = start > 0 || !history.complete;
+  const next = start < turns.length ? starts[start]! : history.length;
+  return { turns: turns.slice(start, end), ...(older && next > 0 ? { nextCursor: String(next) } : {}) };
+}
+
+/**
+ * Whether `history` (the end of a branch) holds the newest page in full: a turn left out of the page, or the whole
+ * branch. Otherwise a longer tail is needed.
+ */
+export function holdsNewestPage(history: History, budget = RESPONSE_BYTES - ENVELOPE_RESERVE_BYTES): boolean {
+  if (history.complete) return true;
+  const page = pageTurns(history, undefined, budget)!;
+  return page.turns.length < history.turns.length;
 }

@@ -136,7 +136,7 @@ export const threadMethods: MethodRow[] = [
   method("thread/read", (ctx, params) => {
     const thread = ctx.threads.threadInfo(params.threadId);
     if (!params.includeTurns) return { thread: thread };
-    const page = ctx.threads.pageHistory(ctx.threads.history(params.threadId), undefined);
+    const page = ctx.threads.pageHistory(ctx.threads.newestHistory(params.threadId), undefined);
     return {
       thread: thread,
       turns: page.turns,

@@ -27,7 +27,7 @@ import { Connection, DEFAULT_QUEUE_LIMIT_BYTES, type Transport } from "./connect
 import type { ServerContext } from "./context.js";
 import { AppServerError, invalidParams, threadNotFound } from "./errors.js";
 import { exactId, type RequestId } from "./exact-id.js";
-import { historyTurns, PayloadStore, pageTurns, type Turn } from "./items.js";
+import { type History, history, holdsNewestPage, PayloadStore, pageTurns, type Turn } from "./items.js";
 import { gitOf } from "./methods-git.js";
 import { registerThreadMethods } from "./methods-threads.js";
 import { registerUiMethods } from "./methods-ui.js";
@@ -42,12 +42,14 @@ export const DEFAULT_UNLOAD_DELAY_MS = 60_000;
 const READ_PAYLOAD_THREADS = 16;
 /** How many of those keep their turns too, so the next page of the same file is not built again. */
 const READ_TURNS_THREADS = 4;
+/** How many entries at the end of a branch a history read of an unloaded thread starts with. */
+const HISTORY_TAIL_ENTRIES = 2048;
 
 /** The last history read of an unloaded thread: its payloads, and its turns while the file is unchanged. */
 interface HistoryRead {
   payloads: PayloadStore;
   key: string | undefined;
-  turns?: Turn[];
+  history?: History;
 }
 
 export interface AppServerOptions {
@@ -414,8 +416,11 @@ export class AppServer {
     };
   }
 
-  /** History of a thread, loaded or not. */
-  history(threadId: string): Turn[] {
+  /**
+   * History of a thread, loaded or not. Of a thread not loaded, only the end of the branch that holds the newest
+   * page is read (a long file's index and its last few thousand entries, not all of it).
+   */
+  newestHistory(threadId: string): History {
     const loaded = this.loaded(threadId);
     if (loaded) return loaded.history();
     const info = this.findSession(threadId) ?? this.findSession(threadId, true);
@@ -424,24 +429,32 @@ export class AppServer {
     const stat = statSync(info.path, { throwIfNoEntry: false });
     const key = stat ? `${info.path}|${stat.size}|${stat.mtimeMs}` : undefined;
     const held = this.readPayloads.get(threadId);
-    if (held && key !== undefined && held.key === key && held.turns) {
+    if (held && key !== undefined && held.key === key && held.history) {
       this.readPayloads.delete(threadId);
       this.readPayloads.set(threadId, held);
-      return held.turns;
+      return held.history;
     }
     // What the last read of an unloaded thread sent by reference stays readable (for a few threads at a time).
-    const payloads = new PayloadStore();
-    const read: HistoryRead = { payloads, key };
+    const read: HistoryRead = { payloads: new PayloadStore(), key };
     this.readPayloads.delete(threadId);
     this.readPayloads.set(threadId, read);
     let kept = 0;
     for (const [id, old] of [...this.readPayloads].reverse()) {
       if (++kept > READ_PAYLOAD_THREADS) this.readPayloads.delete(id);
       // Turns are kept for the few most recent reads only: a long history is large.
-      else if (kept > READ_TURNS_THREADS) old.turns = undefined;
+      else if (kept > READ_TURNS_THREADS) old.history = undefined;
     }
-    read.turns = historyTurns(this.host.sessions.readBranch(info.path).entries, payloads);
-    return read.turns;
+    // A tail long enough for most pages first; four times longer while the page could reach past its start.
+    for (let count = HISTORY_TAIL_ENTRIES; ; count *= 4) {
+      const tail = this.host.sessions.readBranchTail(info.path, count);
+      const payloads = new PayloadStore();
+      const found = history(tail.entries, payloads, undefined, tail.start, tail.length);
+      if (holdsNewestPage(found)) {
+        read.payloads = payloads;
+        read.history = found;
+        return found;
+      }
+    }
   }
 
   /** A value sent by reference: by the loaded thread, or by the last read of it while unloaded. */
@@ -508,8 +521,8 @@ export class AppServer {
     return `${clientName || "client"}/${VERSION} (knightcode-app-server; ${process.platform})`;
   }
 
-  pageHistory(turns: Turn[], cursor: string | undefined): { turns: Turn[]; nextCursor?: string } {
-    const page = pageTurns(turns, cursor);
+  pageHistory(history: History, cursor: string | undefined): { turns: Turn[]; nextCursor?: string } {
+    const page = pageTurns(history, cursor);
     if (!page) throw invalidParams(`Invalid cursor "${cursor}"`, { reason: "cursor" });
     return page;
   }

@@ -26,7 +26,8 @@ import { checkComments, composePrompt, type ReviewComment } from "./comments.js"
 import type { Connection } from "./connection.js";
 import { AppServerError } from "./errors.js";
 import {
-  historyTurns,
+  type History,
+  history,
   type Item,
   limitItem,
   PayloadStore,
@@ -300,10 +301,10 @@ export class LoadedThread {
   }
 
   /** The history as turns, built once per state of the session: a page of it costs the same wherever it is. */
-  history(): Turn[] {
+  history(): History {
     const running = this.running?.id;
     return this.memo("history", `${this.leafKey()}|${running}`, () =>
-      historyTurns(this.session.sessionManager.getBranch(), this.payloads, running),
+      history(this.session.sessionManager.getBranch(), this.payloads, running),
     );
   }
 

@@ -26,8 +26,16 @@ function standardKernel(cacheDir: string | false): Kernel {
     virtualModules: packageModules,
     bus: { checkReturn, suggestName: closestName },
     apiVersion: VERSION,
+    // Extension files of the pi-compatibility set: what they import from pi's names, and pi's event names.
+    inspect: async (file, modules) =>
+      PI_MARKER in modules
+        ? (await import("./pi-compat/scan.js")).inspectPiExtension(file, modules)
+        : undefined,
   });
 }
+
+/** A name only the pi-compatibility module set has. */
+const PI_MARKER = "@mariozechner/pi-ai";
 
 /** The process's kernel, shared by the sessions that do not bring their own. */
 async function processKernel(agentDir: string): Promise<Kernel> {

@@ -70,6 +70,7 @@ export async function packageModules(moduleSet = "default"): Promise<Record<stri
     const { piModules } = await import("./pi-compat/modules.js");
     const tui = loaders.get(`${PACKAGE_NAME}/tui`);
     let loadedTui: Promise<Record<string, unknown>> | undefined;
+    let mapped: Promise<import("./pi-compat/modules.js").CodingAgentMapped> | undefined;
     Object.defineProperties(
       modules,
       Object.getOwnPropertyDescriptors(
@@ -78,7 +79,19 @@ export async function packageModules(moduleSet = "default"): Promise<Record<stri
           kit: modules[`${PACKAGE_NAME}/kit`] as Record<string, unknown>,
           typebox: modules["@sinclair/typebox"] as Record<string, unknown>,
           typeboxValue: modules["@sinclair/typebox/value"] as Record<string, unknown>,
+          typeboxCompiler: modules["@sinclair/typebox/compiler"] as Record<string, unknown>,
           tui: () => (loadedTui ??= tui ? (tui() as Promise<Record<string, unknown>>) : Promise.resolve({})),
+          mapped: () =>
+            (mapped ??= (async () => {
+              const [helpers, sdk, agent, yaml] = await Promise.all([
+                import("./pi-compat/helpers.js"),
+                import("./pi-compat/sdk.js"),
+                import("./pi-compat/agent.js"),
+                import("../../plugins/kit/frontmatter-yaml.js"),
+              ]);
+              helpers.useYamlReader(yaml.readYamlBlock);
+              return { helpers, sdk, agent };
+            })()),
         }),
       ),
     );

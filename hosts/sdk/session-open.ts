@@ -120,7 +120,7 @@ export async function openSession(
   for (const warning of userResources.warnings) host.warn(warning);
   const baseSources: ExtensionSource[] = [
     ...builtinSources(disabled),
-    ...packageSources(userResources),
+    ...(options.noExtensions ? [] : packageSources(userResources)),
     ...extraSources(options, cwd),
   ];
   let projectSources: ExtensionSource[] = [];
@@ -157,7 +157,7 @@ export async function openSession(
       const full = settingsLoader.load({ agentDir, cwd, projectTrusted: true, overrides });
       for (const warning of full.warnings) if (!globalSettings.warnings.includes(warning)) host.warn(warning);
       config.settings = full;
-      projectSources = packageSources(projectResources);
+      projectSources = options.noExtensions ? [] : packageSources(projectResources);
     },
   };
 

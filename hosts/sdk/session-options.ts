@@ -33,6 +33,8 @@ export interface CreateAgentSessionOptions {
   tools?: string[];
   /** Extra extensions: paths (origin `cli`), factories (origin `sdk`) or sources. */
   extensions?: (string | ExtensionFactory | ExtensionSource)[];
+  /** Load no extension files from the extension folders and packages: only the built-ins and `extensions`. */
+  noExtensions?: boolean;
   session?: SessionChoice;
   /** Settings that beat every file. */
   settings?: Record<string, unknown>;

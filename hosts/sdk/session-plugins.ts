@@ -47,7 +47,13 @@ import { FileCatalog } from "../../plugins/session-store/catalog.js";
 import { sessionInfoOf } from "../../plugins/session-store/list.js";
 import { resolveSessionRoot } from "../../plugins/session-store/paths.js";
 import { SessionManager } from "../../plugins/session-store/session-manager.js";
-import { forkFile, readBranch, readHeader, setSessionCwd } from "../../plugins/session-store/stored-files.js";
+import {
+  forkFile,
+  readBranch,
+  readBranchTail,
+  readHeader,
+  setSessionCwd,
+} from "../../plugins/session-store/stored-files.js";
 import { mcpConfigFiles } from "../../plugins/settings/mcp-access.js";
 import { loadSettings, type Settings } from "../../plugins/settings/settings.js";
 import { writeSettingsKey } from "../../plugins/settings/settings-write.js";
@@ -131,6 +137,7 @@ export const fileSessionStore: SessionStore = {
   catalog: (options) => new FileCatalog(resolveSessionRoot(options)),
   header: readHeader,
   readBranch,
+  readBranchTail,
   fork: forkFile,
   setCwd: setSessionCwd,
 };

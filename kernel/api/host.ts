@@ -286,6 +286,17 @@ export interface SessionPage {
   nextCursor?: string;
 }
 
+/** The end of a stored session's active branch (`HostSessions.readBranchTail`). */
+export interface BranchTail {
+  header: SessionHeader;
+  /** The last entries of the active branch (all of it when it is shorter), root side first. */
+  entries: SessionEntry[];
+  /** The position on the branch of `entries[0]` (0 is the root). */
+  start: number;
+  /** How many entries the whole branch has. */
+  length: number;
+}
+
 /**
  * `ModeContext.host.sessions`: the session store, for any folder. Changes go through the store (a host that swaps
  * the session store changes what is listed and moved); moving or removing a session another process has open is
@@ -316,6 +327,11 @@ export interface HostSessions {
   header(path: string): SessionHeader | undefined;
   /** The header and the active branch of a stored session, read without opening it (no lock, no extensions). */
   readBranch(path: string): { header: SessionHeader; entries: SessionEntry[] };
+  /**
+   * The last `count` entries of a stored session's active branch, read without opening it and without parsing the
+   * rest of the file: for showing the newest part of a long history.
+   */
+  readBranchTail(path: string, count: number): BranchTail;
   /**
    * Writes a new session next to `path` holding `entries` (by default `path`'s active branch), with `path` as its
    * parent; returns its file and id.

@@ -5,6 +5,8 @@
  * where the service uses it. Every registration becomes a disposable in the extension's store (reload and
  * shutdown dispose the store) and is handed back as an unsubscribe function.
  */
+
+import { eventCatalog } from "../api/event-catalog.js";
 import type {
   ExtensionAPI,
   ExtensionEventBus,
@@ -18,8 +20,9 @@ import type { SessionScope } from "../container/container.js";
 import { coreTokens as t } from "../container/core-tokens.js";
 import type { Token } from "../container/tokens.js";
 import { KernelError, MissingServiceError, StaleContextError } from "../errors.js";
-import type { HandlerErrorReport, HookBus } from "../events/hook-bus.js";
+import type { AnyHandler, HandlerErrorReport, HookBus } from "../events/hook-bus.js";
 import { type Disposable, type DisposableStore, toDisposable } from "../lifecycle/disposable.js";
+import type { EventDialect } from "./loader.js";
 import type { ServiceDirectory } from "./services.js";
 
 /** The lifetime an API object belongs to: one factory run of one session runtime. */
@@ -37,6 +40,8 @@ export interface FacadeDeps {
   events: SharedEventChannels;
   services: ServiceDirectory;
   log(owner: ExtensionInfo, level: LogLevel, message: string): void;
+  /** How the extension's event names read, when it was written against another agent's (LoadedExtension.dialect). */
+  dialect?: EventDialect;
 }
 
 export function createExtensionAPI({
@@ -48,6 +53,7 @@ export function createExtensionAPI({
   events,
   services,
   log,
+  dialect,
 }: FacadeDeps): ExtensionAPI {
   const assertLive = (what: string) => {
     if (!generation.active) throw new StaleContextError(`knightcode.${what}() of ${info.id}`);
@@ -114,7 +120,24 @@ export function createExtensionAPI({
     },
     on: (event, handler, options?: OnOptions) => {
       assertLive("on");
-      return own(toDisposable(bus.on(event, handler, info, options), `${info.id} on(${event})`));
+      let name: string = event;
+      let listener = handler as AnyHandler;
+      if (dialect && !Object.hasOwn(eventCatalog, event)) {
+        const read = dialect.translateEvent(event);
+        if ("never" in read) {
+          log(info, "warn", read.never);
+          return () => {};
+        }
+        name = read.event;
+        const adapt = read.adapt;
+        if (adapt && typeof handler === "function") {
+          listener = (payload, ctx) => {
+            const adapted = adapt(payload);
+            return adapted === undefined ? undefined : (handler as AnyHandler)(adapted, ctx);
+          };
+        }
+      }
+      return own(toDisposable(bus.on(name, listener, info, options), `${info.id} on(${event})`));
     },
     registerTool: (tool, options) => own(use(t.tools, "registerTool").registerTool(info, tool, options)),
     registerToolRenderer: (r) => own(use(t.tools, "registerToolRenderer").registerToolRenderer(info, r)),

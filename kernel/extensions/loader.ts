@@ -42,6 +42,25 @@ export interface LoadedExtension {
   requires?: readonly string[];
   /** The `name` of the package.json nearest to its file: a `requires` entry may name it. */
   packageName?: string;
+  /** What the host's `inspect` found: warnings to report when the factory runs, and how to read event names. */
+  warnings?: readonly string[];
+  dialect?: EventDialect;
+}
+
+/**
+ * How the `on(name)` of an extension written against another agent's event names is read, for a name the event
+ * catalogue lacks: the catalogue event it means (with `adapt` turning that event's payload into the one the handler
+ * expects, or `undefined` to skip this dispatch), or why it is never emitted (the handler is kept nowhere and the
+ * extension is warned). A name in the catalogue is never translated.
+ */
+export interface EventDialect {
+  translateEvent(event: string): { event: string; adapt?(payload: any): any } | { never: string };
+}
+
+/** What a host learns from an extension file after it imported (see ExtensionLoaderOptions.inspect). */
+export interface ExtensionInspection {
+  warnings?: readonly string[];
+  dialect?: EventDialect;
 }
 
 export interface ExtensionLoadFailure {
@@ -69,6 +88,14 @@ export interface ExtensionLoaderOptions {
    * `apiVersion` an extension declares; without it, declarations are read but no range is checked.
    */
   apiVersion?: string;
+  /**
+   * Looks at an extension file once it imported, given its module set's virtual modules: what it imports that the
+   * host cannot give it (warnings), and how its event names read (a compatibility layer's dialect).
+   */
+  inspect?(
+    file: string,
+    modules: Record<string, unknown>,
+  ): ExtensionInspection | undefined | Promise<ExtensionInspection | undefined>;
 }
 
 export interface LoadOptions {
@@ -180,9 +207,19 @@ export class ExtensionLoader {
         const needs = this.needs(declared, item.path);
         if ("error" in needs)
           return { ...base, error: new ExtensionLoadError(item.path ?? item.id, needs.error) };
+        let found: ExtensionInspection | undefined;
+        if (item.path && this.options.inspect) {
+          try {
+            found = await this.options.inspect(item.path, await this.modulesOf(set));
+          } catch (error) {
+            found = { warnings: [`could not inspect its imports: ${errorMessage(error)}`] };
+          }
+        }
         return {
           ...base,
           factory: factory as ExtensionFactory,
+          ...(found?.warnings?.length ? { warnings: found.warnings } : {}),
+          ...(found?.dialect ? { dialect: found.dialect } : {}),
           ...(needs.requires.length > 0 ? { requires: needs.requires } : {}),
           ...(needs.packageName ? { packageName: needs.packageName } : {}),
         };
@@ -269,18 +306,23 @@ export class ExtensionLoader {
     // jiti's CommonJS entry: its ES entry imports a 190 KB CommonJS bundle, which makes Node scan that bundle for
     // export names first (about as costly as loading it, and 10 MB more memory).
     const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
+    return createJiti(join(dirname(new URL(import.meta.url).pathname), "loader.js"), {
+      fsCache: this.options.cacheDir,
+      moduleCache,
+      interopDefault: true,
+      virtualModules: await this.modulesOf(set),
+    });
+  }
+
+  /** The virtual modules of a set, produced once. */
+  private modulesOf(set: string): Promise<Record<string, unknown>> {
     const virtual = this.options.virtualModules;
     let modules = this.virtualModules.get(set);
     if (!modules) {
       modules = typeof virtual === "function" ? virtual(set) : Promise.resolve(virtual ?? {});
       this.virtualModules.set(set, modules);
     }
-    return createJiti(join(dirname(new URL(import.meta.url).pathname), "loader.js"), {
-      fsCache: this.options.cacheDir,
-      moduleCache,
-      interopDefault: true,
-      virtualModules: await modules,
-    });
+    return modules;
   }
 }
 

@@ -363,10 +363,13 @@ export class SessionRuntime {
         order,
         ...(ext.path ? { path: ext.path } : {}),
       });
+      for (const warning of ext.warnings ?? [])
+        this.log({ extension: ext.id, level: "warn", message: warning });
       const store = new DisposableStore();
       generation.stores.set(info.id, store);
       const api = createExtensionAPI({
         info,
+        ...(ext.dialect ? { dialect: ext.dialect } : {}),
         store,
         generation,
         scope: this.scope,

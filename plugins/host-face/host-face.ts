@@ -342,6 +342,7 @@ function hostSessions(deps: HostFaceDeps, agentDir: string): HostSessions & { di
     },
     header: (path) => deps.store.header(resolve(path)),
     readBranch: (path) => deps.store.readBranch(resolve(path)),
+    readBranchTail: (path, count) => deps.store.readBranchTail(resolve(path), count),
     fork: (path, entries) => {
       const fork = deps.store.fork(resolve(path), entries);
       touched(fork.path);

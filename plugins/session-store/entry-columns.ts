@@ -1,6 +1,6 @@
 /**
- * The tree of a session's entries, kept in columns: one typed array per field (parent, byte offset, byte length,
- * type, id) rather than one object per entry, so a session of hundreds of thousands of entries costs a few
+ * The tree of a session's entries, kept in columns: typed arrays per field (parent, byte offset, byte length,
+ * type, id), in blocks of `BLOCK_SIZE` entries, rather than one object per entry, so a session of hundreds of thousands of entries costs a few
  * dozen bytes per entry and no garbage-collected object per entry.
  *
  * Entries are numbered 0, 1, 2… in the order they are added (file order). Ids the store writes (8 lowercase hex
@@ -10,11 +10,15 @@
  */
 
 /**
- * Initial number of entries the columns have room for. They grow by a quarter as needed, not by doubling: the room
- * left unused is then at most a fifth of the columns, where doubling left up to half of them empty (at 300,000
- * entries, columns for 524,288), and a resume's peak memory would grow with the file for nothing.
+ * Entries per block. The columns are kept in blocks of this many entries, added as needed and never copied: a
+ * session's columns never hold more than one block of unused room, and growing never needs the old and the new
+ * arrays at once (growing by copying peaked at more than twice the columns while a 300,000-entry file was read).
  */
-export const INITIAL_CAPACITY = 256;
+export const BLOCK_SIZE = 4096;
+const BLOCK_SHIFT = 12;
+const BLOCK_MASK = BLOCK_SIZE - 1;
+/** Room the hash table starts with. */
+export const INITIAL_CAPACITY = BLOCK_SIZE;
 /** The type code meaning "the type is one of the rare ones kept in a Map" (more distinct types than codes). */
 const RARE_TYPE = 0xff;
 const NO_ENTRY = -1;
@@ -38,16 +42,7 @@ export function compactId(id: string): number {
 
 export class EntryColumns {
   private count = 0;
-  private parents = new Int32Array(INITIAL_CAPACITY);
-  /** Float64: a file may pass 4 GiB. -1 for an entry that is only in memory. */
-  private offsets = new Float64Array(INITIAL_CAPACITY);
-  /** A line is read into one Buffer, which Node caps below 4 GiB. */
-  private lengths = new Uint32Array(INITIAL_CAPACITY);
-  private typeCodes = new Uint8Array(INITIAL_CAPACITY);
-  /** The id's number for a compact id; meaningless for the others (see `isCompact`). */
-  private idNumbers = new Uint32Array(INITIAL_CAPACITY);
-  /** 1 when the id is compact (in `idNumbers`), 0 when it is in `otherIds`. */
-  private isCompact = new Uint8Array(INITIAL_CAPACITY);
+  private readonly blocks: Block[] = [];
   /** Open addressing, linear probing: entry number + 1 per cell, 0 for an empty cell. At most 3/4 full. */
   private table = new Int32Array(INITIAL_CAPACITY * 2);
   private tableShift = 32 - Math.log2(INITIAL_CAPACITY * 2);
@@ -68,18 +63,20 @@ export class EntryColumns {
    * The caller makes sure `id` is not already there.
    */
   add(id: string, parent: number, type: string, offset: number, length: number): number {
-    if (this.count === this.parents.length) this.grow();
     const at = this.count;
-    this.parents[at] = parent;
-    this.offsets[at] = offset;
-    this.lengths[at] = length;
-    this.typeCodes[at] = this.codeOf(type, at);
+    const slot = at & BLOCK_MASK;
+    if (slot === 0) this.blocks.push(newBlock());
+    const block = this.blocks[at >>> BLOCK_SHIFT]!;
+    block.parents[slot] = parent;
+    block.offsets[slot] = offset;
+    block.lengths[slot] = length;
+    block.typeCodes[slot] = this.codeOf(type, at);
     const value = compactId(id);
     if (value >= 0) {
-      this.idNumbers[at] = value;
-      this.isCompact[at] = 1;
+      block.idNumbers[slot] = value;
+      block.isCompact[slot] = 1;
     } else {
-      this.isCompact[at] = 0;
+      block.isCompact[slot] = 0;
       this.otherIds.set(at, id);
       this.otherIndex.set(id, at);
     }
@@ -97,13 +94,13 @@ export class EntryColumns {
     if (value < 0) return this.otherIndex.get(id) ?? NO_ENTRY;
     // Most lookups are of the entry just added (a parent in a linear session): no probing for that.
     const last = this.count - 1;
-    if (last >= 0 && this.isCompact[last] === 1 && this.idNumbers[last] === value) return last;
+    if (last >= 0 && this.compactAt(last) === value) return last;
     const mask = this.table.length - 1;
     for (let cell = this.cellOf(value); ; cell = (cell + 1) & mask) {
       const stored = this.table[cell]!;
       if (stored === 0) return NO_ENTRY;
       const at = stored - 1;
-      if (this.idNumbers[at] === value) return at;
+      if (this.compactAt(at) === value) return at;
     }
   }
 
@@ -112,39 +109,32 @@ export class EntryColumns {
   }
 
   idAt(at: number): string {
-    if (this.isCompact[at] === 1) return this.idNumbers[at]!.toString(16).padStart(8, "0");
+    const value = this.compactAt(at);
+    if (value >= 0) return value.toString(16).padStart(8, "0");
     return this.otherIds.get(at)!;
   }
 
   /** The parent's number, or -1 for a root. */
   parentAt(at: number): number {
-    return this.parents[at]!;
+    return this.blocks[at >>> BLOCK_SHIFT]!.parents[at & BLOCK_MASK]!;
   }
 
   typeAt(at: number): string {
-    const code = this.typeCodes[at]!;
+    const code = this.blocks[at >>> BLOCK_SHIFT]!.typeCodes[at & BLOCK_MASK]!;
     return code === RARE_TYPE ? this.rareTypes.get(at)! : this.typeNames[code]!;
   }
 
   offsetAt(at: number): number {
-    return this.offsets[at]!;
+    return this.blocks[at >>> BLOCK_SHIFT]!.offsets[at & BLOCK_MASK]!;
   }
 
   lengthAt(at: number): number {
-    return this.lengths[at]!;
+    return this.blocks[at >>> BLOCK_SHIFT]!.lengths[at & BLOCK_MASK]!;
   }
 
   /** Bytes the columns and the hash table take (not the Maps of other ids), for tests and measurements. */
   get byteLength(): number {
-    return (
-      this.parents.byteLength +
-      this.offsets.byteLength +
-      this.lengths.byteLength +
-      this.typeCodes.byteLength +
-      this.idNumbers.byteLength +
-      this.isCompact.byteLength +
-      this.table.byteLength
-    );
+    return this.blocks.length * BLOCK_BYTES + this.table.byteLength;
   }
 
   private codeOf(type: string, at: number): number {
@@ -175,22 +165,43 @@ export class EntryColumns {
     this.table = new Int32Array(cells);
     this.tableShift = 32 - Math.log2(cells);
     for (let at = 0; at < this.count; at++) {
-      if (this.isCompact[at] === 1) this.insert(at, this.idNumbers[at]!);
+      const value = this.compactAt(at);
+      if (value >= 0) this.insert(at, value);
     }
   }
 
-  private grow(): void {
-    const capacity = Math.ceil((this.parents.length * 1.25) / 256) * 256;
-    this.parents = grown(this.parents, new Int32Array(capacity));
-    this.offsets = grown(this.offsets, new Float64Array(capacity));
-    this.lengths = grown(this.lengths, new Uint32Array(capacity));
-    this.typeCodes = grown(this.typeCodes, new Uint8Array(capacity));
-    this.idNumbers = grown(this.idNumbers, new Uint32Array(capacity));
-    this.isCompact = grown(this.isCompact, new Uint8Array(capacity));
+  /** The id's number when entry `at` has a compact id, else -1. */
+  private compactAt(at: number): number {
+    const block = this.blocks[at >>> BLOCK_SHIFT]!;
+    const slot = at & BLOCK_MASK;
+    return block.isCompact[slot] === 1 ? block.idNumbers[slot]! : -1;
   }
 }
 
-function grown<T extends { set(source: ArrayLike<number>): void }>(old: T, larger: T): T {
-  larger.set(old as unknown as ArrayLike<number>);
-  return larger;
+/** One block of the columns: the fields of `BLOCK_SIZE` consecutive entries. */
+interface Block {
+  parents: Int32Array;
+  /** Float64: a file may pass 4 GiB. -1 for an entry that is only in memory. */
+  offsets: Float64Array;
+  /** A line is read into one Buffer, which Node caps below 4 GiB. */
+  lengths: Uint32Array;
+  typeCodes: Uint8Array;
+  /** The id's number for a compact id; meaningless for the others (see `isCompact`). */
+  idNumbers: Uint32Array;
+  /** 1 when the id is compact (in `idNumbers`), 0 when it is in `otherIds`. */
+  isCompact: Uint8Array;
+}
+
+/** Bytes per entry across the columns. */
+const BLOCK_BYTES = BLOCK_SIZE * (4 + 8 + 4 + 1 + 4 + 1);
+
+function newBlock(): Block {
+  return {
+    parents: new Int32Array(BLOCK_SIZE),
+    offsets: new Float64Array(BLOCK_SIZE),
+    lengths: new Uint32Array(BLOCK_SIZE),
+    typeCodes: new Uint8Array(BLOCK_SIZE),
+    idNumbers: new Uint32Array(BLOCK_SIZE),
+    isCompact: new Uint8Array(BLOCK_SIZE),
+  };
 }

@@ -32,10 +32,10 @@ export interface EntrySink {
   /** `parentId` is already re-attached when the line's parent was missing. */
   add(entry: SessionEntry, start: number, length: number): void;
   /**
-   * Entry types the sink will take unparsed (see `addUnparsed`); without it every line is parsed. Only a complete
+   * Entry types the sink will take unparsed (see `addUnparsed`), or "all"; without it every line is parsed. Only a complete
    * line in the writer's layout (`{"type":"…","id":"…","parentId":…`, closed by `}`) is passed on this way.
    */
-  unparsedTypes?: ReadonlySet<string>;
+  unparsedTypes?: ReadonlySet<string> | "all";
   /** An entry known by its line's prefix only: its type, id and (re-attached) parent, and its line's byte range. */
   addUnparsed?(stub: EntryStub, start: number, length: number): void;
 }
@@ -199,7 +199,7 @@ function parse(fd: number, path: string, sink: EntrySink): ParsedSessionFile {
     // and checked when it is read back), so opening a long session does not parse its whole history.
     if (header && terminated && sink.unparsedTypes) {
       const stub = entryStub(bytes);
-      if (stub && sink.unparsedTypes.has(stub.type)) {
+      if (stub && (sink.unparsedTypes === "all" || sink.unparsedTypes.has(stub.type))) {
         flushBad();
         if (sink.has(stub.id)) {
           warnings.push(`${path}: line ${lineNumber} repeats entry id ${stub.id} and was skipped`);

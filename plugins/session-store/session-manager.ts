@@ -402,7 +402,7 @@ export class SessionManager implements ReadonlySessionManager {
 
   /** The path root → `fromId` (default: the leaf). Throws for an unknown id. */
   getBranch(fromId?: string): SessionEntry[] {
-    return this.branchSlots(fromId, "get the branch of").map((at) => this.entryOf(at));
+    return Array.from(this.branchSlots(fromId, "get the branch of"), (at) => this.entryOf(at));
   }
 
   /**
@@ -874,14 +874,18 @@ export class SessionManager implements ReadonlySessionManager {
   }
 
   /** Root → `fromId` (default: the leaf) as entry numbers, without reading any entry. */
-  private branchSlots(fromId: string | undefined, action: string): number[] {
+  private branchSlots(fromId: string | undefined, action: string): Int32Array {
     const start = fromId ?? this.leafId;
-    if (start === null) return [];
+    if (start === null) return new Int32Array(0);
     const leaf = this.columns.indexOf(start);
     if (leaf < 0) throw this.unknownEntry(start, action);
-    const path: number[] = [];
-    for (let at = leaf; at >= 0; at = this.columns.parentAt(at)) path.push(at);
-    return path.reverse();
+    // Two walks up the tree, counting then filling a typed array: a branch of 300,000 entries costs 1.2 MB outside
+    // the garbage-collected heap, not a growing array of numbers reversed in place.
+    let depth = 0;
+    for (let at = leaf; at >= 0; at = this.columns.parentAt(at)) depth++;
+    const path = new Int32Array(depth);
+    for (let at = leaf; at >= 0; at = this.columns.parentAt(at)) path[--depth] = at;
+    return path;
   }
 
   private children(): Map<number, number[]> {

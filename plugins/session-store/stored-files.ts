@@ -7,11 +7,13 @@
 import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { SessionEntry, SessionHeader } from "../../kernel/index.js";
+import type { BranchTail, SessionEntry, SessionHeader } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
+import { EntryColumns } from "./entry-columns.js";
+import { EntryReader } from "./entry-reader.js";
 import { reason, SessionStoreError } from "./errors.js";
-import { headerProblem, readSessionFile } from "./file-format.js";
+import { type EntryStub, headerProblem, readSessionFile } from "./file-format.js";
 import { withoutBom } from "./lines.js";
 import { SessionLock } from "./lock.js";
 import { SESSION_VERSION, sessionFileName } from "./paths.js";
@@ -55,6 +57,55 @@ export function readBranch(file: string): { header: SessionHeader; entries: Sess
   for (let entry = last; entry; entry = entry.parentId ? byId.get(entry.parentId) : undefined)
     entries.push(entry);
   return { header: parsed.header, entries: entries.reverse() };
+}
+
+/**
+ * The last `count` entries of a session file's active branch, without parsing the rest: the file is indexed as
+ * `SessionManager.open` indexes it (type, id, parent and byte range of each line), then only the tail's lines are
+ * read back. A 100,000-entry file's newest turns cost the index and a few thousand entries, not the whole history.
+ * Falls back to `readBranch` when a line in the writer's layout turns out not to be a valid entry.
+ */
+export function readBranchTail(file: string, count: number): BranchTail {
+  const path = resolve(file);
+  const columns = new EntryColumns();
+  const add = (stub: EntryStub, start: number, length: number) => {
+    const parent = stub.parentId === null ? -1 : columns.indexOf(stub.parentId);
+    columns.add(stub.id, parent, stub.type, start, length);
+  };
+  const parsed = readSessionFile(path, {
+    header: () => {},
+    has: (id) => columns.has(id),
+    add: (entry, start, length) => add(entry, start, length),
+    unparsedTypes: "all",
+    addUnparsed: add,
+  });
+  let depth = 0;
+  for (let at = columns.size - 1; at >= 0; at = columns.parentAt(at)) depth++;
+  const slots = new Int32Array(Math.min(count, depth));
+  let filled = slots.length;
+  for (let at = columns.size - 1; at >= 0 && filled > 0; at = columns.parentAt(at)) slots[--filled] = at;
+  const reader = new EntryReader(path);
+  try {
+    const entries = Array.from(slots, (at) => {
+      const entry = reader.read(columns.offsetAt(at), columns.lengthAt(at), columns.idAt(at));
+      const parent = columns.parentAt(at);
+      entry.parentId = parent < 0 ? null : columns.idAt(parent);
+      return entry;
+    });
+    return { header: parsed.header, entries, start: depth - slots.length, length: depth };
+  } catch (error) {
+    if (!(error instanceof SessionStoreError)) throw error;
+    const branch = readBranch(path);
+    const start = Math.max(0, branch.entries.length - count);
+    return {
+      header: branch.header,
+      entries: branch.entries.slice(start),
+      start,
+      length: branch.entries.length,
+    };
+  } finally {
+    reader.close();
+  }
 }
 
 /**

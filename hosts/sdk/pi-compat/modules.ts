@@ -1,26 +1,47 @@
 /**
  * The pi compatibility layer (`builtin:pi-compat`): the package names an extension written for pi imports
  * (`@mariozechner/pi-coding-agent` and its `-ai`, `-tui`, `-agent-core` siblings, the same under `@earendil-works`,
- * and the bare `typebox`) resolve to KnightCode's own modules, so such an extension loads unchanged. The layer maps;
- * it renames nothing: KnightCode's names stay the documented ones, and a pi name that has a KnightCode counterpart
- * is that counterpart; `@…/pi-tui` is pi-tui itself. A pi export KnightCode does not offer is a stub that throws a clear error when it is called
- * or constructed (importing it is harmless), so the extension loads and fails only where it uses the missing part.
- * docs/extensions.md "Extensions written for pi" lists what maps, what is a no-op where, and what is not supported.
+ * every subpath those packages export, and the bare `typebox` with `/value` and `/compile`) resolve to KnightCode's
+ * own modules, so such an extension loads unchanged. A pi name with a KnightCode counterpart is that counterpart;
+ * `@…/pi-tui` is pi-tui itself; names written in pi's shape over KnightCode's parts come from helpers.ts and sdk.ts;
+ * a pi export KnightCode refuses is a stand-in that throws a clear error, with the reason, when it is called or
+ * constructed (importing it is harmless; scan.ts warns at load). exports.ts lists every name and what it is here,
+ * and docs/extensions.md "Extensions written for pi" shows that list as a table.
  */
 import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/index.js";
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
+import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
+import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 
 export const PI_SCOPES = ["@mariozechner", "@earendil-works"] as const;
 const DOC = "docs/extensions.md, section “Extensions written for pi”";
 
 type Module = Record<string, unknown>;
 
+/** Why a stand-in is there (what the import scan reports), kept on it under a registered symbol. */
+const REFUSAL = Symbol.for("knightcode.piCompat.refusal");
+
+/** The reason a value is a refused pi export, or undefined when it is a real one. */
+export function refusalOf(value: unknown): string | undefined {
+  if (typeof value !== "function") return undefined;
+  const reason = (value as { [REFUSAL]?: unknown })[REFUSAL];
+  return typeof reason === "string" ? reason : undefined;
+}
+
 /** A stand-in for a pi export KnightCode lacks: harmless to import or subclass, a clear error when used. */
-export function unsupported(moduleName: string, name: string): unknown {
+export function unsupported(moduleName: string, name: string, reason = "not offered"): unknown {
   const fail = (): never => {
-    throw new Error(`${name} from ${moduleName} is not supported by KnightCode (see ${DOC})`);
+    throw new Error(`${name} from ${moduleName} is not supported by KnightCode: ${reason} (see ${DOC})`);
   };
-  return new Proxy(function notSupported() {}, { apply: fail, construct: fail });
+  const target = Object.assign(function notSupported() {}, { [REFUSAL]: reason });
+  return new Proxy(target, { apply: fail, construct: fail });
+}
+
+/** The refused names of a pi module as stand-ins. */
+function refusedStubs(moduleName: string, module: PiModuleName): Module {
+  return Object.fromEntries(
+    [...refusedNames(module)].map(([name, reason]) => [name, unsupported(moduleName, name, reason)]),
+  );
 }
 
 /** `names` taken from `source`; a name `source` lacks becomes an `unsupported` stub. */
@@ -29,68 +50,6 @@ function pick(moduleName: string, source: Module, names: readonly string[]): Mod
     names.map((name) => [name, name in source ? source[name] : unsupported(moduleName, name)]),
   );
 }
-
-/** pi's exports that KnightCode offers under the same name, and pi's that it does not (stubs). */
-const CODING_AGENT_NAMES = [
-  // offered (by the kit, the SDK, the core tools or the terminal-UI module)
-  "getAgentDir",
-  "VERSION",
-  "defineTool",
-  "withFileMutationQueue",
-  "convertToLlm",
-  "serializeConversation",
-  "createBashTool",
-  "createCodingTools",
-  "createEditTool",
-  "createFindTool",
-  "createGrepTool",
-  "createLsTool",
-  "createReadOnlyTools",
-  "createReadTool",
-  "createWriteTool",
-  "createLocalBashOperations",
-  "DEFAULT_MAX_BYTES",
-  "DEFAULT_MAX_LINES",
-  "formatSize",
-  "truncateHead",
-  "truncateLine",
-  "truncateTail",
-  "BorderedLoader",
-  "CustomEditor",
-  "DynamicBorder",
-  "getMarkdownTheme",
-  "getSelectListTheme",
-  "getSettingsListTheme",
-  "keyHint",
-  "keyText",
-  "rawKeyHint",
-  "Theme",
-  // not offered: pi's own session, resource and interactive-mode internals
-  "AgentSession",
-  "AgentSessionRuntime",
-  "AuthStorage",
-  "DefaultPackageManager",
-  "DefaultResourceLoader",
-  "ExtensionRunner",
-  "InteractiveMode",
-  "ModelRegistry",
-  "RpcClient",
-  "SessionManager",
-  "SettingsManager",
-  "compact",
-  "copyToClipboard",
-  "createAgentSession",
-  "createEventBus",
-  "discoverAndLoadExtensions",
-  "generateSummary",
-  "loadSkills",
-  "loadSkillsFromDir",
-  "main",
-  "parseFrontmatter",
-  "stripFrontmatter",
-  "runPrintMode",
-  "runRpcMode",
-] as const;
 
 /** pi's tool-definition factories are its tool factories here: KnightCode has one kind of tool object. */
 const DEFINITION_ALIASES = ["Bash", "Edit", "Find", "Grep", "Ls", "Read", "Write"] as const;
@@ -107,21 +66,82 @@ function eventGuards(): Module {
   return guards;
 }
 
-/**
- * Names KnightCode exports too, with a contract other than pi's, so a pi extension gets the stub rather than a
- * function that would mislead it: pi's `parseFrontmatter` returns `{ frontmatter, body }` at once, KnightCode's a
- * promise of `{ data, body, errors, warnings }`.
- */
-const SAME_NAME_OTHER_CONTRACT = ["parseFrontmatter"] as const;
+/** What `@…/pi-coding-agent` maps in pi's shape (helpers.ts, sdk.ts), loaded with it. */
+export interface CodingAgentMapped {
+  helpers: typeof import("./helpers.js");
+  sdk: typeof import("./sdk.js");
+  agent: typeof import("./agent.js");
+}
 
 /** `@…/pi-coding-agent`: the root package (kit and SDK) with the terminal-UI parts pi's root also exports. */
-export function codingAgentModule(scope: string, root: Module, tui: Module): Module {
+export function codingAgentModule(
+  scope: string,
+  root: Module,
+  tui: Module,
+  mapped?: CodingAgentMapped,
+): Module {
   const name = `${scope}/pi-coding-agent`;
   const source = { ...tui, ...root };
-  const module: Module = { ...root, ...pick(name, source, CODING_AGENT_NAMES), ...eventGuards() };
+  const module: Module = {
+    ...root,
+    ...pick(name, source, PI_EXPORTS["pi-coding-agent"].supported),
+    ...eventGuards(),
+    ...refusedStubs(name, "pi-coding-agent"),
+  };
   for (const tool of DEFINITION_ALIASES) module[`create${tool}ToolDefinition`] = module[`create${tool}Tool`];
-  for (const other of SAME_NAME_OTHER_CONTRACT) module[other] = unsupported(name, other);
+  if (mapped) Object.assign(module, piShaped(root, tui, mapped));
   return module;
+}
+
+/** The names exports.ts lists as mapped, built over KnightCode's parts. */
+function piShaped(root: Module, tui: Module, { helpers, sdk }: CodingAgentMapped): Module {
+  const piTui = (tui.piTui ?? {}) as Module;
+  const agentDir = () => (root.getAgentDir as () => string)();
+  const codeColour = () => {
+    const theme = (tui.getMarkdownTheme as (() => { codeBlock?: (s: string) => string }) | undefined)?.();
+    return theme?.codeBlock ?? ((line: string) => line);
+  };
+  const dimensions = piTui.getImageDimensions as Parameters<typeof helpers.resizeImage>[3];
+  return {
+    parseFrontmatter: helpers.parseFrontmatter,
+    stripFrontmatter: helpers.stripFrontmatter,
+    loadSkills: (options?: Parameters<typeof helpers.loadSkills>[0]) =>
+      helpers.loadSkills(options, agentDir()),
+    loadSkillsFromDir: helpers.loadSkillsFromDir,
+    parseSkillBlock: helpers.parseSkillBlock,
+    formatSkillsForPrompt: helpers.formatSkillsForPrompt,
+    createEventBus: helpers.createEventBus,
+    buildSessionContext: helpers.buildSessionContext,
+    copyToClipboard: (text: string) => helpers.copyToClipboard(text),
+    highlightCode: (code: string, lang?: string) => helpers.highlightCode(code, lang, codeColour()),
+    getLanguageFromPath: helpers.getLanguageFromPath,
+    resizeImage: (bytes: Uint8Array, mimeType: string, options?: Parameters<typeof helpers.resizeImage>[2]) =>
+      helpers.resizeImage(bytes, mimeType, options, dimensions),
+    estimateTokens: helpers.estimateTokens,
+    CONFIG_DIR_NAME: ".knightcode",
+    createAgentSession: sdk.piCreateAgentSession(
+      root.createAgentSession as Parameters<typeof sdk.piCreateAgentSession>[0],
+    ),
+    SessionManager: sdk.SessionManager,
+    SettingsManager: sdk.SettingsManager,
+    DefaultResourceLoader: class extends sdk.DefaultResourceLoader {
+      constructor(options?: ConstructorParameters<typeof sdk.DefaultResourceLoader>[0]) {
+        super(options, (o) => helpers.loadSkills(o, agentDir()));
+      }
+    },
+    AuthStorage: sdk.AuthStorage,
+    ModelRegistry: class extends sdk.ModelRegistry {
+      static create(auth?: InstanceType<typeof sdk.AuthStorage>) {
+        return new this(auth);
+      }
+      static inMemory(auth?: InstanceType<typeof sdk.AuthStorage>) {
+        return new this(auth);
+      }
+      constructor(auth?: InstanceType<typeof sdk.AuthStorage>) {
+        super(auth, root);
+      }
+    },
+  };
 }
 
 /** pi's `createAssistantMessageEventStream()`: a stream a custom provider pushes events into; it ends itself on
@@ -150,17 +170,12 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
   const name = `${scope}/pi-ai`;
   const calculateCost = kit.calculateCost as (model: unknown, usage: unknown) => unknown;
   return {
-    ...pick(name, { ...kit, ...typebox }, [
-      "Type",
-      "StringEnum",
-      "complete",
-      "streamSimple",
-      "getModel",
-      "getModels",
-      "registerApiProvider",
-      "getApiProvider",
-      "getOAuthProvider",
-    ]),
+    ...refusedStubs(name, "pi-ai"),
+    ...pick(name, { ...kit, ...typebox }, PI_EXPORTS["pi-ai"].supported),
+    getSupportedThinkingLevels,
+    clampThinkingLevel,
+    EventStream: PushStream,
+    PI_AI_VERSION: kit.VERSION,
     completeSimple: kit.complete,
     stream: kit.streamSimple,
     getProviders: () => [
@@ -185,52 +200,6 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
 }
 
 /**
- * Names later pi-tui releases (1.x, `@earendil-works/pi-tui`) export that the pi-tui KnightCode carries (0.73.1)
- * lacks: stacks and scroll views, colour helpers, fullscreen and alternate-screen drivers, LaTeX, the native
- * clipboard. An extension may import them; it gets a clear error where it calls one.
- */
-const NEWER_TUI_NAMES = [
-  "HStack",
-  "Marked",
-  "MouseRegion",
-  "ScrollView",
-  "TuiAltScreen",
-  "TuiMainScreen",
-  "VStack",
-  "backgroundAnsi",
-  "colorToHex",
-  "colorToOkhsl",
-  "colorToOklch",
-  "colorToRgb",
-  "compositeTuiLine",
-  "foregroundAnsi",
-  "formatProgramStatus",
-  "getNativeClipboard",
-  "getOsc8LinkAtColumn",
-  "getSelectPageIndex",
-  "getTerminalColorMode",
-  "indexedColor",
-  "isAppleTerminalSession",
-  "isViewportTUI",
-  "mixColors",
-  "okhslColor",
-  "oklabToOkhslLightness",
-  "oklchColor",
-  "parseColor",
-  "parseTerminalColorSchemeReport",
-  "renderFakeCursor",
-  "renderLatex",
-  "replaceControlCharacters",
-  "rgbColor",
-  "setCapabilityOverrides",
-  "setImageTranscoder",
-  "sliceByColumn",
-  "stripTerminalSequences",
-  "styleText",
-  "styleTextWithAnsi",
-] as const;
-
-/**
  * `@…/pi-tui`: pi-tui's own module, the one `@knightcodeai/cli/tui` publishes as `piTui` and the interactive mode
  * draws with, so an extension written for pi gets the very classes (`instanceof` holds) and their behaviour. Only
  * names of later pi-tui releases are stubs. (An extension that starts a `TUI` of its own on the process terminal
@@ -241,13 +210,102 @@ export function tuiModule(scope: string, tui: Module): Module {
   if (typeof piTui !== "object" || piTui === null) {
     throw new Error(`${scope}/pi-tui: KnightCode's terminal UI module does not carry pi-tui (see ${DOC})`);
   }
-  return { ...pick(`${scope}/pi-tui`, {}, NEWER_TUI_NAMES), ...(piTui as Module) };
+  return { ...refusedStubs(`${scope}/pi-tui`, "pi-tui"), ...(piTui as Module) };
 }
 
-/** `@…/pi-agent-core`: types only in practice; its `Agent` runtime is pi's own. */
-export function agentCoreModule(scope: string): Module {
-  const name = `${scope}/pi-agent-core`;
-  return pick(name, {}, ["Agent", "agentLoop", "agentLoopContinue"]);
+/** `@…/pi-agent-core`: its `Agent` runs a KnightCode session (agent.ts); pi's loop functions are refused. */
+export function agentCoreModule(scope: string, root: Module, kit: Module, mapped: CodingAgentMapped): Module {
+  return {
+    ...refusedStubs(`${scope}/pi-agent-core`, "pi-agent-core"),
+    Agent: mapped.agent.piAgentClass(
+      root.createAgentSession as Parameters<typeof mapped.agent.piAgentClass>[0],
+      kit.streamSimple,
+    ),
+  };
+}
+
+/**
+ * A subpath of a pi package: its package's module, where a name that module lacks is a refused stand-in (pi-ai's
+ * `providers/*` files export pi-ai's own provider code).
+ */
+function subpathModule(moduleName: string, module: Module): Module {
+  return new Proxy(module, {
+    get(target, key) {
+      if (
+        typeof key !== "string" ||
+        key in target ||
+        key === "then" ||
+        key === "default" ||
+        key === "__esModule"
+      ) {
+        return Reflect.get(target, key);
+      }
+      return unsupported(moduleName, key, "pi's own code at this subpath");
+    },
+  });
+}
+
+/** TypeBox 1.x's `typebox/compile` (`Compile(type)` or `Compile(context, type)`, `Validator`) over TypeBox 0.34. */
+export function typeboxCompileModule(compiler: Module, value: Module): Module {
+  const TypeCompiler = compiler.TypeCompiler as {
+    Compile(schema: unknown, refs?: unknown[]): Record<string, any>;
+  };
+  const Value = value.Value as Record<string, (...args: unknown[]) => unknown>;
+  class Validator {
+    private readonly check: Record<string, any>;
+    private readonly refs: unknown[];
+    constructor(
+      private readonly context: Record<string, unknown>,
+      private readonly type: unknown,
+    ) {
+      this.refs = Object.values(context);
+      this.check = TypeCompiler.Compile(type, this.refs);
+    }
+    IsAccelerated() {
+      return true;
+    }
+    Context() {
+      return this.context;
+    }
+    Type() {
+      return this.type;
+    }
+    Code(): string {
+      return this.check.Code();
+    }
+    Check(v: unknown): boolean {
+      return this.check.Check(v);
+    }
+    Errors(v: unknown): unknown[] {
+      return [...this.check.Errors(v)];
+    }
+    Parse(v: unknown): unknown {
+      return Value.Parse!(this.type, this.refs, v);
+    }
+    Clean(v: unknown): unknown {
+      return Value.Clean!(this.type, this.refs, v);
+    }
+    Convert(v: unknown): unknown {
+      return Value.Convert!(this.type, this.refs, v);
+    }
+    Create(): unknown {
+      return Value.Create!(this.type, this.refs);
+    }
+    Default(v: unknown): unknown {
+      return Value.Default!(this.type, this.refs, v);
+    }
+    Decode(v: unknown): unknown {
+      return this.check.Decode(v);
+    }
+    Encode(v: unknown): unknown {
+      return this.check.Encode(v);
+    }
+  }
+  const Compile = (...args: unknown[]) =>
+    args.length >= 2
+      ? new Validator(args[0] as Record<string, unknown>, args[1])
+      : new Validator({}, args[0]);
+  return { Compile, Validator, Code: (type: unknown) => Compile(type).Code(), default: Compile };
 }
 
 /**
@@ -259,28 +317,52 @@ export function piModules(published: {
   kit: Module;
   typebox: Module;
   typeboxValue: Module;
+  typeboxCompiler: Module;
   tui: () => Promise<Module>;
+  /** Loads what `@…/pi-coding-agent` maps in pi's shape, when an extension first imports it. */
+  mapped: () => Promise<CodingAgentMapped>;
 }): Record<string, unknown> {
+  const compile = typeboxCompileModule(published.typeboxCompiler, published.typeboxValue);
   const modules: Record<string, unknown> = {
     typebox: published.typebox,
     // TypeBox 1.x's value module keeps 0.34's functions (Check, Errors, Default, ...) under the same names.
     "typebox/value": published.typeboxValue,
+    "typebox/compile": compile,
+    "@sinclair/typebox/compile": compile,
   };
   for (const scope of PI_SCOPES) {
-    modules[`${scope}/pi-ai`] = aiModule(scope, published.kit, published.typebox);
-    modules[`${scope}/pi-ai/oauth`] = pick(`${scope}/pi-ai/oauth`, {}, [
-      "getOAuthProvider",
-      "getOAuthProviders",
-    ]);
-    modules[`${scope}/pi-agent-core`] = agentCoreModule(scope);
+    const ai = aiModule(scope, published.kit, published.typebox);
+    let built: Promise<Module> | undefined;
+    const agent = () =>
+      (built ??= (async () =>
+        codingAgentModule(scope, published.root, await published.tui(), await published.mapped()))());
+    modules[`${scope}/pi-ai`] = ai;
+    let core: Promise<Module> | undefined;
+    Object.defineProperty(modules, `${scope}/pi-agent-core`, {
+      enumerable: true,
+      get: () =>
+        (core ??= published.mapped().then((m) => agentCoreModule(scope, published.root, published.kit, m))),
+    });
     Object.defineProperty(modules, `${scope}/pi-tui`, {
       enumerable: true,
       get: async () => tuiModule(scope, await published.tui()),
     });
-    Object.defineProperty(modules, `${scope}/pi-coding-agent`, {
-      enumerable: true,
-      get: async () => codingAgentModule(scope, published.root, await published.tui()),
-    });
+    Object.defineProperty(modules, `${scope}/pi-coding-agent`, { enumerable: true, get: agent });
+    for (const [subpath, of] of Object.entries(PI_SUBPATHS)) {
+      const name = `${scope}/${subpath}`;
+      if (of === "pi-ai") modules[name] = subpathModule(name, ai);
+      else
+        Object.defineProperty(modules, name, {
+          enumerable: true,
+          get: async () => subpathModule(name, await agent()),
+        });
+    }
+    for (const [folder, files] of Object.entries(PI_AI_PATTERN_FILES)) {
+      for (const file of files) {
+        const name = `${scope}/pi-ai/${folder}/${file}`;
+        modules[name] ??= subpathModule(name, ai);
+      }
+    }
   }
   return modules;
 }

@@ -185,10 +185,14 @@ describe("knightcode app-server: threads", function () {
     const again = await client.request("thread/read", { threadId: id, includeTurns: true });
     expect(again.turns).to.deep.equal(read.turns);
     expect(read.turns!.at(-1)!.id).to.equal(turnIds.at(-1));
+    // The cursor each page was asked with (the newest first, without one).
+    const cursors: (string | undefined)[] = [];
     const collect = async () => {
       const pages: string[][] = [];
+      cursors.length = 0;
       let cursor: string | undefined;
       do {
+        cursors.unshift(cursor);
         const page = await client.request("thread/resume", { threadId: id, ...(cursor ? { cursor } : {}) });
         pages.unshift(page.turns.map((t) => t.id));
         cursor = page.nextCursor;
@@ -199,13 +203,20 @@ describe("knightcode app-server: threads", function () {
     expect(pages.length).to.be.greaterThan(3);
     expect(pages.flat()).to.deep.equal(turnIds);
     expect(pages.at(-1)).to.deep.equal(read.turns!.map((t) => t.id));
+    // The unloaded read's cursor is the loaded thread's cursor for the same page.
+    expect(read.nextCursor).to.equal(cursors.at(-2));
     // A page asked again, out of order, is the same page.
-    const middle = String(Math.floor(turnIds.length / 2));
+    const middle = cursors[Math.floor(cursors.length / 2)]!;
     const m1 = await client.request("thread/resume", { threadId: id, cursor: middle });
-    await client.request("thread/resume", { threadId: id, cursor: String(pages[0]!.length) });
+    await client.request("thread/resume", { threadId: id, cursor: cursors[1]! });
     const m2 = await client.request("thread/resume", { threadId: id, cursor: middle });
     expect(m2.turns).to.deep.equal(m1.turns);
-    expect(m1.turns.at(-1)!.id).to.equal(turnIds[Number(middle) - 1]);
+    expect(m1.turns.map((t) => t.id)).to.deep.equal(pages[Math.floor(cursors.length / 2)]);
+    // A cursor past the end of the branch is refused.
+    const past = await client
+      .request("thread/resume", { threadId: id, cursor: "99999999" })
+      .catch((e: unknown) => e);
+    expect((past as { code?: number }).code).to.equal(-32602);
     // A turn added since shows on the next read.
     const done = client.waitFor("turn/completed");
     const { turn } = await client.request("turn/start", {

@@ -25,7 +25,7 @@ describe("builtin:pi-compat module names", () => {
     writeFileSync(
       file,
       `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { getAgentDir, isToolCallEventType, AuthStorage, parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { getAgentDir, isToolCallEventType, InteractiveMode, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { StringEnum, Type as AiType, modelsAreEqual } from "@earendil-works/pi-ai";
 import { Type } from "typebox";
 import { Type as SinclairType } from "@sinclair/typebox";
@@ -33,10 +33,9 @@ import { Check } from "typebox/value";
 import * as agentCore from "@mariozechner/pi-agent-core";
 
 export default function (pi: ExtensionAPI) {
-  let authError = "";
-  try { new (AuthStorage as any)(); } catch (error) { authError = (error as Error).message; }
-  let frontmatterError = "";
-  try { (parseFrontmatter as any)("---\\na: 1\\n---\\n"); } catch (error) { frontmatterError = (error as Error).message; }
+  let modeError = "";
+  try { new (InteractiveMode as any)(); } catch (error) { modeError = (error as Error).message; }
+  const frontmatter = (parseFrontmatter as any)("---\\na: 1\\nlist:\\n  - x: 2\\n---\\nbody\\n");
   (globalThis as any).__piSeen = {
     agentDir: getAgentDir(),
     guard: isToolCallEventType("bash", { toolName: "bash" }),
@@ -44,8 +43,8 @@ export default function (pi: ExtensionAPI) {
     enumSchema: JSON.parse(JSON.stringify(StringEnum(["a", "b"]))),
     checks: Check(Type.String(), "x") && !Check(Type.String(), 1),
     equal: modelsAreEqual({ id: "m", provider: "p" }, { id: "m", provider: "p" }),
-    authError,
-    frontmatterError,
+    modeError,
+    frontmatter,
     agentCoreHasAgent: typeof (agentCore as any).Agent,
   };
   pi.registerCommand("pi-hello", { description: "hi", handler: async () => {} });
@@ -68,13 +67,11 @@ export default function (pi: ExtensionAPI) {
       agentCoreHasAgent: "function",
     });
     expect(seen.enumSchema).to.deep.equal({ type: "string", enum: ["a", "b"] });
-    expect(seen.authError).to.match(
-      /^AuthStorage from @mariozechner\/pi-coding-agent is not supported by KnightCode \(see docs\/extensions\.md/,
+    expect(seen.modeError).to.match(
+      /^InteractiveMode from @mariozechner\/pi-coding-agent is not supported by KnightCode: pi's interactive mode's own components; .* \(see docs\/extensions\.md/,
     );
-    // KnightCode's own parseFrontmatter has another contract (a promise of { data, ... }), so pi's stays a stub.
-    expect(seen.frontmatterError).to.match(
-      /^parseFrontmatter from @mariozechner\/pi-coding-agent is not supported/,
-    );
+    // pi's contract, not KnightCode's (a promise of { data, ... }): { frontmatter, body } at once, nested YAML kept.
+    expect(seen.frontmatter).to.deep.equal({ frontmatter: { a: 1, list: [{ x: 2 }] }, body: "body" });
   });
 
   it("gives pi-tui itself for pi-tui's names, and a clear error for a name only later pi-tui releases have", async () => {
@@ -100,7 +97,7 @@ export default function () {
     expect(t.session.extensions().failed).to.deep.equal([]);
     expect(g.__piSeen).to.deep.include({ sameEditor: true, text: "hi  " });
     expect(String(g.__piSeen?.newer)).to.match(
-      /^renderFakeCursor from @earendil-works\/pi-tui is not supported by KnightCode \(see docs\/extensions\.md/,
+      /^renderFakeCursor from @earendil-works\/pi-tui is not supported by KnightCode: only pi-tui 1\.x has it; KnightCode carries pi-tui 0\.73\.1 \(see docs\/extensions\.md/,
     );
   });
 

@@ -109,6 +109,9 @@ describe("swapping services through their tokens", () => {
       readBranch: () => {
         throw new Error("this store keeps no files");
       },
+      readBranchTail: () => {
+        throw new Error("this store keeps no files");
+      },
       fork: () => {
         throw new Error("this store keeps no files");
       },

@@ -6,7 +6,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { compactId, EntryColumns, INITIAL_CAPACITY } from "../../../plugins/session-store/entry-columns.js";
+import {
+  BLOCK_SIZE,
+  compactId,
+  EntryColumns,
+  INITIAL_CAPACITY,
+} from "../../../plugins/session-store/entry-columns.js";
 import { SessionManager } from "../../../plugins/session-store/session-manager.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { user } from "./helpers.js";
@@ -67,7 +72,7 @@ describe("session-store: columnar entry index", () => {
     const types = ["message", "custom_message", "compaction", "label", "model_change"];
     const expected: Expected[] = [];
     const seen = new Set<string>();
-    const count = INITIAL_CAPACITY * 20 + 3;
+    const count = BLOCK_SIZE * 3 + 3;
     while (expected.length < count) {
       const id = next().toString(16).padStart(8, "0");
       if (seen.has(id)) continue;
@@ -109,9 +114,12 @@ describe("session-store: columnar entry index", () => {
   it("finds sequential and zero-padded ids (all landing near each other in the table)", () => {
     const columns = new EntryColumns();
     const expected: Expected[] = [];
-    for (let i = 0; i < INITIAL_CAPACITY * 8; i++) {
+    // Past the hash table's first size (it is at most 3/4 full), and small enough that `i << 19` stays in 32 bits.
+    const count = 8_000;
+    expect(count * 4).to.be.greaterThan(INITIAL_CAPACITY * 2 * 3);
+    for (let i = 0; i < count; i++) {
       // The high bits alone change in the second half: a hash that looks only at low bits collides there.
-      const value = i < INITIAL_CAPACITY * 4 ? i : (i << 20) >>> 0;
+      const value = i < count / 2 ? i : (i << 19) >>> 0;
       const entry = {
         id: value.toString(16).padStart(8, "0"),
         parent: i - 1,
@@ -124,7 +132,21 @@ describe("session-store: columnar entry index", () => {
     }
     check(columns, expected);
     expect(columns.indexOf("00000000")).to.equal(0);
-    expect(columns.indexOf((INITIAL_CAPACITY * 8).toString(16).padStart(8, "0"))).to.equal(-1);
+    expect(columns.indexOf(count.toString(16).padStart(8, "0"))).to.equal(-1);
+  });
+
+  it("grows a block at a time, never holding more than one block of unused room", () => {
+    const columns = new EntryColumns();
+    const blockBytes = () => columns.byteLength - tableBytes(columns);
+    columns.add("00000000", -1, "message", 0, 1);
+    const perBlock = blockBytes();
+    for (let i = 1; i < BLOCK_SIZE * 5 + 1; i++) {
+      columns.add(i.toString(16).padStart(8, "0"), i - 1, "message", i, 1);
+      const blocks = Math.ceil((i + 1) / BLOCK_SIZE);
+      if (blockBytes() !== blocks * perBlock) expect.fail(`${i + 1} entries take ${blockBytes()} bytes`);
+    }
+    expect(columns.indexOf((BLOCK_SIZE * 5).toString(16).padStart(8, "0"))).to.equal(BLOCK_SIZE * 5);
+    expect(columns.parentAt(BLOCK_SIZE * 5)).to.equal(BLOCK_SIZE * 5 - 1);
   });
 
   it("keeps ids of any other shape exactly, next to compact ones", () => {
@@ -230,3 +252,10 @@ describe("session-store: columnar entry index", () => {
     });
   });
 });
+
+/** The hash table's share of `byteLength`: one 32-bit cell per slot, a power of two at least 4/3 of the entries. */
+function tableBytes(columns: EntryColumns): number {
+  let cells = INITIAL_CAPACITY * 2;
+  while (columns.size * 4 > cells * 3) cells *= 2;
+  return cells * 4;
+}

@@ -4,7 +4,7 @@
  * sessions, find by id, the active branch read without opening a file, forks, a header pointed at another folder,
  * and moves refused while a session is open.
  */
-import { readFileSync, statSync, utimesSync } from "node:fs";
+import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { createStandaloneHostServices } from "../../../hosts/sdk/session-plugins.js";
@@ -58,6 +58,39 @@ describe("session-store: the host face's sessions", () => {
       .with.property("code", "KC_ERR_SESSION_CURSOR");
     expect(sessions.find(second.id)?.path).to.equal(second.path);
     expect(sessions.find("00000000-0000-4000-8000-000000000000")).to.equal(undefined);
+  });
+
+  it("reads the end of the active branch as readBranch does, with its position, parsing only what it returns", () => {
+    const cwd = join(tmp.path, "p");
+    const manager = SessionManager.create({ cwd, agentDir: agentDir() });
+    for (let i = 0; i < 50; i++) manager.appendMessage(i % 2 === 0 ? user(`q${i}`) : assistant(`a${i}`));
+    const fork = manager.getLeafId()!;
+    manager.appendMessage(user("abandoned"));
+    manager.branch(fork);
+    manager.appendModelChange("local", "m2");
+    for (let i = 0; i < 9; i++) manager.appendMessage(user(`kept ${i}`));
+    const path = manager.getSessionFile()!;
+    const sessions = host().sessions;
+    const whole = sessions.readBranch(path);
+    expect(whole.entries).to.have.length(60);
+    for (const count of [1, 7, 60, 500]) {
+      const tail = sessions.readBranchTail(path, count);
+      const start = Math.max(0, 60 - count);
+      expect(tail, `last ${count}`).to.deep.equal({
+        header: whole.header,
+        entries: whole.entries.slice(start),
+        start,
+        length: 60,
+      });
+    }
+    // A line before the tail that is not JSON at all is never read; the tail is the same.
+    manager.close();
+    const lines = readFileSync(path, "utf8").split("\n");
+    lines[3] = lines[3]!.replace('"content"', '"content":,');
+    writeFileSync(path, lines.join("\n"));
+    const tail = sessions.readBranchTail(path, 5);
+    expect(tail.entries.map((e) => e.id)).to.deep.equal(whole.entries.slice(55).map((e) => e.id));
+    expect(tail.length).to.equal(60);
   });
 
   it("reads the active branch without opening the file, forks it, and points a closed session elsewhere", () => {
