@@ -1,6 +1,7 @@
 /**
  * JSON mode (`knightcode --mode json "..."`): the session header, then every session event as strict JSONL on
- * stdout (json.md). `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
+ * stdout (json.md), with an `extension_error` record (`event: "load"`) after the header for each extension that failed to
+ * load. `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
  * event without its `partial` snapshot, so the output grows linearly with the response. Records go through a
  * RecordWriter, which keeps what waits for a slow reader about as small as the content itself.
  */
@@ -11,6 +12,9 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
   const writer = new RecordWriter(io.stdout);
   const write = (record: unknown) => writer.write(record as JsonRecord);
   write(session.sessionManager.getHeader());
+  // Extensions that failed to load: after the header, before any event (the one `extension_error` record JSON mode
+  // writes; handler errors stay on stderr, as json.md has it).
+  for (const failure of session.extensionLoadFailures()) write({ type: "extension_error", ...failure });
   let failed = false;
   const unsubscribe = session.subscribe((event) => {
     if (event.type === "message_end") {

@@ -4,7 +4,8 @@
  * A command is `{"id"?: string, "type": "<command>", ...params}`; its response is
  * `{"id"?, "type": "response", "command", "success": true, "data"?}` or `{..., "success": false, "error"}`.
  * Events are the JSON stream's (json.md) plus `extension_error` and `bash_execution_update`; there is no session
- * header (use `get_state`). Extension dialogs go out as `extension_ui_request` records and wait for an
+ * header (use `get_state`). Each extension that failed to load is an `extension_error` record with `event: "load"`,
+ * written when the connection opens. Extension dialogs go out as `extension_ui_request` records and wait for an
  * `extension_ui_response`. Every frame's shape is checked before anything reads it: bad input (a line that is not
  * JSON, not an object, too long, with a `type` or `id` that is not a string) gets an error response and the process
  * keeps serving. End of input lets the work in progress finish, then the process exits 0.
@@ -84,6 +85,9 @@ class RpcConnection {
       const record = toJsonEvent(event, { rpc: true });
       if (record) this.write(record);
     });
+    // Extensions that failed to load did so before anything could listen: the client learns of them first.
+    for (const failure of session.extensionLoadFailures())
+      this.write({ type: "extension_error", ...failure });
     void this.read();
   }
 

@@ -47,10 +47,18 @@ export async function packagesCommand(
         if (positional.length !== 1) return usage("give one package source");
         const pkg = await manager.install(positional[0]!, scope);
         say(`Installed ${pkg.source.raw} (${pkg.root}) in ${manager.settingsPath(scope)}`);
-        const found = Object.entries(pkg.offered)
-          .filter(([, n]) => n > 0)
-          .map(([kind, n]) => `${n} ${n === 1 ? kind.replace(/s$/, "") : kind}`);
-        say(`It adds ${found.join(", ")}; they load in the next session (or /reload).`);
+        if (pkg.offersNothing) {
+          say(
+            `Nothing was found to load in ${pkg.source.raw}: its package.json has no "knightcode" (or "pi") manifest ` +
+              "listing resources, and it has no extensions/, skills/, prompts/ or themes/ folder. It stays " +
+              `installed and loads nothing (knightcode remove ${pkg.source.raw} takes it away).`,
+          );
+        } else {
+          const found = Object.entries(pkg.offered)
+            .filter(([, n]) => n > 0)
+            .map(([kind, n]) => `${n} ${n === 1 ? kind.replace(/s$/, "") : kind}`);
+          say(`It adds ${found.join(", ")}; they load in the next session (or /reload).`);
+        }
         if (
           scope === "project" &&
           !knownProjectTrust({ agentDir, cwd, ...(approve !== undefined ? { approve } : {}) })

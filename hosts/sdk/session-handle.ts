@@ -222,6 +222,14 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     };
   }
 
+  extensionLoadFailures(): { extensionPath: string; event: "load"; error: string }[] {
+    return this.runtime.loadFailures.map((e) => ({
+      extensionPath: e.extension,
+      event: "load",
+      error: e.message,
+    }));
+  }
+
   get projectTrusted(): boolean {
     return this.opening.trustDecision === true;
   }

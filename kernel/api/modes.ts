@@ -80,6 +80,11 @@ export interface SessionController {
   getState(): SessionState;
   /** Why the session refuses prompts (an extension threw `ExtensionStartupError`), until a reload succeeds. */
   startupFailure(): Error | undefined;
+  /**
+   * The extensions of the current session that failed to load or whose factory threw, each as the
+   * `extension_error` record's fields (`event: "load"`), so a mode that writes records can tell its client.
+   */
+  extensionLoadFailures(): { extensionPath: string; event: "load"; error: string }[];
   getAvailableModels(): ModelInfo[];
   /**
    * The models that can be used now, each saying why: a key (auth.json, an environment variable, models.json), a

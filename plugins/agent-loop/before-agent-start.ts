@@ -54,12 +54,20 @@ export async function beforeAgentStart(
     systemPromptOptions: options,
     forced: undefined as string | undefined,
   };
+  // The prompt the handler being called was shown: what `forceSystemPrompt` keeps.
+  let shown = state.systemPrompt;
   const result = await config.bus.transform("before_agent_start", state, config.context(), {
-    toEvent: (v) => v,
+    // Each handler sees the prompt as it stands: the text an earlier handler returned, or else the options with
+    // every earlier in-place edit rendered (builtin:skills adds its section that way), so the common
+    // `{ systemPrompt: event.systemPrompt + "..." }` keeps what the handlers before it contributed.
+    toEvent: (v) => {
+      shown = v.forced ?? config.renderSystemPrompt(v.systemPromptOptions, original);
+      return { ...v, systemPrompt: shown };
+    },
     fold: (v, r: BeforeAgentStartResult) => {
       if (r.message) added.push(customMessage(r.message));
       const forced =
-        typeof r.systemPrompt === "string" ? r.systemPrompt : r.forceSystemPrompt ? v.systemPrompt : v.forced;
+        typeof r.systemPrompt === "string" ? r.systemPrompt : r.forceSystemPrompt ? shown : v.forced;
       return { ...v, forced };
     },
   });

@@ -78,11 +78,15 @@ export function estimateContextTokens(items: readonly ContextItem[]): number {
 /**
  * What a compaction of `branch` would summarise and keep, or undefined when there is nothing older than the most
  * recent `keepRecentTokens` to summarise. The kept part starts at the newest message that makes it reach
- * `keepRecentTokens`, moved back past tool results to the answer that made the calls.
+ * `keepRecentTokens`, moved back past tool results to the answer that made the calls. A compaction someone asked
+ * for (`manual`: `/compact`, `ctx.compact()`, RPC `compact`) of a conversation that fits in `keepRecentTokens`
+ * still compacts, as pi does on an explicit compact: it keeps the latest turn (from the last user message) and
+ * summarises the turns before it; with a single turn there is nothing before it, and the result is undefined.
  */
 export function prepareCompaction(
   branch: readonly SessionEntry[],
   keepRecentTokens: number,
+  options: { manual?: boolean } = {},
 ): CompactionPreparation | undefined {
   const items = contextEntries(branch);
   let kept = 0;
@@ -94,6 +98,7 @@ export function prepareCompaction(
       break;
     }
   }
+  if (cut === -1 && options.manual) cut = items.findLastIndex((item) => item.message.role === "user");
   while (cut > 0 && items[cut]!.message.role === "toolResult") cut--;
   // Nothing older to summarise: the kept part starts at the first message, or only an earlier summary precedes it.
   if (cut <= 0 || (cut === 1 && items[0]!.entry.type === "compaction")) return undefined;
@@ -250,10 +255,13 @@ export class Compactor {
     await bus.emit("compaction_start", { reason }, ctx());
     try {
       const branch = log.getBranch();
-      const preparation = prepareCompaction(branch, this.config.settings().keepRecentTokens);
+      const manual = reason === "manual";
+      const preparation = prepareCompaction(branch, this.config.settings().keepRecentTokens, { manual });
       if (!preparation) {
         throw new CompactionError(
-          "Nothing to compact: the conversation is within compaction.keepRecentTokens",
+          manual
+            ? "Nothing to compact: the conversation has no turn before the latest one (or only an earlier summary)"
+            : "Nothing to compact: the conversation is within compaction.keepRecentTokens",
           false,
         );
       }

@@ -90,11 +90,21 @@ export class ToolRunner {
     return [...this.executing.values()].map((t) => `the tool "${t.toolName}" of ${t.owner}`);
   }
 
-  /** Runs one assistant message's calls: in parallel, except tools that ask for sequential execution. */
-  runBatch(calls: readonly ToolCall[], signal: AbortSignal | undefined): Promise<ToolOutcome[]> {
-    return Promise.all(
-      calls.map((call) => this.run(call.id, call.name, call.arguments, { signal, fromModel: true })),
+  /**
+   * Runs one assistant message's calls: in parallel, unless one of them is a tool that asks for sequential
+   * execution; then, as in the peer, the whole batch runs one call after another in the message's order, each
+   * finished (its `tool_call` gate, execution, `tool_result` and `tool_execution_end`) before the next starts, so
+   * a later call's gate sees what the earlier ones did.
+   */
+  async runBatch(calls: readonly ToolCall[], signal: AbortSignal | undefined): Promise<ToolOutcome[]> {
+    const one = (call: ToolCall) => this.run(call.id, call.name, call.arguments, { signal, fromModel: true });
+    const sequential = calls.some(
+      (call) => this.registry.get(call.name)?.definition.executionMode === "sequential",
     );
+    if (!sequential) return Promise.all(calls.map(one));
+    const outcomes: ToolOutcome[] = [];
+    for (const call of calls) outcomes.push(await one(call));
+    return outcomes;
   }
 
   /** What `ctx.tools` lists: tools other tools may call. */

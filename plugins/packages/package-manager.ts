@@ -196,12 +196,14 @@ export class PackageManager {
 
   /**
    * Installs `raw` and adds it to the scope's settings. Throws PackageError (settings untouched) for an unknown
-   * source, a failed npm or git command, a package that offers no resources, or a package already configured.
+   * source, a failed npm or git command, a bad manifest, or a package already configured. A package that offers
+   * nothing to load (a command-line tool, a provider package without a manifest) is installed as pi installs it;
+   * `offersNothing` is then true, so the caller can say so.
    */
   async install(
     raw: string,
     scope: "user" | "project",
-  ): Promise<ConfiguredPackage & { offered: Record<ResourceKind, number> }> {
+  ): Promise<ConfiguredPackage & { offered: Record<ResourceKind, number>; offersNothing: boolean }> {
     const source = parsePackageSource(raw, this.options.cwd);
     const values = this.readScope(scope);
     const existing = this.configured(scope).find((p) => p.source.identity === source.identity);
@@ -231,16 +233,9 @@ export class PackageManager {
       if (fresh) await this.discard(pkg);
       throw error;
     }
-    if (!Object.values(offered).some((n) => n > 0)) {
-      if (fresh) await this.discard(pkg);
-      throw new PackageError(
-        `${raw} offers no resources: its package.json has no "knightcode" (or "pi") manifest listing any, and it has ` +
-          "no extensions/, skills/, prompts/ or themes/ folder",
-      );
-    }
     const list = Array.isArray(values.packages) ? [...values.packages] : [];
     this.writeScope(scope, { ...values, packages: [...list, stored] });
-    return { ...pkg, installed: true, offered };
+    return { ...pkg, installed: true, offered, offersNothing: !Object.values(offered).some((n) => n > 0) };
   }
 
   /** Removes the configured package with the same identity as `raw`, and its installed files. */

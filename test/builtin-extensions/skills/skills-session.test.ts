@@ -71,7 +71,12 @@ describe("builtin:skills in a session", () => {
   });
 
   async function open(
-    options: { approve?: boolean; settings?: Record<string, unknown>; skillPaths?: string[] } = {},
+    options: {
+      approve?: boolean;
+      settings?: Record<string, unknown>;
+      skillPaths?: string[];
+      extensions?: ((kc: ExtensionAPI) => void)[];
+    } = {},
   ) {
     kernel ??= await createStandardKernel({ agentDir, cacheDir: false });
     const { ui, record } = createTestUI(() => undefined);
@@ -87,7 +92,7 @@ describe("builtin:skills in a session", () => {
       session: { inMemory: true },
       ...(options.approve === undefined ? {} : { approve: options.approve }),
       settings: { retry: { enabled: false }, ...options.settings },
-      extensions: [openaiCompatible, discover],
+      extensions: [openaiCompatible, discover, ...(options.extensions ?? [])],
       ui,
       hasUI: true,
       warn: () => {},
@@ -252,5 +257,88 @@ describe("builtin:skills in a session", () => {
     await handle.prompt("/skill:release now");
     expect(lastUserMessage()).to.equal("/skill:release now");
     expect(systemPrompt()).to.contain('<skill name="release"');
+  });
+
+  it("lists each skill as a skill:<name> command with its description and file, and runs it", async () => {
+    const path = write(
+      join(agentDir, "skills", "release", "SKILL.md"),
+      skillFile("release", "Cut a release", "Run scripts/release.sh, then tag."),
+    );
+    write(join(agentDir, "skills", "audit", "SKILL.md"), skillFile("audit", "Audit dependencies"));
+    const { handle } = await open();
+    const skills = handle.getCommands().filter((c) => c.source === "skill");
+    expect(skills.map((c) => [c.name, c.description])).to.deep.equal([
+      ["skill:audit", "Audit dependencies"],
+      ["skill:release", "Cut a release"],
+    ]);
+    expect(skills[1]!.sourceInfo).to.deep.include({ path, scope: "user", baseDir: dirname(path) });
+    await handle.runCommand("skill:release", "version 3");
+    await handle.waitForIdle();
+    expect(lastUserMessage()).to.equal(
+      `<skill name="release" path="${path}">\nPaths in this skill are relative to ${dirname(path)}.\n\n` +
+        "Run scripts/release.sh, then tag.\n</skill>\n\nversion 3",
+    );
+  });
+
+  it("lists no skill commands when enableSkillCommands is false", async () => {
+    write(join(agentDir, "skills", "release", "SKILL.md"), skillFile("release", "Cut a release"));
+    const { handle } = await open({ settings: { enableSkillCommands: false } });
+    expect(handle.getCommands().filter((c) => c.source === "skill")).to.deep.equal([]);
+  });
+
+  it("keeps a disable-model-invocation skill out of the prompt, and still runs it as /skill:name", async () => {
+    write(
+      join(agentDir, "skills", "manual", "SKILL.md"),
+      "---\nname: manual\ndescription: Only on request\ndisable-model-invocation: true\n---\nManual steps.\n",
+    );
+    write(join(agentDir, "skills", "auto", "SKILL.md"), skillFile("auto", "Any time"));
+    const { handle } = await open();
+    await handle.prompt("hello");
+    expect(systemPrompt()).to.contain('<skill name="auto"').and.not.contain("manual");
+    expect(handle.getCommands().map((c) => c.name)).to.include("skill:manual");
+    await handle.prompt("/skill:manual now");
+    expect(lastUserMessage(1)).to.contain("Manual steps.").and.contain("now");
+  });
+
+  it("reads skills whose frontmatter has nested YAML (maps, lists, flow collections)", async () => {
+    const path = write(
+      join(agentDir, "skills", "nested", "SKILL.md"),
+      [
+        "---",
+        "name: nested",
+        "description: >-",
+        "  Folded description",
+        "  over two lines",
+        "license: MIT",
+        "allowed-tools: [read, bash]",
+        "metadata:",
+        "  author: someone",
+        "  tags:",
+        "    - docs",
+        "    - release",
+        "  limits: { runs: 3, strict: true }",
+        "---",
+        "Body.",
+        "",
+      ].join("\n"),
+    );
+    const { handle } = await open();
+    await handle.prompt("hello");
+    expect(systemPrompt()).to.contain(
+      `<skill name="nested" path="${path}">Folded description over two lines</skill>`,
+    );
+    expect(skillWarnings()).to.deep.equal([]);
+  });
+
+  it("keeps the skills section when a later extension returns event.systemPrompt plus its own text", async () => {
+    write(join(agentDir, "skills", "release", "SKILL.md"), skillFile("release", "Cut a release"));
+    const appender = (kc: ExtensionAPI) => {
+      kc.on("before_agent_start", (event) => ({
+        systemPrompt: `${event.systemPrompt}\n\nHOUSE RULE: be brief.`,
+      }));
+    };
+    const { handle } = await open({ extensions: [appender] });
+    await handle.prompt("hello");
+    expect(systemPrompt()).to.contain('<skill name="release"').and.contain("HOUSE RULE: be brief.");
   });
 });

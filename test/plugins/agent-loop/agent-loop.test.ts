@@ -641,6 +641,62 @@ describe("agent loop", () => {
     expect(t.eventsOfType("tool_execution_end")).to.have.length(3);
   });
 
+  it("runs a whole batch in order, one call finished before the next starts, when one of its tools is sequential", async () => {
+    const order: string[] = [];
+    // The slow call comes first: run in parallel, the fast echo would finish before it.
+    const seq = echoTool("seq", {
+      executionMode: "sequential",
+      execute: async (_id: string, params: { text: string }) => {
+        order.push(`run ${params.text}`);
+        await new Promise((r) => setTimeout(r, 30));
+        return { content: [{ type: "text", text: params.text }], details: undefined };
+      },
+    } as Partial<ToolDefinition>);
+    const echo = echoTool("echo", {
+      execute: async (_id: string, params: { text: string }) => {
+        order.push(`run ${params.text}`);
+        return { content: [{ type: "text", text: params.text }], details: undefined };
+      },
+    } as Partial<ToolDefinition>);
+    const t = await open({
+      script: [
+        {
+          toolCalls: [
+            { name: "seq", arguments: { text: "a" } },
+            { name: "echo", arguments: { text: "b" } },
+            { name: "seq", arguments: { text: "c" } },
+          ],
+        },
+        { text: "ok" },
+      ],
+      extensions: [
+        withTools(seq, echo),
+        (kc) => {
+          kc.on("tool_call", (event) => {
+            order.push(`gate ${(event.input as { text: string }).text}`);
+          });
+        },
+      ],
+    });
+    await t.prompt("x");
+    expect(order).to.deep.equal(["gate a", "run a", "gate b", "run b", "gate c", "run c"]);
+    expect(
+      t.events
+        .filter((e) => e.type === "tool_execution_start" || e.type === "tool_execution_end")
+        .map(
+          (e) =>
+            `${e.type === "tool_execution_start" ? "start" : "end"} ${(e as unknown as { toolCallId: string }).toolCallId}`,
+        ),
+    ).to.deep.equal([
+      "start call_1",
+      "end call_1",
+      "start call_2",
+      "end call_2",
+      "start call_3",
+      "end call_3",
+    ]);
+  });
+
   it("applies input transforms and stops at handled input", async () => {
     const t = await open({
       script: [{ text: "ok", expect: { lastUserText: "HELLO" } }],

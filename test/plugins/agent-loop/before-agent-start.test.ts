@@ -111,4 +111,42 @@ describe("before_agent_start", () => {
     );
     expect((await beforeAgentStart(forced.start, forced.config)).systemPrompt).to.equal(forced.defaultPrompt);
   });
+
+  it("chains the prompt: a handler sees earlier handlers' option edits and returned text", async () => {
+    const t = setup();
+    // The first handler edits the options in place (as builtin:skills does), the second appends to the text it
+    // is shown (the common pi pattern), the third appends again.
+    t.bus.on(
+      "before_agent_start",
+      (event: BeforeAgentStartEvent) => {
+        event.systemPromptOptions.skills.push({
+          name: "deploy",
+          description: "Ship it",
+          filePath: "/s/SKILL.md",
+        });
+      },
+      handler(0),
+    );
+    const seen: string[] = [];
+    t.bus.on(
+      "before_agent_start",
+      (event: BeforeAgentStartEvent) => {
+        seen.push(event.systemPrompt);
+        return { systemPrompt: `${event.systemPrompt}\n\nAPPENDED ONE` };
+      },
+      handler(1),
+    );
+    t.bus.on(
+      "before_agent_start",
+      (event: BeforeAgentStartEvent) => {
+        seen.push(event.systemPrompt);
+        return { systemPrompt: `${event.systemPrompt}\n\nAPPENDED TWO` };
+      },
+      handler(2),
+    );
+    const { systemPrompt } = await beforeAgentStart(t.start, t.config);
+    expect(seen[0]).to.contain('<skill name="deploy" path="/s/SKILL.md">Ship it</skill>');
+    expect(seen[1]).to.equal(`${seen[0]}\n\nAPPENDED ONE`);
+    expect(systemPrompt).to.equal(`${seen[0]}\n\nAPPENDED ONE\n\nAPPENDED TWO`);
+  });
 });

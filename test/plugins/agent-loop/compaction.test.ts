@@ -122,6 +122,23 @@ describe("compaction: the cut", () => {
     expect(prepareCompaction(branch, 1000)).to.equal(undefined);
   });
 
+  it("keeps the latest turn and summarises the ones before it when asked to compact a conversation that fits", () => {
+    const branch = [
+      entry(user("first")),
+      entry(assistant("one")),
+      entry(user("second")),
+      entry(assistant("reading", { id: "c1", name: "read", path: "a.ts" })),
+      entry(toolResult("c1", "read", "text")),
+      entry(assistant("two")),
+    ];
+    expect(prepareCompaction(branch, 100_000)).to.equal(undefined);
+    const prep = prepareCompaction(branch, 100_000, { manual: true })!;
+    expect(prep.firstKeptEntryId).to.equal(branch[2]!.id);
+    expect(prep.messagesToSummarize.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+    // A single turn has nothing before it.
+    expect(prepareCompaction(branch.slice(0, 2), 100_000, { manual: true })).to.equal(undefined);
+  });
+
   it("lists files from nested calls and from the previous compaction, a modified file not as read", () => {
     const first = [
       entry(user(long("go"))),
@@ -186,6 +203,21 @@ describe("compaction in a session", () => {
     await t.prompt(long("three"));
     return t;
   }
+
+  it("compacts on request a conversation within keepRecentTokens: handlers see the earlier turns, the latest is kept", async () => {
+    const requests: ProviderStreamRequest[] = [];
+    const seen: string[][] = [];
+    const ext = (kc: ExtensionAPI) =>
+      kc.on("session_before_compact", (event) => {
+        seen.push(event.preparation.messagesToSummarize.map((m) => m.role));
+        return undefined;
+      });
+    // The default keepRecentTokens (20,000) holds the whole conversation.
+    await conversation(requests, [{ text: "SUMMARY OF TWO TURNS" }], [ext], {});
+    const result = await t!.session.compact();
+    expect(seen).to.deep.equal([["user", "assistant", "user", "assistant"]]);
+    expect(result.summary).to.equal("SUMMARY OF TWO TURNS");
+  });
 
   it("compacts on request: the summary replaces older turns in the next request, originals stay in the tree", async () => {
     const requests: ProviderStreamRequest[] = [];

@@ -132,12 +132,14 @@ describe("PackageManager.resolve", () => {
       expect(settingsText()).to.equal(before);
     });
 
-    it("a package that offers no resources, and one already installed", async () => {
+    it("a package already installed (one that offers nothing installs, and says so)", async () => {
       const manager = new PackageManager({ agentDir, cwd });
-      const before = settingsText();
       write(join(dir, "empty", "README.md"), "nothing\n");
-      const empty = await manager.install(join(dir, "empty"), "user").catch((e) => e);
-      expect(empty.message).to.contain("offers no resources");
+      const empty = await manager.install(join(dir, "empty"), "user");
+      expect(empty.offersNothing).to.equal(true);
+      expect(JSON.parse(settingsText()).packages).to.include(join(dir, "empty"));
+      await manager.remove(join(dir, "empty"), "user");
+      const before = settingsText();
       const twice = await manager.install(`${join(dir, "pkg")}/`, "user").catch((e) => e);
       expect(twice.message).to.contain("already installed");
       expect(settingsText()).to.equal(before);
