@@ -149,6 +149,8 @@ export interface TurnMarker {
   /** What the user typed (with review comments, the session holds the prompt composed with them). */
   text?: string;
   comments?: ReviewCommentWire[];
+  /** The client's id of the input, which the turn's user item carries when read back. */
+  clientMessageId?: string;
 }
 
 const Comments = Type.Array(ReviewComment);
@@ -162,6 +164,7 @@ function markerOf(entry: SessionEntry): TurnMarker | undefined {
     userItemId: data.userItemId,
     ...(typeof data.text === "string" ? { text: data.text } : {}),
     ...(Value.Check(Comments, data.comments) ? { comments: data.comments } : {}),
+    ...(typeof data.clientMessageId === "string" ? { clientMessageId: data.clientMessageId } : {}),
   };
 }
 
@@ -232,6 +235,7 @@ export function historyTurns(
         id: lost.userItemId,
         content: [{ type: "text", text: lost.text }],
         ...(lost.comments ? { comments: lost.comments } : {}),
+        ...(lost.clientMessageId !== undefined ? { clientMessageId: lost.clientMessageId } : {}),
       });
     turns.push(turn);
     unsaved.add(turn);
@@ -308,6 +312,8 @@ export function historyTurns(
         item.content = typedContent(previous.text ?? "", message.content);
         item.comments = previous.comments;
       }
+      if (opensTurn && previous?.clientMessageId !== undefined && item.type === "userMessage")
+        item.clientMessageId = previous.clientMessageId;
       turn.items.push(item);
     }
   }

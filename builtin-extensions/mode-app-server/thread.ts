@@ -430,6 +430,7 @@ export class LoadedThread {
       userItemId: turn.userItemId,
       ...(turn.inputText !== "" ? { text: turn.inputText } : {}),
       ...turn.typed,
+      ...(turn.clientMessageId !== undefined ? { clientMessageId: turn.clientMessageId } : {}),
     };
     this.api?.appendEntry(TURN_MARKER, marker);
     turn.marked = this.api !== undefined;
