@@ -9,7 +9,7 @@
  * response holds at most 1 MiB (with room for the envelope); older turns come a page at a time by cursor.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentMessage, SessionEntry } from "@knightcodeai/cli/kit";
+import { type AgentMessage, type SessionEntry, type ViewNode, viewProblem } from "@knightcodeai/cli/kit";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import {
@@ -155,6 +155,15 @@ export interface TurnMarker {
 
 const Comments = Type.Array(ReviewComment);
 
+/** The most a view on an item may take as serialized JSON (a larger one is dropped, the text shows). */
+export const ITEM_VIEW_MAX_BYTES = 64 * 1024;
+
+/** A tool's or an extension's view as an item carries it: a valid view within the limit, or nothing. */
+export function itemView(view: unknown): ViewNode | undefined {
+  if (view === undefined || viewProblem(view) !== undefined) return undefined;
+  return Buffer.byteLength(JSON.stringify(view)) <= ITEM_VIEW_MAX_BYTES ? (view as ViewNode) : undefined;
+}
+
 function markerOf(entry: SessionEntry): TurnMarker | undefined {
   if (entry.type !== "custom" || entry.customType !== TURN_MARKER) return undefined;
   const data = entry.data as Partial<TurnMarker> | undefined;
@@ -296,6 +305,8 @@ export function historyTurns(
       if (call) {
         call.status = message.isError ? "failed" : "completed";
         call.result = payloads.inline(textOf(message.content));
+        const view = itemView(message.view);
+        if (view) call.view = view;
       }
       continue;
     }

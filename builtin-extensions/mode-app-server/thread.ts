@@ -28,6 +28,7 @@ import { AppServerError } from "./errors.js";
 import {
   historyTurns,
   type Item,
+  itemView,
   limitItem,
   PayloadStore,
   TURN_END,
@@ -804,9 +805,13 @@ export class LoadedThread {
     const key = `tool:${String(event.toolCallId)}`;
     const item = turn.open.get(key);
     if (item?.type !== "toolCall") return;
-    const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
+    const result = event.result as
+      | { content?: { type: string; text?: string }[]; view?: unknown }
+      | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
+    const view = itemView(result?.view);
+    if (view) item.view = view;
     this.completeItem(turn, key);
   }
 

@@ -256,6 +256,7 @@ function toolResultMessage(outcome: ToolOutcome): ToolResultMessage {
     isError: outcome.isError,
     ...(result.usage ? { usage: result.usage } : {}),
     ...(result.nestedCalls ? { nestedCalls: result.nestedCalls } : {}),
+    ...(result.view !== undefined ? { view: result.view } : {}),
     timestamp: Date.now(),
   };
 }
