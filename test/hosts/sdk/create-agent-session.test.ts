@@ -126,7 +126,9 @@ describe("createAgentSession", () => {
       warn: (message) => warnings.push(message),
     });
     expect(handle.projectTrusted).to.equal(false);
-    expect(warnings.join("\n")).to.match(/may not handle "project_trust": only user, cli extensions take part/);
+    expect(warnings.join("\n")).to.match(
+      /may not handle "project_trust": only user, cli extensions take part/,
+    );
   });
 
   it("uses a saved trust decision for the project or an ancestor", async () => {
