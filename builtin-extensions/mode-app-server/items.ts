@@ -110,6 +110,7 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
               id,
               customType: message.customType,
               text: payloads.inline(textOf(message.content)),
+              ...viewOf(message.view),
             },
           ]
         : [];
@@ -157,6 +158,12 @@ const Comments = Type.Array(ReviewComment);
 
 /** The most a view on an item may take as serialized JSON (a larger one is dropped, the text shows). */
 export const ITEM_VIEW_MAX_BYTES = 64 * 1024;
+
+/** `{view}` for an item's fields when the view passes `itemView`, else nothing. */
+function viewOf(view: unknown): { view?: ViewNode } {
+  const checked = itemView(view);
+  return checked ? { view: checked } : {};
+}
 
 /** A tool's or an extension's view as an item carries it: a valid view within the limit, or nothing. */
 export function itemView(view: unknown): ViewNode | undefined {
@@ -280,6 +287,7 @@ export function historyTurns(
           id: entry.id,
           customType: entry.customType,
           text: payloads.inline(textOf(entry.content)),
+          ...viewOf(entry.view),
         });
       continue;
     }

@@ -705,6 +705,8 @@ export class LoadedThread {
         customType: message.customType,
         text: textOf(message.content),
       };
+      const view = itemView(message.view);
+      if (view) item.view = view;
       this.startItem(turn, "custom", item);
       this.completeItem(turn, "custom");
     }

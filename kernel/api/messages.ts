@@ -124,6 +124,8 @@ export interface CustomMessage {
   content: string | (TextContent | ImageContent)[];
   display: boolean;
   details?: unknown;
+  /** The extension's declarative view of the message (display only; never sent to the model). */
+  view?: ViewNode;
   timestamp: number;
 }
 

@@ -1,12 +1,21 @@
 /**
  * What a thread reads back after the server restarts (issue 32): the user item keeps the `clientMessageId` its
- * `turn/start` carried; a tool's view reaches its `toolCall` item live and read back, within the 64 KiB limit.
+ * `turn/start` carried; a tool's view reaches its `toolCall` item, and an extension message's view its
+ * `extensionMessage` item, live and read back, within the 64 KiB limit.
  */
 import { expect } from "chai";
 import { textStream, toolCallStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { type Harness, harness, notifications } from "./harness.js";
+
+/** Two displayed messages added to each run: one with a view, one whose view is over 64 KiB. */
+const NOTES = `export default (kc: any) => {
+  kc.on("before_agent_start", () => ({ message: { customType: "note", content: "plain note", display: true,
+    view: { type: "list", items: [{ type: "text", text: "noted" }] } } }));
+  kc.on("before_agent_start", () => ({ message: { customType: "note", content: "big note", display: true,
+    view: { type: "text", text: "y".repeat(70 * 1024) } } }));
+};`;
 
 /** A tool whose result carries a view: a small one, one over 64 KiB, or one that is not a view. */
 const VIEWY = `import { Type } from "@sinclair/typebox";
@@ -81,5 +90,32 @@ describe("knightcode app-server: items read back", function () {
     expect(calls[0].view).to.deep.equal(small);
     expect(calls[1]).to.not.have.property("view");
     expect(calls[2]).to.not.have.property("view");
+  });
+
+  it("puts an extension message's view on its extensionMessage item, live and read back", async () => {
+    h = await harness(tmp.path, { "notes.ts": NOTES });
+    h.model.respond((_req, res) => writeSse(res, textStream("ok")));
+    const first = await h.start();
+    await first.client.initialize();
+    const { thread } = await first.client.request("thread/start", { cwd: h.project });
+    const completed = first.client.waitFor("turn/completed");
+    await first.client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "go" }] });
+    await completed;
+    const noted = { type: "list", items: [{ type: "text", text: "noted" }] };
+    const live = notifications(first, "item/completed")
+      .map((n) => n.item)
+      .filter((i) => i.type === "extensionMessage");
+    expect(live.map((i) => i.text)).to.deep.equal(["plain note", "big note"]);
+    expect(live[0].view).to.deep.equal(noted);
+    expect(live[1]).to.not.have.property("view");
+    await first.stop(5_000);
+
+    const second = await h.start();
+    await second.client.initialize();
+    const read = await second.client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    const notes = read.turns![0]!.items.filter((i) => i.type === "extensionMessage") as { view?: unknown }[];
+    expect(notes).to.have.length(2);
+    expect(notes[0]!.view).to.deep.equal(noted);
+    expect(notes[1]).to.not.have.property("view");
   });
 });
