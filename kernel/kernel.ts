@@ -90,13 +90,23 @@ export function createKernel(options: KernelOptions): Kernel {
         ...(session.values ?? []).map(([token]) => token),
       ]);
       const moduleSet = session.moduleSet ? { moduleSet: session.moduleSet } : {};
-      const { extensions, failures } = await loader.load(session.sources, moduleSet);
+      const { extensions, failures, release } = await loader.load(session.sources, moduleSet);
+      // The factories this session uses stay cached while it runs (a reload swaps them for the fresh ones).
+      let releaseFactories = release;
       const runtime = new SessionRuntime({
         container,
         extensions,
         loadFailures: failures,
-        reloadExtensions: () =>
-          loader.load(session.reloadSources?.() ?? session.sources, { fresh: true, ...moduleSet }),
+        reloadExtensions: async () => {
+          const fresh = await loader.load(session.reloadSources?.() ?? session.sources, {
+            fresh: true,
+            ...moduleSet,
+          });
+          releaseFactories();
+          releaseFactories = fresh.release;
+          return fresh;
+        },
+        onDisposed: () => releaseFactories(),
         cwd: session.cwd,
         mode: session.mode,
         ...(session.values ? { values: session.values } : {}),

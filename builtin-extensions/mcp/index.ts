@@ -40,7 +40,11 @@ export default function mcp(knightcode: ExtensionAPI): void {
   knightcode.on("session_start", async (_event, ctx) => {
     if (manager || anythingToDo(ctx)) await (await load()).sessionStart(ctx);
   });
+  // Set once the session ends: replacing it (new, fork, switch) disposes the old session's registrations, and the
+  // change that reports reaches this instance with a context that no longer works. The next session has its own.
+  let ended = false;
   knightcode.on("mcp_servers_change", async (_event, ctx) => {
+    if (ended) return;
     if (manager || anythingToDo(ctx)) await (await load()).sync(ctx);
   });
   knightcode.on("before_agent_start", async (_event, ctx) => {
@@ -48,6 +52,7 @@ export default function mcp(knightcode: ExtensionAPI): void {
     return undefined;
   });
   knightcode.on("session_shutdown", async () => {
+    ended = true;
     await manager?.shutdown();
   });
 

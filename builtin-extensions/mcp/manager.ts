@@ -68,9 +68,11 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
         );
       }
     }
+    const added = new Set<string>();
     for (const tool of tools) {
       const definition = toToolDefinition(server.name, tool, server.connection, tools.length);
       seen.add(definition.name);
+      if (!server.registered.has(definition.name)) added.add(definition.exposure ?? "direct");
       // Registering the same name again replaces this extension's earlier tool (a changed schema, say).
       server.registered.get(definition.name)?.();
       server.registered.set(definition.name, knightcode.registerTool(definition, { fallback: true }));
@@ -81,6 +83,28 @@ export function createMcpManager(knightcode: ExtensionAPI): McpManager {
       unregister();
       server.registered.delete(name);
     }
+    activateReachers(added);
+  };
+
+  /**
+   * New `codemode` and `deferred` tools are not declared to the model: they reach it through `codemode` (or
+   * `tool_search`, which finds inactive codemode tools) and `tool_search`. Those are activated for them, also when the
+   * session started with another tool set (`--tools read`), but only when the tool of that name declares
+   * `reachesTools` (so a replacement of another kind under the same name is left alone).
+   */
+  const activateReachers = (exposures: ReadonlySet<string>): void => {
+    if (!exposures.has("codemode") && !exposures.has("deferred")) return;
+    const all = knightcode.getAllTools();
+    const reaches = (name: string) => all.some((t) => t.name === name && t.reachesTools);
+    const wanted = new Set<string>();
+    if (exposures.has("codemode")) {
+      if (reaches("codemode")) wanted.add("codemode");
+      else if (reaches("tool_search")) wanted.add("tool_search");
+    }
+    if (exposures.has("deferred") && reaches("tool_search")) wanted.add("tool_search");
+    const active = knightcode.getActiveTools();
+    const missing = [...wanted].filter((name) => !active.includes(name));
+    if (missing.length > 0) knightcode.setActiveTools([...active, ...missing]);
   };
 
   const hideTools = (server: Server): void => {

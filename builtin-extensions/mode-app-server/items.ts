@@ -9,7 +9,7 @@
  * response holds at most 1 MiB (with room for the envelope); older turns come a page at a time by cursor.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentMessage, SessionEntry } from "@knightcodeai/cli/kit";
+import { type AgentMessage, type SessionEntry, type ViewNode, viewProblem } from "@knightcodeai/cli/kit";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import {
@@ -110,6 +110,7 @@ export function messageItems(id: string, message: AgentMessage, payloads: Payloa
               id,
               customType: message.customType,
               text: payloads.inline(textOf(message.content)),
+              ...viewOf(message.view),
             },
           ]
         : [];
@@ -171,9 +172,26 @@ export interface TurnMarker {
   /** What the user typed (with review comments, the session holds the prompt composed with them). */
   text?: string;
   comments?: ReviewCommentWire[];
+  /** The client's id of the input, which the turn's user item carries when read back. */
+  clientMessageId?: string;
 }
 
 const Comments = Type.Array(ReviewComment);
+
+/** The most a view on an item may take as serialized JSON (a larger one is dropped, the text shows). */
+export const ITEM_VIEW_MAX_BYTES = 64 * 1024;
+
+/** `{view}` for an item's fields when the view passes `itemView`, else nothing. */
+function viewOf(view: unknown): { view?: ViewNode } {
+  const checked = itemView(view);
+  return checked ? { view: checked } : {};
+}
+
+/** A tool's or an extension's view as an item carries it: a valid view within the limit, or nothing. */
+export function itemView(view: unknown): ViewNode | undefined {
+  if (view === undefined || viewProblem(view) !== undefined) return undefined;
+  return Buffer.byteLength(JSON.stringify(view)) <= ITEM_VIEW_MAX_BYTES ? (view as ViewNode) : undefined;
+}
 
 function markerOf(entry: SessionEntry): TurnMarker | undefined {
   if (entry.type !== "custom" || entry.customType !== TURN_MARKER) return undefined;
@@ -184,6 +202,7 @@ function markerOf(entry: SessionEntry): TurnMarker | undefined {
     userItemId: data.userItemId,
     ...(typeof data.text === "string" ? { text: data.text } : {}),
     ...(Value.Check(Comments, data.comments) ? { comments: data.comments } : {}),
+    ...(typeof data.clientMessageId === "string" ? { clientMessageId: data.clientMessageId } : {}),
   };
 }
 
@@ -284,6 +303,7 @@ export function history(
         id: lost.userItemId,
         content: [{ type: "text", text: lost.text }],
         ...(lost.comments ? { comments: lost.comments } : {}),
+        ...(lost.clientMessageId !== undefined ? { clientMessageId: lost.clientMessageId } : {}),
       });
     turns.push(turn);
     unsaved.add(turn);
@@ -325,6 +345,7 @@ export function history(
           id: entry.id,
           customType: entry.customType,
           text: payloads.inline(textOf(entry.content)),
+          ...viewOf(entry.view),
         });
       continue;
     }
@@ -351,6 +372,8 @@ export function history(
         call.status = message.isError ? "failed" : "completed";
         call.result = payloads.inline(textOf(message.content));
         readBackDetails(call, message.details);
+        const view = itemView(message.view);
+        if (view) call.view = view;
       }
       continue;
     }
@@ -367,6 +390,8 @@ export function history(
         item.content = typedContent(previous.text ?? "", message.content);
         item.comments = previous.comments;
       }
+      if (opensTurn && previous?.clientMessageId !== undefined && item.type === "userMessage")
+        item.clientMessageId = previous.clientMessageId;
       turn.items.push(item);
     }
   }

@@ -31,6 +31,7 @@ import {
   type History,
   history,
   type Item,
+  itemView,
   limitItem,
   PayloadStore,
   type ToolCallItem,
@@ -477,6 +478,7 @@ export class LoadedThread {
       userItemId: turn.userItemId,
       ...(turn.inputText !== "" ? { text: turn.inputText } : {}),
       ...turn.typed,
+      ...(turn.clientMessageId !== undefined ? { clientMessageId: turn.clientMessageId } : {}),
     };
     this.api?.appendEntry(TURN_MARKER, marker);
     turn.marked = this.api !== undefined;
@@ -750,6 +752,8 @@ export class LoadedThread {
         customType: message.customType,
         text: textOf(message.content),
       };
+      const view = itemView(message.view);
+      if (view) item.view = view;
       this.startItem(turn, "custom", item);
       this.completeItem(turn, "custom");
     }
@@ -867,13 +871,15 @@ export class LoadedThread {
     const item = turn.open.get(key);
     if (item?.type !== "toolCall") return;
     const result = event.result as
-      | { content?: { type: string; text?: string }[]; details?: unknown }
+      | { content?: { type: string; text?: string }[]; details?: unknown; view?: unknown }
       | undefined;
     item.status = event.isError === true ? "failed" : "completed";
     item.result = this.payloads.inline(textOf(result?.content));
     const run = turn.toolRuns.get(id);
     turn.toolRuns.delete(id);
     if (run) finishToolItem(item, run, result?.details, this.session.cwd);
+    const view = itemView(result?.view);
+    if (view) item.view = view;
     this.completeItem(turn, key);
   }
 

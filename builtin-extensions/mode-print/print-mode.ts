@@ -23,6 +23,9 @@ export async function runPrint({ session, prompts, io, signal, shutdown }: ModeC
   try {
     for (const prompt of prompts) {
       await session.prompt(prompt);
+      // A command returns once it has started what it asked for: the runs it started (`sendUserMessage()`,
+      // `sendMessage({triggerTurn: true})`) belong to this prompt, so the mode waits for them too.
+      await session.waitForIdle();
       if (failed(seen.last)) break;
       // ctx.shutdown() from an extension: the run in progress was the last one.
       if (shutdown?.aborted) break;

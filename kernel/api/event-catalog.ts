@@ -58,7 +58,7 @@ const ev = <K extends EventKind>(
 
 export const eventCatalog = Object.freeze({
   // resources
-  project_trust: ev("resources", "gate", "fail-closed", { participants: ["builtin", "user", "cli", "sdk"] }),
+  project_trust: ev("resources", "gate", "fail-closed", { participants: ["user", "cli"] }),
   resources_discover: ev("resources", "transform", "report"),
   mcp_servers_change: ev("resources", "notify", "report"),
   // session

@@ -1,6 +1,6 @@
 /** The object an extension's default factory receives. One facade per extension per session. */
 import type { TSchema } from "@sinclair/typebox";
-import type { ExtensionCommandContext, ExtensionContext, ModelInfo } from "./context.js";
+import type { ExtensionCommandContext, ExtensionContext, ModelInfo, ViewNode } from "./context.js";
 import type { ExtensionEventName, ExtensionHandler } from "./events.js";
 import type { ToolSettingsDefinition } from "./host.js";
 import type {
@@ -240,6 +240,11 @@ export interface SendMessageInput {
   content: string | (TextContent | ImageContent)[];
   display?: boolean;
   details?: unknown;
+  /**
+   * A declarative view of a displayed message, for clients that draw views (the app-server's `extensionMessage`
+   * item). Display only; one that is invalid or over 64 KiB as JSON is dropped and the text shows.
+   */
+  view?: ViewNode;
 }
 
 export interface SendMessageOptions {

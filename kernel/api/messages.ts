@@ -2,6 +2,7 @@
  * Message and content types shared by sessions, providers, tools and the JSON/RPC wire.
  * Field names follow the spec (json.md) and the closest peer's shared message types.
  */
+import type { ViewNode } from "./context.js";
 
 export interface TextContent {
   type: "text";
@@ -111,6 +112,8 @@ export interface ToolResultMessage {
   isError: boolean;
   usage?: Usage;
   nestedCalls?: NestedCalls;
+  /** The tool's declarative view of the result (display only; never sent to the model). */
+  view?: ViewNode;
   timestamp: number;
 }
 
@@ -121,6 +124,8 @@ export interface CustomMessage {
   content: string | (TextContent | ImageContent)[];
   display: boolean;
   details?: unknown;
+  /** The extension's declarative view of the message (display only; never sent to the model). */
+  view?: ViewNode;
   timestamp: number;
 }
 

@@ -1,4 +1,5 @@
 /** Session file format (JSONL, version 3): a header line, then entries that form a tree. */
+import type { ViewNode } from "./context.js";
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel, Usage } from "./messages.js";
 
 export interface SessionHeader {
@@ -59,6 +60,7 @@ export interface CustomMessageEntry extends EntryBase {
   content: string | (TextContent | ImageContent)[];
   display: boolean;
   details?: unknown;
+  view?: ViewNode;
 }
 export interface LabelEntry extends EntryBase {
   type: "label";

@@ -1,6 +1,6 @@
 /** The tool contract (extensions.md: Tools, Tool exposure). */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { ExtensionContext } from "./context.js";
+import type { ExtensionContext, ViewNode } from "./context.js";
 import type { ImageContent, NestedCalls, TextContent, Usage } from "./messages.js";
 
 export type ToolExposure = "direct" | "model-only" | "codemode" | "deferred" | "hidden";
@@ -32,6 +32,11 @@ export interface ToolResult<TDetails = unknown> {
   /** Usage of model calls the tool made itself. */
   usage?: Usage;
   nestedCalls?: NestedCalls;
+  /**
+   * A declarative view of the result, for clients that draw views (the app-server's `toolCall` item). Display only:
+   * the model gets `content`. A view that is invalid or over 64 KiB as JSON is dropped and the text shows instead.
+   */
+  view?: ViewNode;
 }
 
 export type ToolUpdateCallback<TDetails = unknown> = (partial: ToolResult<TDetails>) => void;

@@ -73,6 +73,21 @@ export interface ExtensionLoadFailure {
 export interface LoadResult {
   extensions: LoadedExtension[];
   failures: ExtensionLoadFailure[];
+  /**
+   * Unpins the cached factories this load uses (the session that loaded them ended or reloaded); idempotent. Until
+   * then they stay cached however many others are evicted.
+   */
+  release(): void;
+}
+
+/** Cached factories no session uses that the loader keeps (spec: up to 256 inactive factories remain). */
+export const INACTIVE_FACTORIES_KEPT = 256;
+
+interface CachedFactory {
+  factory: unknown;
+  declared: unknown;
+  /** Loads that use it and have not released it: while above 0 it is pinned. */
+  users: number;
 }
 
 export interface ExtensionLoaderOptions {
@@ -116,6 +131,12 @@ export class ExtensionLoader {
   private readonly virtualModules = new Map<string, Promise<Record<string, unknown>>>();
   /** The nearest package.json of each folder looked at (null: none up to the root). */
   private readonly packages = new Map<string, NearestPackage | null>();
+  /**
+   * Factories of extension files by module set and path, least recently loaded first. A session's load pins what it
+   * uses until it releases them; past `INACTIVE_FACTORIES_KEPT` unpinned ones, the oldest is dropped with its module,
+   * so a later load evaluates the file again. A session holds its own factories, so dropping one never touches it.
+   */
+  private readonly factories = new Map<string, CachedFactory>();
 
   constructor(private readonly options: ExtensionLoaderOptions) {}
 
@@ -180,6 +201,7 @@ export class ExtensionLoader {
       if (!this.shared.has(set)) this.shared.set(set, this.createJiti(true, set));
       jiti = await this.shared.get(set);
     }
+    const pinned: CachedFactory[] = [];
     const settled = await Promise.all(
       planned.map(async (item): Promise<LoadedExtension | ExtensionLoadFailure> => {
         const base = { id: item.id, origin: item.origin, ...(item.path ? { path: item.path } : {}) };
@@ -187,13 +209,32 @@ export class ExtensionLoader {
         let factory: unknown = item.factory;
         let declared: unknown = item.factory ? (item.factory as { meta?: unknown }).meta : undefined;
         if (!factory) {
-          try {
-            const mod = (await jiti!.import(item.path!)) as { default?: unknown; meta?: unknown } | undefined;
-            factory = mod && typeof mod === "object" && "default" in mod ? mod.default : mod;
-            declared = mod?.meta;
-          } catch (error) {
-            return { ...base, error: new ExtensionLoadError(item.path!, describeImportError(error), error) };
+          const key = `${set}\0${item.path!}`;
+          let cached = options.fresh ? undefined : this.factories.get(key);
+          if (!cached) {
+            try {
+              const mod = (await jiti!.import(item.path!)) as
+                | { default?: unknown; meta?: unknown }
+                | undefined;
+              cached = {
+                factory: mod && typeof mod === "object" && "default" in mod ? mod.default : mod,
+                declared: mod?.meta,
+                users: 0,
+              };
+            } catch (error) {
+              return {
+                ...base,
+                error: new ExtensionLoadError(item.path!, describeImportError(error), error),
+              };
+            }
           }
+          // Most recently loaded last.
+          this.factories.delete(key);
+          this.factories.set(key, cached);
+          cached.users++;
+          pinned.push(cached);
+          factory = cached.factory;
+          declared = cached.declared;
           if (typeof factory !== "function") {
             return {
               ...base,
@@ -225,12 +266,44 @@ export class ExtensionLoader {
         };
       }),
     );
-    const result: LoadResult = { extensions: [], failures: [] };
+    let released = false;
+    const result: LoadResult = {
+      extensions: [],
+      failures: [],
+      release: () => {
+        if (released) return;
+        released = true;
+        for (const cached of pinned) cached.users--;
+        this.evict();
+      },
+    };
     for (const item of settled) {
       if ("error" in item) result.failures.push(item);
       else result.extensions.push(item);
     }
     return result;
+  }
+
+  /** Drops the least recently loaded unpinned factories past `INACTIVE_FACTORIES_KEPT`, with their modules. */
+  private evict(): void {
+    let inactive = 0;
+    for (const cached of this.factories.values()) if (cached.users <= 0) inactive++;
+    for (const [key, cached] of this.factories) {
+      if (inactive <= INACTIVE_FACTORIES_KEPT) break;
+      if (cached.users > 0) continue;
+      this.factories.delete(key);
+      inactive--;
+      // jiti keeps modules in Node's require cache: without the entry, the next load evaluates the file again.
+      const path = key.slice(key.indexOf("\0") + 1);
+      delete createRequire(import.meta.url).cache[path];
+    }
+  }
+
+  /** How many factories are cached, and how many of them a session uses (for tests and diagnostics). */
+  cachedFactories(): { total: number; pinned: number } {
+    let pinned = 0;
+    for (const cached of this.factories.values()) if (cached.users > 0) pinned++;
+    return { total: this.factories.size, pinned };
   }
 
   /**

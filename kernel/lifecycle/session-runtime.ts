@@ -54,6 +54,8 @@ export interface SessionRuntimeOptions {
   loadFailures?: readonly { id: string; error: ExtensionLoadError }[];
   /** Fresh factories for reload (re-imports edited files); defaults to calling the same factories again. */
   reloadExtensions?(): Promise<LoadResult>;
+  /** Called once the session is disposed (its extensions' factories may leave the loader's cache). */
+  onDisposed?(): void;
   /** Session-level services, e.g. the session store handle. */
   values?: [Token<any>, unknown][];
   cwd: string;
@@ -273,6 +275,7 @@ export class SessionRuntime {
       this.reportDisposeErrors(await this.generation.dispose());
       this.reportDisposeErrors(await this.scope.dispose());
       this._state = "disposed";
+      this.options.onDisposed?.();
     }
   }
 

@@ -112,6 +112,8 @@ export class AgentSession {
   private readonly admissions = new Admissions();
   private idleWaiters: (() => void)[] = [];
   private lastSystemPrompt = "";
+  /** The structured prompt of the last run, which the transcript records when a handler forced other text. */
+  private recordedSystemPrompt = "";
 
   constructor(private readonly deps: AgentSessionDeps) {
     // Model and thinking level are chosen by the host once extensions have registered their providers.
@@ -156,6 +158,7 @@ export class AgentSession {
       transcript: this.transcript,
       model: () => this.requireModel(),
       systemPrompt: () => this.lastSystemPrompt,
+      recordedSystemPrompt: () => this.recordedSystemPrompt,
       thinkingLevel: () => this.thinkingLevel,
       tools: () => deps.tools.declarations(),
       stream: (request) => deps.models.stream(request),
@@ -546,6 +549,7 @@ export class AgentSession {
       this.compactor.runStarted();
       prepared = await beforeAgentStart(start, this.startConfig);
       this.lastSystemPrompt = prepared.systemPrompt;
+      this.recordedSystemPrompt = prepared.recorded;
     } catch (error) {
       // The prompts that started or joined this run were answered as accepted: they reach the session, with the
       // reason the run could not start, instead of vanishing.

@@ -32,11 +32,14 @@ interface BeforeAgentStartResult {
   forceSystemPrompt?: boolean;
 }
 
-/** Resolves the run's system prompt and the messages handlers added, in handler order. */
+/**
+ * Resolves the run's system prompt and the messages handlers added, in handler order. `recorded` is the prompt the
+ * structured sections render to: the transcript keeps it even when a handler forces other text for the requests.
+ */
 export async function beforeAgentStart(
   start: RunStart,
   config: BeforeAgentStartConfig,
-): Promise<{ systemPrompt: string; messages: CustomMessage[] }> {
+): Promise<{ systemPrompt: string; recorded: string; messages: CustomMessage[] }> {
   const options = config.systemPromptOptions();
   const original = structuredClone(options);
   const added: CustomMessage[] = [];
@@ -71,8 +74,10 @@ export async function beforeAgentStart(
       return { ...v, forced };
     },
   });
+  const recorded = config.renderSystemPrompt(result.systemPromptOptions, original);
   return {
-    systemPrompt: result.forced ?? config.renderSystemPrompt(result.systemPromptOptions, original),
+    systemPrompt: result.forced ?? recorded,
+    recorded,
     messages: added,
   };
 }

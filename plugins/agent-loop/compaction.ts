@@ -24,6 +24,12 @@ import { type ContextItem, contextEntries } from "../session-store/context.js";
 import type { CompactionSettings } from "../settings/settings.js";
 import type { SessionLog } from "./session-log.js";
 
+/** How far below the threshold an automatic compaction aims, as a share of the threshold. */
+const THRESHOLD_MARGIN = 0.1;
+
+/** The summary size expected before this session has seen one (the default summariser's are often larger). */
+const FIRST_SUMMARY_TOKENS = 256;
+
 /** The summariser KnightCode ships; a result from any other handler counts as `fromExtension`. */
 export const DEFAULT_SUMMARIZER = "builtin:compaction";
 
@@ -88,11 +94,41 @@ export function prepareCompaction(
   keepRecentTokens: number,
   options: { manual?: boolean } = {},
 ): CompactionPreparation | undefined {
+  return cutCompaction(branch, keepRecentTokens, undefined, options)?.preparation;
+}
+
+/** What the automatic triggers aim for: the context after the compaction below `targetTokens`. */
+export interface CutPlan {
+  /** The most the summary is expected to take (the summariser's budget). */
+  summaryTokens: number;
+  targetTokens: number;
+}
+
+export interface Cut {
+  preparation: CompactionPreparation;
+  /** Estimated tokens of the messages the summary replaces (an earlier summary among them). */
+  summarisedTokens: number;
+  /** The context's expected size after the compaction, with a summary of `plan.summaryTokens`. */
+  expectedAfter: number;
+}
+
+/**
+ * The cut of a compaction. With a plan, a cut at `keepRecentTokens` that would leave the context above the plan's
+ * target moves to newer messages (keeping less than `keepRecentTokens`, at least one message) until the expected
+ * size reaches the target, or as far as it can go.
+ */
+export function cutCompaction(
+  branch: readonly SessionEntry[],
+  keepRecentTokens: number,
+  plan?: CutPlan,
+  options: { manual?: boolean } = {},
+): Cut | undefined {
   const items = contextEntries(branch);
+  const sizes = items.map((item) => estimateTokens(item.message));
   let kept = 0;
   let cut = -1;
   for (let i = items.length - 1; i >= 0; i--) {
-    kept += estimateTokens(items[i]!.message);
+    kept += sizes[i]!;
     if (kept >= keepRecentTokens) {
       cut = i;
       break;
@@ -100,18 +136,45 @@ export function prepareCompaction(
   }
   if (cut === -1 && options.manual) cut = items.findLastIndex((item) => item.message.role === "user");
   while (cut > 0 && items[cut]!.message.role === "toolResult") cut--;
+  const tokensBefore = estimateContextTokens(items);
+  const summarised = (at: number) => sizes.slice(0, Math.max(at, 0)).reduce((a, b) => a + b, 0);
+  const after = (at: number) => tokensBefore - summarised(at) + (plan?.summaryTokens ?? 0);
+  if (plan) {
+    if (cut < 0) cut = 0;
+    let next = cut;
+    while (after(cut) > plan.targetTokens) {
+      next++;
+      while (next < items.length && items[next]!.message.role === "toolResult") next++;
+      if (next >= items.length) break;
+      cut = next;
+    }
+  }
   // Nothing older to summarise: the kept part starts at the first message, or only an earlier summary precedes it.
   if (cut <= 0 || (cut === 1 && items[0]!.entry.type === "compaction")) return undefined;
   const messagesToSummarize = items.slice(0, cut).map((item) => item.message);
   const files = fileOperations(branch, messagesToSummarize);
   return {
-    firstKeptEntryId: items[cut]!.entry.id,
-    messagesToSummarize,
-    keptMessages: items.slice(cut).map((item) => item.message),
-    tokensBefore: estimateContextTokens(items),
-    readFiles: [...files.read].filter((f) => !files.modified.has(f)).sort(),
-    modifiedFiles: [...files.modified].sort(),
+    preparation: {
+      firstKeptEntryId: items[cut]!.entry.id,
+      messagesToSummarize,
+      keptMessages: items.slice(cut).map((item) => item.message),
+      tokensBefore,
+      readFiles: [...files.read].filter((f) => !files.modified.has(f)).sort(),
+      modifiedFiles: [...files.modified].sort(),
+    },
+    summarisedTokens: summarised(cut),
+    expectedAfter: after(cut),
   };
+}
+
+/** Estimated tokens of the messages before `firstKeptEntryId` in the branch's context: what a summary replaces. */
+function tokensBeforeEntry(branch: readonly SessionEntry[], firstKeptEntryId: string): number {
+  let total = 0;
+  for (const item of contextEntries(branch)) {
+    if (item.entry.id === firstKeptEntryId) break;
+    total += estimateTokens(item.message);
+  }
+  return total;
 }
 
 const READ_TOOLS = new Set(["read"]);
@@ -164,6 +227,8 @@ export interface CompactRequest {
   /** The request that overflowed is retried once this compaction succeeds. */
   willRetry?: boolean;
   signal?: AbortSignal;
+  /** The automatic triggers' target, which may move the cut past `keepRecentTokens`. */
+  plan?: CutPlan;
 }
 
 /** Why a compaction did not produce an entry; `aborted` when a handler cancelled it or its signal aborted. */
@@ -181,6 +246,11 @@ export class Compactor {
   /** Set when a threshold compaction failed: the run goes on without more attempts, each of which would wait out
    * the summary's retries before its request. */
   private thresholdFailed = false;
+  /** Set once the session was told that no compaction can bring the context under the threshold; cleared by a
+   * compaction that succeeds. */
+  private cannotSaid = false;
+  /** Tokens of the last summary a handler returned, written or refused: what the next one is expected to take. */
+  private lastSummaryTokens: number | undefined;
 
   constructor(private readonly config: CompactionConfig) {}
 
@@ -195,11 +265,32 @@ export class Compactor {
 
   /** Whether the context passed `contextWindow - reserveTokens`, so the next request should not go out as it is. */
   overThreshold(): boolean {
+    const threshold = this.threshold();
+    if (threshold === undefined) return false;
+    return estimateContextTokens(this.config.log.contextEntries()) > threshold;
+  }
+
+  private threshold(): number | undefined {
     const settings = this.config.settings();
     const model = this.config.model();
-    if (!settings.enabled || !model || model.contextWindow <= 0) return false;
-    const tokens = estimateContextTokens(this.config.log.contextEntries());
-    return tokens > model.contextWindow - settings.reserveTokens;
+    if (!settings.enabled || !model || model.contextWindow <= 0) return undefined;
+    return model.contextWindow - settings.reserveTokens;
+  }
+
+  /**
+   * The automatic triggers' plan: a summary as large as the last one this session wrote or refused (at first
+   * `FIRST_SUMMARY_TOKENS`), within the summariser's budget (80% of `reserveTokens`); and the context after the
+   * compaction at least `THRESHOLD_MARGIN` of the threshold below it, so the next requests do not compact again.
+   */
+  private plan(threshold: number): CutPlan {
+    const budget = Math.floor(this.config.settings().reserveTokens * 0.8);
+    const previous = this.config.log.getBranch().findLast((entry) => entry.type === "compaction");
+    const known = Math.max(
+      this.lastSummaryTokens ?? 0,
+      previous?.type === "compaction" ? Math.ceil(previous.summary.length / 4) : 0,
+    );
+    const summaryTokens = Math.min(budget, known > 0 ? known : FIRST_SUMMARY_TOKENS);
+    return { summaryTokens, targetTokens: Math.floor(threshold * (1 - THRESHOLD_MARGIN)) };
   }
 
   /** A new run may try the threshold again after a failure in an earlier one. */
@@ -208,13 +299,26 @@ export class Compactor {
   }
 
   /**
-   * The check before a request: compacts when over the threshold. A failure is reported (`compaction_end`) and the
-   * request goes out; the rest of the run makes no further threshold attempt.
+   * The check before a request: compacts when over the threshold and a compaction can bring the context back under
+   * it. A failure is reported (`compaction_end`) and the request goes out; the rest of the run makes no further
+   * threshold attempt. When no cut frees more than the summary would add, or none reaches below the threshold,
+   * nothing is summarised and the session is told once (`compaction_end` with the reason) until a compaction
+   * succeeds again.
    */
   async beforeRequest(signal: AbortSignal): Promise<void> {
     if (this.thresholdFailed || !this.overThreshold()) return;
-    if (!prepareCompaction(this.config.log.getBranch(), this.config.settings().keepRecentTokens)) return;
-    await this.compact({ reason: "threshold", signal }).catch(() => {
+    const threshold = this.threshold()!;
+    const plan = this.plan(threshold);
+    const cut = cutCompaction(this.config.log.getBranch(), this.config.settings().keepRecentTokens, plan);
+    if (!cut) return;
+    const reason = cannotCompact(cut, plan, threshold);
+    if (reason) {
+      if (this.cannotSaid) return;
+      this.cannotSaid = true;
+      await this.report("threshold", reason);
+      return;
+    }
+    await this.compact({ reason: "threshold", signal, plan }).catch(() => {
       this.thresholdFailed = true;
     });
   }
@@ -222,12 +326,27 @@ export class Compactor {
   /** After a `context_overflow` answer: compacts so the request can be retried once. */
   async recoverOverflow(signal: AbortSignal): Promise<boolean> {
     if (!this.config.settings().enabled) return false;
+    const threshold = this.threshold();
     try {
-      await this.compact({ reason: "overflow", willRetry: true, signal });
+      await this.compact({
+        reason: "overflow",
+        willRetry: true,
+        signal,
+        ...(threshold !== undefined ? { plan: this.plan(threshold) } : {}),
+      });
       return true;
     } catch {
       return false;
     }
+  }
+
+  /** A compaction that did not start, told as one that failed: `compaction_start`, `session_compact_failed`, `compaction_end`. */
+  private async report(reason: CompactionReason, error: string): Promise<void> {
+    const { bus } = this.config;
+    const ctx = this.config.context();
+    await bus.emit("compaction_start", { reason }, ctx);
+    await bus.emit("session_compact_failed", { reason, error }, ctx);
+    await bus.emit("compaction_end", { reason, aborted: false, willRetry: false, errorMessage: error }, ctx);
   }
 
   /** Runs one compaction; rejects with a CompactionError when no entry was written. */
@@ -256,7 +375,9 @@ export class Compactor {
     try {
       const branch = log.getBranch();
       const manual = reason === "manual";
-      const preparation = prepareCompaction(branch, this.config.settings().keepRecentTokens, { manual });
+      const preparation = cutCompaction(branch, this.config.settings().keepRecentTokens, request.plan, {
+        manual,
+      })?.preparation;
       if (!preparation) {
         throw new CompactionError(
           manual
@@ -304,6 +425,17 @@ export class Compactor {
         );
       }
       const checked = checkResult(supplied, branch, decidedBy);
+      const replaced = tokensBeforeEntry(branch, checked.firstKeptEntryId);
+      const summaryTokens = Math.ceil(checked.summary.length / 4);
+      this.lastSummaryTokens = summaryTokens;
+      if (summaryTokens >= replaced) {
+        // Said now: the threshold check stays quiet about it until a compaction succeeds.
+        this.cannotSaid = true;
+        throw new CompactionError(
+          `The compaction would free nothing: its summary (about ${summaryTokens} tokens) is not smaller than the ${replaced} tokens of messages it replaces, so it was not written`,
+          false,
+        );
+      }
       const details = checked.details ?? {
         readFiles: preparation.readFiles,
         modifiedFiles: preparation.modifiedFiles,
@@ -324,6 +456,7 @@ export class Compactor {
         details,
       };
       const willRetry = request.willRetry === true;
+      this.cannotSaid = false;
       await bus.emit(
         "session_compact",
         {
@@ -350,6 +483,17 @@ export class Compactor {
       request.signal?.removeEventListener("abort", abort);
     }
   }
+}
+
+/** Why a threshold compaction with this cut would not help, or undefined when it would. */
+function cannotCompact(cut: Cut, plan: CutPlan, threshold: number): string | undefined {
+  if (cut.expectedAfter > threshold) {
+    return `Not compacting: even a compaction that keeps only the newest messages leaves the context at about ${cut.expectedAfter} tokens, over the compaction threshold (${threshold} tokens): the system prompt, tools and recent messages take most of the window; use a model with a larger window, a smaller compaction.reserveTokens, or fewer tools`;
+  }
+  if (cut.summarisedTokens <= plan.summaryTokens) {
+    return `Not compacting: the context is over the compaction threshold (${threshold} tokens), but the messages a compaction could summarise (about ${cut.summarisedTokens} tokens) are not more than a summary is expected to take (about ${plan.summaryTokens} tokens); it will try again once there is more to summarise`;
+  }
+  return undefined;
 }
 
 /** A handler's compaction, checked before it is written: a bad one fails the compaction with the handler named. */

@@ -27,6 +27,7 @@ export function customMessage(input: SendMessageInput): CustomMessage {
     content: input.content,
     display: input.display ?? true,
     ...(input.details !== undefined ? { details: input.details } : {}),
+    ...(input.view !== undefined ? { view: input.view } : {}),
     timestamp: Date.now(),
   };
 }

@@ -7,6 +7,7 @@ import type {
   TextContent,
   ThinkingLevel,
   Usage,
+  ViewNode,
 } from "../../kernel/index.js";
 
 export interface SessionContext {
@@ -25,6 +26,7 @@ export interface SessionLog extends ReadonlySessionManager {
     content: string | (TextContent | ImageContent)[],
     display: boolean,
     details?: unknown,
+    view?: ViewNode,
   ): SessionEntry;
   appendSessionInfo(name?: string): SessionEntry;
   appendLabel(targetId: string, label?: string): SessionEntry;

@@ -34,7 +34,13 @@ export class Transcript {
       },
     });
     if (final.role === "custom") {
-      this.log.appendCustomMessageEntry(final.customType, final.content, final.display, final.details);
+      this.log.appendCustomMessageEntry(
+        final.customType,
+        final.content,
+        final.display,
+        final.details,
+        final.view,
+      );
     } else {
       this.log.appendMessage(final);
     }

@@ -57,6 +57,8 @@ export interface TurnLoopConfig {
   /** Read per request, so a model, prompt or thinking change applies from the next request on. */
   model(): ModelInfo;
   systemPrompt(): string;
+  /** The prompt the transcript records: the structured sections, also when a handler forced other text. */
+  recordedSystemPrompt?(): string;
   thinkingLevel(): ThinkingLevel;
   tools(): ToolDeclaration[];
   stream(request: ModelRequest): AssistantMessageStream;
@@ -164,8 +166,8 @@ async function requestAssistant(config: TurnLoopConfig, signal: AbortSignal): Pr
   const { bus, context } = config;
   const model = config.model();
   const branch = config.transcript.messages();
-  const recordedPrompt = config.systemPrompt();
-  let systemPrompt = recordedPrompt;
+  let systemPrompt = config.systemPrompt();
+  const recordedPrompt = config.recordedSystemPrompt?.() ?? systemPrompt;
   let llm: LlmMessage[];
   const rewritable = bus.has("context_with_system");
   if (bus.has("context") || rewritable) {
@@ -254,6 +256,7 @@ function toolResultMessage(outcome: ToolOutcome): ToolResultMessage {
     isError: outcome.isError,
     ...(result.usage ? { usage: result.usage } : {}),
     ...(result.nestedCalls ? { nestedCalls: result.nestedCalls } : {}),
+    ...(result.view !== undefined ? { view: result.view } : {}),
     timestamp: Date.now(),
   };
 }

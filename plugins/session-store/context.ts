@@ -180,6 +180,7 @@ function messageOf(entry: SessionEntry): AgentMessage | undefined {
         timestamp: timeOf(entry),
       };
       if (entry.details !== undefined) message.details = entry.details;
+      if (entry.view !== undefined) message.view = entry.view;
       return message;
     }
     case "branch_summary":

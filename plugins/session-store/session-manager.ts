@@ -38,6 +38,7 @@ import type {
   ThinkingLevel,
   ThinkingLevelChangeEntry,
   Usage,
+  ViewNode,
 } from "../../kernel/index.js";
 import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
 import { stringifySafely } from "../kit/util/safe-json.js";
@@ -570,8 +571,16 @@ export class SessionManager implements ReadonlySessionManager {
     content: string | (TextContent | ImageContent)[],
     display: boolean,
     details?: unknown,
+    view?: ViewNode,
   ): CustomMessageEntry {
-    return this.append<CustomMessageEntry>({ type: "custom_message", customType, content, display, details });
+    return this.append<CustomMessageEntry>({
+      type: "custom_message",
+      customType,
+      content,
+      display,
+      details,
+      ...(view !== undefined ? { view } : {}),
+    });
   }
 
   /** Labels `targetId`; without a label, clears it. */

@@ -6,7 +6,7 @@
  * Decision order (the peer's, pi 0.79+):
  *   1. no protected inputs → nothing to decide (`not-needed`, trusted: false: there is nothing to load anyway);
  *   2. `--trust-project` / `--no-trust-project` (old names `--approve` / `--no-approve`);
- *   3. `project_trust` handlers (built-in, personal, CLI and SDK extensions only): the first `yes`/`no` wins,
+ *   3. `project_trust` handlers (personal and command-line extensions only, as the spec says): the first `yes`/`no` wins,
  *      `undecided` passes, `remember: true` saves the decision;
  *   4. the closest saved decision in `<agentDir>/trust.json` (the cwd or its nearest ancestor);
  *   5. `defaultProjectTrust` from the global settings or overrides: `always`, `never`, or `ask` (a dialog when a

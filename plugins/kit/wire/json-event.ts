@@ -4,9 +4,62 @@
  * `toolcall_start` gains the call's `id` and `toolName`), so the stream grows linearly with the response.
  * The kernel's catalogue knows nothing of the wire: this table is the projection, and docs/events.md shows it.
  */
-import type { AssistantMessage, ExtensionEventName, SessionStreamEvent } from "../../../kernel/index.js";
+import type {
+  AssistantMessage,
+  AssistantMessageEvent,
+  ExtensionEventName,
+  ExtensionEvents,
+  SessionStreamEvent,
+  Usage,
+} from "../../../kernel/index.js";
 
-export type JsonAgentSessionEvent = SessionStreamEvent;
+/** The events that go on the wire (the keys of `wireEvents`, checked below). */
+export type WireEventName =
+  | "session_info_changed"
+  | "agent_start"
+  | "agent_end"
+  | "agent_settled"
+  | "turn_start"
+  | "turn_end"
+  | "queue_update"
+  | "entry_appended"
+  | "thinking_level_changed"
+  | "message_start"
+  | "message_update"
+  | "message_end"
+  | "tool_execution_start"
+  | "tool_execution_update"
+  | "tool_execution_end"
+  | "compaction_start"
+  | "compaction_end"
+  | "auto_retry_start"
+  | "auto_retry_end"
+  | "summarization_retry_scheduled"
+  | "summarization_retry_attempt_start"
+  | "summarization_retry_finished"
+  | "bash_execution_update"
+  | "extension_error";
+
+/** A session event as the SDK delivers it: its `type` and its payload (cumulative snapshots included). */
+export type AgentSessionEvent = {
+  [K in WireEventName]: { type: K } & ExtensionEvents[K]["event"];
+}[WireEventName];
+
+type WithoutPartial<T> = T extends { partial: unknown } ? Omit<T, "partial"> : T;
+
+/** An assistant stream event as `message_update` carries it: no `partial`; `toolcall_start` names the call. */
+export type JsonAssistantMessageEvent<T> = T extends { type: "toolcall_start"; partial: unknown }
+  ? WithoutPartial<T> & { id: string; toolName: string }
+  : WithoutPartial<T>;
+
+/** One JSON-stream (and RPC) event record, as json.md defines the union. */
+export type JsonAgentSessionEvent =
+  | Exclude<AgentSessionEvent, { type: "message_update" }>
+  | {
+      type: "message_update";
+      usage: Usage;
+      assistantMessageEvent: JsonAssistantMessageEvent<AssistantMessageEvent>;
+    };
 
 export interface WireSpec {
   /** `json`: written to the JSON event stream (and so also to RPC); `rpc`: only to RPC. */
@@ -80,7 +133,7 @@ export const wireEvents: Readonly<Partial<Record<ExtensionEventName, WireSpec>>>
   summarization_retry_finished: { stream: "json", fields: [] },
   bash_execution_update: { stream: "rpc", fields: ["id", "delta"] },
   extension_error: { stream: "rpc", fields: ["extensionPath", "event", "error"] },
-});
+} satisfies Record<WireEventName, WireSpec>);
 
 /** The JSON-stream record for an event, or undefined for events that stay in-process. */
 export function toJsonEvent(
@@ -92,9 +145,9 @@ export function toJsonEvent(
     : undefined;
   if (!spec || (spec.stream === "rpc" && !options.rpc)) return undefined;
   if (event.type === "message_update") return messageUpdate(event);
-  const record: JsonAgentSessionEvent = { type: event.type };
+  const record: Record<string, unknown> = { type: event.type };
   for (const field of spec.fields) if (event[field] !== undefined) record[field] = event[field];
-  return record;
+  return record as JsonAgentSessionEvent;
 }
 
 function messageUpdate(event: SessionStreamEvent): JsonAgentSessionEvent {
@@ -111,5 +164,9 @@ function messageUpdate(event: SessionStreamEvent): JsonAgentSessionEvent {
       wire.toolName = block.name;
     }
   }
-  return { type: "message_update", usage: event.usage, assistantMessageEvent: wire };
+  return {
+    type: "message_update",
+    usage: event.usage as Usage,
+    assistantMessageEvent: wire as JsonAssistantMessageEvent<AssistantMessageEvent>,
+  };
 }

@@ -105,15 +105,30 @@ describe("createAgentSession", () => {
 
   it("lets a personal or CLI extension decide project trust through project_trust", async () => {
     layout();
+    const decider = tmp.write(
+      "decider.ts",
+      `export default (kc: any) => kc.on("project_trust", (event: any) => ({ trusted: event.cwd === ${JSON.stringify(project())} ? "yes" : "no" }));`,
+    );
+    const handle = await open({ extensions: [decider] });
+    expect(handle.projectTrusted).to.equal(true);
+    expect(commands(handle)).to.include("project");
+  });
+
+  it("refuses project_trust to an SDK extension: the spec names only personal and command-line ones", async () => {
+    layout();
+    const warnings: string[] = [];
     const handle = await open({
       extensions: [
         (kc: ExtensionAPI) => {
-          kc.on("project_trust", (event) => ({ trusted: event.cwd === project() ? "yes" : "no" }));
+          kc.on("project_trust", () => ({ trusted: "yes" }));
         },
       ],
+      warn: (message) => warnings.push(message),
     });
-    expect(handle.projectTrusted).to.equal(true);
-    expect(commands(handle)).to.include("project");
+    expect(handle.projectTrusted).to.equal(false);
+    expect(warnings.join("\n")).to.match(
+      /may not handle "project_trust": only user, cli extensions take part/,
+    );
   });
 
   it("uses a saved trust decision for the project or an ancestor", async () => {

@@ -61,6 +61,7 @@ describe("before_agent_start", () => {
     const t = setup();
     expect(await beforeAgentStart(t.start, t.config)).to.deep.equal({
       systemPrompt: t.defaultPrompt,
+      recorded: t.defaultPrompt,
       messages: [],
     });
   });
@@ -98,7 +99,10 @@ describe("before_agent_start", () => {
     const t = setup();
     t.bus.on("before_agent_start", () => ({ systemPrompt: "FIRST" }), handler(0));
     t.bus.on("before_agent_start", () => ({ systemPrompt: "SECOND" }), handler(1));
-    expect((await beforeAgentStart(t.start, t.config)).systemPrompt).to.equal("SECOND");
+    const replaced = await beforeAgentStart(t.start, t.config);
+    expect(replaced.systemPrompt).to.equal("SECOND");
+    // The transcript keeps recording the structured sections.
+    expect(replaced.recorded).to.equal(t.defaultPrompt);
 
     const forced = setup();
     forced.bus.on(
