@@ -8,6 +8,7 @@
  * constructed (importing it is harmless; scan.ts warns at load). exports.ts lists every name and what it is here,
  * and docs/extensions.md "Extensions written for pi" shows that list as a table.
  */
+import { createRequire } from "node:module";
 import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/index.js";
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
 import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
@@ -245,6 +246,44 @@ function subpathModule(moduleName: string, module: Module): Module {
   });
 }
 
+/**
+ * A compiled check for a schema TypeBox 0.34 cannot compile, through ajv (as the tool registry checks plain JSON
+ * Schema tool parameters); ajv's own refusal of the schema is reported with TypeBox's.
+ */
+function jsonSchemaCheck(schema: unknown, typeboxError: unknown): Record<string, any> {
+  const { Ajv } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+  let validate: ReturnType<InstanceType<typeof Ajv>["compile"]>;
+  try {
+    validate = new Ajv({ strict: false, allErrors: true }).compile(schema as object);
+  } catch (error) {
+    throw new Error(
+      `typebox/compile: the schema is neither a TypeBox 0.34 schema (${(typeboxError as Error).message}) nor JSON Schema ajv compiles (${(error as Error).message})`,
+    );
+  }
+  const errors = (v: unknown) =>
+    validate(v)
+      ? []
+      : (validate.errors ?? []).map((e) => ({
+          path: e.instancePath,
+          message: e.message ?? e.keyword,
+          schema: e.parentSchema,
+          value: e.data,
+        }));
+  const checked = (v: unknown) => {
+    const found = errors(v);
+    if (found.length > 0)
+      throw new Error(`Value does not match the schema: ${found[0]!.path || "/"} ${found[0]!.message}`);
+    return v;
+  };
+  return {
+    Code: () => "",
+    Check: (v: unknown) => validate(v) === true,
+    Errors: errors,
+    Decode: checked,
+    Encode: checked,
+  };
+}
+
 /** TypeBox 1.x's `typebox/compile` (`Compile(type)` or `Compile(context, type)`, `Validator`) over TypeBox 0.34. */
 export function typeboxCompileModule(compiler: Module, value: Module): Module {
   const TypeCompiler = compiler.TypeCompiler as {
@@ -259,7 +298,13 @@ export function typeboxCompileModule(compiler: Module, value: Module): Module {
       private readonly type: unknown,
     ) {
       this.refs = Object.values(context);
-      this.check = TypeCompiler.Compile(type, this.refs);
+      try {
+        this.check = TypeCompiler.Compile(type, this.refs);
+      } catch (error) {
+        // TypeBox 1.x also compiles plain JSON Schema (objects written by hand inside a Type.Union, say), which 0.34's
+        // compiler refuses ("Unknown type"): such a schema is checked as the JSON Schema it is.
+        this.check = jsonSchemaCheck(type, error);
+      }
     }
     IsAccelerated() {
       return true;

@@ -192,12 +192,15 @@ import { Type } from "typebox";
 export default function () {
   const all = [${specifiers.map((_s, i) => `m${i}`).join(", ")}];
   const validator = Compile(Type.Object({ n: Type.Number() }));
+  // TypeBox 1.x compiles plain JSON Schema inside its types (pi-subagents writes such schemas).
+  const plain = Compile(Type.Object({ c: Type.Union([{ type: "object", maxProperties: 1 } as any, Type.String()]) }));
   let refused = "";
   try { (streamSimpleOpenAICompletions as any)(); } catch (error) { refused = (error as Error).message; }
   (globalThis as any).__piSeen = {
     objects: all.filter((m) => typeof m === "object" && m !== null).length,
     compat: typeof compatGetModels,
     check: [validator.Check({ n: 1 }), validator.Check({ n: "x" }), validator.Errors({ n: "x" }).length > 0],
+    plain: [plain.Check({ c: { a: 1 } }), plain.Check({ c: "s" }), plain.Check({ c: { a: 1, b: 2 } }), plain.Errors({ c: 3 }).length > 0],
     sameCompile: CompileDefault === Compile,
     refused,
   };
@@ -208,6 +211,7 @@ export default function () {
     expect(t.session.extensions().failed).to.deep.equal([]);
     expect(g.__piSeen).to.deep.include({ objects: specifiers.length, compat: "function", sameCompile: true });
     expect(g.__piSeen!.check).to.deep.equal([true, false, true]);
+    expect(g.__piSeen!.plain).to.deep.equal([true, true, false, true]);
     expect(g.__piSeen!.refused).to.match(
       /^streamSimpleOpenAICompletions from @earendil-works\/pi-ai is not supported by KnightCode: pi-ai's own provider implementations/,
     );
