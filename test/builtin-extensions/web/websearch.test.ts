@@ -95,7 +95,7 @@ describe("builtin:web websearch", function () {
       script: [(request) => ({ text: (request.tools ?? []).map((tool) => tool.name).join(",") })],
     });
     await t.prompt("which tools?");
-    const offered = t.lastAssistantText().split(",");
+    const offered = (t.lastAssistantText() ?? "").split(",");
     expect(offered).to.include("read");
     expect(offered).not.to.include("websearch").and.not.to.include("webfetch");
     await t.prompt("/tools");
