@@ -53,16 +53,17 @@ function embedded(address: string, bits: number): [string, number][] {
   ];
 }
 
+// IPv6 ranges first: `::1` is loopback, not the IPv4-compatible form of 0.0.0.1.
 const refused: { list: BlockList; what: string }[] = [
+  ...V6_RANGES.map(([address, bits, what]) => {
+    const list = new BlockList();
+    list.addSubnet(address, bits, "ipv6");
+    return { list, what };
+  }),
   ...V4_RANGES.map(([address, bits, what]) => {
     const list = new BlockList();
     list.addSubnet(address, bits, "ipv4");
     for (const [v6, v6bits] of embedded(address, bits)) list.addSubnet(v6, v6bits, "ipv6");
-    return { list, what };
-  }),
-  ...V6_RANGES.map(([address, bits, what]) => {
-    const list = new BlockList();
-    list.addSubnet(address, bits, "ipv6");
     return { list, what };
   }),
 ];
