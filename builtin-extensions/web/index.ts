@@ -2,7 +2,7 @@
  * builtin:web — the `websearch` tool (Brave Search or Tavily, chosen by the `provider` setting) and the `webfetch`
  * tool (a page as Markdown). Both are read-only network tools: their annotations say `readOnlyHint` and
  * `openWorldHint`, so the classifier gate lets them run as it lets reads run, and rules in tools.json can still ask
- * for or deny them (`ask: ["webfetch"]`).
+ * for or deny them (`"ask": "webfetch"`).
  *
  * Both are off until tools.json turns them on (`/tools websearch on`, or `tool/settings/write` with `enabled`): a
  * search needs an API key, and a page fetched on the model's word is a way in for instructions planted in it. Like

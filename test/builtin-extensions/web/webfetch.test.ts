@@ -272,4 +272,32 @@ describe("builtin:web webfetch", function () {
     expect(resultOf(t).details.fullTextPath).to.equal(undefined);
     expect(existsSync(join(tmp.path, "agent", "tools.json"))).to.equal(true);
   });
+
+  it("runs under the classifier gate without asking (read-only), and asks when a rule says so", async () => {
+    const server = await serve((_req, res) => {
+      res.end("gated page");
+    });
+    const dir = join(tmp.path, "agent");
+    mkdirSync(dir, { recursive: true });
+    const write = (gate: Record<string, unknown>) =>
+      writeFileSync(
+        join(dir, "tools.json"),
+        JSON.stringify({
+          "classifier-gate": { enabled: true, ...gate },
+          webfetch: { enabled: true, allowPrivate: true },
+        }),
+      );
+    write({});
+    t = await createTestSession({ agentDir: dir, script: [...fetches(server.url), ...fetches(server.url)] });
+    await t.prompt("read");
+    expect(resultOf(t, 0).text).to.contain("gated page");
+    expect(t.dialogs).to.deep.equal([]);
+    write({ ask: "webfetch" });
+    t.answerDialogs(false);
+    await t.prompt("again");
+    expect(t.dialogs).to.have.length(1);
+    expect(t.dialogs[0]).to.match(/^confirm: /);
+    expect(resultOf(t, 1).call.isError).to.equal(true);
+    expect(server.seen).to.have.length(1);
+  });
 });
