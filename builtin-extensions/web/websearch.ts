@@ -157,9 +157,13 @@ export async function search(
   if (!query) throw new Error("websearch: the query is empty");
   let request: ReturnType<SearchProvider["request"]>;
   try {
+    const parsed = new URL(base);
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new Error("not http");
     request = provider.request(base, key, query, count);
   } catch {
-    throw new Error(`websearch: "${provider.baseUrlSetting}" in ${settings.path} is not a URL: ${base}`);
+    throw new Error(
+      `websearch: "${provider.baseUrlSetting}" in ${settings.path} is not an http(s) URL: ${base}`,
+    );
   }
   const limit = deadline(signal, seconds);
   let status: number;

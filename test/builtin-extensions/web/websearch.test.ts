@@ -287,13 +287,20 @@ describe("builtin:web websearch", function () {
     expect(text).to.contain(join(t.agentDir, "tools.json"));
   });
 
-  it("refuses an unknown provider by name", async () => {
+  it("refuses an unknown provider and a base URL that is not http(s), by name", async () => {
     t = await createTestSession({
       agentDir: agentDir({ websearch: { enabled: true, provider: "bing", braveApiKey: BRAVE_KEY } }),
-      script: search({ query: "q" }),
+      script: [...search({ query: "q" }), ...search({ query: "q" })],
     });
     await t.prompt("go");
     expect(resultOf(t).text).to.contain('the provider "bing"').and.contain("is not one of brave, tavily");
+    await t.prompt(`/tools websearch provider=tavily`);
+    await t.prompt(`/tools websearch tavilyApiKey=${TAVILY_KEY}`);
+    await t.prompt("/tools websearch tavilyBaseUrl=ftp://proxy.example");
+    await t.prompt("again");
+    expect(resultOf(t, 1).text)
+      .to.contain('"tavilyBaseUrl" in')
+      .and.contain("is not an http(s) URL: ftp://proxy.example");
   });
 
   it("reports Brave's rejected key (HTTP 422 SUBSCRIPTION_TOKEN_INVALID) with its message and where the key is", async () => {
