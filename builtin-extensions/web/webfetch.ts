@@ -146,7 +146,12 @@ export async function fetchPage(
   }
   if (page.cut)
     notices.push(`[Download stopped at ${formatSize(maxBytes)}: the rest of the page was not read.]`);
-  const shown = kept.firstLineExceedsLimit ? "" : kept.content;
+  // A line longer than the limit (minified JSON, a one-line page) would leave little or nothing as whole lines:
+  // then the text's first bytes are shown instead.
+  const shown =
+    kept.truncated && kept.outputBytes < DEFAULT_MAX_BYTES / 2
+      ? firstBytes(full, DEFAULT_MAX_BYTES)
+      : kept.content;
   return {
     text: [shown, ...notices].filter(Boolean).join("\n\n"),
     details: {
@@ -185,3 +190,11 @@ export const webfetchTool: ToolDefinition<typeof schema, WebFetchDetails> = {
     return { content: [{ type: "text", text }], details };
   },
 };
+
+/** The first `maxBytes` bytes of `text`, ending on a character boundary. */
+function firstBytes(text: string, maxBytes: number): string {
+  const buffer = Buffer.from(text.slice(0, maxBytes), "utf8");
+  let end = Math.min(maxBytes, buffer.length);
+  while (end > 0 && end < buffer.length && (buffer[end]! & 0xc0) === 0x80) end--;
+  return buffer.subarray(0, end).toString("utf8");
+}

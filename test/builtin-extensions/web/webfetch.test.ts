@@ -147,6 +147,27 @@ describe("builtin:web webfetch", function () {
     }
   });
 
+  it("shows the beginning of a page that is one long line (minified JSON) rather than nothing", async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({ items: Array.from({ length: 20000 }, (_, i) => ({ id: i, name: `item-${i}` })) }),
+      );
+    });
+    t = await createTestSession({ agentDir: agentDir({ allowPrivate: true }), script: fetches(server.url) });
+    await t.prompt("read");
+    const { text, details } = resultOf(t);
+    try {
+      expect(details.truncated).to.equal(true);
+      expect(text).to.contain('{"items":[{"id":0,"name":"item-0"}');
+      expect(Buffer.byteLength(text))
+        .to.be.above(40 * 1024)
+        .and.below(51 * 1024 + 1024);
+    } finally {
+      rmSync(details.fullTextPath as string, { force: true });
+    }
+  });
+
   it("by default refuses loopback and private addresses (literal or by name) and other schemes, without connecting", async () => {
     const server = await serve((_req, res) => {
       res.end("should never be read");
