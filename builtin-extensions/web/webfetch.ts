@@ -1,6 +1,6 @@
 /**
  * The `webfetch` tool: GET one http(s) URL and hand the model the page as readable text (Markdown for HTML). Bounded
- * twice: at most `maxBytes` of body are downloaded (default 5 MB), and at most the kit's 50 KB / 2,000 lines of text
+ * twice: at most `maxBytes` of body are downloaded (default 2 MB), and at most the kit's 50 KB / 2,000 lines of text
  * reach the model; the whole text then goes to a private temp file named in the notice, as `bash` does with long
  * output. Private, loopback and link-local addresses are refused unless `allowPrivate` is set (address-guard.ts).
  */
@@ -21,7 +21,8 @@ import { decodeBody, htmlTitle, htmlToMarkdown, pageKind } from "./page-text.js"
 import { booleanSetting, deadline, numberSetting, readValues, stringSetting, timedOut } from "./settings.js";
 
 export const FETCH_SETTINGS = "webfetch";
-export const DEFAULT_FETCH_MAX_BYTES = 5 * 1024 * 1024;
+/** HTML converts at about a second per megabyte on a slow machine, and the conversion holds the event loop. */
+export const DEFAULT_FETCH_MAX_BYTES = 2 * 1024 * 1024;
 export const DEFAULT_FETCH_TIMEOUT_SECONDS = 30;
 
 export const FETCH_SETTINGS_KEYS: Record<string, string> = {
