@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Type } from "@knightcodeai/cli";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
 import { expect } from "chai";
 import { useTempDir } from "../../helpers/temp-dir.js";
@@ -399,5 +400,26 @@ describe("builtin:web websearch", function () {
     expect(resultOf(t, 1).text).to.contain(
       "Brave Search's answer has an unexpected shape: web.results is not a list",
     );
+  });
+
+  it("gives way to a websearch tool of another extension", async () => {
+    t = await createTestSession({
+      agentDir: agentDir({ websearch: { enabled: true } }),
+      extensions: [
+        (kc) =>
+          kc.registerTool({
+            name: "websearch",
+            description: "my own search",
+            parameters: Type.Object({ query: Type.String() }),
+            execute: async (_id, params) => ({
+              content: [{ type: "text", text: `mine: ${params.query}` }],
+              details: undefined,
+            }),
+          }),
+      ],
+      script: search({ query: "q" }),
+    });
+    await t.prompt("go");
+    expect(resultOf(t).text).to.equal("mine: q");
   });
 });
