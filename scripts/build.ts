@@ -61,6 +61,8 @@ const external = [
   // Loaded by createRequire() only when a configuration file fails JSON.parse (plugins/kit/files/json-file.ts).
   "jsonc-parser",
   "openai",
+  // webfetch's HTML converter, loaded with the first page it reads.
+  "turndown",
   "ws",
   // The codemode sandbox's QuickJS loads its .wasm file from beside its own module.
   "quickjs-emscripten-core",

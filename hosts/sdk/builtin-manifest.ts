@@ -63,6 +63,8 @@ const MANIFEST = [
     providers: [],
   },
   { name: "ask-user", modes: [], flags: [], providers: [] },
+  // The websearch and webfetch tools, off until tools.json turns them on; turndown loads with the first page.
+  { name: "web", modes: [], flags: [], providers: [] },
   // The /tools command over tools.json.
   { name: "tool-settings", modes: [], flags: [], providers: [] },
   { name: "themes", modes: [], flags: [], providers: [] },

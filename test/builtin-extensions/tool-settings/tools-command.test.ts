@@ -53,10 +53,10 @@ describe("builtin:tool-settings (/tools)", () => {
 
   it("says what is wrong with an unknown tool or a change it cannot read", async () => {
     t = await createTestSession();
-    await t.prompt("/tools websearch on");
+    await t.prompt("/tools nosuchtool on");
     await t.prompt("/tools classifier-gate loud");
     const errors = t.ui.notifications.filter((n) => n.level === "error").map((n) => n.message);
-    expect(errors[0]).to.contain('Unknown tool "websearch"').and.contain("classifier-gate, ask-user");
+    expect(errors[0]).to.contain('Unknown tool "nosuchtool"').and.contain("classifier-gate, ask-user");
     expect(errors[1]).to.contain("Usage: /tools");
   });
 });
