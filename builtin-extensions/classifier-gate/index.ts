@@ -152,7 +152,14 @@ export default function classifierGate(knightcode: ExtensionAPI): void {
     const answer = await ctx.ui.select(
       `Allow ${event.toolName}?\n${confirmMessage(event, why, running.get(event.parentToolCallId ?? ""))}`,
       choices,
-      ctx.signal ? { signal: ctx.signal } : undefined,
+      {
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        permission: {
+          allowOnce: GATE_CHOICES.once,
+          ...(remember ? { allowAlways: GATE_CHOICES.always } : {}),
+          reject: GATE_CHOICES.block,
+        },
+      },
     );
     if (answer === GATE_CHOICES.once || answer === GATE_CHOICES.always) {
       const always = answer === GATE_CHOICES.always;

@@ -125,7 +125,7 @@ export class AcpSession implements OpsSession {
   static async open(options: AcpSessionOptions): Promise<AcpSession> {
     const session = new AcpSession(options);
     const ui = new AcpUI({
-      confirm: (title, message, opts) => session.askPermission(title, message, opts),
+      permission: (title, message, opts) => session.askPermission(title, message, opts),
       form: (message, properties, required, opts) => session.form(message, properties, required, opts),
       notify: (message, level) => session.notify(message, level),
       setTitle: () => {},
@@ -518,7 +518,7 @@ export class AcpSession implements OpsSession {
     const info = knightcode.getAllTools().find((t) => t.name === toolName);
     if (info?.annotations?.readOnlyHint === true) return undefined;
     if (this.mode === "read-only") return { block: true, reason: READ_ONLY_REFUSAL };
-    if (!(await this.askPermission(`Allow ${toolName}?`, undefined, undefined))) {
+    if ((await this.askPermission(`Allow ${toolName}?`, undefined, undefined)) === undefined) {
       return { block: true, reason: DECLINED };
     }
     this.approved.add(toolCallId);
@@ -533,12 +533,15 @@ export class AcpSession implements OpsSession {
     title: string,
     message: string | undefined,
     opts: DialogOptions | undefined,
-  ): Promise<boolean> {
-    if (!this.sessionId) return this.unaskable(title);
+  ): Promise<"once" | "always" | undefined> {
+    if (!this.sessionId) {
+      this.unaskable(title);
+      return undefined;
+    }
     const callId = [...this.inGate].reverse().find((id) => this.calls.has(id));
     const call = callId ? this.calls.get(callId) : undefined;
-    if (call && (this.approved.has(call.id) || this.alwaysAllowed.has(call.toolName))) return true;
-    if (opts?.signal?.aborted) return false;
+    if (call && (this.approved.has(call.id) || this.alwaysAllowed.has(call.toolName))) return "once";
+    if (opts?.signal?.aborted) return undefined;
     const details: ToolCallContent[] = message
       ? [{ type: "content", content: { type: "text", text: message } }]
       : [];
@@ -568,10 +571,10 @@ export class AcpSession implements OpsSession {
         { sessionId: this.sessionId, toolCall, options },
         { cancellationSignal: request.signal, stopWaitingOnCancel: true },
       );
-      if (answer.outcome.outcome !== "selected") return false;
+      if (answer.outcome.outcome !== "selected") return undefined;
       const chosen = answer.outcome.optionId;
       if (chosen === ALLOW_ALWAYS && call) this.alwaysAllowed.add(call.toolName);
-      return chosen === ALLOW_ONCE || chosen === ALLOW_ALWAYS;
+      return chosen === ALLOW_ALWAYS ? "always" : chosen === ALLOW_ONCE ? "once" : undefined;
     } catch (error) {
       if (request.signal.reason === "timeout") {
         this.options.log(
@@ -582,7 +585,7 @@ export class AcpSession implements OpsSession {
           `the permission request "${toolCall.title}" failed (${errorMessage(error)}); the call is refused`,
         );
       }
-      return false;
+      return undefined;
     } finally {
       clearTimeout(timer);
       opts?.signal?.removeEventListener("abort", onAbort);

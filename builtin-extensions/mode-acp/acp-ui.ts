@@ -1,6 +1,6 @@
 /**
- * `ctx.ui` for the extensions of one ACP session. Confirmations (the permission gate's, an extension's) become
- * `session/request_permission`; questions (`select`, `input`, `editor`, and `ask_user`'s several at once) become
+ * `ctx.ui` for the extensions of one ACP session. Confirmations and permission selects (the permission gate's, an
+ * extension's) become `session/request_permission`; questions (`select`, `input`, `editor`, and `ask_user`'s several at once) become
  * `elicitation/create` forms when the client offers them, and otherwise fail saying that no one can answer. What
  * only a terminal draws (widgets, status, footer, header, editor) is a no-op; notifications go to the client as
  * notices when it takes them, else to stderr.
@@ -17,7 +17,12 @@ import {
 
 /** What the UI asks of its session. */
 export interface UiBackend {
-  confirm(title: string, message: string | undefined, opts: DialogOptions | undefined): Promise<boolean>;
+  /** `session/request_permission`: which allow the person chose, or undefined (rejected, cancelled, no answer). */
+  permission(
+    title: string,
+    message: string | undefined,
+    opts: DialogOptions | undefined,
+  ): Promise<"once" | "always" | undefined>;
   /** A form answer by field, or undefined when the person declined or cancelled it. */
   form(
     message: string,
@@ -36,11 +41,18 @@ export class AcpUI extends ThemedUI implements ExtensionUIContext {
     super();
   }
 
-  confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
-    return this.backend.confirm(title, message, opts);
+  async confirm(title: string, message?: string, opts?: DialogOptions): Promise<boolean> {
+    return (await this.backend.permission(title, message, opts)) !== undefined;
   }
 
   async select(title: string, options: string[], opts?: DialogOptions): Promise<string | undefined> {
+    // A permission question (the gate's) is the client's own permission prompt, not a form.
+    const permission = opts?.permission;
+    if (permission) {
+      const allowed = await this.backend.permission(title, undefined, opts);
+      if (allowed === "always") return permission.allowAlways ?? permission.allowOnce;
+      return allowed === "once" ? permission.allowOnce : permission.reject;
+    }
     const answer = await this.backend.form(
       title,
       { choice: { type: "string", title, enum: options } },

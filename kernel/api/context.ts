@@ -23,6 +23,20 @@ export interface DialogOptions {
   signal?: AbortSignal;
   /** Milliseconds; the dialog resolves as cancelled (`undefined` / `false`) when it runs out. */
   timeout?: number;
+  /**
+   * For `select`: the question asks permission, and these of its options mean allow once, allow always and reject.
+   * A host with its own permission prompt (an ACP client's `session/request_permission`) asks with that and answers
+   * the matching option; any other host shows the select as it is.
+   */
+  permission?: PermissionChoices;
+}
+
+/** Which options of a permission `select` mean what (`DialogOptions.permission`). */
+export interface PermissionChoices {
+  allowOnce: string;
+  /** Absent when the question offers no remembered approval. */
+  allowAlways?: string;
+  reject: string;
 }
 
 export interface WidgetOptions {

@@ -115,7 +115,7 @@ describe("interactive UI: the permission gate's dialog (tmux, local model server
     const help = await term.waitFor("KC-EXIT-0");
     expect(help).to.match(/--gate\s+Turn the permission gate on for this run/);
     expect(help).to.match(
-      /--trust-project, --no-trust-project\s+Trust, or do not trust.*also --approve, --no-approve/,
+      /--trust-project, --no-trust-project\s+Trust, or do not trust.*also -a, --approve, -na, --no-approve/,
     );
   });
 });

@@ -57,7 +57,8 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
       ...(options.extension ? ["-e", options.extension] : []),
       "--provider local --model m1",
     ].join(" ");
-    term.start(command, tmp.path, options.columns ?? 100, options.rows ?? 32);
+    // Wide enough that a temp path under the test runner's per-process TMPDIR stays on one line.
+    term.start(command, tmp.path, options.columns ?? 160, options.rows ?? 32);
   }
 
   async function quit(): Promise<void> {
@@ -378,7 +379,10 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     await term.waitFor("local/m1");
     term.enter("run ls");
     await term.waitFor("Listed.");
-    term.enter("summarise @notes.txt");
+    // The space ends the @ word, so Enter sends the prompt rather than taking a file suggestion.
+    term.type("summarise @notes.txt ");
+    await term.waitFor("summarise @notes.txt");
+    term.key("Enter");
     await term.waitFor("Read notes.");
     term.enter("/tree");
     let tree = await term.waitFor("Continue from which entry?");

@@ -164,14 +164,15 @@ describe("createAgentSession", () => {
       error = e;
     });
     expect(String(error)).to.contain("No model is selected");
-    expect(String(error)).to.contain("--provider scripted --script");
+    // The agent folder's real files, not a placeholder.
+    expect(String(error)).to.contain("auth.json").and.contain("models.json").and.not.contain("<agentDir>");
     let resolveError: unknown;
     try {
       sessionInternals(handle).models.resolveModel({});
     } catch (e) {
       resolveError = e;
     }
-    expect(String(resolveError)).to.contain("--provider scripted --script");
+    expect(String(resolveError)).to.contain("ANTHROPIC_API_KEY").and.contain("models.json");
   });
 
   it("answers from a script file given with the scripted provider's own --script flag", async () => {
