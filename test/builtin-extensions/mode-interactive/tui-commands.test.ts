@@ -237,7 +237,7 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     term.enter("/session");
     const shown = await term.waitFor("Cost");
     expect(shown).to.match(/Name +my named work/);
-    expect(shown).to.match(/File +\S+\.jsonl/);
+    expect(sessionFile(shown), shown).to.match(/^\/\S+\.jsonl$/);
     expect(shown).to.match(/Session id +[0-9a-f-]{8,}/);
     expect(shown).to.match(/Messages +1 yours, 1 answers, 0 tool calls/);
     expect(shown).to.match(/Tokens +1,200 in, 34 out/);
@@ -255,7 +255,7 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     term.enter("first question");
     await term.waitFor("First answer.");
     term.enter("/session");
-    const before = /File +(\S+\.jsonl)/.exec(await term.waitFor("Cost"))![1]!;
+    const before = sessionFile(await term.waitFor("Cost"))!;
     term.enter("/clone");
     const cloned = await term.waitFor("Cloned into a new session");
     expect(cloned).to.contain("› first question");
@@ -263,7 +263,7 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     await term.waitFor("Second answer.");
     term.enter("/session");
     await term.waitFor(/Messages +2 yours/);
-    const after = /File +(\S+\.jsonl)/.exec(term.screen())![1]!;
+    const after = sessionFile(term.screen())!;
     expect(after).to.not.equal(before);
     expect(readFileSync(before, "utf8")).to.not.contain("second question");
 
@@ -422,3 +422,9 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     await quit();
   });
 });
+
+/** The File row of `/session`, its lines joined: a session file's path can be longer than the screen is wide. */
+function sessionFile(screen: string): string | undefined {
+  const row = /File\s+([\s\S]*?)\n\s*Session id/.exec(screen);
+  return row ? row[1]!.replace(/\s+/g, "") : undefined;
+}

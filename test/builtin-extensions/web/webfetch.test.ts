@@ -317,7 +317,7 @@ describe("builtin:web webfetch", function () {
     t.answerDialogs(false);
     await t.prompt("again");
     expect(t.dialogs).to.have.length(1);
-    expect(t.dialogs[0]).to.match(/^confirm: /);
+    expect(t.dialogs[0]).to.match(/^select: Allow webfetch\?/);
     expect(resultOf(t, 1).call.isError).to.equal(true);
     expect(server.seen).to.have.length(1);
   });
