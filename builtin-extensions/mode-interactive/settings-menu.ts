@@ -149,6 +149,22 @@ export const SETTINGS: Setting[] = [
     read: fromSettings("retry.maxRetries", undefined),
   },
   {
+    key: "steeringMode",
+    label: "Steering mode",
+    help: "messages sent while the agent works: all at the next turn, or one per turn",
+    kind: { type: "choice", values: () => ["all", "one-at-a-time"] },
+    agent: true,
+    read: fromSettings("steeringMode", "all"),
+  },
+  {
+    key: "followUpMode",
+    label: "Follow-up mode",
+    help: "follow-ups queued for after the run: all at once, or one per turn",
+    kind: { type: "choice", values: () => ["all", "one-at-a-time"] },
+    agent: true,
+    read: fromSettings("followUpMode", "all"),
+  },
+  {
     key: "cacheWarming.enabled",
     label: "Cache warming",
     help: "keep the provider's prompt cache warm while you think",
