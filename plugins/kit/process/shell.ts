@@ -349,6 +349,12 @@ export interface ExecShellOptions {
   shell?: string;
 }
 
+/**
+ * Put before every command: read the start line (exit quietly without it), then give the command /dev/null as its
+ * stdin. On the command's own first line, so the line numbers in its error messages do not change.
+ */
+export const START_GATE = "IFS= read -r _ || exit 129; exec </dev/null; ";
+
 /** Bytes at the end of `chunk` that start a UTF-8 character the chunk does not finish. */
 function incompleteTail(chunk: Buffer): number {
   for (let back = 1; back <= Math.min(3, chunk.length); back++) {
@@ -375,12 +381,15 @@ export async function execShellCommand(command: string, options: ExecShellOption
 
   // Loaded on first use: most sessions start without running a command.
   const { execa } = await import("execa");
-  const child = execa(shell, ["-c", command], {
+  // The command waits for a line on its stdin before it starts, which this process writes once the group is
+  // registered with the watchdog: a command that ran first could outlive an agent killed in between (seen under
+  // load). Then its stdin is /dev/null again, as if ignored; without that line (this process died) it never runs.
+  const child = execa(shell, ["-c", `${START_GATE}${command}`], {
     cwd,
     env,
     extendEnv: false,
     detached: true,
-    stdin: "ignore",
+    stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",
     buffer: false,
@@ -406,6 +415,10 @@ export async function execShellCommand(command: string, options: ExecShellOption
       running.add(pid);
       trackGroup(pid);
     }
+    child.stdin?.on("error", () => {
+      // The shell ended before it read the line (it could not start): its exit is reported below.
+    });
+    child.stdin?.end("\n");
     const streams = [child.stdout, child.stderr].filter((s): s is Readable => s !== null && s !== undefined);
     let open = streams.length;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;

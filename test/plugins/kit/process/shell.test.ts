@@ -1,4 +1,5 @@
 /** The shell engine against real processes: exit codes, merged output, limits, spill file, group kills. */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import {
   SHELL_MAX_BYTES,
   SHELL_MAX_LINES,
   type ShellResult,
+  START_GATE,
 } from "../../../../plugins/kit/process/shell.js";
 import { alive, gone, pidWritten } from "../../../helpers/processes.js";
 
@@ -20,6 +22,25 @@ function killQuietly(pid: number): void {
     // already gone
   }
 }
+
+describe("shell engine: a command starts only once its group is registered", () => {
+  // The engine writes the start line after registering the command's process group with the watchdog; an agent
+  // killed before that leaves a command that never runs, where it used to leave one that outlived it.
+  for (const shell of ["/bin/sh", "/bin/bash"].filter((s) => existsSync(s))) {
+    it(`${shell}: without the start line the command does not run; with it, it runs with /dev/null as stdin`, () => {
+      const command = `${START_GATE}echo ran; readlink /proc/self/fd/0`;
+      const closed = spawnSync(shell, ["-c", command], { input: "", encoding: "utf8" });
+      expect(closed.stdout).to.equal("");
+      expect(closed.status).to.equal(129);
+      const started = spawnSync(shell, ["-c", command], {
+        input: "\nNOT FOR THE COMMAND\n",
+        encoding: "utf8",
+      });
+      expect(started.status).to.equal(0);
+      expect(started.stdout).to.equal("ran\n/dev/null\n");
+    });
+  }
+});
 
 describe("shell engine (runShellCommand)", () => {
   let dir: string;
