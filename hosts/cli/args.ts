@@ -24,6 +24,8 @@ export interface CliArgs {
   maxTurns?: string;
   approve?: boolean;
   listModels?: string | true;
+  /** pi's `--export <session file> [output.html]`: write the session as HTML and exit. */
+  exportSession?: { file: string; output?: string };
   listExtensions: boolean;
   /** pi's switches that leave a kind of resource out: `--no-themes`, `--no-skills`, ... (see PI_SWITCHES). */
   without: {
@@ -195,6 +197,7 @@ export const KNOWN_OPTIONS = [
   ...Object.keys(SWITCHES),
   ...Object.keys(PI_SWITCHES),
   "--list-models",
+  "--export",
 ];
 
 /** A usage error; `misspelt` is an unknown option and the options it may have meant. */
@@ -265,6 +268,16 @@ export function parseArgs(argv: readonly string[]): ParseResult {
           .map((t) => t.trim())
           .filter(Boolean);
       else (args as unknown as Record<string, unknown>)[target] = value;
+      continue;
+    }
+    if (name === "--export") {
+      const file = inline ?? argv[++i];
+      if (file === undefined || (inline === undefined && file.startsWith("-"))) {
+        return { ok: false, error: "--export needs a session file" };
+      }
+      const next = argv[i + 1];
+      const output = next !== undefined && !next.startsWith("-") ? argv[++i] : undefined;
+      args.exportSession = { file, ...(output !== undefined ? { output } : {}) };
       continue;
     }
     if (name === "--list-models") {

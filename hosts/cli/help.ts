@@ -97,6 +97,7 @@ const OPTIONS: [string, string][] = [
     "Trust, or do not trust, this project's own resources (also -a, --approve, -na, --no-approve)",
   ],
   ["--list-models [search]", "List the models that can be used, as a table"],
+  ["--export <file> [output]", "Write a session file as HTML (as /export does) and exit"],
   ["--list-extensions", "List loaded extensions and the flags they add"],
   ["-v, --version", "Print the version"],
   ["-h, --help", "Show this help"],

@@ -79,6 +79,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (args.help || args.listExtensions || args.listModels !== undefined) return inspect(args);
+  if (args.exportSession) return exportSession(args, args.exportSession);
 
   // In a terminal, prompts on the command line start the interactive mode with them (as the closest peer does);
   // anywhere else (pipes, scripts, CI) they run in print mode. --resume asks for the interactive mode's picker.
@@ -327,6 +328,38 @@ async function inspect(args: CliArgs): Promise<number> {
     return extensions.failed.length > 0 ? 1 : 0;
   } finally {
     await handle.dispose();
+  }
+}
+
+/**
+ * pi's `--export <file> [output]`: opens the session file (its lock held for the moment), runs `/export` (the
+ * html-export built-in, or an extension that replaces it) and prints the file written.
+ */
+async function exportSession(args: CliArgs, target: { file: string; output?: string }): Promise<number> {
+  const file = resolve(target.file);
+  if (!existsSync(file)) {
+    process.stderr.write(`knightcode: --export: ${file} does not exist\n`);
+    return 1;
+  }
+  const options = sessionOptions(args, "print");
+  const { createAgentSession } = await import("@knightcodeai/cli");
+  let handle: AgentSessionHandle | undefined;
+  try {
+    handle = await createAgentSession({
+      ...options,
+      session: { path: file },
+      approve: args.approve ?? false,
+    } as CreateAgentSessionOptions);
+    const result = (await handle.runCommand("export", target.output ?? "")) as { path?: unknown } | undefined;
+    if (typeof result?.path !== "string")
+      throw new Error("the /export command did not report the file it wrote");
+    process.stdout.write(`${result.path}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`knightcode: --export: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await handle?.dispose();
   }
 }
 

@@ -3,7 +3,7 @@
  * the built `knightcode`.
  */
 
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
@@ -150,6 +150,36 @@ describe("pi's command-line options", function () {
     const bad = await run([...base, "--tui-mode", "sideways"]);
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.contain("--tui-mode must be regular or fullscreen");
+  });
+
+  it("--export <file> [output] writes a session as HTML and exits; a missing file is an error", async () => {
+    const script = tmp.write("script.json", JSON.stringify({ steps: [{ text: "EXPORTED-ANSWER-7" }] }));
+    const sessions = join(tmp.path, "sessions");
+    const made = await run([
+      "-p",
+      "export me",
+      "--provider",
+      "scripted",
+      "--script",
+      script,
+      "--session-dir",
+      sessions,
+    ]);
+    expect(made.code, made.stderr).to.equal(0);
+    const file = readdirSync(sessions, { recursive: true, encoding: "utf8" }).find((f) =>
+      f.endsWith(".jsonl"),
+    );
+    expect(file, "the print run saved its session").to.be.a("string");
+    const output = join(tmp.path, "out.html");
+    const exported = await run(["--export", join(sessions, file!), output]);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout.trim()).to.equal(output);
+    const html = readFileSync(output, "utf8");
+    expect(html).to.contain("EXPORTED-ANSWER-7").and.contain("export me");
+    const missing = await run(["--export", join(tmp.path, "nope.jsonl")]);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.contain("nope.jsonl does not exist");
+    expect((await run(["--export"])).stderr).to.contain("--export needs a session file");
   });
 
   it("--offline installs no missing package and says so", async () => {
