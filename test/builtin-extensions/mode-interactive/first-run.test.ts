@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
-import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
+import { type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import {
   DONE,
@@ -18,7 +18,7 @@ import {
   textStream,
   usageChunk,
 } from "../providers/openai-compatible/fixtures.js";
-import { hasTmux, TmuxDriver } from "./tmux-driver.js";
+import { type TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
 
 describe("interactive UI: first run and models (tmux, local model server)", function () {
   this.timeout(90_000);
@@ -26,16 +26,8 @@ describe("interactive UI: first run and models (tmux, local model server)", func
   let server: TestServer;
   let term: TmuxDriver;
 
-  before(function () {
-    if (!hasTmux) this.skip();
-  });
-  beforeEach(async () => {
-    server = await startTestServer();
-    term = new TmuxDriver();
-  });
-  afterEach(async () => {
-    term.close();
-    await server.close();
+  useTerminalAndModel((started) => {
+    ({ server, term } = started);
   });
 
   const agentDir = () => join(tmp.path, "agent");

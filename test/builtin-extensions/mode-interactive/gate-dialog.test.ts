@@ -9,15 +9,10 @@ import { expect } from "chai";
 import { GATE_CHOICES } from "../../../builtin-extensions/classifier-gate/index.js";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
-import {
-  type RecordedRequest,
-  startTestServer,
-  type TestServer,
-  writeSse,
-} from "../../helpers/sse-server.js";
+import { type RecordedRequest, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { textStream, toolCallStream } from "../providers/openai-compatible/fixtures.js";
-import { hasTmux, TmuxDriver } from "./tmux-driver.js";
+import { type TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
 
 const RISKY = "risky: destructive or irreversible";
 
@@ -35,16 +30,8 @@ describe("interactive UI: the permission gate's dialog (tmux, local model server
   let server: TestServer;
   let term: TmuxDriver;
 
-  before(function () {
-    if (!hasTmux) this.skip();
-  });
-  beforeEach(async () => {
-    server = await startTestServer();
-    term = new TmuxDriver();
-  });
-  afterEach(async () => {
-    term.close();
-    await server.close();
+  useTerminalAndModel((started) => {
+    ({ server, term } = started);
   });
 
   const agentRequests = () => server.requests.filter((r) => !r.body?.tool_choice);

@@ -3,8 +3,28 @@
  * `capture-pane` reads the screen. Every wait is bounded; `close()` kills the tmux server and with it the program.
  */
 import { execFileSync, spawnSync } from "node:child_process";
+import { startTestServer, type TestServer } from "../../helpers/sse-server.js";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+/**
+ * The hooks of a tmux test against a local model server: the suite is skipped without tmux; each test gets a new
+ * server and terminal (handed to `set`), both closed after it.
+ */
+export function useTerminalAndModel(set: (started: { server: TestServer; term: TmuxDriver }) => void): void {
+  let started: { server: TestServer; term: TmuxDriver } | undefined;
+  before(function () {
+    if (!hasTmux) this.skip();
+  });
+  beforeEach(async () => {
+    started = { server: await startTestServer(), term: new TmuxDriver() };
+    set(started);
+  });
+  afterEach(async () => {
+    started?.term.close();
+    await started?.server.close();
+  });
+}
 
 let counter = 0;
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
-import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
+import { type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import {
   DONE,
@@ -19,7 +19,7 @@ import {
   toolCallStream,
   usageChunk,
 } from "../providers/openai-compatible/fixtures.js";
-import { hasTmux, TmuxDriver } from "./tmux-driver.js";
+import { type TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
 
 describe("interactive commands, keys and tool calls (tmux, local model server)", function () {
   this.timeout(90_000);
@@ -27,16 +27,8 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
   let server: TestServer;
   let term: TmuxDriver;
 
-  before(function () {
-    if (!hasTmux) this.skip();
-  });
-  beforeEach(async () => {
-    server = await startTestServer();
-    term = new TmuxDriver();
-  });
-  afterEach(async () => {
-    term.close();
-    await server.close();
+  useTerminalAndModel((started) => {
+    ({ server, term } = started);
   });
 
   const agentDir = () => join(tmp.path, "agent");

@@ -10,13 +10,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
-import {
-  type RecordedRequest,
-  type Responder,
-  startTestServer,
-  type TestServer,
-  writeSse,
-} from "../../helpers/sse-server.js";
+import { type RecordedRequest, type Responder, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import {
   DONE,
@@ -28,7 +22,7 @@ import {
   usageChunk,
 } from "../providers/openai-compatible/fixtures.js";
 import { fakeXclip, PNG } from "./clipboard-fixture.js";
-import { hasTmux, TmuxDriver } from "./tmux-driver.js";
+import { type TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
 
 /** An answer that streams slowly enough to act while it runs (about `seconds`). */
 function slowStream(words: number, delayMs: number) {
@@ -52,16 +46,8 @@ describe("interactive terminal UI (tmux, local model server)", function () {
   let server: TestServer;
   let term: TmuxDriver;
 
-  before(function () {
-    if (!hasTmux) this.skip();
-  });
-  beforeEach(async () => {
-    server = await startTestServer();
-    term = new TmuxDriver();
-  });
-  afterEach(async () => {
-    term.close();
-    await server.close();
+  useTerminalAndModel((started) => {
+    ({ server, term } = started);
   });
 
   function snap(name: string): void {
