@@ -14,6 +14,7 @@
  *
  * Context files (AGENTS.md / CLAUDE.md) are not protected inputs: they load regardless of trust.
  */
+import { existsSync, renameSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -281,7 +282,8 @@ export function findSavedDecision(
 
 /**
  * Saves (or replaces) the decision for `path`: read-modify-write of `trust.json`, written atomically with mode
- * 0600. Other decisions are kept; a malformed file is replaced.
+ * 0600. Other decisions are kept. A file that cannot be read as decisions is not lost: it is first renamed to
+ * `trust.json.invalid-<time>` beside it (a warning names that file), and the new file holds the new decision.
  */
 export function saveTrustDecision(options: {
   agentDir: string;
@@ -290,11 +292,22 @@ export function saveTrustDecision(options: {
   warn?: (message: string) => void;
   now?: () => Date;
 }): void {
-  const decisions = readTrustDecisions(options.agentDir, options.warn);
+  let unusable = false;
+  const decisions = readTrustDecisions(options.agentDir, (message) => {
+    unusable = true;
+    options.warn?.(message);
+  });
+  const path = trustFilePath(options.agentDir);
+  const at = options.now?.() ?? new Date();
+  if (unusable && existsSync(path)) {
+    const backup = `${path}.invalid-${at.toISOString().replace(/[:.]/g, "-")}`;
+    renameSync(path, backup);
+    options.warn?.(`${path} could not be read as trust decisions; it was kept as ${backup}.`);
+  }
   decisions.set(resolve(options.path), {
     trusted: options.trusted,
-    at: (options.now?.() ?? new Date()).toISOString(),
+    at: at.toISOString(),
   });
   const file: TrustFile = { version: 1, decisions: Object.fromEntries(decisions) };
-  writeFileAtomic(trustFilePath(options.agentDir), `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import type { ProjectTrustResult } from "../../../kernel/api/events.js";
@@ -266,16 +266,22 @@ describe("plugins/settings resolveProjectTrust", () => {
     ]);
   });
 
-  it("warns about a malformed trust.json once, reads it as empty, and replaces it when saving", async () => {
+  it("warns about a malformed trust.json once, reads it as empty, and keeps it as a backup when saving", async () => {
     mkdirSync(agentDir(), { recursive: true });
     writeFileSync(trustFile(), '{"version": 1, "decisions": {');
     const { ui } = scriptedUI({ confirm: [true, true] });
     const decision = await resolveProjectTrust(options({ ui, hasUI: true }));
     expect(decision).to.deep.include({ trusted: true, source: "prompt", remembered: true });
-    expect(warnings).to.have.length(1);
+    expect(warnings).to.have.length(2);
     expect(warnings[0]).to.contain(
       `${trustFile()}:1:30: invalid JSON: the text ends before \`}\` closes the object`,
     );
+    const backups = readdirSync(agentDir()).filter((name) => name.startsWith("trust.json.invalid-"));
+    expect(backups).to.have.length(1);
+    expect(warnings[1]).to.equal(
+      `${trustFile()} could not be read as trust decisions; it was kept as ${join(agentDir(), backups[0]!)}.`,
+    );
+    expect(readFileSync(join(agentDir(), backups[0]!), "utf8")).to.equal('{"version": 1, "decisions": {');
     expect(readTrustDecisions(agentDir()).get(cwd())?.trusted).to.equal(true);
 
     writeFileSync(trustFile(), JSON.stringify({ version: 2, decisions: [] }));
