@@ -663,16 +663,18 @@ describe("builtin:openai-compatible provider", () => {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write(`data: ${JSON.stringify(roleChunk().data)}\n\n`);
         res.write(`data: ${JSON.stringify(textChunks("stalling")[0]!.data)}\n\n`);
-        await new Promise((resolve) => setTimeout(resolve, 2000));
+        // The stall is far longer than the timeout, so only the timeout can end the stream before it (the margin
+        // keeps a loaded machine from delaying the first chunks past the timeout).
+        await new Promise((resolve) => setTimeout(resolve, 8000));
         if (!res.destroyed) res.end();
       });
       const started = Date.now();
       const { result } = await collect(
-        streamOpenAICompletions(baseRequest(baseUrl, recordingHooks().hooks, { compat: { timeoutMs: 150 } })),
+        streamOpenAICompletions(baseRequest(baseUrl, recordingHooks().hooks, { compat: { timeoutMs: 600 } })),
       );
       expect(result.errorKind, result.errorMessage).to.equal("timeout");
       expect(result.errorMessage).to.contain("compat.timeoutMs");
-      expect(Date.now() - started).to.be.lessThan(1500);
+      expect(Date.now() - started).to.be.lessThan(7000);
       expect(result.content).to.deep.equal([{ type: "text", text: "stalling" }]);
     });
 
