@@ -74,14 +74,19 @@ const GIT_READERS = new Set([
 ]);
 
 /** `git branch` only lists with these. */
-const GIT_BRANCH_LISTING = /^(-a|-r|-v|-vv|--all|--list|--remotes|--show-current|--verbose|--no-color|--color)$/;
+const GIT_BRANCH_LISTING =
+  /^(-a|-r|-v|-vv|--all|--list|--remotes|--show-current|--verbose|--no-color|--color)$/;
 
 /** Why `command` may not run while planning, or undefined when it only reads. */
 export function refuseCommand(command: string): string | undefined {
   // Discarding error output is reading too; any other redirection may write a file.
   const text = command.replace(/\s[12]?>\s*\/dev\/null\b/g, " ").replace(/\s2>&1\b/g, " ");
   if (/[<>]/.test(text)) return "redirections (< and >) are not allowed while planning";
-  if (/`|\$\(|\$\{/.test(text)) return "command substitution ($(...), `...`, ${...}) is not allowed while planning";
+  if (/`|\$\(|\$\{/.test(text))
+    return (
+      "command substitution and parameter expansion ($(...), `...`, $" +
+      "{...}) are not allowed while planning"
+    );
   if (/(^|[^&])&([^&]|$)/.test(text)) return "background jobs (&) are not allowed while planning";
   const segments = text.split(/&&|\|\||[;|\n]/);
   for (const segment of segments) {
@@ -104,7 +109,9 @@ function refuseWords(words: string[]): string | undefined {
   const sub = args[0];
   if (sub === "branch") {
     const other = args.slice(1).find((a) => !GIT_BRANCH_LISTING.test(a));
-    return other === undefined ? undefined : `"git branch ${other}" can change branches; only listing is allowed`;
+    return other === undefined
+      ? undefined
+      : `"git branch ${other}" can change branches; only listing is allowed`;
   }
   if (sub === undefined || !GIT_READERS.has(sub)) {
     return `"git ${sub ?? ""}" is not one of the read-only git commands allowed while planning (${[...GIT_READERS].join(", ")}, branch)`;

@@ -264,7 +264,11 @@ export default function planMode(knightcode: ExtensionAPI): void {
     bashWhilePlanning = settings.values.bash !== "off";
     const restored = lastEntry(c);
     if (restored && restored.phase !== "off") {
-      state = { phase: restored.phase, steps: restored.steps, ...(restored.plan ? { plan: restored.plan } : {}) };
+      state = {
+        phase: restored.phase,
+        steps: restored.steps,
+        ...(restored.plan ? { plan: restored.plan } : {}),
+      };
       if (restored.phase === "planning") {
         savedTools = restored.savedTools ?? knightcode.getActiveTools();
         knightcode.setActiveTools(planTools());
@@ -297,7 +301,11 @@ export default function planMode(knightcode: ExtensionAPI): void {
     const reply = lastAssistantText(event.messages);
     const found = reply ? extractPlan(reply) : undefined;
     if (!found) return undefined;
-    state = { phase: "planning", plan: found.text, steps: found.steps.map((step) => ({ step, status: "pending" })) };
+    state = {
+      phase: "planning",
+      plan: found.text,
+      steps: found.steps.map((step) => ({ step, status: "pending" })),
+    };
     publish();
     if (!c.hasUI) return undefined;
     const choice = await c.ui.select(
@@ -314,7 +322,9 @@ export default function planMode(knightcode: ExtensionAPI): void {
       return undefined;
     }
     if (choice === REVIEW_CHOICES.edit) {
-      const edited = (await c.ui.editor(EDIT_TITLE, found.text, c.signal ? { signal: c.signal } : {}))?.trim();
+      const edited = (
+        await c.ui.editor(EDIT_TITLE, found.text, c.signal ? { signal: c.signal } : {})
+      )?.trim();
       const steps = edited ? stepsOf(edited) : [];
       if (edited && steps.length > 0) {
         approve(edited, steps);
@@ -334,7 +344,9 @@ export default function planMode(knightcode: ExtensionAPI): void {
       .join("\n");
     const done = doneMarkers(text).filter((n) => n >= 1 && n <= state.steps.length);
     if (done.length === 0) return undefined;
-    const steps = state.steps.map((s, i) => (done.includes(i + 1) ? { ...s, status: "completed" as const } : s));
+    const steps = state.steps.map((s, i) =>
+      done.includes(i + 1) ? { ...s, status: "completed" as const } : s,
+    );
     const next = steps.find((s) => s.status !== "completed");
     if (next) {
       for (const s of steps) if (s.status === "in_progress" && s !== next) s.status = "pending";
@@ -370,7 +382,8 @@ function lastEntry(ctx: ExtensionContext): PlanEntryData | undefined {
     const entry = branch[i]!;
     if (entry.type === "custom" && entry.customType === PLAN_MODE) {
       const data = entry.data as PlanEntryData | undefined;
-      if (data && ["off", "planning", "executing"].includes(data.phase) && Array.isArray(data.steps)) return data;
+      if (data && ["off", "planning", "executing"].includes(data.phase) && Array.isArray(data.steps))
+        return data;
     }
   }
   return undefined;

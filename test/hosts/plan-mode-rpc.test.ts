@@ -32,12 +32,13 @@ const text = (m: Msg | undefined): string =>
     : Array.isArray(m?.content)
       ? (m.content as { text?: string }[]).map((p) => p.text ?? "").join("")
       : "";
+const messages = (r: RecordedRequest | undefined): Msg[] => (r?.body?.messages ?? []) as Msg[];
 const system = (r: RecordedRequest | undefined): string =>
-  text((r?.body?.messages as Msg[]).find((m) => m.role === "system" || m.role === "developer"));
+  text(messages(r).find((m) => m.role === "system" || m.role === "developer"));
 const lastUser = (r: RecordedRequest | undefined): string =>
-  text([...(r?.body?.messages as Msg[])].reverse().find((m) => m.role === "user"));
+  text([...messages(r)].reverse().find((m) => m.role === "user"));
 const toolResults = (r: RecordedRequest | undefined): string =>
-  JSON.stringify((r?.body?.messages as Msg[]).filter((m) => m.role === "tool"));
+  JSON.stringify(messages(r).filter((m) => m.role === "tool"));
 
 describe("plan mode over RPC", function () {
   this.timeout(60_000);
@@ -79,15 +80,16 @@ describe("plan mode over RPC", function () {
   }
 
   const dialog = (p: RpcProcess, method: string, seen: Set<Record_>) =>
-    p.waitFor((r) => r.type === "extension_ui_request" && r.method === method && !seen.has(r)).then((r) => {
-      seen.add(r);
-      return r as Record_ & { id: string; title: string; options?: string[]; prefill?: string };
-    });
+    p
+      .waitFor((r) => r.type === "extension_ui_request" && r.method === method && !seen.has(r))
+      .then((r) => {
+        seen.add(r);
+        return r as Record_ & { id: string; title: string; options?: string[]; prefill?: string };
+      });
   const planStates = (p: RpcProcess) =>
     p.records
       .filter(
-        (r) =>
-          r.type === "entry_appended" && (r.entry as { customType?: string }).customType === PLAN_MODE,
+        (r) => r.type === "entry_appended" && (r.entry as { customType?: string }).customType === PLAN_MODE,
       )
       .map((r) => (r.entry as { data: { phase: string; steps: { step: string; status: string }[] } }).data);
   const settled = (p: RpcProcess, n: number) =>
@@ -189,7 +191,9 @@ describe("plan mode over RPC", function () {
     expect(toolNames(model.requests[3])).not.to.include("write");
     expect(system(model.requests[3])).to.contain("Plan mode is on");
     // No plan in that reply: no review.
-    expect(p.records.filter((r) => r.type === "extension_ui_request" && r.method === "select")).to.have.length(2);
+    expect(
+      p.records.filter((r) => r.type === "extension_ui_request" && r.method === "select"),
+    ).to.have.length(2);
 
     // /plan leaves plan mode: the working tools are back.
     expect((await p.request("5", "prompt", { message: "/plan" })).success).to.equal(true);

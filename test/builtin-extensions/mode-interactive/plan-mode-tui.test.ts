@@ -36,7 +36,12 @@ describe("interactive UI: plan mode (tmux, local model server)", function () {
       (_r, res) => writeSse(res, textStream("Plan:\n1. Add the greeting\n2. Print it")),
       (_r, res) => writeSse(res, textStream("Greeting added. [DONE:1]")),
     );
-    term.start(`KNIGHTCODE_AGENT_DIR=${agentDir} ${process.execPath} ${cliBin} --model local/m1`, tmp.path, 110, 40);
+    term.start(
+      `KNIGHTCODE_AGENT_DIR=${agentDir} ${process.execPath} ${cliBin} --model local/m1`,
+      tmp.path,
+      110,
+      40,
+    );
     await term.waitFor("local/m1");
     term.enter("/plan");
     await term.waitFor("plan mode (read-only)");

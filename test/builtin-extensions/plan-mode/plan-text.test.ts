@@ -1,6 +1,11 @@
 /** Plan mode's readers: the plan in a reply, the steps of an edited plan, `[DONE:n]`, and the bash allowlist. */
 import { expect } from "chai";
-import { doneMarkers, extractPlan, refuseCommand, stepsOf } from "../../../builtin-extensions/plan-mode/index.js";
+import {
+  doneMarkers,
+  extractPlan,
+  refuseCommand,
+  stepsOf,
+} from "../../../builtin-extensions/plan-mode/index.js";
 
 describe("builtin:plan-mode plan text", () => {
   it("finds the numbered list under the last Plan heading, with its indented details", () => {

@@ -3,7 +3,7 @@
  * asks for the review with `session/request_permission`, and sends the plan's steps and their progress as `plan`
  * session updates. Driven by the ACP SDK's client against a local OpenAI Chat Completions server (harness.ts).
  */
-import type { RequestPermissionRequest, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ContentBlock, RequestPermissionRequest, SessionUpdate } from "@agentclientprotocol/sdk";
 import { expect } from "chai";
 import { REVIEW_TITLE } from "../../../builtin-extensions/plan-mode/index.js";
 import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
@@ -17,7 +17,7 @@ type ModeUpdate = Extract<SessionUpdate, { sessionUpdate: "current_mode_update" 
 
 const toolNames = (r: RecordedRequest | undefined): string[] =>
   ((r?.body?.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-const prompt = (text: string) => [{ type: "text" as const, text }];
+const prompt = (text: string): ContentBlock[] => [{ type: "text", text }];
 
 describe("knightcode acp: plan mode", function () {
   this.timeout(60_000);
@@ -59,7 +59,9 @@ describe("knightcode acp: plan mode", function () {
       ["Add the route:in_progress", "Write its test:pending"],
       ["Add the route:completed", "Write its test:in_progress"],
     ]);
-    const modeIds = (acp.updates(sessionId, "current_mode_update") as ModeUpdate[]).map((u) => u.currentModeId);
+    const modeIds = (acp.updates(sessionId, "current_mode_update") as ModeUpdate[]).map(
+      (u) => u.currentModeId,
+    );
     expect(modeIds).to.deep.equal(["ask", "plan", "ask"]);
   });
 
@@ -79,7 +81,9 @@ describe("knightcode acp: plan mode", function () {
     await acp.agent.request("session/set_mode", { sessionId, modeId: "default" });
     await acp.agent.request("session/prompt", { sessionId, prompt: prompt("go on") });
     expect(toolNames(h.model.requests[1])).to.include("write");
-    const modeIds = (acp.updates(sessionId, "current_mode_update") as ModeUpdate[]).map((u) => u.currentModeId);
+    const modeIds = (acp.updates(sessionId, "current_mode_update") as ModeUpdate[]).map(
+      (u) => u.currentModeId,
+    );
     expect(modeIds).to.deep.equal(["default"]);
   });
 });
