@@ -16,7 +16,7 @@ import {
   REVIEW_TITLE,
 } from "../../builtin-extensions/plan-mode/index.js";
 import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
-import { cliBin } from "../helpers/cli.js";
+import { cliBin, runCli } from "../helpers/cli.js";
 import { writeLocalModels } from "../helpers/local-models.js";
 import { type Record_, RpcProcess } from "../helpers/rpc-process.js";
 import { type RecordedRequest, startTestServer, type TestServer, writeSse } from "../helpers/sse-server.js";
@@ -202,5 +202,57 @@ describe("plan mode over RPC", function () {
     await settled(p, 4);
     expect(toolNames(model.requests[4])).to.include.members(["write", "edit"]);
     expect(system(model.requests[4])).not.to.contain("Plan mode is on");
+  });
+});
+
+describe("plan mode beside an extension of the same names", function () {
+  this.timeout(30_000);
+  const tmp = useTempDir("kc-plan-pi-");
+
+  it("a pi-style plan-mode extension takes --plan, /plan and ctrl+alt+p; the built-in gives way and stays off", async () => {
+    const ext = join(tmp.path, "pi-plan.ts");
+    writeFileSync(
+      ext,
+      `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerFlag("plan", { description: "my plan mode", type: "boolean", default: false });
+  pi.registerCommand("plan", { description: "mine", handler: async () => {} });
+  pi.registerShortcut("ctrl+alt+p", { description: "mine", handler: async () => {} });
+  pi.on("agent_start", () => {
+    pi.appendEntry("my-plan", { flag: pi.getFlag("plan"), commands: pi.getCommands().filter((c) => c.name.endsWith("plan")).map((c) => c.name + "@" + c.owner) });
+  });
+}
+`,
+    );
+    const script = join(tmp.path, "script.json");
+    writeFileSync(script, JSON.stringify({ steps: [{ text: "hello", expect: { tools: ["write"] } }] }));
+    const run = await runCli(
+      [
+        "--mode",
+        "json",
+        "--no-session",
+        "-e",
+        ext,
+        "--plan",
+        "--provider",
+        "scripted",
+        "--script",
+        script,
+        "hi",
+      ],
+      { cwd: tmp.path, env: { KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    const entries = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record_)
+      .filter((r) => r.type === "entry_appended")
+      .map((r) => r.entry as { customType: string; data: { flag: unknown; commands: string[] } });
+    const mine = entries.find((e) => e.customType === "my-plan")!;
+    expect(mine.data.flag).to.equal(true);
+    expect(mine.data.commands).to.have.members([`plan@cli:${ext}`, "builtin:plan@builtin:plan-mode"]);
+    // The built-in read no --plan: it never entered plan mode, and the write tool was offered.
+    expect(entries.filter((e) => e.customType === PLAN_MODE)).to.have.length(0);
   });
 });
