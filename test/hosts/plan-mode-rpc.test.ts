@@ -203,6 +203,39 @@ describe("plan mode over RPC", function () {
     expect(toolNames(model.requests[4])).to.include.members(["write", "edit"]);
     expect(system(model.requests[4])).not.to.contain("Plan mode is on");
   });
+  it("a resumed session (-c) goes on planning where it was", async () => {
+    model.respondInOrder(
+      (_r, res) => writeSse(res, textStream("Plan:\n1. Do the thing")),
+      (_r, res) => writeSse(res, textStream("Still here.")),
+    );
+    const withSession = (args: string[]) => {
+      const child = spawn(
+        process.execPath,
+        [cliBin, "--mode", "rpc", "--provider", "local", "--model", "m", ...args],
+        {
+          cwd: project,
+          env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), LOCAL_KEY: "sk-local" },
+        },
+      );
+      const p = new RpcProcess(child);
+      running.push(p);
+      return p;
+    };
+    const first = withSession(["--plan"]);
+    const seen = new Set<Record_>();
+    expect((await first.request("1", "prompt", { message: "plan it" })).success).to.equal(true);
+    const review = await dialog(first, "select", seen);
+    first.send({ type: "extension_ui_response", id: review.id, value: REVIEW_CHOICES.keep });
+    await settled(first, 1);
+    expect(await first.end()).to.equal(0);
+
+    const second = withSession(["-c"]);
+    expect((await second.request("2", "prompt", { message: "anything else?" })).success).to.equal(true);
+    await settled(second, 1);
+    expect(model.requests).to.have.length(2);
+    expect(toolNames(model.requests[1])).to.include("read").and.not.include("write");
+    expect(system(model.requests[1])).to.contain("Plan mode is on");
+  });
 });
 
 describe("plan mode beside an extension of the same names", function () {
