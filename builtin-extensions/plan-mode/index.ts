@@ -90,6 +90,11 @@ export default function planMode(knightcode: ExtensionAPI): void {
   /** The active tools before planning began, restored when it ends. */
   let savedTools: string[] | undefined;
   let bashWhilePlanning = true;
+  /**
+   * Whether the planning tools are set. Entering at session start waits for the first run: the session applies
+   * `--tools` and `defaultTools` after `session_start`, and the tools to restore are the ones that selection chose.
+   */
+  let toolsApplied = false;
   let ctx: ExtensionContext | undefined;
   let contextHook: Unsubscribe | undefined;
   const listeners = new Set<(state: PlanModeState) => void>();
@@ -140,16 +145,24 @@ export default function planMode(knightcode: ExtensionAPI): void {
     }
   }
 
+  /** Whether the tool may be active while planning. */
+  function isPlanTool(name: string): boolean {
+    if (name === "bash") return bashWhilePlanning;
+    return knightcode.getAllTools().find((t) => t.name === name)?.annotations?.readOnlyHint === true;
+  }
+
   function planTools(): string[] {
     const active = new Set(knightcode.getActiveTools());
     return knightcode
       .getAllTools()
-      .filter((t) =>
-        t.name === "bash"
-          ? bashWhilePlanning && active.has("bash")
-          : t.annotations?.readOnlyHint === true && (active.has(t.name) || READERS.includes(t.name)),
-      )
+      .filter((t) => isPlanTool(t.name) && (active.has(t.name) || READERS.includes(t.name)))
       .map((t) => t.name);
+  }
+
+  function applyPlanTools(): void {
+    savedTools ??= knightcode.getActiveTools();
+    knightcode.setActiveTools(planTools());
+    toolsApplied = true;
   }
 
   function restoreTools(): void {
@@ -179,11 +192,12 @@ export default function planMode(knightcode: ExtensionAPI): void {
     });
   }
 
-  function enter(): void {
+  function enter(deferTools = false): void {
     if (state.phase === "planning") return;
-    savedTools = knightcode.getActiveTools();
-    knightcode.setActiveTools(planTools());
+    savedTools = undefined;
     state = { phase: "planning", steps: [] };
+    if (deferTools) toolsApplied = false;
+    else applyPlanTools();
     hookContext(true);
     publish();
   }
@@ -221,7 +235,7 @@ export default function planMode(knightcode: ExtensionAPI): void {
             listeners.delete(listener);
           };
         },
-        enter,
+        enter: () => enter(),
         leave,
       }),
       { fallback: true },
@@ -270,8 +284,8 @@ export default function planMode(knightcode: ExtensionAPI): void {
         ...(restored.plan ? { plan: restored.plan } : {}),
       };
       if (restored.phase === "planning") {
-        savedTools = restored.savedTools ?? knightcode.getActiveTools();
-        knightcode.setActiveTools(planTools());
+        savedTools = restored.savedTools;
+        toolsApplied = false;
       }
       hookContext(true);
       show();
@@ -279,7 +293,24 @@ export default function planMode(knightcode: ExtensionAPI): void {
       state = { phase: "off", steps: restored.steps, ...(restored.plan ? { plan: restored.plan } : {}) };
     }
     const start = knightcode.getFlag(PLAN_FLAG) === true || settings.values.startInPlanMode === "true";
-    if (start && state.phase !== "planning") enter();
+    if (start && state.phase !== "planning") enter(true);
+  });
+
+  // Each run starts with the planning tools: set now when plan mode began with the session, and taken back when
+  // something (the session's tool selection, a /reload) turned other tools on; those come back after planning.
+  knightcode.on("before_agent_start", () => {
+    if (state.phase !== "planning") return undefined;
+    if (!toolsApplied) {
+      applyPlanTools();
+      return undefined;
+    }
+    const active = knightcode.getActiveTools();
+    const others = active.filter((name) => !isPlanTool(name));
+    if (others.length > 0) {
+      savedTools = [...new Set([...(savedTools ?? []), ...others])];
+      knightcode.setActiveTools(active.filter(isPlanTool));
+    }
+    return undefined;
   });
 
   // While planning, a call of a tool that is not read-only is refused, whoever offered the tool.
@@ -290,8 +321,7 @@ export default function planMode(knightcode: ExtensionAPI): void {
       const reason = refuseCommand(String(event.input.command ?? ""));
       return reason ? { block: true, reason: refusal(reason) } : undefined;
     }
-    const info = knightcode.getAllTools().find((t) => t.name === event.toolName);
-    if (info?.annotations?.readOnlyHint === true) return undefined;
+    if (isPlanTool(event.toolName)) return undefined;
     return { block: true, reason: refusal(`${event.toolName} can change things`) };
   });
 
