@@ -244,6 +244,43 @@ describe("plan mode beside an extension of the same names", function () {
   this.timeout(30_000);
   const tmp = useTempDir("kc-plan-pi-");
 
+  it("JSON mode (no one to review): the plan is recorded as proposed and the run ends", async () => {
+    const script = join(tmp.path, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        steps: [
+          {
+            text: "Plan:\n1. Read the code\n2. Fix the bug",
+            expect: { systemPromptContains: "Plan mode is on" },
+          },
+          { text: "THIS-STEP-MUST-NOT-RUN" },
+        ],
+      }),
+    );
+    const run = await runCli(
+      ["--mode", "json", "--no-session", "--plan", "--provider", "scripted", "--script", script, "fix it"],
+      { cwd: tmp.path, env: { KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent") } },
+    );
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).not.to.contain("THIS-STEP-MUST-NOT-RUN");
+    const states = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record_)
+      .filter(
+        (r) => r.type === "entry_appended" && (r.entry as { customType: string }).customType === PLAN_MODE,
+      )
+      .map((r) => (r.entry as { data: { phase: string; steps: unknown[] } }).data);
+    expect(states.at(-1)).to.deep.include({
+      phase: "planning",
+      steps: [
+        { step: "Read the code", status: "pending" },
+        { step: "Fix the bug", status: "pending" },
+      ],
+    });
+  });
+
   it("a pi-style plan-mode extension takes --plan, /plan and ctrl+alt+p; the built-in gives way and stays off", async () => {
     const ext = join(tmp.path, "pi-plan.ts");
     writeFileSync(
