@@ -31,6 +31,9 @@ import {
   type ModeContext,
   type ModelInfo,
   type NotifyLevel,
+  type PlanMode,
+  type PlanModeState,
+  planModeService,
   type SessionController,
   type SessionStreamEvent,
   type ThinkingLevel,
@@ -60,7 +63,14 @@ export const MODES = [
   },
 ] as const;
 
-type ModeId = (typeof MODES)[number]["id"];
+/** Offered while plan mode (builtin:plan-mode, or what replaces it) is there: it enters and leaves plan mode. */
+export const PLAN_MODE = {
+  id: "plan",
+  name: "Plan",
+  description: "Read-only tools while the agent plans; you approve the plan before anything changes",
+} as const;
+
+type ModeId = (typeof MODES)[number]["id"] | typeof PLAN_MODE.id;
 
 const LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -106,6 +116,11 @@ export class AcpSession implements OpsSession {
   /** The ACP session id: the KnightCode session's id when it opened (kept if a command replaces the session). */
   sessionId = "";
   private mode: ModeId = "default";
+  /** The mode to return to when plan mode ends. */
+  private beforePlan: ModeId = "default";
+  /** Plan mode's service, while an extension provides it. */
+  private plan: PlanMode | undefined;
+  private unwatchPlan: () => void = () => {};
   private readonly calls = new Map<string, OpenCall>();
   /** Calls whose `tool_call` gate is running, latest last: a confirmation asks about the latest. */
   private readonly inGate: string[] = [];
@@ -150,6 +165,13 @@ export class AcpSession implements OpsSession {
       const ops = clientToolOperations(client, caps, this);
       if (ops) knightcode.services.provide(toolOperationsService, () => ops);
       knightcode.on("tool_call", (event) => this.gate(event.toolCallId, event.toolName, knightcode));
+      let stopListening: () => void = () => {};
+      this.unwatchPlan = knightcode.services.watch(planModeService, (plan) => {
+        stopListening();
+        this.plan = plan;
+        stopListening = plan ? plan.onChange((state) => this.onPlan(state)) : () => {};
+        if (plan && plan.state().phase === "planning") this.mode = PLAN_MODE.id;
+      });
     };
   }
 
@@ -205,24 +227,64 @@ export class AcpSession implements OpsSession {
     this.controller.abort();
   }
 
+  /** The session modes: the three tool policies, and plan mode while something provides it. */
+  private modes(): readonly { id: ModeId; name: string; description: string }[] {
+    return this.plan ? [...MODES, PLAN_MODE] : MODES;
+  }
+
   modeState(): SessionModeState {
     return {
       currentModeId: this.mode,
-      availableModes: MODES.map((m) => ({ id: m.id, name: m.name, description: m.description })),
+      availableModes: this.modes().map((m) => ({ id: m.id, name: m.name, description: m.description })),
     };
   }
 
   setMode(modeId: string): void {
-    const mode = MODES.find((m) => m.id === modeId);
+    const mode = this.modes().find((m) => m.id === modeId);
     if (!mode) {
       throw RequestError.invalidParams(
         undefined,
-        `unknown mode "${modeId}"; the modes are ${MODES.map((m) => m.id).join(", ")}`,
+        `unknown mode "${modeId}"; the modes are ${this.modes()
+          .map((m) => m.id)
+          .join(", ")}`,
       );
     }
+    if (mode.id === PLAN_MODE.id) {
+      // Plan mode's state change reports the new mode (onPlan).
+      if (this.mode !== PLAN_MODE.id) this.beforePlan = this.mode;
+      this.plan?.enter();
+      return;
+    }
+    const wasPlanning = this.mode === PLAN_MODE.id;
     this.mode = mode.id;
-    this.send({ sessionUpdate: "current_mode_update", currentModeId: mode.id });
+    this.beforePlan = mode.id;
+    if (wasPlanning && this.plan?.state().phase === "planning") this.plan.leave();
+    this.modeChanged();
+  }
+
+  private modeChanged(): void {
+    this.send({ sessionUpdate: "current_mode_update", currentModeId: this.mode });
     this.send({ sessionUpdate: "config_option_update", configOptions: this.configOptions() });
+  }
+
+  /** Plan mode's state: the session mode follows it, and its steps go to the client as a `plan`. */
+  private onPlan(state: PlanModeState): void {
+    // While the session opens (--plan), the client does not know it yet: session/new's result says the mode.
+    const known = this.sessionId !== "";
+    if (state.phase === "planning" && this.mode !== PLAN_MODE.id) {
+      this.beforePlan = this.mode;
+      this.mode = PLAN_MODE.id;
+      if (known) this.modeChanged();
+    } else if (state.phase !== "planning" && this.mode === PLAN_MODE.id) {
+      this.mode = this.beforePlan;
+      if (known) this.modeChanged();
+    }
+    if (known && state.steps.length > 0) {
+      this.send({
+        sessionUpdate: "plan",
+        entries: state.steps.map((s) => ({ content: s.step, priority: "medium", status: s.status })),
+      });
+    }
   }
 
   configOptions(): SessionConfigOption[] {
@@ -233,7 +295,7 @@ export class AcpSession implements OpsSession {
         category: "mode",
         type: "select",
         currentValue: this.mode,
-        options: MODES.map((m) => ({ value: m.id, name: m.name, description: m.description })),
+        options: this.modes().map((m) => ({ value: m.id, name: m.name, description: m.description })),
       },
     ];
     const models = this.controller.getAvailableModels();
@@ -363,6 +425,7 @@ export class AcpSession implements OpsSession {
   async close(): Promise<void> {
     this.cancel();
     this.unsubscribe();
+    this.unwatchPlan();
     await this.flush();
     await this.controller.dispose();
   }
@@ -514,7 +577,8 @@ export class AcpSession implements OpsSession {
     knightcode: ExtensionAPI,
   ): Promise<ToolCallResult | undefined> {
     this.inGate.push(toolCallId);
-    if (this.mode === "default") return undefined;
+    // In plan mode, plan mode's own handler refuses what may not run.
+    if (this.mode === "default" || this.mode === PLAN_MODE.id) return undefined;
     const info = knightcode.getAllTools().find((t) => t.name === toolName);
     if (info?.annotations?.readOnlyHint === true) return undefined;
     if (this.mode === "read-only") return { block: true, reason: READ_ONLY_REFUSAL };

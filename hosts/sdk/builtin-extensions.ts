@@ -24,6 +24,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   "tool-search": () => import("../../builtin-extensions/tool-search/index.js"),
   "classifier-gate": () => import("../../builtin-extensions/classifier-gate/index.js"),
   "ask-user": () => import("../../builtin-extensions/ask-user/index.js"),
+  "plan-mode": () => import("../../builtin-extensions/plan-mode/index.js"),
   web: () => import("../../builtin-extensions/web/index.js"),
   "tool-settings": () => import("../../builtin-extensions/tool-settings/index.js"),
   themes: () => import("../../builtin-extensions/themes/index.js"),

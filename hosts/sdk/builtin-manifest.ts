@@ -63,6 +63,19 @@ const MANIFEST = [
     providers: [],
   },
   { name: "ask-user", modes: [], flags: [], providers: [] },
+  // /plan, ctrl+alt+p and --plan: read-only tools until the person approves the agent's plan.
+  {
+    name: "plan-mode",
+    modes: [],
+    flags: [
+      {
+        name: "plan",
+        type: "boolean",
+        description: "Start in plan mode: read-only tools until you approve the agent's plan",
+      },
+    ],
+    providers: [],
+  },
   // The websearch and webfetch tools, off until tools.json turns them on; turndown loads with the first page.
   { name: "web", modes: [], flags: [], providers: [] },
   // The /tools command over tools.json.

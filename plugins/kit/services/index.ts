@@ -6,4 +6,5 @@ export * from "./app-server.js";
 export * from "./git.js";
 export * from "./mcp.js";
 export * from "./permission-gate.js";
+export * from "./plan-mode.js";
 export * from "./tool-operations.js";

@@ -44,7 +44,12 @@ describe("knightcode acp (the Agent Client Protocol over stdio)", function () {
 
     const session = await acp.agent.request("session/new", { cwd: h.project, mcpServers: [] });
     expect(session.sessionId).to.be.a("string").and.not.equal("");
-    expect(session.modes?.availableModes.map((m) => m.id)).to.deep.equal(["default", "ask", "read-only"]);
+    expect(session.modes?.availableModes.map((m) => m.id)).to.deep.equal([
+      "default",
+      "ask",
+      "read-only",
+      "plan",
+    ]);
     const model = session.configOptions?.find((o) => o.id === "model");
     expect(model).to.include({ category: "model", currentValue: "local/m" });
 
