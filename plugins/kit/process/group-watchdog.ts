@@ -13,7 +13,12 @@
  * The watchdog runs in a session of its own (detached), so a Ctrl-C or a hang-up of the terminal does not end it
  * before it did its job, and it does not keep this process's event loop alive.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+
+// node:child_process (and the net, dgram and stream modules it loads) is required with the first command: a run
+// that starts none, such as a JSON run whose tools only read files, does not load it.
+const nodeRequire = createRequire(import.meta.url);
 
 /**
  * `+<pgid>` registers a group, `-<pgid>` forgets it; at end-of-file every registered group gets SIGKILL. The ids
@@ -38,6 +43,7 @@ let unavailable = process.platform === "win32";
 function start(): ChildProcess | undefined {
   if (watchdog || unavailable) return watchdog;
   try {
+    const { spawn } = nodeRequire("node:child_process") as typeof import("node:child_process");
     const child = spawn("/bin/sh", ["-c", WATCHDOG_SCRIPT], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"],
