@@ -4,9 +4,9 @@
  * point at a line and column. `JSON.parse` reads the file; only when it fails is `jsonc-parser` loaded, to find
  * where and say why in words of our own (V8's messages give no position for some errors).
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { sha256Hex } from "../util/random.js";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -37,7 +37,7 @@ export function readJsonObjectFile(file: string): JsonFileRead {
     if (code === "ENOENT" || code === "ENOTDIR") return { status: "missing" };
     return { status: "invalid", message: `${file}: cannot be read: ${readFailure(error)}` };
   }
-  const version = createHash("sha256").update(bytes).digest("hex");
+  const version = sha256Hex(bytes);
   const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
   if (text.trim() === "") return { status: "ok", value: {}, version };
   const parsed = parseJson(text);

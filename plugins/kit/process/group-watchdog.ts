@@ -14,11 +14,7 @@
  * before it did its job, and it does not keep this process's event loop alive.
  */
 import type { ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
 
-// node:child_process (and the net, dgram and stream modules it loads) is required with the first command: a run
-// that starts none, such as a JSON run whose tools only read files, does not load it.
-const nodeRequire = createRequire(import.meta.url);
 
 /**
  * `+<pgid>` registers a group, `-<pgid>` forgets it; at end-of-file every registered group gets SIGKILL. The ids
@@ -43,7 +39,9 @@ let unavailable = process.platform === "win32";
 function start(): ChildProcess | undefined {
   if (watchdog || unavailable) return watchdog;
   try {
-    const { spawn } = nodeRequire("node:child_process") as typeof import("node:child_process");
+    // Looked up here, not imported: node:child_process (with the net, dgram and stream modules it loads) comes with
+    // the first command, and a run that starts none (a JSON run whose tools only read files) does without it.
+    const { spawn } = process.getBuiltinModule("node:child_process");
     const child = spawn("/bin/sh", ["-c", WATCHDOG_SCRIPT], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"],
