@@ -182,7 +182,7 @@ describe("what knightcode loads", () => {
     ]);
   });
 
-  it("runs a JSON turn with a read tool call from the bundle without node:crypto, child_process, https or perf_hooks", async () => {
+  it("runs a JSON turn with a read tool call and a settings file from the bundle without node:crypto, child_process, https or perf_hooks", async () => {
     // The bundled command as users run it (no KNIGHTCODE_CLI_BUNDLE=0): a --require hook writes down the Node
     // built-in modules the process loaded by the time it exits.
     const hook = tmp.write(
@@ -190,6 +190,8 @@ describe("what knightcode loads", () => {
       `process.on("exit", () => require("node:fs").writeFileSync(process.env.KC_BUILTINS, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice(13)).join("\\n")));`,
     );
     tmp.write("hello.txt", "hello\n");
+    // A settings file is read too; its version (a SHA-256) is taken only when someone asks for it.
+    tmp.write("agent/settings.json", JSON.stringify({ extensions: [] }));
     const script = tmp.write(
       "s.json",
       JSON.stringify({
