@@ -157,10 +157,7 @@ export async function replaceFileIfUnchanged(
     }
     if (before.size < expected.length) return { replaced: false };
     const mode = before.mode & 0o7777;
-    const temp = join(
-      dirname(target),
-      `.${basename(target)}.${process.pid}.${tempSuffix()}.tmp`,
-    );
+    const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${tempSuffix()}.tmp`);
     let seen: number;
     const out = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
     let renamed = false;

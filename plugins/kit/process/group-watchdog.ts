@@ -15,7 +15,6 @@
  */
 import type { ChildProcess } from "node:child_process";
 
-
 /**
  * `+<pgid>` registers a group, `-<pgid>` forgets it; at end-of-file every registered group gets SIGKILL. The ids
  * are numbers written by this module, so the script needs no quoting beyond what it does.
