@@ -1,7 +1,6 @@
 /**
  * File helpers shared by read, write and edit: how a path is shown, image and binary sniffing, atomic writes.
  */
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import {
   appendFile,
@@ -15,6 +14,9 @@ import {
   unlink,
 } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
+
+// node:crypto (some thirty modules) loads with the first write that needs a temp name, not with every session.
+const tempSuffix = () => process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex");
 
 /** How many leading bytes decide whether a file is binary. */
 export const SNIFF_BYTES = 8 * 1024;
@@ -103,7 +105,7 @@ export async function writeFileAtomic(
   }
   const dir = dirname(target);
   await mkdir(dir, { recursive: true });
-  const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dir, `.${basename(target)}.${process.pid}.${tempSuffix()}.tmp`);
   const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
   let renamed = false;
   try {
@@ -155,10 +157,7 @@ export async function replaceFileIfUnchanged(
     }
     if (before.size < expected.length) return { replaced: false };
     const mode = before.mode & 0o7777;
-    const temp = join(
-      dirname(target),
-      `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
-    );
+    const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${tempSuffix()}.tmp`);
     let seen: number;
     const out = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
     let renamed = false;

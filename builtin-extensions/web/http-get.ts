@@ -8,8 +8,9 @@ import { request as httpsRequest } from "node:https";
 import { pipeline, type Readable, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { guardedLookup, literalAddress, RefusedAddressError, refusedAddressKind } from "./address-guard.js";
+import { FetchRefusedError, MAX_REDIRECTS } from "./fetch-refusal.js";
 
-export const MAX_REDIRECTS = 5;
+export { FetchRefusedError, MAX_REDIRECTS };
 
 export interface GetOptions {
   allowPrivate: boolean;
@@ -30,14 +31,6 @@ export interface GetResult {
   body: Buffer;
   /** The body was longer than `maxBytes`; `body` holds its beginning. */
   cut: boolean;
-}
-
-/** A refusal or failure with the message the model sees. */
-export class FetchRefusedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "FetchRefusedError";
-  }
 }
 
 const PRIVATE_HINT =

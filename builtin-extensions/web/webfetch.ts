@@ -16,7 +16,8 @@ import {
   truncateHead,
   writePrivateFile,
 } from "@knightcodeai/cli/kit";
-import { FetchRefusedError, httpGet, MAX_REDIRECTS } from "./http-get.js";
+import { FetchRefusedError, MAX_REDIRECTS } from "./fetch-refusal.js";
+import type { GetResult } from "./http-get.js";
 import { decodeBody, htmlTitle, htmlToMarkdown, pageKind } from "./page-text.js";
 import { booleanSetting, deadline, numberSetting, readValues, stringSetting, timedOut } from "./settings.js";
 
@@ -90,8 +91,10 @@ export async function fetchPage(
     );
   }
   const limit = deadline(signal, seconds);
-  let page: Awaited<ReturnType<typeof httpGet>>;
+  let page: GetResult;
   try {
+    // Node's http, https and zlib modules and the address guard load with the first fetch, not with every session.
+    const { httpGet } = await import("./http-get.js");
     page = await httpGet(url, { allowPrivate, allowHosts, maxBytes: Math.floor(maxBytes), signal: limit });
   } catch (error) {
     if (error instanceof FetchRefusedError) throw error;

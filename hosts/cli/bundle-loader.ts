@@ -7,9 +7,11 @@
  *
  * - the cache is `<agentDir>/cache/v8/<bundle name>-<node version>-<arch>.bin`; the bundle's content hash in the
  *   name means a rebuilt or upgraded CLI never reads code compiled from other source (V8 itself only checks the
- *   source's length). The file starts with a SHA-256 of the rest: V8 in a release build does not check its cache
- *   data and may crash on damaged bytes, so a file whose digest does not match is never handed to it. V8 rejects
- *   a cache from other V8 flags itself; either way the cache is written anew;
+ *   source's length). The file starts with the length and a CRC-32 of the rest: V8 in a release build does not
+ *   check its cache data and may crash on damaged bytes, so a file whose check does not match is never handed to
+ *   it. (CRC-32 finds damage, which is all this check is for: whoever can write the cache can write the bundle
+ *   too; node:zlib has it, and loads in less time than node:crypto, which a run otherwise does not need.) V8
+ *   rejects a cache from other V8 flags itself; either way the cache is written anew;
  * - it is written (to a temporary file, then renamed) when the process exits, if there was none, V8 rejected it, or
  *   it came from a run that opened no session (`--help`) while this one did, so it holds the functions a real run
  *   compiles;
@@ -28,12 +30,12 @@
  * restored from a code cache on Node 20 loses its dynamic-import callback, so the build rewrites those calls to
  * `__kcImport()`, which this loader passes in. Running from source (no bundle built), `main.ts` imports `run.ts`.
  */
-import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
+import { crc32 } from "node:zlib";
 import { cliAgentDir } from "./agent-dir.js";
 
 /** The bundle's file name, put in by the build (`scripts/build.ts`); undefined when running from source. */
@@ -165,9 +167,15 @@ class CodeCache {
   }
 }
 
-const DIGEST_BYTES = 32;
+const DIGEST_BYTES = 8;
 
-const digest = (data: Uint8Array) => createHash("sha256").update(data).digest();
+/** The data's length and CRC-32, as the cache file's first 8 bytes. */
+function digest(data: Uint8Array): Buffer {
+  const head = Buffer.alloc(DIGEST_BYTES);
+  head.writeUInt32LE(data.length, 0);
+  head.writeUInt32LE(crc32(data), 4);
+  return head;
+}
 
 /** The cache data in `path`, "damaged" when its digest does not match, undefined when there is no file. */
 function readCache(path: string): Buffer | "damaged" | undefined {

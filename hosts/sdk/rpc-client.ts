@@ -3,7 +3,6 @@
  * events and extension dialogs to the caller. For programs that want KnightCode in a separate process.
  */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type {
@@ -106,7 +105,8 @@ export class RpcClient {
 
   /** Sends a raw command and resolves with its `data` (rejects with its `error`). */
   send<T = unknown>(type: string, params: Record<string, unknown> = {}): Promise<T> {
-    const id = randomUUID();
+    // Looked up here, not imported, for the same reason: node:crypto is thirty-odd modules a print run never needs.
+    const id = process.getBuiltinModule("node:crypto").randomUUID();
     return new Promise<T>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       this.pending.set(id, {

@@ -215,7 +215,7 @@ export class ToolRunner {
 
     let abandoned = false;
     const execute = async (): Promise<{ result: ToolResult; isError: boolean; durationMs: number }> => {
-      const started = performance.now();
+      const started = monotonicMs();
       this.executing.set(toolCallId, { toolName, owner: tool.owner.id });
       try {
         const running = this.failingOnFault(
@@ -247,11 +247,11 @@ export class ToolRunner {
               details: undefined,
             },
             isError: true,
-            durationMs: performance.now() - started,
+            durationMs: monotonicMs() - started,
           };
         }
         const result = outcome.value;
-        const durationMs = performance.now() - started;
+        const durationMs = monotonicMs() - started;
         if (!result || !Array.isArray(result.content)) {
           return {
             result: {
@@ -268,7 +268,7 @@ export class ToolRunner {
         return {
           result: { content: [{ type: "text", text }], details: undefined },
           isError: true,
-          durationMs: performance.now() - started,
+          durationMs: monotonicMs() - started,
         };
       } finally {
         this.executing.delete(toolCallId);
@@ -496,4 +496,13 @@ function applyPatch(
   if ("structuredContent" in patch) next.structuredContent = patch.structuredContent;
   if (typeof patch.isError === "boolean") next.isError = patch.isError;
   return next;
+}
+
+/**
+ * Milliseconds on a monotonic clock, for a call's duration. `performance.now()` would do as well, but Node makes the
+ * `performance` global on first use by loading perf_hooks and a dozen modules with it, at the first tool call of
+ * every run.
+ */
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }

@@ -9,7 +9,6 @@
  * counted from where the last count stopped, so resuming a large session does not re-read all of it. The cache is then rewritten atomically (temp file + rename), so a crash or a
  * concurrent lister never leaves a half-written cache; a cache that does not parse is ignored and rebuilt.
  */
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   type Dirent,
@@ -25,6 +24,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import type { SessionHeader } from "../../kernel/index.js";
 import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
+import { randomHex } from "../kit/util/random.js";
 import { errnoCode } from "./errors.js";
 import { headerProblem, isObject } from "./file-format.js";
 import { isBlank, scanLines, splitLines, withoutBom } from "./lines.js";
@@ -238,7 +238,7 @@ function loadIndex(sessionRoot: string): IndexFile {
 
 function saveIndex(sessionRoot: string, index: IndexFile): void {
   const target = join(sessionRoot, SESSION_INDEX_FILE);
-  const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const temp = `${target}.${process.pid}.${randomHex(4)}.tmp`;
   try {
     // Private like the sessions it lists (it keeps their first messages).
     writeFileSync(temp, JSON.stringify(index), { mode: PRIVATE_FILE_MODE });

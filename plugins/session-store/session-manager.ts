@@ -6,7 +6,6 @@
  * whose append has returned is in the kernel's page cache and survives the process being killed. See
  * `SessionDurability` for power loss.
  */
-import { randomBytes, randomUUID } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -41,6 +40,7 @@ import type {
   ViewNode,
 } from "../../kernel/index.js";
 import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
+import { randomHex, randomUuid } from "../kit/util/random.js";
 import { stringifySafely } from "../kit/util/safe-json.js";
 import {
   type BranchView,
@@ -909,7 +909,7 @@ export class SessionManager implements ReadonlySessionManager {
   /** 8 hex characters, unique in this session (retrying on the rare collision). */
   private newId(): string {
     for (;;) {
-      const id = randomBytes(4).toString("hex");
+      const id = randomHex(4);
       if (!this.columns.has(id)) return id;
     }
   }
@@ -931,7 +931,7 @@ function newHeader(cwd: string, parentSession?: string): SessionHeader {
   const header: SessionHeader = {
     type: "session",
     version: SESSION_VERSION,
-    id: randomUUID(),
+    id: randomUuid(),
     timestamp: new Date().toISOString(),
     cwd: resolve(cwd),
   };

@@ -4,12 +4,12 @@
  * working folder. Reading takes no lock; a change of an existing file takes the file's lock for its duration, so
  * a file another process (or another session of this one) has open is refused with `KC_ERR_SESSION_LOCKED`.
  */
-import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { BranchTail, SessionEntry, SessionHeader } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { PRIVATE_FILE_MODE } from "../kit/files/private-file.js";
+import { randomUuid } from "../kit/util/random.js";
 import { EntryColumns } from "./entry-columns.js";
 import { EntryReader } from "./entry-reader.js";
 import { reason, SessionStoreError } from "./errors.js";
@@ -117,7 +117,7 @@ export function forkFile(source: string, entries?: readonly SessionEntry[]): { p
   const branch = entries ? { header: readHeader(from), entries } : readBranch(from);
   if (!branch.header)
     throw new SessionStoreError("KC_ERR_SESSION_INVALID", `${from} is not a session file`, { path: from });
-  const id = randomUUID();
+  const id = randomUuid();
   const timestamp = new Date().toISOString();
   const path = join(dirname(from), sessionFileName(timestamp, id));
   const header: SessionHeader = {

@@ -5,13 +5,13 @@
  * SHA-256 of the file as the caller last read it (`"none"` for a file that did not exist); a file changed since is
  * not overwritten. A file that is not valid JSON is left alone.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import { KernelError } from "../../kernel/index.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { isPlainObject, type JsonObject, jsonProblem, parseJson } from "../kit/files/json-file.js";
+import { sha256Hex } from "../kit/util/random.js";
 import { globalSettingsPath, projectSettingsPath } from "./agent-dir.js";
 import { SettingsFileSchema } from "./settings.js";
 
@@ -20,7 +20,7 @@ const SEGMENT = /^[A-Za-z0-9_-]+$/;
 
 /** SHA-256 hex of a settings file's text, as `Settings.versions` and `config/read` report it. */
 export function settingsVersion(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return sha256Hex(text);
 }
 
 export interface SettingsWrite {

@@ -299,7 +299,8 @@ class LoadedSettings implements Settings {
   readonly paths: Readonly<{ global: string; project: string }>;
   readonly projectTrusted: boolean;
   readonly warnings: string[] = [];
-  versions: { global?: string; project?: string } = {};
+  /** Each file's version, taken when asked for: the digest loads node:crypto (see json-file.ts). */
+  private readonly versionOf: { global?: () => string; project?: () => string } = {};
   private globalLayer: JsonObject = {};
   private readonly projectLayer: JsonObject = {};
   private readonly overrideLayer: JsonObject = {};
@@ -364,10 +365,15 @@ class LoadedSettings implements Settings {
     writeFileAtomic(this.paths.global, `${JSON.stringify(next, null, 2)}\n`);
     const written = readJsonObjectFile(this.paths.global);
     if (written.status === "ok") {
-      this.versions = { ...this.versions, global: written.version };
+      this.versionOf.global = () => written.version;
       this.globalLayer = this.validated(this.paths.global, written.value);
     }
     this.recompute();
+  }
+
+  get versions(): Readonly<{ global?: string; project?: string }> {
+    const { global, project } = this.versionOf;
+    return { ...(global ? { global: global() } : {}), ...(project ? { project: project() } : {}) };
   }
 
   private *layers(): Iterable<Layer> {
@@ -386,7 +392,7 @@ class LoadedSettings implements Settings {
   private readScope(scope: "global" | "project", file: string): JsonObject {
     const read = readJsonObjectFile(file);
     if (read.status === "missing") return {};
-    if (read.version) this.versions[scope] = read.version;
+    if ("version" in read) this.versionOf[scope] = () => read.version!;
     if (read.status === "invalid") {
       this.warnings.push(`${read.message} (the ${scope} settings were not loaded)`);
       return {};

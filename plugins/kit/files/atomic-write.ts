@@ -2,7 +2,6 @@
  * Atomic file replacement: the new content goes to a temp file in the same folder, which is then renamed over the
  * target, so a reader sees either the old file or the new one, never half of it.
  */
-import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -16,6 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { randomHex } from "../util/random.js";
 
 export interface AtomicWriteOptions {
   /**
@@ -42,7 +42,7 @@ export function writeFileAtomic(file: string, content: string, options: AtomicWr
       // a new file: the process default (0o666 less the umask) applies
     }
   }
-  const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = join(dir, `.${basename(target)}.${process.pid}.${randomHex(6)}.tmp`);
   // With a known mode the temp file starts private and gets its final mode before the rename.
   const fd = openSync(temp, "wx", mode === undefined ? 0o666 : 0o600);
   try {

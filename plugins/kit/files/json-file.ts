@@ -4,9 +4,9 @@
  * point at a line and column. `JSON.parse` reads the file; only when it fails is `jsonc-parser` loaded, to find
  * where and say why in words of our own (V8's messages give no position for some errors).
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { sha256Hex } from "../util/random.js";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -17,7 +17,7 @@ export function isPlainObject(value: unknown): value is JsonObject {
 
 export type JsonFileRead =
   | { status: "missing" }
-  /** `version` is the SHA-256 hex of the bytes read. */
+  /** `version` is the SHA-256 hex of the bytes read, taken on first use. */
   | { status: "ok"; value: JsonObject; version: string }
   /** The file exists but cannot be used; `message` names the file (and the line and column when it was parsed). */
   | { status: "invalid"; message: string; version?: string };
@@ -37,15 +37,30 @@ export function readJsonObjectFile(file: string): JsonFileRead {
     if (code === "ENOENT" || code === "ENOTDIR") return { status: "missing" };
     return { status: "invalid", message: `${file}: cannot be read: ${readFailure(error)}` };
   }
-  const version = createHash("sha256").update(bytes).digest("hex");
+  // The digest is taken when someone asks for the version (a settings write, the app-server's config/read): it
+  // loads node:crypto, which a run that only reads its configuration does not otherwise need.
+  let digest: string | undefined;
+  const version = () => {
+    digest ??= sha256Hex(bytes);
+    return digest;
+  };
   const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
-  if (text.trim() === "") return { status: "ok", value: {}, version };
+  if (text.trim() === "")
+    return {
+      status: "ok",
+      value: {},
+      get version() {
+        return version();
+      },
+    };
   const parsed = parseJson(text);
   if (!parsed.ok) {
     return {
       status: "invalid",
       message: `${file}:${parsed.line}:${parsed.column}: ${jsonProblem(parsed)}`,
-      version,
+      get version() {
+        return version();
+      },
     };
   }
   if (!isPlainObject(parsed.value)) {
@@ -56,10 +71,18 @@ export function readJsonObjectFile(file: string): JsonFileRead {
     return {
       status: "invalid",
       message: `${file}:${line}:${column}: the top level must be a JSON object, found ${found}`,
-      version,
+      get version() {
+        return version();
+      },
     };
   }
-  return { status: "ok", value: parsed.value, version };
+  return {
+    status: "ok",
+    value: parsed.value,
+    get version() {
+      return version();
+    },
+  };
 }
 
 /**

@@ -4,18 +4,18 @@
  * the machine, so these files are created private (mode 0600) and exclusively (`wx`): an existing file or a link
  * planted at the path makes the write fail instead of writing through it.
  */
-import { randomBytes } from "node:crypto";
 import { createWriteStream, type WriteStream, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { randomHex } from "../util/random.js";
 
 /** Owner read and write only. */
 export const PRIVATE_FILE_MODE = 0o600;
 
 /** A new path in the temp folder: `knightcode-<name>-<random hex>.<extension>`. */
 export function privateTempPath(name: string, extension: string): string {
-  return join(tmpdir(), `knightcode-${name}-${randomBytes(8).toString("hex")}.${extension}`);
+  return join(tmpdir(), `knightcode-${name}-${randomHex(8)}.${extension}`);
 }
 
 /** Creates `path` with mode 0600 and writes `data`; fails if `path` exists. */

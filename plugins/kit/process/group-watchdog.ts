@@ -13,7 +13,7 @@
  * The watchdog runs in a session of its own (detached), so a Ctrl-C or a hang-up of the terminal does not end it
  * before it did its job, and it does not keep this process's event loop alive.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 
 /**
  * `+<pgid>` registers a group, `-<pgid>` forgets it; at end-of-file every registered group gets SIGKILL. The ids
@@ -38,6 +38,9 @@ let unavailable = process.platform === "win32";
 function start(): ChildProcess | undefined {
   if (watchdog || unavailable) return watchdog;
   try {
+    // Looked up here, not imported: node:child_process (with the net, dgram and stream modules it loads) comes with
+    // the first command, and a run that starts none (a JSON run whose tools only read files) does without it.
+    const { spawn } = process.getBuiltinModule("node:child_process");
     const child = spawn("/bin/sh", ["-c", WATCHDOG_SCRIPT], {
       detached: true,
       stdio: ["pipe", "ignore", "ignore"],

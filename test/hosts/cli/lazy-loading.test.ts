@@ -182,6 +182,87 @@ describe("what knightcode loads", () => {
     ]);
   });
 
+  it("runs a JSON turn with a read tool call and a settings file from the bundle without node:crypto, child_process, https or perf_hooks", async () => {
+    // The bundled command as users run it (no KNIGHTCODE_CLI_BUNDLE=0): a --require hook writes down the Node
+    // built-in modules the process loaded by the time it exits.
+    const hook = tmp.write(
+      "builtins.cjs",
+      `process.on("exit", () => require("node:fs").writeFileSync(process.env.KC_BUILTINS, process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice(13)).join("\\n")));`,
+    );
+    tmp.write("hello.txt", "hello\n");
+    // A settings file is read too; its version (a SHA-256) is taken only when someone asks for it.
+    tmp.write("agent/settings.json", JSON.stringify({ extensions: [] }));
+    const script = tmp.write(
+      "s.json",
+      JSON.stringify({
+        steps: [
+          { toolCalls: [{ name: "read", arguments: { path: "hello.txt" } }] },
+          { text: "it says hello" },
+        ],
+      }),
+    );
+    const list = join(tmp.path, "builtins.txt");
+    const run = (): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      new Promise((done, fail) => {
+        const child = spawn(
+          process.execPath,
+          [
+            "--require",
+            hook,
+            cliBin,
+            "--mode",
+            "json",
+            "--no-session",
+            "--provider",
+            "scripted",
+            "--script",
+            script,
+            "go",
+          ],
+          {
+            cwd: tmp.path,
+            env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), KC_BUILTINS: list },
+            stdio: ["pipe", "pipe", "pipe"],
+          },
+        );
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => {
+          stdout += d;
+        });
+        child.stderr.on("data", (d) => {
+          stderr += d;
+        });
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          fail(new Error(`the JSON run did not finish in time\n${stderr}`));
+        }, 30_000);
+        child.on("error", fail);
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          done({ code, stdout, stderr });
+        });
+        child.stdin.end();
+      });
+    // The first run writes the code cache, the second starts from it: both load the same modules.
+    for (let i = 0; i < 2; i++) {
+      const result = await run();
+      expect(result.code, result.stderr).to.equal(0);
+      const events = result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { type: string; toolName?: string; isError?: boolean });
+      const toolEnd = events.find((e) => e.type === "tool_execution_end");
+      expect(toolEnd?.toolName).to.equal("read");
+      expect(toolEnd?.isError).to.equal(false);
+      const loaded = readFileSync(list, "utf8").split("\n");
+      expect(loaded).to.include("vm");
+      expect(
+        loaded.filter((m) => ["crypto", "child_process", "https", "tls", "perf_hooks", "dns"].includes(m)),
+      ).to.deep.equal([]);
+    }
+  });
+
   it("loads nothing but the command itself for --version", async () => {
     const run = await loadedSources(["--version"], tmp.path, env());
     expect(run.code, run.stderr).to.equal(0);
