@@ -68,8 +68,8 @@ describe("PackageManager.resolve", () => {
     const resolved = await manager.resolve({ scopes: ["user"], projectTrusted: false });
     const pkg = join(dir, "pkg");
     expect(state(resolved.resources)).to.deep.equal({
-      [`user:prompts:one`]: `true:${pkg}`,
-      [`user:prompts:two`]: `false:${pkg}`,
+      "user:prompts:one": `true:${pkg}`,
+      "user:prompts:two": `false:${pkg}`,
       "user:extensions:keep": "true:auto",
       "user:extensions:legacy": "false:auto",
       "user:skills:a": "true:auto",
