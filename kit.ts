@@ -91,6 +91,7 @@ export {
   type OAuthCredential,
   OAuthError,
   type OAuthFailure,
+  oauthCallbackPort,
   oauthCredential,
   oauthEndpoint,
   parseAuthorizationInput,

@@ -106,6 +106,28 @@ export function oauthEndpoint(
   return value;
 }
 
+/**
+ * The port of a provider's loopback callback, overridable by `KNIGHTCODE_OAUTH_<PROVIDER>_CALLBACK_PORT` (0: any
+ * free port, for tests; a real provider only accepts the port its client was registered with).
+ */
+export function oauthCallbackPort(
+  provider: string,
+  fallback: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const variable = `KNIGHTCODE_OAUTH_${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_CALLBACK_PORT`;
+  const value = env[variable]?.trim();
+  if (!value) return fallback;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new OAuthError(
+      "bad_response",
+      `${variable} must be a port number (0 for any free one), not ${JSON.stringify(value)}`,
+    );
+  }
+  return port;
+}
+
 /** The claims of a JWT (not verified: for reading an account id the server put there), or undefined. */
 export function decodeJwtClaims(token: string): Record<string, unknown> | undefined {
   const part = token.split(".")[1];
