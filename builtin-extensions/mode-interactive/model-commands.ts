@@ -92,10 +92,11 @@ export async function login(app: App, args: string): Promise<void> {
     } else {
       const chosen = methods[Number(method)]!;
       const credential = await chosen.login({
+        // A sign-in takes its question away (`signal`) when the browser answers first.
         input: (title, options) =>
           options?.secret
             ? app.ui.secret(title, options.placeholder)
-            : app.ui.input(title, options?.placeholder),
+            : app.ui.input(title, options?.placeholder, options?.signal ? { signal: options.signal } : {}),
         notify: (message) => app.notice(message, "info"),
       });
       if (!credential) return;
@@ -110,7 +111,12 @@ export async function login(app: App, args: string): Promise<void> {
   if (!app.session.getState().model && models[0]) {
     chosen = (await app.session.setModel(provider, models[0].model.id)) ? `; model ${name(models[0])}` : "";
   }
-  app.notice(`Signed in to ${provider}: key saved in ${store.path}${chosen}`, "muted");
+  const saved = store.list().find((c) => c.provider === provider);
+  const what = saved?.type === "oauth" ? "sign-in" : "key";
+  app.notice(
+    `Signed in to ${provider}: ${what}${saved?.masked ? ` ${saved.masked}` : ""} saved in ${store.path}${chosen}`,
+    "muted",
+  );
 }
 
 /** `/logout [provider]`: removes a stored credential from auth.json. */
@@ -125,7 +131,11 @@ export async function logout(app: App, args: string): Promise<void> {
   if (!provider) {
     provider = await app.ui.pick(
       "Remove the stored key of which provider?",
-      stored.map((c) => ({ value: c.provider, label: c.provider, description: c.type })),
+      stored.map((c) => ({
+        value: c.provider,
+        label: c.provider,
+        description: `${c.type}${c.masked ? ` ${c.masked}` : ""}`,
+      })),
     );
     if (!provider) return;
   }

@@ -40,6 +40,7 @@ import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { readJsonObjectFile } from "../kit/files/json-file.js";
 import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
+import { maskSecret } from "../kit/provider/oauth.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
@@ -302,12 +303,14 @@ export class ModelService implements ModelApiService {
   }
 
   /** The providers with a stored credential in auth.json. */
-  listCredentials(): { provider: string; type: string }[] {
+  listCredentials(): { provider: string; type: string; masked?: string; expires?: number }[] {
     return Object.entries(this.auth.read())
       .filter(([, entry]) => entry && typeof entry === "object")
       .map(([provider, entry]) => ({
         provider,
         type: typeof entry.type === "string" ? entry.type : "api_key",
+        ...(typeof entry.key === "string" && entry.key ? { masked: maskSecret(entry.key) } : {}),
+        ...(typeof entry.expires === "number" ? { expires: entry.expires } : {}),
       }));
   }
 
