@@ -599,7 +599,7 @@ export async function pollDeviceCode(
   void io
     .input(`Enter ${options.userCode} at ${options.verificationUri}; waiting (esc cancels)`, { signal })
     .then((text) => {
-      if (text === undefined && !done.signal.aborted) {
+      if (text === undefined && !done.signal.aborted && !io.signal?.aborted) {
         cancelled = true;
         done.abort();
       }
