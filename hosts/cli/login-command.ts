@@ -122,7 +122,10 @@ function list(store: CredentialStore, io: Output): number {
   return 0;
 }
 
-function describe(c: { provider: string; type: string; masked?: string; expires?: number }): string {
+function describe(
+  c: { provider: string; type: string; masked?: string; expires?: number },
+  withProvider = true,
+): string {
   const type = c.type === "api_key" ? "API key" : c.type === "oauth" ? "subscription sign-in" : c.type;
   const expires =
     c.expires === undefined
@@ -130,7 +133,7 @@ function describe(c: { provider: string; type: string; masked?: string; expires?
       : c.expires > Date.now()
         ? `, token expires ${new Date(c.expires).toISOString()}`
         : ", token expired (renewed on the next request)";
-  return `${c.provider}  ${type}${c.masked ? ` ${c.masked}` : ""}${expires}`;
+  return `${withProvider ? `${c.provider}  ` : ""}${type}${c.masked ? ` ${c.masked}` : ""}${expires}`;
 }
 
 async function login(
@@ -219,7 +222,7 @@ async function login(
     store.save(provider, credential);
   }
   const saved = store.list().find((c) => c.provider === provider);
-  io.err(`Signed in to ${provider}: ${saved ? describe(saved) : "saved"}; in ${store.path}\n`);
+  io.err(`Signed in to ${provider}: ${saved ? describe(saved, false) : "saved"}; in ${store.path}\n`);
   return 0;
 }
 

@@ -27,7 +27,7 @@ export function openaiProviderConfig(): ProviderConfig {
         login: async (io) => (await import("./oauth.js")).signInWithChatGPT(io),
       },
       {
-        label: "ChatGPT subscription (device code, for a browser elsewhere)",
+        label: "ChatGPT subscription (device code)",
         login: async (io) => (await import("./oauth.js")).signInWithChatGPTDevice(io),
       },
     ],
