@@ -28,7 +28,7 @@ export function noModelLines(session: SessionController): string[] {
   const dir = session.agentDir;
   return [
     "No model yet. To start, do one of these:",
-    `  /login            store an API key (Anthropic, OpenAI, ...) in ${dir}/auth.json`,
+    `  /login            sign in with a Claude or ChatGPT subscription, or store an API key, in ${dir}/auth.json`,
     "  set ANTHROPIC_API_KEY or OPENAI_API_KEY and start again",
     `  add a local server (llama.cpp, Ollama, vLLM) to ${dir}/models.json (see docs/providers.md)`,
     "Then /model picks the model.",

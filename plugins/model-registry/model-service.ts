@@ -628,7 +628,7 @@ export class ModelService implements ModelApiService {
   private needsRefresh(provider: string): boolean {
     if (this.deps.apiKeys?.[provider]) return false;
     const stored = this.auth.read()[provider];
-    if (!stored || stored.type !== "oauth" || typeof stored.expires !== "number") return false;
+    if (stored?.type !== "oauth" || typeof stored.expires !== "number") return false;
     return stored.expires - Date.now() < REFRESH_MARGIN_MS;
   }
 
