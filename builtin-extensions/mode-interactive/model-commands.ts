@@ -113,10 +113,8 @@ export async function login(app: App, args: string): Promise<void> {
   }
   const saved = store.list().find((c) => c.provider === provider);
   const what = saved?.type === "oauth" ? "sign-in" : "key";
-  app.notice(
-    `Signed in to ${provider}: ${what}${saved?.masked ? ` ${saved.masked}` : ""} saved in ${store.path}${chosen}`,
-    "muted",
-  );
+  const masked = saved?.masked ? ` (${saved.masked})` : "";
+  app.notice(`Signed in to ${provider}${masked}: ${what} saved in ${store.path}${chosen}`, "muted");
 }
 
 /** `/logout [provider]`: removes a stored credential from auth.json. */

@@ -53,7 +53,7 @@ describe("interactive UI: /login with a subscription (tmux, local authorization 
     expect(term.screen()).to.contain("Sign in to your Claude subscription in a browser:");
     term.type("tui-code");
     term.key("Enter");
-    await term.waitFor("Signed in to anthropic: sign-in ****code");
+    await term.waitFor("Signed in to anthropic (****code): sign-in saved in");
     const auth = join(agentDir, "auth.json");
     expect(JSON.parse(readFileSync(auth, "utf8")).anthropic).to.deep.include({
       type: "oauth",
