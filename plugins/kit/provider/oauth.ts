@@ -9,7 +9,7 @@
  * `OAuthError` whose `reason` says what went wrong: denied, expired, state mismatch, refresh failed, ...
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ProviderLoginIO } from "../../../kernel/index.js";
 
@@ -402,7 +402,9 @@ async function startCallbackServer(
   const result = new Promise<{ code?: string; state?: string; error?: string }>((resolve) => {
     settle = resolve;
   });
-  const page = (res: import("node:http").ServerResponse, status: number, text: string) => {
+  // Loaded here, not at start-up: only a sign-in needs an HTTP server.
+  const { createServer } = await import("node:http");
+  const page = (res: ServerResponse, status: number, text: string) => {
     res.writeHead(status, { "content-type": "text/html; charset=utf-8", connection: "close" });
     res.end(`<!doctype html><meta charset="utf-8"><title>KnightCode</title><p>${text}</p>`);
   };
