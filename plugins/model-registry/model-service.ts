@@ -398,7 +398,7 @@ export class ModelService implements ModelApiService {
         try {
           await this.refreshStored(model.provider, request.signal);
         } catch (error) {
-          return failedStream(resolved, "auth", errorMessage(error));
+          return failedStream(resolved, request.signal?.aborted ? "aborted" : "auth", errorMessage(error));
         }
         return this.open(request, resolved, config, implementation);
       });
