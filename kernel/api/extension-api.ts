@@ -194,8 +194,9 @@ export interface ProviderConfig {
   login?: ProviderLoginMethod[];
   /**
    * Renews a stored credential of type `oauth` (see the kit's `refreshOAuthCredential`). KnightCode calls it before
-   * a request when the credential's `expires` (epoch ms) is less than five minutes away, once at a time, and saves
-   * what it returns; a failure makes the request fail with a message to sign in again.
+   * a request when the credential's `expires` (epoch ms) is less than five minutes away, and once more when the
+   * server refuses the token (an `auth` failure before anything arrived); one renewal at a time, what it returns is
+   * saved, and a failure makes the request fail with a message to sign in again.
    */
   refreshCredential?(
     credential: { type: string; key: string; [field: string]: unknown },

@@ -412,9 +412,18 @@ export class ModelService implements ModelApiService {
     model: ModelInfo,
     config: ProviderConfig,
     implementation: NonNullable<ProviderConfig["streamSimple"]>,
+    retried = false,
   ): AssistantMessageStream {
     const apiKey = request.apiKey ?? this.resolveApiKey(model.provider, config.apiKey);
     const credential = request.apiKey === undefined ? this.storedCredentialInfo(model.provider) : undefined;
+    if (credential?.type === "oauth" && config.refreshCredential && apiKey && !retried) {
+      // A sign-in's token can be refused before its time (revoked, a clock off): renewed once, then asked again.
+      const first = this.open(request, model, config, implementation, true);
+      return retryOnAuthFailure(model, first, async () => {
+        await this.refreshStored(model.provider, request.signal, apiKey);
+        return this.open(request, model, config, implementation, true);
+      });
+    }
     const headers = config.headers || request.headers ? { ...config.headers, ...request.headers } : undefined;
     const sessionId = this.deps.sessionId?.();
     try {
@@ -637,10 +646,10 @@ export class ModelService implements ModelApiService {
    * wait for the same one), and across processes under `auth.json.lock` (a process that finds the credential
    * renewed by another while it waited uses that). A caller's signal stops its wait, not the renewal.
    */
-  private refreshStored(provider: string, signal?: AbortSignal): Promise<void> {
+  private refreshStored(provider: string, signal?: AbortSignal, refusedKey?: string): Promise<void> {
     let running = this.refreshes.get(provider);
     if (!running) {
-      running = this.renew(provider).finally(() => this.refreshes.delete(provider));
+      running = this.renew(provider, refusedKey).finally(() => this.refreshes.delete(provider));
       this.refreshes.set(provider, running);
     }
     if (!signal) return running;
@@ -652,13 +661,16 @@ export class ModelService implements ModelApiService {
     });
   }
 
-  private async renew(provider: string): Promise<void> {
+  /** Renews the stored sign-in when it is about to expire, or when the server refused `refusedKey` (still stored). */
+  private async renew(provider: string, refusedKey?: string): Promise<void> {
     const again = `Sign in again with \`knightcode login ${provider}\` (or /login in the terminal UI).`;
     const release = await lockAuthFile(this.auth.path);
     try {
       this.auth.invalidate();
-      if (!this.needsRefresh(provider)) return;
-      const stored = this.auth.read()[provider]!;
+      const stored = this.auth.read()[provider];
+      if (stored?.type !== "oauth") return;
+      const refused = refusedKey !== undefined && stored.key === refusedKey;
+      if (!refused && !this.needsRefresh(provider)) return;
       const refresh = this.providerConfig(provider)?.refreshCredential;
       if (!refresh) {
         throw new KernelError(
@@ -785,6 +797,46 @@ function isHeaders(value: unknown): value is Record<string, string | null> {
 
 function isPayload(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The first stream, unless it fails with an auth error before anything arrives: then the stream `retry` opens.
+ * Events pass through as they come; `result()` is the chosen stream's.
+ */
+function retryOnAuthFailure(
+  model: ModelInfo,
+  first: AssistantMessageStream,
+  retry: () => Promise<AssistantMessageStream>,
+): AssistantMessageStream {
+  const events = first[Symbol.asyncIterator]();
+  const decided = events.next().then(async (head) => {
+    const event = head.done ? undefined : head.value;
+    if (event?.type === "error" && event.error.errorKind === "auth") {
+      try {
+        return { stream: await retry() };
+      } catch (error) {
+        return { stream: failedStream(model, "auth", errorMessage(error)) };
+      }
+    }
+    return { stream: first, head };
+  });
+  return {
+    async *[Symbol.asyncIterator]() {
+      const { stream, head } = await decided;
+      if (!head) {
+        yield* stream;
+        return;
+      }
+      if (head.done) return;
+      yield head.value;
+      for (;;) {
+        const next = await events.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    },
+    result: async () => (await decided).stream.result(),
+  };
 }
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */

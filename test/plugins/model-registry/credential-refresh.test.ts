@@ -43,7 +43,7 @@ describe("stored sign-ins are renewed before they expire", () => {
   const readAuth = () => JSON.parse(readFileSync(authPath(), "utf8"));
 
   /** A service with provider "sub" whose implementation records each request and answers "ok". */
-  function setup(refreshCredential?: ProviderConfig["refreshCredential"]) {
+  function setup(refreshCredential?: ProviderConfig["refreshCredential"], refused = new Set<string>()) {
     const store = new ProviderStore();
     const models = new ModelService({
       store,
@@ -63,6 +63,10 @@ describe("stored sign-ins are renewed before they expire", () => {
           streamSimple: (request) => {
             seen.push(request);
             const writer = new AssistantMessageWriter(request.model);
+            if (refused.has(request.apiKey ?? "")) {
+              writer.fail("auth", "HTTP 401: the access token was revoked");
+              return writer.stream;
+            }
             writer.start();
             const index = writer.textStart();
             writer.textDelta(index, "ok");
@@ -167,6 +171,30 @@ describe("stored sign-ins are renewed before they expire", () => {
     expect(answer.stopReason).to.equal("error");
     expect(answer.errorMessage).to.contain("has expired and the provider cannot renew it");
     expect(answer.errorMessage).to.contain("knightcode login sub");
+  });
+
+  it("a token the server refuses before its time is renewed once and the request asked again", async () => {
+    writeAuth({ sub: { type: "oauth", key: "revoked", refresh: "r1", expires: Date.now() + 3_600_000 } });
+    let calls = 0;
+    const { seen, ask } = setup(
+      async (c) => {
+        calls++;
+        return { ...c, key: "fresh", refresh: "r2", expires: Date.now() + 3_600_000 };
+      },
+      new Set(["revoked"]),
+    );
+    const answer = await ask();
+    expect(answer.stopReason).to.equal("stop");
+    expect(calls).to.equal(1);
+    expect(seen.map((r) => r.apiKey)).to.deep.equal(["revoked", "fresh"]);
+    expect(readAuth().sub).to.deep.include({ key: "fresh", refresh: "r2" });
+
+    // Refused again after the renewal: the second answer stands (no loop).
+    const again = setup(async (c) => ({ ...c, key: "also-refused" }), new Set(["fresh", "also-refused"]));
+    const second = await again.ask();
+    expect(second.stopReason).to.equal("error");
+    expect(second.errorKind).to.equal("auth");
+    expect(again.seen.map((r) => r.apiKey)).to.deep.equal(["fresh", "also-refused"]);
   });
 
   it("waits for another process's renewal (auth.json.lock) and uses what it saved", async () => {
