@@ -75,6 +75,34 @@ export {
   parseRetryAfter,
 } from "./plugins/kit/provider/errors.js";
 export { lazyStreamSimple, type StreamSimple } from "./plugins/kit/provider/lazy-stream.js";
+export {
+  type AuthorizationCodeOptions,
+  authorizationCodeLogin,
+  createPkcePair,
+  type DeviceAuthorizationOptions,
+  type DevicePollAnswer,
+  type DevicePollOptions,
+  decodeJwtClaims,
+  deviceAuthorizationLogin,
+  maskSecret,
+  OAUTH_BROWSER_TIMEOUT_MS,
+  OAUTH_DEVICE_MAX_WAIT_MS,
+  OAUTH_REQUEST_TIMEOUT_MS,
+  type OAuthCredential,
+  OAuthError,
+  type OAuthFailure,
+  oauthCallbackPort,
+  oauthCredential,
+  oauthEndpoint,
+  parseAuthorizationInput,
+  pollDeviceCode,
+  type RefreshOptions,
+  randomState,
+  refreshOAuthCredential,
+  requestTokens,
+  type TokenRequestOptions,
+  type TokenResponse,
+} from "./plugins/kit/provider/oauth.js";
 export { REDACTED, redactSecrets, requestSecrets } from "./plugins/kit/provider/redact.js";
 export {
   type ProviderWire,

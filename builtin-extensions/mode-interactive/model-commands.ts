@@ -28,7 +28,7 @@ export function noModelLines(session: SessionController): string[] {
   const dir = session.agentDir;
   return [
     "No model yet. To start, do one of these:",
-    `  /login            store an API key (Anthropic, OpenAI, ...) in ${dir}/auth.json`,
+    `  /login            sign in with a Claude or ChatGPT subscription, or store an API key, in ${dir}/auth.json`,
     "  set ANTHROPIC_API_KEY or OPENAI_API_KEY and start again",
     `  add a local server (llama.cpp, Ollama, vLLM) to ${dir}/models.json (see docs/providers.md)`,
     "Then /model picks the model.",
@@ -92,10 +92,11 @@ export async function login(app: App, args: string): Promise<void> {
     } else {
       const chosen = methods[Number(method)]!;
       const credential = await chosen.login({
+        // A sign-in takes its question away (`signal`) when the browser answers first.
         input: (title, options) =>
           options?.secret
             ? app.ui.secret(title, options.placeholder)
-            : app.ui.input(title, options?.placeholder),
+            : app.ui.input(title, options?.placeholder, options?.signal ? { signal: options.signal } : {}),
         notify: (message) => app.notice(message, "info"),
       });
       if (!credential) return;
@@ -110,7 +111,10 @@ export async function login(app: App, args: string): Promise<void> {
   if (!app.session.getState().model && models[0]) {
     chosen = (await app.session.setModel(provider, models[0].model.id)) ? `; model ${name(models[0])}` : "";
   }
-  app.notice(`Signed in to ${provider}: key saved in ${store.path}${chosen}`, "muted");
+  const saved = store.list().find((c) => c.provider === provider);
+  const what = saved?.type === "oauth" ? "sign-in" : "key";
+  const masked = saved?.masked ? ` (${saved.masked})` : "";
+  app.notice(`Signed in to ${provider}${masked}: ${what} saved in ${store.path}${chosen}`, "muted");
 }
 
 /** `/logout [provider]`: removes a stored credential from auth.json. */
@@ -125,7 +129,11 @@ export async function logout(app: App, args: string): Promise<void> {
   if (!provider) {
     provider = await app.ui.pick(
       "Remove the stored key of which provider?",
-      stored.map((c) => ({ value: c.provider, label: c.provider, description: c.type })),
+      stored.map((c) => ({
+        value: c.provider,
+        label: c.provider,
+        description: `${c.type}${c.masked ? ` ${c.masked}` : ""}`,
+      })),
     );
     if (!provider) return;
   }

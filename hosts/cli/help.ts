@@ -34,6 +34,12 @@ const COMMANDS: [string, string][] = [
   ["list", "List the installed packages of the user and the project"],
   ["update [source]", "Update unpinned packages (all, or one)"],
   ["config", "Enable or disable each extension, skill, prompt template and theme"],
+  [
+    "login [provider] [--method <n>]",
+    "Sign in to a provider: a subscription (Claude, ChatGPT) or an API key, kept in auth.json",
+  ],
+  ["login --list", "The stored credentials, keys masked"],
+  ["logout [provider]", "Remove a provider's stored credential from auth.json"],
   ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
   ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
   ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],

@@ -57,6 +57,13 @@ export async function main(argv: string[]): Promise<number> {
       err: (text) => process.stderr.write(text),
     });
   }
+  if (argv[0] === "login" || argv[0] === "logout") {
+    const { loginCommand } = await import("./login-command.js");
+    return loginCommand(argv[0], argv.slice(1), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
   if (argv[0] === "app-server") {
     const { appServerCommand } = await import("./app-server.js");
     return appServerCommand(argv.slice(1));

@@ -160,6 +160,11 @@ export interface ProviderStreamRequest {
   sessionId?: string;
   /** The agent folder, so a message about a missing key can name the real `auth.json` and `models.json`. */
   agentDir?: string;
+  /**
+   * What kind of stored credential `apiKey` came from, with its non-secret fields: `{ type: "oauth", ... }` for a
+   * subscription sign-in (a provider may need another header or endpoint for it). Absent for API keys.
+   */
+  credential?: { type: string; [field: string]: unknown };
   hooks: ProviderHooks;
 }
 
@@ -188,6 +193,16 @@ export interface ProviderConfig {
    */
   login?: ProviderLoginMethod[];
   /**
+   * Renews a stored credential of type `oauth` (see the kit's `refreshOAuthCredential`). KnightCode calls it before
+   * a request when the credential's `expires` (epoch ms) is less than five minutes away, and once more when the
+   * server refuses the token (an `auth` failure before anything arrived); one renewal at a time, what it returns is
+   * saved, and a failure makes the request fail with a message to sign in again.
+   */
+  refreshCredential?(
+    credential: { type: string; key: string; [field: string]: unknown },
+    options: { signal?: AbortSignal },
+  ): Promise<{ type: string; key: string; [field: string]: unknown }>;
+  /**
    * Streams one assistant response. It never throws: a failure ends the stream with an `error` event whose
    * message has `stopReason` `"error"` or `"aborted"`, an `errorMessage` and an `errorKind`.
    */
@@ -207,8 +222,11 @@ export interface ProviderLoginMethod {
 
 /** What a login method may ask and say while it runs. */
 export interface ProviderLoginIO {
-  /** A line of text; `secret` masks what is typed. */
-  input(title: string, options?: { secret?: boolean; placeholder?: string }): Promise<string | undefined>;
+  /** A line of text; `secret` masks what is typed; `signal` takes the question away (it resolves undefined). */
+  input(
+    title: string,
+    options?: { secret?: boolean; placeholder?: string; signal?: AbortSignal },
+  ): Promise<string | undefined>;
   /** A message for the person (a URL to open, a code to enter). */
   notify(message: string): void;
   signal?: AbortSignal;

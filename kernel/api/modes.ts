@@ -192,8 +192,11 @@ export interface UsableModel {
 /** `auth.json`: the stored provider credentials (the file is written atomically and kept private, mode 0600). */
 export interface CredentialStore {
   readonly path: string;
-  /** The providers with a stored credential, and its type (`api_key`, or a login method's). */
-  list(): { provider: string; type: string }[];
+  /**
+   * The providers with a stored credential: its type (`api_key`, `oauth`, or a login method's), the key masked
+   * (`****` and its last four characters) and, for a sign-in, when its access token expires (epoch ms).
+   */
+  list(): { provider: string; type: string; masked?: string; expires?: number }[];
   /** Stores an API key for the provider (replacing what was stored). */
   saveApiKey(provider: string, key: string): void;
   /** Stores what a login method returned. */

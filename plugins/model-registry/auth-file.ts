@@ -6,7 +6,7 @@
 import { statSync } from "node:fs";
 import { readJsonObjectFile } from "../kit/files/json-file.js";
 
-export type AuthEntries = Record<string, { type?: string; key?: string }>;
+export type AuthEntries = Record<string, { type?: string; key?: string; [field: string]: unknown }>;
 
 export class AuthFile {
   private cached: { stamp: string; entries: AuthEntries } | undefined;

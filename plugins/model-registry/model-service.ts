@@ -3,7 +3,8 @@
  * It lists the models of every registered provider (plus `models.json`), resolves credentials, and streams
  * requests with the provider hooks wired to this session's events.
  */
-import { join } from "node:path";
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import {
   type AgentMessage,
@@ -39,6 +40,7 @@ import { planRetry, waitUnlessAborted } from "../agent-loop/retry-policy.js";
 import { writeFileAtomic } from "../kit/files/atomic-write.js";
 import { readJsonObjectFile } from "../kit/files/json-file.js";
 import { InvalidHeadersError, InvalidPayloadError } from "../kit/provider/errors.js";
+import { maskSecret } from "../kit/provider/oauth.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
@@ -91,11 +93,50 @@ export function noModelHelp(agentDir: string): string {
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
+/** A sign-in whose access token runs out sooner than this is renewed before a request. */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+/** How long a process waits for another's renewal (`auth.json.lock`) before it gives up. */
+const LOCK_WAIT_MS = 20_000;
+/** A lock older than this was left by a process that died: it is taken over. */
+const STALE_LOCK_MS = 60_000;
+
+/** Takes `<auth.json>.lock` (created exclusively, mode 0600); resolves its release. */
+async function lockAuthFile(authPath: string): Promise<() => void> {
+  const lock = `${authPath}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(dirname(authPath), { recursive: true });
+      closeSync(openSync(lock, "wx", 0o600));
+      return () => rmSync(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) {
+        rmSync(lock, { force: true });
+        continue;
+      }
+    } catch {
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new KernelError(
+        "KC_ERR_AUTH_FILE",
+        `${lock} is held by another process renewing a sign-in; remove it if no KnightCode is running`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export class ModelService implements ModelApiService {
   private readonly holder = {};
   private readonly virtual = new Map<string, { config: VirtualModelConfig; owner: string }>();
   private readonly modelsJson: ReturnType<typeof loadModelsJson>;
   private readonly auth: AuthFile;
+  /** Renewals of stored sign-ins in progress, by provider. */
+  private readonly refreshes = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: ModelServiceDeps) {
     this.modelsJson = loadModelsJson(deps.agentDir);
@@ -262,12 +303,14 @@ export class ModelService implements ModelApiService {
   }
 
   /** The providers with a stored credential in auth.json. */
-  listCredentials(): { provider: string; type: string }[] {
+  listCredentials(): { provider: string; type: string; masked?: string; expires?: number }[] {
     return Object.entries(this.auth.read())
       .filter(([, entry]) => entry && typeof entry === "object")
       .map(([provider, entry]) => ({
         provider,
         type: typeof entry.type === "string" ? entry.type : "api_key",
+        ...(typeof entry.key === "string" && entry.key ? { masked: maskSecret(entry.key) } : {}),
+        ...(typeof entry.expires === "number" ? { expires: entry.expires } : {}),
       }));
   }
 
@@ -348,7 +391,39 @@ export class ModelService implements ModelApiService {
       );
     }
     model = { ...model, api };
+    const resolved = model;
+    // A subscription sign-in whose access token is about to run out is renewed before the request goes.
+    if (request.apiKey === undefined && this.needsRefresh(model.provider)) {
+      return lazyStream(model, async () => {
+        try {
+          await this.refreshStored(model.provider, request.signal);
+        } catch (error) {
+          return failedStream(resolved, request.signal?.aborted ? "aborted" : "auth", errorMessage(error));
+        }
+        return this.open(request, resolved, config, implementation);
+      });
+    }
+    return this.open(request, model, config, implementation);
+  }
+
+  /** Calls the provider's implementation with the resolved key, endpoint and headers. */
+  private open(
+    request: ModelRequest,
+    model: ModelInfo,
+    config: ProviderConfig,
+    implementation: NonNullable<ProviderConfig["streamSimple"]>,
+    retried = false,
+  ): AssistantMessageStream {
     const apiKey = request.apiKey ?? this.resolveApiKey(model.provider, config.apiKey);
+    const credential = request.apiKey === undefined ? this.storedCredentialInfo(model.provider) : undefined;
+    if (credential?.type === "oauth" && config.refreshCredential && apiKey && !retried) {
+      // A sign-in's token can be refused before its time (revoked, a clock off): renewed once, then asked again.
+      const first = this.open(request, model, config, implementation, true);
+      return retryOnAuthFailure(model, first, async () => {
+        await this.refreshStored(model.provider, request.signal, apiKey);
+        return this.open(request, model, config, implementation, true);
+      });
+    }
     const headers = config.headers || request.headers ? { ...config.headers, ...request.headers } : undefined;
     const sessionId = this.deps.sessionId?.();
     try {
@@ -367,6 +442,7 @@ export class ModelService implements ModelApiService {
         ...(headers ? { headers } : {}),
         ...(config.compat ? { compat: config.compat } : {}),
         ...(sessionId ? { sessionId } : {}),
+        ...(credential ? { credential } : {}),
         agentDir: this.deps.agentDir,
         hooks: this.hooks(model),
       });
@@ -389,6 +465,13 @@ export class ModelService implements ModelApiService {
   async getApiKeyAndHeaders(model: ModelInfo): Promise<ResolvedRequestAuth> {
     const config = this.providerConfig(model.provider);
     if (!config) return { ok: false, error: `Provider "${model.provider}" is not registered` };
+    if (this.needsRefresh(model.provider)) {
+      try {
+        await this.refreshStored(model.provider);
+      } catch (error) {
+        return { ok: false, error: errorMessage(error) };
+      }
+    }
     const apiKey = this.resolveApiKey(model.provider, config.apiKey);
     const missingKey = !apiKey && config.apiKey && ENV_NAME.test(config.apiKey) ? config.apiKey : undefined;
     return {
@@ -550,6 +633,86 @@ export class ModelService implements ModelApiService {
     return read.status === "ok" ? read.value : {};
   }
 
+  /** Whether the provider's key is a stored sign-in whose access token runs out within REFRESH_MARGIN_MS. */
+  private needsRefresh(provider: string): boolean {
+    if (this.deps.apiKeys?.[provider]) return false;
+    const stored = this.auth.read()[provider];
+    if (stored?.type !== "oauth" || typeof stored.expires !== "number") return false;
+    return stored.expires - Date.now() < REFRESH_MARGIN_MS;
+  }
+
+  /**
+   * Renews the provider's stored sign-in: one renewal at a time per provider in this process (concurrent requests
+   * wait for the same one), and across processes under `auth.json.lock` (a process that finds the credential
+   * renewed by another while it waited uses that). A caller's signal stops its wait, not the renewal.
+   */
+  private refreshStored(provider: string, signal?: AbortSignal, refusedKey?: string): Promise<void> {
+    let running = this.refreshes.get(provider);
+    if (!running) {
+      running = this.renew(provider, refusedKey).finally(() => this.refreshes.delete(provider));
+      this.refreshes.set(provider, running);
+    }
+    if (!signal) return running;
+    return new Promise<void>((resolve, reject) => {
+      const stop = () => reject(new Error("The request was aborted while the sign-in was being renewed"));
+      if (signal.aborted) return stop();
+      signal.addEventListener("abort", stop, { once: true });
+      running.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+    });
+  }
+
+  /** Renews the stored sign-in when it is about to expire, or when the server refused `refusedKey` (still stored). */
+  private async renew(provider: string, refusedKey?: string): Promise<void> {
+    const again = `Sign in again with \`knightcode login ${provider}\` (or /login in the terminal UI).`;
+    const release = await lockAuthFile(this.auth.path);
+    try {
+      this.auth.invalidate();
+      const stored = this.auth.read()[provider];
+      if (stored?.type !== "oauth") return;
+      const refused = refusedKey !== undefined && stored.key === refusedKey;
+      if (!refused && !this.needsRefresh(provider)) return;
+      const refresh = this.providerConfig(provider)?.refreshCredential;
+      if (!refresh) {
+        throw new KernelError(
+          "KC_ERR_AUTH_FILE",
+          `The ${provider} sign-in in ${this.auth.path} has expired and the provider cannot renew it. ${again}`,
+        );
+      }
+      let renewed: { type: string; key: string; [field: string]: unknown };
+      try {
+        renewed = await refresh({ ...stored, type: "oauth", key: String(stored.key ?? "") }, {});
+      } catch (error) {
+        throw new KernelError(
+          "KC_ERR_AUTH_FILE",
+          `Could not renew the ${provider} sign-in: ${errorMessage(error)}. ${again}`,
+        );
+      }
+      if (!renewed || typeof renewed.key !== "string" || !renewed.key) {
+        throw new KernelError(
+          "KC_ERR_AUTH_FILE",
+          `Renewing the ${provider} sign-in gave no access token. ${again}`,
+        );
+      }
+      this.saveCredential(provider, renewed);
+    } finally {
+      release();
+    }
+  }
+
+  /** The non-secret fields of the provider's stored credential when it is not a plain API key (for the provider). */
+  private storedCredentialInfo(provider: string): { type: string; [field: string]: unknown } | undefined {
+    if (this.deps.apiKeys?.[provider]) return undefined;
+    const stored = this.auth.read()[provider];
+    if (!stored || typeof stored.type !== "string" || stored.type === "api_key") return undefined;
+    if (typeof stored.key !== "string" || !stored.key) return undefined;
+    const info: { type: string; [field: string]: unknown } = { type: stored.type };
+    for (const [field, value] of Object.entries(stored)) {
+      if (field === "key" || field === "refresh" || /(token|secret|key)$/i.test(field)) continue;
+      info[field] = value;
+    }
+    return info;
+  }
+
   /** A key given for this run, then auth.json, then the provider's apiKey (an environment variable name or a literal). */
   resolveApiKey(provider: string, configured: string | undefined): string | undefined {
     const given = this.deps.apiKeys?.[provider];
@@ -634,6 +797,46 @@ function isHeaders(value: unknown): value is Record<string, string | null> {
 
 function isPayload(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The first stream, unless it fails with an auth error before anything arrives: then the stream `retry` opens.
+ * Events pass through as they come; `result()` is the chosen stream's.
+ */
+function retryOnAuthFailure(
+  model: ModelInfo,
+  first: AssistantMessageStream,
+  retry: () => Promise<AssistantMessageStream>,
+): AssistantMessageStream {
+  const events = first[Symbol.asyncIterator]();
+  const decided = events.next().then(async (head) => {
+    const event = head.done ? undefined : head.value;
+    if (event?.type === "error" && event.error.errorKind === "auth") {
+      try {
+        return { stream: await retry() };
+      } catch (error) {
+        return { stream: failedStream(model, "auth", errorMessage(error)) };
+      }
+    }
+    return { stream: first, head };
+  });
+  return {
+    async *[Symbol.asyncIterator]() {
+      const { stream, head } = await decided;
+      if (!head) {
+        yield* stream;
+        return;
+      }
+      if (head.done) return;
+      yield head.value;
+      for (;;) {
+        const next = await events.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    },
+    result: async () => (await decided).stream.result(),
+  };
 }
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */

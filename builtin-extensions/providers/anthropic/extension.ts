@@ -1,5 +1,6 @@
 /**
- * The `builtin:anthropic` registration: the catalogue and the key's environment variable. The request code
+ * The `builtin:anthropic` registration: the catalogue, the key's environment variable and the Claude subscription
+ * sign-in (oauth.ts, loaded when used). The request code
  * (conversion, the stream normaliser, the SDK) loads on the first request to an Anthropic model.
  */
 import { type ExtensionAPI, lazyStreamSimple, type ProviderConfig } from "@knightcodeai/cli/kit";
@@ -20,6 +21,13 @@ export function anthropicProviderConfig(): ProviderConfig {
     baseUrl: ANTHROPIC_BASE_URL,
     apiKey: ANTHROPIC_KEY_ENV,
     models: ANTHROPIC_MODELS.map((model) => ({ ...model })),
+    login: [
+      {
+        label: "Claude subscription (Pro/Max)",
+        login: async (io) => (await import("./oauth.js")).signInWithClaude(io),
+      },
+    ],
+    refreshCredential: async (credential) => (await import("./oauth.js")).refreshClaude(credential),
     streamSimple,
   };
 }

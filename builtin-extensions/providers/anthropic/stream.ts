@@ -28,14 +28,19 @@ let sdk: Promise<Sdk> | undefined;
 /** One client per (baseUrl, apiKey). */
 const clients = new Map<string, Anthropic>();
 
-async function client(baseUrl: string, apiKey: string): Promise<{ sdk: Sdk; client: Anthropic }> {
+async function client(
+  baseUrl: string,
+  apiKey: string,
+  bearer: boolean,
+): Promise<{ sdk: Sdk; client: Anthropic }> {
   sdk ??= import("@anthropic-ai/sdk");
   const module = await sdk;
-  const key = `${baseUrl}\n${apiKey}`;
+  const key = `${baseUrl}\n${apiKey}\n${bearer}`;
   let existing = clients.get(key);
   if (!existing) {
     existing = new module.Anthropic({
-      apiKey,
+      // A subscription's access token goes as `Authorization: Bearer`, an API key as `x-api-key`.
+      ...(bearer ? { apiKey: null, authToken: apiKey } : { apiKey }),
       baseURL: baseUrl,
       maxRetries: 0, // the agent loop retries
       // Caps one stream event's size and hands the SDK whole lines, so its reader stays linear.
@@ -50,12 +55,41 @@ async function client(baseUrl: string, apiKey: string): Promise<{ sdk: Sdk; clie
 
 /** Streams one response. Returns at once; never throws; the stream always ends. */
 export function streamAnthropic(request: ProviderStreamRequest): AssistantMessageStream {
-  return runProviderRequest(request, (writer) => anthropicWire(request, writer));
+  const effective = subscriptionRequest(request);
+  return runProviderRequest(effective, (writer) => anthropicWire(effective, writer));
+}
+
+/** The first system block a Claude subscription's requests must carry. */
+export const CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude.";
+/** The betas a subscription's access token needs. */
+export const SUBSCRIPTION_BETAS = ["claude-code-20250219", "oauth-2025-04-20"];
+
+const isSubscription = (request: ProviderStreamRequest) => request.credential?.type === "oauth";
+
+/** A request with a Claude subscription's token: the betas it needs added to any configured ones. */
+function subscriptionRequest(request: ProviderStreamRequest): ProviderStreamRequest {
+  if (!isSubscription(request)) return request;
+  const headers = { ...request.headers };
+  const name = Object.keys(headers).find((h) => h.toLowerCase() === "anthropic-beta");
+  const configured = name ? headers[name]!.split(",").map((b) => b.trim()) : [];
+  if (name) delete headers[name];
+  headers["anthropic-beta"] = [...new Set([...SUBSCRIPTION_BETAS, ...configured.filter(Boolean)])].join(",");
+  return { ...request, headers };
+}
+
+/** The Messages API body; with a subscription, its system prompt starts with the identity line. */
+function payloadFor(request: ProviderStreamRequest): Record<string, unknown> {
+  const payload = buildPayload(request);
+  if (isSubscription(request))
+    payload.system = [{ type: "text", text: CLAUDE_CODE_IDENTITY }, ...(payload.system ?? [])];
+  return { ...payload };
 }
 
 function keyHint(request: ProviderStreamRequest): string {
   const provider = request.model.provider;
   const auth = agentFilePath(request, "auth.json");
+  if (isSubscription(request))
+    return `Sign in again with \`knightcode login ${provider}\` (or /login in the terminal UI)`;
   return provider === ANTHROPIC_PROVIDER
     ? `Set ${ANTHROPIC_KEY_ENV}, or add a key to ${auth} (/login in the terminal UI)`
     : `Set the apiKey of "${provider}" in ${agentFilePath(request, "models.json")}, or add a key to ${auth} (/login in the terminal UI)`;
@@ -75,9 +109,9 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
       request.apiKey
         ? undefined
         : { kind: "auth", message: `No API key for ${provider}. ${keyHint(request)}.` },
-    buildPayload: () => ({ ...buildPayload(request) }),
+    buildPayload: () => payloadFor(request),
     async send({ payload, headers, signal }) {
-      const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!);
+      const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!, isSubscription(request));
       try {
         const { data, response } = await anthropic.messages
           .create({ ...payload, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming, {

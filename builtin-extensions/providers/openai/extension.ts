@@ -1,5 +1,6 @@
 /**
- * The `builtin:openai` registration: the catalogue and the key's environment variable. The request code
+ * The `builtin:openai` registration: the catalogue, the key's environment variable and the ChatGPT subscription
+ * sign-in (oauth.ts, loaded when used). The request code
  * (conversion, the Responses event normaliser, the SDK) loads on the first request to an OpenAI model.
  */
 import { type ExtensionAPI, lazyStreamSimple, type ProviderConfig } from "@knightcodeai/cli/kit";
@@ -20,6 +21,17 @@ export function openaiProviderConfig(): ProviderConfig {
     baseUrl: DEFAULT_BASE_URL,
     apiKey: OPENAI_API_KEY_ENV,
     models: OPENAI_MODELS.map((model) => ({ ...model })),
+    login: [
+      {
+        label: "ChatGPT subscription (browser)",
+        login: async (io) => (await import("./oauth.js")).signInWithChatGPT(io),
+      },
+      {
+        label: "ChatGPT subscription (device code)",
+        login: async (io) => (await import("./oauth.js")).signInWithChatGPTDevice(io),
+      },
+    ],
+    refreshCredential: async (credential) => (await import("./oauth.js")).refreshChatGPT(credential),
     streamSimple,
   };
 }

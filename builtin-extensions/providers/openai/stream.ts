@@ -18,6 +18,7 @@ import type OpenAI from "openai";
 import { buildPayload } from "./convert.js";
 import { ResponsesNormaliser } from "./events.js";
 import { DEFAULT_BASE_URL, OPENAI_API_KEY_ENV, OPENAI_PROVIDER } from "./models.js";
+import { chatgptAccountId, chatgptBackendUrl } from "./oauth.js";
 
 /** Per request, unless `compat.timeoutMs` says otherwise; also the longest silence allowed within a stream. */
 export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
@@ -64,6 +65,8 @@ function displayName(provider: string): string {
 function keyHint(request: ProviderStreamRequest): string {
   const provider = request.model.provider;
   const auth = agentFilePath(request, "auth.json");
+  if (isSubscription(request))
+    return `Sign in again with \`knightcode login ${provider}\` (or /login in the terminal UI)`;
   return provider === OPENAI_PROVIDER
     ? `Set ${OPENAI_API_KEY_ENV}, or add a key to ${auth} (/login in the terminal UI)`
     : `Set the apiKey of "${provider}" in ${agentFilePath(request, "models.json")}, or add a key to ${auth} (/login in the terminal UI)`;
@@ -100,7 +103,39 @@ function messageOf(error: unknown): string {
 
 /** Streams one response. Returns the stream at once; the request runs in the background and never throws. */
 export function streamOpenAIResponses(request: ProviderStreamRequest): AssistantMessageStream {
-  return runProviderRequest(request, (writer) => responsesWire(request, writer));
+  const effective = subscriptionRequest(request);
+  return runProviderRequest(effective, (writer) => responsesWire(effective, writer));
+}
+
+const isSubscription = (request: ProviderStreamRequest) => request.credential?.type === "oauth";
+
+/**
+ * A request with a ChatGPT subscription's token: it goes to the ChatGPT backend (unless models.json points the
+ * provider elsewhere) with the account id the backend wants.
+ */
+function subscriptionRequest(request: ProviderStreamRequest): ProviderStreamRequest {
+  if (!isSubscription(request)) return request;
+  const stored = request.credential?.accountId;
+  const accountId = typeof stored === "string" && stored ? stored : chatgptAccountId(request.apiKey);
+  return {
+    ...request,
+    baseUrl: !request.baseUrl || request.baseUrl === DEFAULT_BASE_URL ? chatgptBackendUrl() : request.baseUrl,
+    headers: {
+      ...request.headers,
+      "OpenAI-Beta": "responses=experimental",
+      originator: "knightcode",
+      ...(accountId ? { "chatgpt-account-id": accountId } : {}),
+    },
+  };
+}
+
+/** The Responses body; the ChatGPT backend refuses an output limit and needs instructions. */
+function payloadFor(request: ProviderStreamRequest): Record<string, unknown> {
+  const payload = buildPayload(request);
+  if (!isSubscription(request)) return payload;
+  delete payload.max_output_tokens;
+  payload.instructions ??= "You are a helpful assistant.";
+  return payload;
 }
 
 /** The Responses API as a ProviderWire. */
@@ -124,7 +159,7 @@ function responsesWire(request: ProviderStreamRequest, writer: AssistantMessageW
             : `No API key for provider "${provider}". ${keyHint(request)}.`,
       };
     },
-    buildPayload: () => buildPayload(request),
+    buildPayload: () => payloadFor(request),
     async send({ payload, headers, signal }) {
       let sdk: Sdk;
       try {

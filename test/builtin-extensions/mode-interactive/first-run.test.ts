@@ -86,7 +86,9 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     expect(masked).to.not.contain("sk-secret");
     term.key("Enter");
     const saved = await term.waitFor("Signed in to local");
-    expect(saved).to.contain(`key saved in ${agentDir()}/auth.json; model local/m1`);
+    expect(saved).to.contain(
+      `Signed in to local (****4242): key saved in ${agentDir()}/auth.json; model local/m1`,
+    );
     const auth = join(agentDir(), "auth.json");
     expect(statSync(auth).mode & 0o777).to.equal(0o600);
     expect(JSON.parse(readFileSync(auth, "utf8"))).to.deep.equal({

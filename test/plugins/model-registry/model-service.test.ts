@@ -442,7 +442,9 @@ describe("model service", () => {
       expect(usable().map(([name]) => name))
         .to.not.include("keyed/k1")
         .and.not.include("scripted/scripted");
-      expect(models.listCredentials()).to.deep.equal([{ provider: "stored", type: "api_key" }]);
+      expect(models.listCredentials()).to.deep.equal([
+        { provider: "stored", type: "api_key", masked: "****" },
+      ]);
       expect(models.loginProviders()).to.include("keyed").and.not.include("scripted");
       expect(models.removeCredential("stored")).to.equal(true);
       expect(models.removeCredential("stored")).to.equal(false);
