@@ -160,8 +160,16 @@ export interface ProviderStreamRequest {
   sessionId?: string;
   /** The agent folder, so a message about a missing key can name the real `auth.json` and `models.json`. */
   agentDir?: string;
+  /**
+   * The transport the person asked for (the `transport` setting). A provider that speaks several picks by it; one
+   * that does not declare the asked transport in `ProviderConfig.transports` has been named in a warning already.
+   */
+  transport?: ProviderTransport;
   hooks: ProviderHooks;
 }
+
+/** `auto` lets the provider choose; `websocket-cached` is pi's WebSocket with a cached connection. */
+export type ProviderTransport = "auto" | "sse" | "websocket" | "websocket-cached";
 
 /** The events of one assistant message, and the final message (resolved even on failure: see `stopReason`). */
 export type AssistantMessageStream = AsyncIterable<AssistantMessageEvent> & {
@@ -187,6 +195,11 @@ export interface ProviderConfig {
    * say). Each returns the credential to store in `auth.json` under the provider's name.
    */
   login?: ProviderLoginMethod[];
+  /**
+   * The transports `streamSimple` can use (unset: `["sse"]`). When the `transport` setting asks for one it does not
+   * list, the session warns once for the provider and the request goes out as the provider can send it.
+   */
+  transports?: ("sse" | "websocket")[];
   /**
    * Streams one assistant response. It never throws: a failure ends the stream with an `error` event whose
    * message has `stopReason` `"error"` or `"aborted"`, an `errorMessage` and an `errorKind`.
