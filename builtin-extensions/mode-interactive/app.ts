@@ -44,6 +44,7 @@ import { noModelLines } from "./model-commands.js";
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
+import { type DoubleEscapeAction, readDisplaySettings } from "./settings-menu.js";
 import { passThrough, stderrToNotices } from "./stderr-notices.js";
 import { editExternally, suspend } from "./terminal-handoff.js";
 import {
@@ -56,6 +57,7 @@ import {
   Transcript,
   UserMessageView,
 } from "./transcript.js";
+import type { TreeFilter } from "./tree-picker.js";
 
 type Level = "info" | "warning" | "error" | "muted";
 
@@ -84,6 +86,18 @@ export class App {
   autocompleteMaxVisible = 8;
   /** OSC 9;4 progress while the agent works (the `terminalProgress` setting). */
   terminalProgress = false;
+  /** Images drawn in the terminal when it can (`terminal.showImages`), this many columns wide at most. */
+  showImages = true;
+  imageWidthCells = 60;
+  /** Pasted images over 2000x2000 pixels are held back (`images.autoResize`; there is no codec to shrink them). */
+  autoResize = true;
+  /** What esc twice on an empty editor does (`doubleEscapeAction`). */
+  doubleEscapeAction: DoubleEscapeAction = "tree";
+  /** The filter `/tree` opens with (`treeFilterMode`). */
+  treeFilterMode: TreeFilter = "default";
+  /** `quietStartup`: true hides the header and the list of what loaded; "header" hides only the list. */
+  quietStartup: boolean | "header" = false;
+  private lastEscape = 0;
 
   private readonly queueView = new Container();
   private readonly defaultHeader: Component;
@@ -120,6 +134,13 @@ export class App {
     const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
     if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
     const padding = settings[DISPLAY_SETTINGS.editorPadding];
+    const display = readDisplaySettings(settings);
+    this.showImages = display.showImages;
+    this.imageWidthCells = display.imageWidthCells;
+    this.autoResize = display.autoResize;
+    this.doubleEscapeAction = display.doubleEscapeAction;
+    this.treeFilterMode = display.treeFilterMode;
+    this.quietStartup = display.quietStartup;
     this.tui = new ScrollbackRenderer(ownTerminal ?? passThrough(new ProcessTerminal()));
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
@@ -141,6 +162,9 @@ export class App {
       },
       get hiddenThinkingLabel() {
         return app.hiddenThinkingLabel;
+      },
+      get images() {
+        return app.showImages ? { widthCells: app.imageWidthCells } : undefined;
       },
       cwd: session.cwd,
       warn: (message) => this.notice(message, "warning"),
@@ -186,7 +210,7 @@ export class App {
         ];
       },
     };
-    this.header.addChild(this.defaultHeader);
+    if (this.quietStartup !== true) this.header.addChild(this.defaultHeader);
     this.editorSlot.addChild(this.editor);
     this.footerSlot.addChild(this.footer);
     for (const part of [
@@ -243,6 +267,7 @@ export class App {
 
   /** What the session loaded, folded to one line on the start screen (the expand key lists the names). */
   private showLoaded(): void {
+    if (this.quietStartup !== false) return;
     const expand = this.keys.manager.getKeys("app.tools.expand")[0];
     this.transcript.add(new LoadedView(this.look, this.session.getLoaded(), expand ?? "ctrl+o"));
   }
@@ -300,7 +325,8 @@ export class App {
   /** An extension's header, or the mode's own with `undefined`. */
   setHeader(component: Component | undefined): void {
     this.header.clear();
-    this.header.addChild(component ?? this.defaultHeader);
+    const shown = component ?? (this.quietStartup === true ? undefined : this.defaultHeader);
+    if (shown) this.header.addChild(shown);
     this.headerEpoch++;
     this.render();
   }
@@ -344,6 +370,16 @@ export class App {
       if (!this.session.isIdle() || this.summarizing) {
         this.interrupt();
         return { consume: true };
+      }
+      if (this.editor.getText() === "" && this.doubleEscapeAction !== "none") {
+        // Esc twice within half a second on an empty editor: the tree, or the fork picker (pi's double escape).
+        const now = Date.now();
+        if (now - this.lastEscape < 500) {
+          this.lastEscape = 0;
+          void runBuiltin(this, this.doubleEscapeAction, "");
+          return { consume: true };
+        }
+        this.lastEscape = now;
       }
       return undefined;
     }
@@ -522,7 +558,7 @@ export class App {
   /** The message with its `@files` attached, and the images its paths name. */
   private withAttachments(text: string): { text: string; images: ImageContent[] } {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    const { images, errors: imageErrors } = attachImages(text, this.session.cwd);
+    const { images, errors: imageErrors } = attachImages(text, this.session.cwd, this.autoResize);
     for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
     return { text: full, images };
   }

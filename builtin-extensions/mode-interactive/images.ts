@@ -13,6 +13,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type ImageContent, writePrivateFileSync } from "@knightcodeai/cli/kit";
+import { getImageDimensions } from "@knightcodeai/cli/tui";
 
 /** Providers refuse larger images (Anthropic's limit is 5 MB); a clear message beats a failed request. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -54,8 +55,19 @@ function candidatePaths(text: string): string[] {
   return found;
 }
 
-/** The images the message's paths name, in order and each once; `errors` says which could not be attached. */
-export function attachImages(text: string, cwd: string): { images: ImageContent[]; errors: string[] } {
+/** pi resizes images to fit in this many pixels a side before sending them (`images.autoResize`). */
+export const MAX_IMAGE_SIDE = 2000;
+
+/**
+ * The images the message's paths name, in order and each once; `errors` says which could not be attached.
+ * `holdLarge` (the `images.autoResize` setting): KnightCode has no image codec to shrink an image, so one over
+ * 2000x2000 pixels is held back with a message instead of going out larger than pi would send it.
+ */
+export function attachImages(
+  text: string,
+  cwd: string,
+  holdLarge = false,
+): { images: ImageContent[]; errors: string[] } {
   const images: ImageContent[] = [];
   const errors: string[] = [];
   const seen = new Set<string>();
@@ -77,7 +89,17 @@ export function attachImages(text: string, cwd: string): { images: ImageContent[
       errors.push(`${written} is ${(size / 1024 / 1024).toFixed(1)} MB; images over 5 MB are not attached`);
       continue;
     }
-    images.push({ type: "image", data: readFileSync(path).toString("base64"), mimeType });
+    const data = readFileSync(path).toString("base64");
+    const pixels = holdLarge ? getImageDimensions(data, mimeType) : undefined;
+    if (pixels && (pixels.widthPx > MAX_IMAGE_SIDE || pixels.heightPx > MAX_IMAGE_SIDE)) {
+      errors.push(
+        `${written} is ${pixels.widthPx}x${pixels.heightPx} pixels; images over ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE} are ` +
+          "not attached, as KnightCode cannot shrink them (make a smaller copy, or turn Auto-resize images off in " +
+          "/settings to send it as it is)",
+      );
+      continue;
+    }
+    images.push({ type: "image", data, mimeType });
   }
   return { images, errors };
 }
