@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
-import { CustomEditor, stripAnsi } from "@knightcodeai/cli/tui";
+import { CustomEditor, resetCapabilitiesCache, setCapabilities, stripAnsi } from "@knightcodeai/cli/tui";
 import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
 import { expect } from "chai";
 import { App } from "../../../builtin-extensions/mode-interactive/app.js";
@@ -258,6 +258,45 @@ describe("interactive terminal UI (in-process)", () => {
     expect(screen()).to.not.contain("raw output");
     term.press(CTRL_O);
     expect(screen()).to.contain("⎿ all 3 steps ok");
+  });
+
+  it("draws a tool result's image with the terminal's protocol (terminal.showImages), or names it when off or unsupported", async () => {
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const result = {
+      content: [
+        { type: "text" as const, text: "Read image file shot.png" },
+        { type: "image" as const, data: png, mimeType: "image/png" },
+      ],
+    };
+    const draw = async (settings: Record<string, unknown>, images: "kitty" | null): Promise<string> => {
+      setCapabilities({ images, trueColor: true, hyperlinks: false });
+      const h = await open({ script: [] });
+      const term = new KeyTerminal();
+      const app = new App(h.session, term, settings, h.session.host);
+      apps.push(app);
+      app.onEvent({
+        type: "tool_execution_start",
+        toolCallId: "c1",
+        toolName: "read",
+        args: { path: "shot.png" },
+      });
+      app.onEvent({ type: "tool_execution_end", toolCallId: "c1", toolName: "read", result, isError: false });
+      return app.tui.render(term.columns).join("\n");
+    };
+    try {
+      const drawn = await draw({}, "kitty");
+      expect(drawn, "a kitty image sequence").to.contain("\x1b_G");
+      expect(drawn).to.contain(png.slice(0, 40));
+      const off = await draw({ terminal: { showImages: false } }, "kitty");
+      expect(off).to.not.contain("\x1b_G");
+      expect(stripAnsi(off)).to.contain("[image image/png 1x1]");
+      const unsupported = await draw({}, null);
+      expect(unsupported).to.not.contain("\x1b_G");
+      expect(stripAnsi(unsupported)).to.contain("[image image/png 1x1]");
+    } finally {
+      resetCapabilitiesCache();
+    }
   });
 
   it("stops a running !command with Escape", async () => {

@@ -37,7 +37,10 @@ describe("interactive settings beside pi's (tmux, local model server)", function
 
   const agentDir = () => join(tmp.path, "agent");
 
-  function launch(settings: Record<string, unknown> = {}, options: { rows?: number; args?: string } = {}): void {
+  function launch(
+    settings: Record<string, unknown> = {},
+    options: { rows?: number; args?: string } = {},
+  ): void {
     writeLocalModels(agentDir(), {
       baseUrl: `${server.url}/v1`,
       apiKey: "LOCAL_KEY",
@@ -208,7 +211,9 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     const third = server.requests[2]!;
     expect(imagesIn(third)).to.deep.equal([]);
     // The tool result's image became the note, and the earlier one stayed one.
-    expect(JSON.stringify(third.body.messages).split("Image reading is disabled.").length - 1).to.be.at.least(2);
+    expect(JSON.stringify(third.body.messages).split("Image reading is disabled.").length - 1).to.be.at.least(
+      2,
+    );
     // The session keeps the image: only what is sent changes.
     term.enter("/settings");
     await term.waitFor("type to search");
