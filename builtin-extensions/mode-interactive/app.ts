@@ -765,7 +765,10 @@ export class App {
 
   private messageStart(message: AgentMessage, live = true): void {
     if (message.role === "user") {
-      this.transcript.add(new UserMessageView(this.look, textOf(message.content)));
+      const images = Array.isArray(message.content)
+        ? message.content.filter((part): part is ImageContent => part.type === "image")
+        : [];
+      this.transcript.add(new UserMessageView(this.look, textOf(message.content), images));
     } else if (message.role === "assistant") {
       this.streaming = new AssistantMessageView(this.look);
       this.transcript.add(this.streaming);

@@ -90,13 +90,19 @@ export class UserMessageView extends View {
   constructor(
     look: Look,
     private readonly text: string,
+    /** Images the message carries: drawn under it where the terminal can (the text says `[1 image]` anyway). */
+    private readonly images: readonly { data: string; mimeType: string }[] = [],
   ) {
     super(look);
   }
   protected draw(width: number): string[] {
     const t = this.look.theme;
     const skill = skillRun(this.text);
-    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    const drawn =
+      this.look.images && getCapabilities().images
+        ? this.images.flatMap((image) => imageLines(this.look, image, width - 2).map((l) => `  ${l}`))
+        : [];
+    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  "), ...drawn];
     // A skill run is the skill's whole file: folded to its name unless tool output is expanded (ctrl+o).
     const lines = [
       "",

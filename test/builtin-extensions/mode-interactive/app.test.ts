@@ -260,7 +260,7 @@ describe("interactive terminal UI (in-process)", () => {
     expect(screen()).to.contain("⎿ all 3 steps ok");
   });
 
-  it("draws a tool result's image with the terminal's protocol (terminal.showImages), or names it when off or unsupported", async () => {
+  it("draws a message's and a tool result's image with the terminal's protocol (terminal.showImages), or names it when off or unsupported", async () => {
     const png =
       "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
     const result = {
@@ -276,6 +276,17 @@ describe("interactive terminal UI (in-process)", () => {
       const app = new App(h.session, term, settings, h.session.host);
       apps.push(app);
       app.onEvent({
+        type: "message_start",
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "image", data: png, mimeType: "image/png" },
+          ],
+          timestamp: Date.now(),
+        },
+      });
+      app.onEvent({
         type: "tool_execution_start",
         toolCallId: "c1",
         toolName: "read",
@@ -286,7 +297,10 @@ describe("interactive terminal UI (in-process)", () => {
     };
     try {
       const drawn = await draw({}, "kitty");
-      expect(drawn, "a kitty image sequence").to.contain("\x1b_G");
+      expect(
+        drawn.split("\x1b_G").length - 1,
+        "a kitty image under the message and one in the result",
+      ).to.equal(2);
       expect(drawn).to.contain(png.slice(0, 40));
       const off = await draw({ terminal: { showImages: false } }, "kitty");
       expect(off).to.not.contain("\x1b_G");
