@@ -362,6 +362,10 @@ export class App {
     const keys = this.keys.manager;
     if (this.runShortcut(data)) return { consume: true };
     const completing = this.editor === this.defaultEditor && this.defaultEditor.isShowingAutocomplete();
+    // Two escapes read at once (a quick double press on a busy machine, or over ssh) count as esc twice.
+    if (data === "\x1b\x1b" && keys.matches("\x1b", "app.interrupt") && !completing && this.doubleEscape()) {
+      return { consume: true };
+    }
     if (keys.matches(data, "app.interrupt") && !completing) {
       if (this.bash) {
         this.bash.abort.abort();
@@ -371,16 +375,8 @@ export class App {
         this.interrupt();
         return { consume: true };
       }
-      if (this.editor.getText() === "" && this.doubleEscapeAction !== "none") {
-        // Esc twice within half a second on an empty editor: the tree, or the fork picker (pi's double escape).
-        const now = Date.now();
-        if (now - this.lastEscape < 500) {
-          this.lastEscape = 0;
-          void runBuiltin(this, this.doubleEscapeAction, "");
-          return { consume: true };
-        }
-        this.lastEscape = now;
-      }
+      if (Date.now() - this.lastEscape < 500 && this.doubleEscape()) return { consume: true };
+      this.lastEscape = Date.now();
       return undefined;
     }
     if (keys.matches(data, "app.clear")) {
@@ -459,6 +455,18 @@ export class App {
       return { consume: true };
     }
     return undefined;
+  }
+
+  /**
+   * Esc twice within half a second on an empty editor while idle: the tree, or the fork picker (pi's double
+   * escape, `doubleEscapeAction`). False when it does not apply (text in the editor, busy, or `none`).
+   */
+  private doubleEscape(): boolean {
+    this.lastEscape = 0;
+    if (this.doubleEscapeAction === "none" || this.editor.getText() !== "") return false;
+    if (this.bash || !this.session.isIdle() || this.summarizing) return false;
+    void runBuiltin(this, this.doubleEscapeAction, "");
+    return true;
   }
 
   /**

@@ -313,6 +313,27 @@ describe("interactive terminal UI (in-process)", () => {
     }
   });
 
+  it("two escapes read at once on an empty editor run doubleEscapeAction: /tree, /fork, or nothing", async () => {
+    const outcome = async (settings: Record<string, unknown>, typed = ""): Promise<string> => {
+      const h = await open({ script: [] });
+      const term = new KeyTerminal();
+      const app = new App(h.session, term, settings, h.session.host);
+      apps.push(app);
+      if (typed) term.press(typed);
+      term.press("\x1b\x1b");
+      await new Promise((r) => setImmediate(r));
+      return stripAnsi(app.tui.render(term.columns).join("\n"));
+    };
+    expect(await outcome({})).to.contain("The session is empty");
+    const fork = await outcome({ doubleEscapeAction: "fork" });
+    expect(fork).to.contain("Nothing to fork from yet");
+    expect(fork).to.not.contain("The session is empty");
+    const none = await outcome({ doubleEscapeAction: "none" });
+    expect(none).to.not.contain("The session is empty");
+    expect(none).to.not.contain("Nothing to fork from yet");
+    expect(await outcome({}, "draft")).to.not.contain("The session is empty");
+  });
+
   it("stops a running !command with Escape", async () => {
     const h = await open({ script: [] });
     const { term, shows } = mount(h);
