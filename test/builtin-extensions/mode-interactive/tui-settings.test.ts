@@ -87,9 +87,15 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     term.enter("first question");
     await term.waitFor("First answer.");
     // One esc alone does nothing; two within half a second open the tree.
+    // Keys are read in order: once the text typed after it shows, the esc has been handled. (A moment between
+    // them: esc and a letter in one write read as alt+letter.)
     term.key("Escape");
-    await new Promise((r) => setTimeout(r, 700));
-    expect(term.screen()).to.not.contain("Continue from which entry?");
+    await new Promise((r) => setTimeout(r, 150));
+    term.type("after-one-esc");
+    expect(await term.waitFor("after-one-esc")).to.not.contain("Continue from which entry?");
+    term.key("C-c");
+    await term.waitForGone("after-one-esc");
+    await new Promise((r) => setTimeout(r, 600));
     await escTwice();
     await term.waitFor("Continue from which entry?");
     await closeList("Continue from which entry?");
@@ -97,8 +103,9 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     term.type("draft");
     await term.waitFor("draft");
     await escTwice();
-    await new Promise((r) => setTimeout(r, 500));
-    expect(term.screen()).to.not.contain("Continue from which entry?");
+    await new Promise((r) => setTimeout(r, 150));
+    term.type(" kept");
+    expect(await term.waitFor("draft kept")).to.not.contain("Continue from which entry?");
     term.key("C-c");
 
     term.enter("/settings");
@@ -122,8 +129,11 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     launch({ doubleEscapeAction: "none" });
     await term.waitFor("local/m1");
     await escTwice();
-    await new Promise((r) => setTimeout(r, 500));
-    const screen = term.screen();
+    await new Promise((r) => setTimeout(r, 150));
+    term.type("after-esc-esc");
+    const screen = await term.waitFor("after-esc-esc");
+    term.key("C-c");
+    await term.waitForGone("after-esc-esc");
     expect(screen).to.not.contain("Continue from which entry?");
     expect(screen).to.not.contain("Fork from which message?");
     await quit();
@@ -161,8 +171,18 @@ describe("interactive settings beside pi's (tmux, local model server)", function
   });
 
   it("quietStartup hides the header and the list of what loaded; header keeps the header", async () => {
+    /** The screen once the start is over: `/settings` runs after it, and the start screen stays above the list. */
+    const started = async (shown: string): Promise<string> => {
+      await term.waitFor("local/m1");
+      term.enter("/settings");
+      await term.waitFor("type to search");
+      term.type("quiet");
+      const screen = await term.waitFor(`→ Quiet start-up: ${shown}`);
+      await closeList();
+      return screen;
+    };
     launch();
-    let screen = await term.waitFor("local/m1");
+    let screen = await started("off");
     expect(screen).to.contain("esc stops · ctrl+c clears");
     expect(screen).to.match(/Loaded \d+ extensions/);
     await quit();
@@ -173,16 +193,10 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     ] as const) {
       term.close();
       launch({ quietStartup: quiet });
-      screen = await term.waitFor("local/m1");
-      // The first frame is drawn at once: a listing would be on it.
+      screen = await started(quiet === true ? "on" : "header");
       expect(screen, String(quiet)).to.not.match(/Loaded \d+ extensions/);
       if (header) expect(screen).to.contain("esc stops · ctrl+c clears");
       else expect(screen).to.not.contain("esc stops · ctrl+c clears");
-      term.enter("/settings");
-      await term.waitFor("type to search");
-      term.type("quiet");
-      await term.waitFor(`→ Quiet start-up: ${quiet === true ? "on" : "header"}`);
-      await closeList();
       await quit();
     }
   });
