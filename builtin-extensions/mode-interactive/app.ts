@@ -566,8 +566,9 @@ export class App {
   /** The message with its `@files` attached, and the images its paths name. */
   private withAttachments(text: string): { text: string; images: ImageContent[] } {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    const { images, errors: imageErrors } = attachImages(text, this.session.cwd, this.autoResize);
+    const { images, errors: imageErrors, notes } = attachImages(text, this.session.cwd, this.autoResize);
     for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
+    for (const note of notes) this.notice(note, "muted");
     return { text: full, images };
   }
 

@@ -6,13 +6,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import { PNG as PNGImage } from "pngjs";
 import { cliBin } from "../../helpers/cli.js";
 import { writeLocalModels } from "../../helpers/local-models.js";
 import { type RecordedRequest, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { textStream, toolCallStream } from "../providers/openai-compatible/fixtures.js";
 import { PNG } from "./clipboard-fixture.js";
-import { type TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
+import { TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
 
 /** Every image the request carries, in any message. */
 function imagesIn(request: RecordedRequest): string[] {
@@ -34,6 +35,16 @@ describe("interactive settings beside pi's (tmux, local model server)", function
   useTerminalAndModel((started) => {
     ({ server, term } = started);
   });
+  /** Terminals of a second or third start in one test (a new tmux server each: a closing one may linger). */
+  const more: TmuxDriver[] = [];
+  afterEach(() => {
+    for (const driver of more.splice(0)) driver.close();
+  });
+  function nextTerminal(): void {
+    term.close();
+    term = new TmuxDriver();
+    more.push(term);
+  }
 
   const agentDir = () => join(tmp.path, "agent");
 
@@ -124,8 +135,7 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     await closeList("Fork from which message?");
     await quit();
 
-    // The same driver starts a new tmux server once the old one is gone.
-    term.close();
+    nextTerminal();
     launch({ doubleEscapeAction: "none" });
     await term.waitFor("local/m1");
     await escTwice();
@@ -191,7 +201,7 @@ describe("interactive settings beside pi's (tmux, local model server)", function
       [true, false],
       ["header", true],
     ] as const) {
-      term.close();
+      nextTerminal();
       launch({ quietStartup: quiet });
       screen = await started(quiet === true ? "on" : "header");
       expect(screen, String(quiet)).to.not.match(/Loaded \d+ extensions/);
@@ -237,14 +247,14 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     await quit();
   });
 
-  it("images.autoResize holds back a pasted image over 2000x2000 pixels; off sends it as it is", async () => {
-    // A PNG whose header says 3000x1 (dimensions are read from the header, as the size check does).
-    const wide = Buffer.from(PNG);
-    wide.writeUInt32BE(3000, 16);
+  it("images.autoResize scales a pasted image over 2000x2000 pixels down before sending; off sends it as it is", async () => {
+    const png = new PNGImage({ width: 3000, height: 2 });
+    png.data.fill(200);
+    const wide = PNGImage.sync.write(png);
     const path = join(tmp.path, "wide.png");
     writeFileSync(path, wide);
     server.respondInOrder(
-      (_req, res) => writeSse(res, textStream("Held back.")),
+      (_req, res) => writeSse(res, textStream("Got it smaller.")),
       (_req, res) => writeSse(res, textStream("Sent wide.")),
     );
     launch();
@@ -253,9 +263,11 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     term.paste(path);
     await term.waitFor("wide.png");
     term.key("Enter");
-    await term.waitFor("Held back.");
-    expect(term.screen()).to.contain("is 3000x1 pixels; images over 2000x2000 are not attached");
-    expect(imagesIn(server.requests[0]!)).to.deep.equal([]);
+    const screen = await term.waitFor("Got it smaller.");
+    expect(screen).to.contain("wide.png: resized from 3000x2 to 2000x1 pixels");
+    const [sent] = imagesIn(server.requests[0]!);
+    const decoded = PNGImage.sync.read(Buffer.from(sent!.replace("data:image/png;base64,", ""), "base64"));
+    expect([decoded.width, decoded.height]).to.deep.equal([2000, 1]);
     term.enter("/settings");
     await term.waitFor("type to search");
     term.type("auto-resize");
@@ -269,7 +281,11 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     await term.waitFor(/again .*wide\.png/);
     term.key("Enter");
     await term.waitFor("Sent wide.");
-    expect(imagesIn(server.requests[1]!)).to.deep.equal([`data:image/png;base64,${wide.toString("base64")}`]);
+    // The history carries the first, resized; the new message the file as it is.
+    expect(imagesIn(server.requests[1]!)).to.deep.equal([
+      sent,
+      `data:image/png;base64,${wide.toString("base64")}`,
+    ]);
     await quit();
   });
 
