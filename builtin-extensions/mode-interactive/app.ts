@@ -89,7 +89,7 @@ export class App {
   /** Images drawn in the terminal when it can (`terminal.showImages`), this many columns wide at most. */
   showImages = true;
   imageWidthCells = 60;
-  /** Pasted images over 2000x2000 pixels are held back (`images.autoResize`; there is no codec to shrink them). */
+  /** Pasted images over 2000x2000 pixels are scaled down to fit (`images.autoResize`). */
   autoResize = true;
   /** What esc twice on an empty editor does (`doubleEscapeAction`). */
   doubleEscapeAction: DoubleEscapeAction = "tree";

@@ -177,7 +177,7 @@ export const SETTINGS: Setting[] = [
   {
     key: "images.autoResize",
     label: "Auto-resize images",
-    help: "hold back pasted images over 2000x2000 pixels (KnightCode cannot shrink them); off sends them as they are",
+    help: "pasted PNG and JPEG images over 2000x2000 pixels scaled down to fit; off sends them as they are",
     kind: { type: "boolean" },
     read: (app) => app.autoResize,
     apply: (app, on) => {

@@ -44,7 +44,7 @@
  * | `steeringMode`         | all, one-at-a-time | `all`   | steering messages one turn takes         |
  * | `followUpMode`         | all, one-at-a-time | `all`   | follow-up messages one turn takes        |
  * | `images.blockImages`   | boolean            | `false` | no image reaches a model (a text note instead) |
- * | `images.autoResize`    | boolean            | `true`  | hold back pasted images over 2000x2000 px (no codec) |
+ * | `images.autoResize`    | boolean            | `true`  | pasted images scaled to fit 2000x2000 px |
  * | `transport`            | auto, sse, websocket, websocket-cached | `auto` | transport asked of providers |
  * | `terminal.showImages`  | boolean            | `true`  | images drawn in the terminal (interactive mode) |
  * | `terminal.imageWidthCells` | integer 1-200  | `60`    | width of a drawn image in columns        |
@@ -127,7 +127,7 @@ export interface WorktreesSettings {
 
 /** Images sent to models (the model service applies them to every request). */
 export interface ImageSettings {
-  /** Pasted images over 2000x2000 pixels are held back with a message (KnightCode has no image codec). */
+  /** Pasted images over 2000x2000 pixels are scaled down to fit (the interactive mode; PNG and JPEG). */
   autoResize: boolean;
   /** Every image becomes the text note `Image reading is disabled.` before a request leaves. */
   blockImages: boolean;
