@@ -44,6 +44,7 @@ import { noModelLines } from "./model-commands.js";
 import { partialArgs } from "./partial-json.js";
 import { ScrollbackRenderer } from "./renderer.js";
 import { RunningTools } from "./running-tools.js";
+import { type DoubleEscapeAction, readDisplaySettings } from "./settings-menu.js";
 import { passThrough, stderrToNotices } from "./stderr-notices.js";
 import { editExternally, suspend } from "./terminal-handoff.js";
 import {
@@ -56,6 +57,7 @@ import {
   Transcript,
   UserMessageView,
 } from "./transcript.js";
+import type { TreeFilter } from "./tree-picker.js";
 
 type Level = "info" | "warning" | "error" | "muted";
 
@@ -84,6 +86,18 @@ export class App {
   autocompleteMaxVisible = 8;
   /** OSC 9;4 progress while the agent works (the `terminalProgress` setting). */
   terminalProgress = false;
+  /** Images drawn in the terminal when it can (`terminal.showImages`), this many columns wide at most. */
+  showImages = true;
+  imageWidthCells = 60;
+  /** Pasted images over 2000x2000 pixels are scaled down to fit (`images.autoResize`). */
+  autoResize = true;
+  /** What esc twice on an empty editor does (`doubleEscapeAction`). */
+  doubleEscapeAction: DoubleEscapeAction = "tree";
+  /** The filter `/tree` opens with (`treeFilterMode`). */
+  treeFilterMode: TreeFilter = "default";
+  /** `quietStartup`: true hides the header and the list of what loaded; "header" hides only the list. */
+  quietStartup: boolean | "header" = false;
+  private lastEscape = 0;
 
   private readonly queueView = new Container();
   private readonly defaultHeader: Component;
@@ -120,6 +134,13 @@ export class App {
     const rows = settings[DISPLAY_SETTINGS.autocompleteMaxVisible];
     if (typeof rows === "number" && rows >= 3 && rows <= 20) this.autocompleteMaxVisible = rows;
     const padding = settings[DISPLAY_SETTINGS.editorPadding];
+    const display = readDisplaySettings(settings);
+    this.showImages = display.showImages;
+    this.imageWidthCells = display.imageWidthCells;
+    this.autoResize = display.autoResize;
+    this.doubleEscapeAction = display.doubleEscapeAction;
+    this.treeFilterMode = display.treeFilterMode;
+    this.quietStartup = display.quietStartup;
     this.tui = new ScrollbackRenderer(ownTerminal ?? passThrough(new ProcessTerminal()));
     const app = this;
     // The header and the settled messages after it are final: once scrolled off, frames leave them out.
@@ -141,6 +162,9 @@ export class App {
       },
       get hiddenThinkingLabel() {
         return app.hiddenThinkingLabel;
+      },
+      get images() {
+        return app.showImages ? { widthCells: app.imageWidthCells } : undefined;
       },
       cwd: session.cwd,
       warn: (message) => this.notice(message, "warning"),
@@ -186,7 +210,7 @@ export class App {
         ];
       },
     };
-    this.header.addChild(this.defaultHeader);
+    if (this.quietStartup !== true) this.header.addChild(this.defaultHeader);
     this.editorSlot.addChild(this.editor);
     this.footerSlot.addChild(this.footer);
     for (const part of [
@@ -243,6 +267,7 @@ export class App {
 
   /** What the session loaded, folded to one line on the start screen (the expand key lists the names). */
   private showLoaded(): void {
+    if (this.quietStartup !== false) return;
     const expand = this.keys.manager.getKeys("app.tools.expand")[0];
     this.transcript.add(new LoadedView(this.look, this.session.getLoaded(), expand ?? "ctrl+o"));
   }
@@ -300,7 +325,8 @@ export class App {
   /** An extension's header, or the mode's own with `undefined`. */
   setHeader(component: Component | undefined): void {
     this.header.clear();
-    this.header.addChild(component ?? this.defaultHeader);
+    const shown = component ?? (this.quietStartup === true ? undefined : this.defaultHeader);
+    if (shown) this.header.addChild(shown);
     this.headerEpoch++;
     this.render();
   }
@@ -336,6 +362,10 @@ export class App {
     const keys = this.keys.manager;
     if (this.runShortcut(data)) return { consume: true };
     const completing = this.editor === this.defaultEditor && this.defaultEditor.isShowingAutocomplete();
+    // Two escapes read at once (a quick double press on a busy machine, or over ssh) count as esc twice.
+    if (data === "\x1b\x1b" && keys.matches("\x1b", "app.interrupt") && !completing && this.doubleEscape()) {
+      return { consume: true };
+    }
     if (keys.matches(data, "app.interrupt") && !completing) {
       if (this.bash) {
         this.bash.abort.abort();
@@ -345,6 +375,8 @@ export class App {
         this.interrupt();
         return { consume: true };
       }
+      if (Date.now() - this.lastEscape < 500 && this.doubleEscape()) return { consume: true };
+      this.lastEscape = Date.now();
       return undefined;
     }
     if (keys.matches(data, "app.clear")) {
@@ -423,6 +455,18 @@ export class App {
       return { consume: true };
     }
     return undefined;
+  }
+
+  /**
+   * Esc twice within half a second on an empty editor while idle: the tree, or the fork picker (pi's double
+   * escape, `doubleEscapeAction`). False when it does not apply (text in the editor, busy, or `none`).
+   */
+  private doubleEscape(): boolean {
+    this.lastEscape = 0;
+    if (this.doubleEscapeAction === "none" || this.editor.getText() !== "") return false;
+    if (this.bash || !this.session.isIdle() || this.summarizing) return false;
+    void runBuiltin(this, this.doubleEscapeAction, "");
+    return true;
   }
 
   /**
@@ -522,8 +566,9 @@ export class App {
   /** The message with its `@files` attached, and the images its paths name. */
   private withAttachments(text: string): { text: string; images: ImageContent[] } {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    const { images, errors: imageErrors } = attachImages(text, this.session.cwd);
+    const { images, errors: imageErrors, notes } = attachImages(text, this.session.cwd, this.autoResize);
     for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
+    for (const note of notes) this.notice(note, "muted");
     return { text: full, images };
   }
 
@@ -729,7 +774,10 @@ export class App {
 
   private messageStart(message: AgentMessage, live = true): void {
     if (message.role === "user") {
-      this.transcript.add(new UserMessageView(this.look, textOf(message.content)));
+      const images = Array.isArray(message.content)
+        ? message.content.filter((part): part is ImageContent => part.type === "image")
+        : [];
+      this.transcript.add(new UserMessageView(this.look, textOf(message.content), images));
     } else if (message.role === "assistant") {
       this.streaming = new AssistantMessageView(this.look);
       this.transcript.add(this.streaming);

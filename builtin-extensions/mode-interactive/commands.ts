@@ -204,7 +204,10 @@ function oneLineText(text: string, max: number): string {
 /** The tree picker in place of the editor; resolves with the picked entry, undefined on esc. */
 function pickTreeEntry(app: App, initial: string | undefined): Promise<string | undefined> {
   const manager = app.session.sessionManager;
-  const rows = () => treeRows(manager, app.tui.terminal.columns - 4).rows;
+  const rows = () => ({
+    rows: treeRows(manager, app.tui.terminal.columns - 4).rows,
+    all: treeRows(manager, app.tui.terminal.columns - 4, true).rows,
+  });
   return new Promise((resolve) => {
     const picker: TreePicker = new TreePicker(
       rows(),
@@ -224,6 +227,7 @@ function pickTreeEntry(app: App, initial: string | undefined): Promise<string | 
       },
       initial,
       () => app.render(),
+      app.treeFilterMode,
     );
     app.openLayer(picker);
   });

@@ -12,10 +12,14 @@ import { randomUUID } from "node:crypto";
 import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { type ImageContent, writePrivateFileSync } from "@knightcodeai/cli/kit";
+import { errorMessage, type ImageContent, writePrivateFileSync } from "@knightcodeai/cli/kit";
+import { getImageDimensions } from "@knightcodeai/cli/tui";
+import { MAX_IMAGE_SIDE, resizeToFit } from "./image-resize.js";
 
 /** Providers refuse larger images (Anthropic's limit is 5 MB); a clear message beats a failed request. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/** A PNG or JPEG up to this size is read to be resized (`images.autoResize`); the result must be under 5 MB. */
+const MAX_RESIZE_INPUT_BYTES = 64 * 1024 * 1024;
 const CLIPBOARD_TIMEOUT_MS = 3000;
 
 type ImageType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
@@ -54,11 +58,22 @@ function candidatePaths(text: string): string[] {
   return found;
 }
 
-/** The images the message's paths name, in order and each once; `errors` says which could not be attached. */
-export function attachImages(text: string, cwd: string): { images: ImageContent[]; errors: string[] } {
+/**
+ * The images the message's paths name, in order and each once; `errors` says which could not be attached, `notes`
+ * which were resized. `autoResize` (the `images.autoResize` setting): an image over 2000x2000 pixels is scaled
+ * down to fit (PNG and JPEG; GIF and WebP over the limit are not attached, as nothing here decodes them).
+ */
+export function attachImages(
+  text: string,
+  cwd: string,
+  autoResize = false,
+): { images: ImageContent[]; errors: string[]; notes: string[] } {
   const images: ImageContent[] = [];
   const errors: string[] = [];
+  const notes: string[] = [];
   const seen = new Set<string>();
+  const tooBig = (written: string, bytes: number) =>
+    `${written} is ${(bytes / 1024 / 1024).toFixed(1)} MB; images over 5 MB are not attached`;
   for (const written of candidatePaths(text)) {
     const path = written.startsWith("~/") ? join(homedir(), written.slice(2)) : resolve(cwd, written);
     if (seen.has(path)) continue;
@@ -73,13 +88,38 @@ export function attachImages(text: string, cwd: string): { images: ImageContent[
     }
     const mimeType = imageType(readHead(path));
     if (!mimeType) continue;
-    if (size > MAX_IMAGE_BYTES) {
-      errors.push(`${written} is ${(size / 1024 / 1024).toFixed(1)} MB; images over 5 MB are not attached`);
+    const resizable = autoResize && (mimeType === "image/png" || mimeType === "image/jpeg");
+    // A large PNG or JPEG may fit once resized; it is read whole only then (at most 64 MB).
+    if (size > (resizable ? MAX_RESIZE_INPUT_BYTES : MAX_IMAGE_BYTES)) {
+      errors.push(tooBig(written, size));
       continue;
     }
-    images.push({ type: "image", data: readFileSync(path).toString("base64"), mimeType });
+    let bytes: Buffer = readFileSync(path);
+    const pixels = autoResize ? getImageDimensions(bytes.toString("base64"), mimeType) : undefined;
+    if (pixels && (pixels.widthPx > MAX_IMAGE_SIDE || pixels.heightPx > MAX_IMAGE_SIDE)) {
+      try {
+        const fitted = resizeToFit(bytes, mimeType);
+        if (fitted) {
+          bytes = fitted.bytes;
+          notes.push(
+            `${written}: resized from ${fitted.from.width}x${fitted.from.height} to ${fitted.to.width}x${fitted.to.height} pixels`,
+          );
+        }
+      } catch (error) {
+        errors.push(
+          `${written} is ${pixels.widthPx}x${pixels.heightPx} pixels, over ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE}, and was ` +
+            `not attached: ${errorMessage(error)} (turn Auto-resize images off in /settings to send it as it is)`,
+        );
+        continue;
+      }
+    }
+    if (bytes.length > MAX_IMAGE_BYTES) {
+      errors.push(tooBig(written, bytes.length));
+      continue;
+    }
+    images.push({ type: "image", data: bytes.toString("base64"), mimeType });
   }
-  return { images, errors };
+  return { images, errors, notes };
 }
 
 function readHead(path: string): Uint8Array {

@@ -33,7 +33,10 @@ declare module "@mariozechner/pi-tui" {
 }
 
 export const APP_KEYBINDINGS = {
-  "app.interrupt": { defaultKeys: "escape", description: "Stop the run (or the shell command)" },
+  "app.interrupt": {
+    defaultKeys: "escape",
+    description: "Stop the run (or the shell command); twice on an empty editor, /tree (doubleEscapeAction)",
+  },
   "app.clear": { defaultKeys: "ctrl+c", description: "Stop the run, else clear the editor; twice quits" },
   "app.exit": { defaultKeys: "ctrl+d", description: "Quit when the editor is empty" },
   "app.followUp": { defaultKeys: "alt+enter", description: "While busy: queue as a follow-up" },

@@ -84,7 +84,7 @@ const SYNC_END = "\x1b[?2026l";
 const CLEAR_ALL = "\x1b[2J\x1b[H\x1b[3J";
 
 /** Kitty and iTerm2 image lines are written as they are: their escapes carry the picture. */
-const isImageLine = (line: string) => line.includes("\x1b_G") || line.includes("\x1b]1337;File=");
+export const isImageLine = (line: string) => line.includes("\x1b_G") || line.includes("\x1b]1337;File=");
 
 export class ScrollbackRenderer extends Container implements TUISurface {
   onDebug?: () => void;

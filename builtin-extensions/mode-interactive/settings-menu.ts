@@ -7,6 +7,7 @@
 import type { ThinkingLevel } from "@knightcodeai/cli/kit";
 import { errorMessage } from "@knightcodeai/cli/kit";
 import type { App } from "./app.js";
+import { TREE_FILTERS, type TreeFilter } from "./tree-picker.js";
 
 /** The settings.json keys of the mode's own display choices (`hideThinkingBlock` is pi's name). */
 export const DISPLAY_SETTINGS = {
@@ -18,12 +19,55 @@ export const DISPLAY_SETTINGS = {
   terminalProgress: "terminalProgress",
 } as const;
 
+export const DOUBLE_ESCAPE_ACTIONS = ["tree", "fork", "none"] as const;
+export type DoubleEscapeAction = (typeof DOUBLE_ESCAPE_ACTIONS)[number];
+
+/** The value at a dotted key path of the merged settings. */
+function at(settings: Record<string, unknown>, path: string): unknown {
+  return path.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], settings);
+}
+
+/**
+ * The mode's display choices that pi keeps under the same names, from the merged settings; a value of the wrong
+ * type (which the settings service has reported already) leaves the default.
+ */
+export function readDisplaySettings(settings: Record<string, unknown>): {
+  showImages: boolean;
+  imageWidthCells: number;
+  autoResize: boolean;
+  doubleEscapeAction: DoubleEscapeAction;
+  treeFilterMode: TreeFilter;
+  quietStartup: boolean | "header";
+} {
+  const width = at(settings, "terminal.imageWidthCells");
+  const onEscape = at(settings, "doubleEscapeAction");
+  const filter = at(settings, "treeFilterMode");
+  const quiet = at(settings, "quietStartup");
+  return {
+    showImages: at(settings, "terminal.showImages") !== false,
+    imageWidthCells:
+      typeof width === "number" && Number.isInteger(width) && width >= 1 && width <= 200 ? width : 60,
+    autoResize: at(settings, "images.autoResize") !== false,
+    doubleEscapeAction: DOUBLE_ESCAPE_ACTIONS.includes(onEscape as DoubleEscapeAction)
+      ? (onEscape as DoubleEscapeAction)
+      : "tree",
+    treeFilterMode: TREE_FILTERS.includes(filter as TreeFilter) ? (filter as TreeFilter) : "default",
+    quietStartup: quiet === true || quiet === "header" ? quiet : false,
+  };
+}
+
 /** `/settings` may open while the agent works. */
 export const SETTINGS_ANYTIME = ["settings"];
 
 type Kind =
   | { type: "boolean"; invert?: boolean }
-  | { type: "choice"; values: () => string[] }
+  /** `encode` turns the picked name into the saved value (`on` into `true`, say); `decode` goes back. */
+  | {
+      type: "choice";
+      values: () => string[];
+      encode?(name: string): unknown;
+      decode?(value: unknown): string;
+    }
   | { type: "integer"; min: number; max?: number };
 
 interface Setting {
@@ -107,6 +151,89 @@ export const SETTINGS: Setting[] = [
     apply: (app, on) => {
       app.terminalProgress = on === true;
     },
+  },
+  {
+    key: "terminal.showImages",
+    label: "Show images",
+    help: "images drawn in the terminal where it can (kitty, iTerm2 and others), else a line naming them",
+    kind: { type: "boolean" },
+    read: (app) => app.showImages,
+    apply: (app, on) => {
+      app.showImages = on !== false;
+      app.transcript.invalidate();
+    },
+  },
+  {
+    key: "terminal.imageWidthCells",
+    label: "Image width",
+    help: "columns a drawn image takes at most",
+    kind: { type: "integer", min: 1, max: 200 },
+    read: (app) => app.imageWidthCells,
+    apply: (app, n) => {
+      app.imageWidthCells = n === undefined ? 60 : Number(n);
+      app.transcript.invalidate();
+    },
+  },
+  {
+    key: "images.autoResize",
+    label: "Auto-resize images",
+    help: "pasted PNG and JPEG images over 2000x2000 pixels scaled down to fit; off sends them as they are",
+    kind: { type: "boolean" },
+    read: (app) => app.autoResize,
+    apply: (app, on) => {
+      app.autoResize = on !== false;
+    },
+  },
+  {
+    key: "images.blockImages",
+    label: "Block images",
+    help: 'no image reaches the model: each becomes the note "Image reading is disabled."',
+    kind: { type: "boolean" },
+    agent: true,
+    read: fromSettings("images.blockImages", false),
+  },
+  {
+    key: "doubleEscapeAction",
+    label: "Double escape",
+    help: "esc twice on an empty editor: opens /tree, /fork, or nothing",
+    kind: { type: "choice", values: () => [...DOUBLE_ESCAPE_ACTIONS] },
+    read: (app) => app.doubleEscapeAction,
+    apply: (app, value) => {
+      app.doubleEscapeAction = value as DoubleEscapeAction;
+    },
+  },
+  {
+    key: "treeFilterMode",
+    label: "Tree filter",
+    help: "the filter /tree opens with (ctrl+o cycles them there)",
+    kind: { type: "choice", values: () => [...TREE_FILTERS] },
+    read: (app) => app.treeFilterMode,
+    apply: (app, value) => {
+      app.treeFilterMode = value as TreeFilter;
+    },
+  },
+  {
+    key: "quietStartup",
+    label: "Quiet start-up",
+    help: "on hides the header and what loaded at start; header keeps the header",
+    kind: {
+      type: "choice",
+      values: () => ["off", "on", "header"],
+      encode: (name) => (name === "header" ? "header" : name === "on"),
+      decode: (value) => (value === "header" ? "header" : value === true ? "on" : "off"),
+    },
+    read: (app) => app.quietStartup,
+    apply: (app, value) => {
+      app.quietStartup = value === true || value === "header" ? value : false;
+    },
+  },
+  {
+    key: "transport",
+    label: "Transport",
+    help: "how providers that speak several stream answers; the built-in ones use SSE and say so",
+    kind: { type: "choice", values: () => ["auto", "sse", "websocket", "websocket-cached"] },
+    agent: true,
+    read: fromSettings("transport", "auto"),
   },
   {
     key: "compaction.enabled",
@@ -219,6 +346,7 @@ function shown(setting: Setting, value: unknown): string {
     const on = setting.kind.invert ? value === false : value === true;
     return on ? "on" : "off";
   }
+  if (setting.kind.type === "choice" && setting.kind.decode) return setting.kind.decode(value);
   return value === undefined ? "default" : String(value);
 }
 
@@ -249,12 +377,14 @@ async function ask(app: App, setting: Setting, now: unknown): Promise<{ value: u
   }
   if (kind.type === "choice") {
     const values = setting.key === "theme" ? app.ui.getAllThemes().map((t) => t.name) : kind.values();
+    const current = kind.decode ? kind.decode(now) : now;
     const picked = await app.ui.pick(
       setting.label,
       values.map((v) => ({ value: v, label: v })),
-      typeof now === "string" ? { initial: now } : {},
+      typeof current === "string" ? { initial: current } : {},
     );
-    return picked === undefined ? undefined : { value: picked };
+    if (picked === undefined) return undefined;
+    return { value: kind.encode ? kind.encode(picked) : picked };
   }
   for (;;) {
     const range = kind.max === undefined ? `${kind.min} or more` : `${kind.min} to ${kind.max}`;

@@ -16,11 +16,15 @@ import { errorMessage } from "@knightcodeai/cli/kit";
 import {
   type Component,
   Container,
+  getCapabilities,
+  getImageDimensions,
   getMarkdownTheme,
+  Image,
   Markdown,
   truncateToWidth,
   wrapTextWithAnsi,
 } from "@knightcodeai/cli/tui";
+import { isImageLine } from "./renderer.js";
 
 /** What every view reads when it draws: the theme and the person's display choices. */
 export interface Look {
@@ -29,6 +33,8 @@ export interface Look {
   readonly toolsExpanded: boolean;
   readonly hiddenThinkingLabel: string;
   readonly cwd: string;
+  /** Images are drawn (`terminal.showImages`), at most this wide, when the terminal can; undefined: named only. */
+  readonly images?: { widthCells: number } | undefined;
   /** Where a renderer's failure goes (once per view). */
   warn(message: string): void;
 }
@@ -59,7 +65,9 @@ abstract class View implements Component {
   }
   render(width: number): string[] {
     if (this.cache?.width !== width) {
-      this.cache = { width, lines: this.draw(width).map((line) => truncateToWidth(line, width)) };
+      // An image's line is its escape sequence: cutting it would break the picture.
+      const fit = (line: string) => (isImageLine(line) ? line : truncateToWidth(line, width));
+      this.cache = { width, lines: this.draw(width).map(fit) };
     }
     return this.cache.lines;
   }
@@ -82,13 +90,19 @@ export class UserMessageView extends View {
   constructor(
     look: Look,
     private readonly text: string,
+    /** Images the message carries: drawn under it where the terminal can (the text says `[1 image]` anyway). */
+    private readonly images: readonly { data: string; mimeType: string }[] = [],
   ) {
     super(look);
   }
   protected draw(width: number): string[] {
     const t = this.look.theme;
     const skill = skillRun(this.text);
-    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  ")];
+    const drawn =
+      this.look.images && getCapabilities().images
+        ? this.images.flatMap((image) => imageLines(this.look, image, width - 2).map((l) => `  ${l}`))
+        : [];
+    if (!skill) return ["", ...wrap(displayPrompt(this.text), width, t.fg("accent", "› "), "  "), ...drawn];
     // A skill run is the skill's whole file: folded to its name unless tool output is expanded (ctrl+o).
     const lines = [
       "",
@@ -336,6 +350,10 @@ export class ToolCallView extends View {
       const hint = expanded ? "" : " (ctrl+o expands)";
       lines.push(t.fg("dim", `    … ${body.length - limit} more lines${hint}`));
     }
+    if (this.result && !customResult)
+      for (const part of this.result.content)
+        if (part.type === "image")
+          lines.push(...imageLines(this.look, part, width - 4).map((l) => `    ${l}`));
     return lines;
   }
 
@@ -368,9 +386,29 @@ export function formatDuration(ms: number): string {
 
 function textLines(result: ToolResult): string[] {
   return result.content
+    .filter((c) => c.type !== "image")
     .map((c) => (c.type === "text" ? c.text : `[${c.type}]`))
     .join("\n")
     .split("\n");
+}
+
+/**
+ * An image drawn with the terminal's image protocol (kitty or iTerm2, as pi-tui detects it) when `terminal.showImages`
+ * is on; otherwise one line naming it, with its size.
+ */
+export function imageLines(look: Look, image: { data: string; mimeType: string }, width: number): string[] {
+  const t = look.theme;
+  const size = getImageDimensions(image.data, image.mimeType);
+  const named = `[image ${image.mimeType}${size ? ` ${size.widthPx}x${size.heightPx}` : ""}]`;
+  if (!look.images || !getCapabilities().images || !size) return [t.fg("muted", named)];
+  const drawn = new Image(
+    image.data,
+    image.mimeType,
+    { fallbackColor: (text) => t.fg("muted", text) },
+    { maxWidthCells: Math.max(1, Math.min(look.images.widthCells, width)) },
+    size,
+  );
+  return drawn.render(Math.max(1, width));
 }
 
 function summary(args: unknown): string {

@@ -1,55 +1,67 @@
 /**
- * The `/tree` picker: the session's entries, searchable by typing, with filters (ctrl+o cycles: everything but
- * tool results, only your messages, only labelled entries, everything), folding (alt+left folds the entry's
+ * The `/tree` picker: the session's entries, searchable by typing, with pi's filters (ctrl+o cycles: the
+ * conversation, the conversation without tool results, only your messages, only labelled entries, everything
+ * including model and thinking changes, labels and extension data; `treeFilterMode` picks the first), folding (alt+left folds the entry's
  * branch, alt+right unfolds it) and labels edited in place (shift+l). It resolves with the picked entry.
  */
 import type { UITheme } from "@knightcodeai/cli/kit";
 import { type Component, matchesKey, truncateToWidth } from "@knightcodeai/cli/tui";
 import type { TreeRow } from "./tree-view.js";
 
-export const TREE_FILTERS = ["default", "user", "labeled", "all"] as const;
+/** pi's names (the `treeFilterMode` setting takes them). */
+export const TREE_FILTERS = ["default", "no-tools", "user-only", "labeled-only", "all"] as const;
 export type TreeFilter = (typeof TREE_FILTERS)[number];
 
 const FILTER_NAMES: Record<TreeFilter, string> = {
-  default: "no tool results",
-  user: "your messages",
-  labeled: "labelled",
+  default: "conversation",
+  "no-tools": "no tool results",
+  "user-only": "your messages",
+  "labeled-only": "labelled",
   all: "everything",
 };
+
+/** The rows the tree shows, and the rows with every entry (the `all` filter). */
+export interface TreePickerRows {
+  rows: TreeRow[];
+  all: TreeRow[];
+}
 
 const VISIBLE = 15;
 
 export class TreePicker implements Component {
   private search = "";
-  private filter: TreeFilter = "default";
+  private filter: TreeFilter;
   private readonly folded = new Set<string>();
   private selected: string | undefined;
   focused = false;
 
   constructor(
-    private rows: TreeRow[],
+    private rows: TreePickerRows,
     private readonly theme: () => UITheme,
     private readonly done: (id: string | undefined) => void,
     /** shift+l on an entry: asks for its label and gives back the rows drawn again. */
-    private readonly editLabel: (row: TreeRow) => Promise<TreeRow[] | undefined>,
+    private readonly editLabel: (row: TreeRow) => Promise<TreePickerRows | undefined>,
     initial: string | undefined,
     private readonly redraw: () => void,
+    filter: TreeFilter = "default",
   ) {
-    this.selected = initial ?? rows.at(-1)?.id;
+    this.filter = filter;
+    this.selected = initial ?? rows.rows.at(-1)?.id;
   }
 
   /** Rows the filter, the search and the folds leave. */
   private shown(): TreeRow[] {
-    const byId = new Map(this.rows.map((r) => [r.id, r]));
+    const rows = this.filter === "all" ? this.rows.all : this.rows.rows;
+    const byId = new Map(rows.map((r) => [r.id, r]));
     const hidden = (row: TreeRow): boolean => {
       for (let p = row.parent; p !== undefined; p = byId.get(p)?.parent) if (this.folded.has(p)) return true;
       return false;
     };
     const words = this.search.toLowerCase().split(/\s+/).filter(Boolean);
-    return this.rows.filter((row) => {
-      if (this.filter === "default" && row.kind === "tool") return false;
-      if (this.filter === "user" && row.kind !== "user") return false;
-      if (this.filter === "labeled" && !row.labeled) return false;
+    return rows.filter((row) => {
+      if (this.filter === "no-tools" && row.kind === "tool") return false;
+      if (this.filter === "user-only" && row.kind !== "user") return false;
+      if (this.filter === "labeled-only" && !row.labeled) return false;
       if (words.length > 0) {
         const text = `${row.id} ${row.line}`.toLowerCase();
         return words.every((w) => text.includes(w));

@@ -23,6 +23,8 @@ export function treeLines(manager: ReadonlySessionManager, width = 80): string[]
 export function treeRows(
   manager: ReadonlySessionManager,
   width = 80,
+  /** Every entry, the ones a person would not recognise as a step of the conversation too (`/tree`'s `all`). */
+  everything = false,
 ): { rows: TreeRow[]; active: string | undefined } {
   const entries = manager.getEntries();
   // Parents precede children in the file, so one pass finds each entry's nearest shown ancestor.
@@ -30,7 +32,7 @@ export function treeRows(
   const roots: Node[] = [];
   for (const entry of entries) {
     const parent = entry.parentId === null ? null : (shownAncestor.get(entry.parentId) ?? null);
-    if (!SHOWN.has(entry.type)) {
+    if (!everything && !SHOWN.has(entry.type)) {
       shownAncestor.set(entry.id, parent);
       continue;
     }
@@ -144,8 +146,17 @@ function entryText(entry: SessionEntry): string {
       return `branch summary: ${entry.summary}`;
     case "compaction":
       return `compaction: ${entry.summary}`;
-    default:
-      return entry.type;
+    default: {
+      // Bookkeeping (shown by `/tree`'s `all` filter): its type and its main field.
+      const record = entry as unknown as Record<string, unknown>;
+      const detail =
+        entry.type === "model_change"
+          ? `${String(record.provider)}/${String(record.modelId)}`
+          : ["thinkingLevel", "label", "customType", "name"]
+              .map((k) => record[k])
+              .find((v) => typeof v === "string");
+      return `${entry.type}${detail ? `: ${oneLine(String(detail), 60)}` : ""}`;
+    }
   }
 }
 

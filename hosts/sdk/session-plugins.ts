@@ -275,6 +275,8 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           retry: () => config.settings.get("retry"),
           ...(config.apiKeys ? { apiKeys: config.apiKeys } : {}),
           warn: (message) => config.warn(message),
+          transport: () => config.settings.get("transport"),
+          blockImages: () => config.settings.get("images").blockImages,
           pendingReload: () => runtime.pendingReload,
         });
         // Module-scope model calls (complete(), getModel()) made by this session's extensions come here.

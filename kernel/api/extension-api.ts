@@ -165,8 +165,16 @@ export interface ProviderStreamRequest {
    * subscription sign-in (a provider may need another header or endpoint for it). Absent for API keys.
    */
   credential?: { type: string; [field: string]: unknown };
+  /**
+   * The transport the person asked for (the `transport` setting). A provider that speaks several picks by it; one
+   * that does not declare the asked transport in `ProviderConfig.transports` has been named in a warning already.
+   */
+  transport?: ProviderTransport;
   hooks: ProviderHooks;
 }
+
+/** `auto` lets the provider choose; `websocket-cached` is pi's WebSocket with a cached connection. */
+export type ProviderTransport = "auto" | "sse" | "websocket" | "websocket-cached";
 
 /** The events of one assistant message, and the final message (resolved even on failure: see `stopReason`). */
 export type AssistantMessageStream = AsyncIterable<AssistantMessageEvent> & {
@@ -202,6 +210,11 @@ export interface ProviderConfig {
     credential: { type: string; key: string; [field: string]: unknown },
     options: { signal?: AbortSignal },
   ): Promise<{ type: string; key: string; [field: string]: unknown }>;
+  /**
+   * The transports `streamSimple` can use (unset: `["sse"]`). When the `transport` setting asks for one it does not
+   * list, the session warns once for the provider and the request goes out as the provider can send it.
+   */
+  transports?: ("sse" | "websocket")[];
   /**
    * Streams one assistant response. It never throws: a failure ends the stream with an `error` event whose
    * message has `stopReason` `"error"` or `"aborted"`, an `errorMessage` and an `errorKind`.

@@ -27,6 +27,7 @@ import {
   type ProviderHooks,
   type ProviderLoginMethod,
   type ProviderStreamRequest,
+  type ProviderTransport,
   type RegistrationOptions,
   type ResolvedRequestAuth,
   type StreamSimpleOptions,
@@ -78,6 +79,10 @@ export interface ModelServiceDeps {
   /** The back-off of summary requests; without it they are not retried. */
   retry?: () => RetrySettings;
   warn?(message: string): void;
+  /** The `transport` setting, read at each request; unset: `auto`. */
+  transport?: () => ProviderTransport;
+  /** The `images.blockImages` setting, read at each request: true turns every image into a text note. */
+  blockImages?: () => boolean;
   /** The session's reload in progress, if any (registrations it drops are kept until it ends). */
   pendingReload?(): Promise<void> | undefined;
 }
@@ -137,6 +142,8 @@ export class ModelService implements ModelApiService {
   private readonly auth: AuthFile;
   /** Renewals of stored sign-ins in progress, by provider. */
   private readonly refreshes = new Map<string, Promise<void>>();
+  /** Providers already told they cannot use the asked transport (each is named once). */
+  private readonly transportWarned = new Set<string>();
 
   constructor(private readonly deps: ModelServiceDeps) {
     this.modelsJson = loadModelsJson(deps.agentDir);
@@ -426,11 +433,13 @@ export class ModelService implements ModelApiService {
     }
     const headers = config.headers || request.headers ? { ...config.headers, ...request.headers } : undefined;
     const sessionId = this.deps.sessionId?.();
+    const transport = this.transportFor(model.provider, config);
+    const messages = this.deps.blockImages?.() ? withoutImages(request.messages) : request.messages;
     try {
       return implementation({
         model,
         systemPrompt: request.systemPrompt,
-        messages: request.messages,
+        messages,
         tools: request.tools,
         ...(request.thinkingLevel ? { thinkingLevel: request.thinkingLevel } : {}),
         ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
@@ -444,11 +453,27 @@ export class ModelService implements ModelApiService {
         ...(sessionId ? { sessionId } : {}),
         ...(credential ? { credential } : {}),
         agentDir: this.deps.agentDir,
+        transport,
         hooks: this.hooks(model),
       });
     } catch (error) {
       return failedStream(model, "unknown", `Provider "${model.provider}" failed: ${errorMessage(error)}`);
     }
+  }
+
+  /** The `transport` setting; a provider that cannot use the asked one is named in a warning, once. */
+  private transportFor(provider: string, config: ProviderConfig): ProviderTransport {
+    const asked = this.deps.transport?.() ?? "auto";
+    const spoken = config.transports ?? ["sse"];
+    const wanted = asked === "websocket-cached" ? "websocket" : asked;
+    if (wanted !== "auto" && !spoken.includes(wanted) && !this.transportWarned.has(provider)) {
+      this.transportWarned.add(provider);
+      this.deps.warn?.(
+        `Provider "${provider}" cannot use the "${asked}" transport (the transport setting); its requests use ` +
+          `${spoken.map((t) => t.toUpperCase()).join(" or ")}.`,
+      );
+    }
+    return asked;
   }
 
   /** A provider's configuration: its models.json entry over its registration (whose implementation it keeps). */
@@ -848,4 +873,27 @@ function lazyStream(model: ModelInfo, open: () => Promise<AssistantMessageStream
     },
     result: async () => (await source).result(),
   };
+}
+
+/** pi's words for an image that was not sent (`images.blockImages`). */
+export const BLOCKED_IMAGE_NOTE = "Image reading is disabled.";
+
+/**
+ * The messages with every image of user messages and tool results replaced by a text note (one note for images
+ * in a row); messages without images are the same objects.
+ */
+export function withoutImages(messages: LlmMessage[]): LlmMessage[] {
+  return messages.map((message) => {
+    if (message.role === "assistant" || typeof message.content === "string") return message;
+    if (!message.content.some((c) => c.type === "image")) return message;
+    const content: typeof message.content = [];
+    for (const part of message.content) {
+      if (part.type !== "image") content.push(part);
+      else if (
+        !(content.at(-1)?.type === "text" && (content.at(-1) as { text: string }).text === BLOCKED_IMAGE_NOTE)
+      )
+        content.push({ type: "text", text: BLOCKED_IMAGE_NOTE });
+    }
+    return { ...message, content } as LlmMessage;
+  });
 }

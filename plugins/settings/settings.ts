@@ -43,6 +43,14 @@
  * | `enabledModels`        | string[]           | unset   | models the cycling keys go through (`/scoped-models`) |
  * | `steeringMode`         | all, one-at-a-time | `all`   | steering messages one turn takes         |
  * | `followUpMode`         | all, one-at-a-time | `all`   | follow-up messages one turn takes        |
+ * | `images.blockImages`   | boolean            | `false` | no image reaches a model (a text note instead) |
+ * | `images.autoResize`    | boolean            | `true`  | pasted images scaled to fit 2000x2000 px |
+ * | `transport`            | auto, sse, websocket, websocket-cached | `auto` | transport asked of providers |
+ * | `terminal.showImages`  | boolean            | `true`  | images drawn in the terminal (interactive mode) |
+ * | `terminal.imageWidthCells` | integer 1-200  | `60`    | width of a drawn image in columns        |
+ * | `doubleEscapeAction`   | tree, fork, none   | `tree`  | esc twice on an empty editor (interactive mode) |
+ * | `treeFilterMode`       | default, no-tools, user-only, labeled-only, all | `default` | `/tree`'s first filter |
+ * | `quietStartup`         | boolean or `header` | `false` | hide the start-up listing (and header)   |
  *
  * A known key with a wrong type is reported (file and key) and dropped from that scope, so the value of the
  * lower scope (or the default) stays in force; the rest of the file still applies. A file that is not valid JSON,
@@ -117,6 +125,17 @@ export interface WorktreesSettings {
   branchPrefix: string;
 }
 
+/** Images sent to models (the model service applies them to every request). */
+export interface ImageSettings {
+  /** Pasted images over 2000x2000 pixels are scaled down to fit (the interactive mode; PNG and JPEG). */
+  autoResize: boolean;
+  /** Every image becomes the text note `Image reading is disabled.` before a request leaves. */
+  blockImages: boolean;
+}
+
+/** The transport asked of providers that speak more than one; the built-in ones speak SSE only. */
+export type TransportSetting = "auto" | "sse" | "websocket" | "websocket-cached";
+
 export interface KnownSettings {
   retry: RetrySettings;
   cacheWarming: CacheWarmingSettings;
@@ -139,6 +158,8 @@ export interface KnownSettings {
   enabledModels?: string[];
   steeringMode: "all" | "one-at-a-time";
   followUpMode: "all" | "one-at-a-time";
+  images: ImageSettings;
+  transport: TransportSetting;
 }
 
 /** Where the value in force comes from. */
@@ -160,6 +181,8 @@ export const DEFAULT_SETTINGS: Readonly<KnownSettings> = deepFreeze({
   extensions: [],
   steeringMode: "all",
   followUpMode: "all",
+  images: { autoResize: true, blockImages: false },
+  transport: "auto",
 });
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -250,6 +273,25 @@ export const SettingsFileSchema = Type.Object({
   enabledModels: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   steeringMode: Type.Optional(literals(["all", "one-at-a-time"] as const)),
   followUpMode: Type.Optional(literals(["all", "one-at-a-time"] as const)),
+  images: Type.Optional(
+    Type.Object({
+      autoResize: Type.Optional(Type.Boolean()),
+      blockImages: Type.Optional(Type.Boolean()),
+    }),
+  ),
+  transport: Type.Optional(literals(["auto", "sse", "websocket", "websocket-cached"] as const)),
+  // Read by the interactive mode (builtin:mode-interactive), which holds the defaults.
+  terminal: Type.Optional(
+    Type.Object({
+      showImages: Type.Optional(Type.Boolean()),
+      imageWidthCells: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+    }),
+  ),
+  doubleEscapeAction: Type.Optional(literals(["tree", "fork", "none"] as const)),
+  treeFilterMode: Type.Optional(
+    literals(["default", "no-tools", "user-only", "labeled-only", "all"] as const),
+  ),
+  quietStartup: Type.Optional(Type.Union([Type.Boolean(), Type.Literal("header")])),
 });
 
 export interface LoadSettingsOptions {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
-import { CustomEditor, stripAnsi } from "@knightcodeai/cli/tui";
+import { CustomEditor, resetCapabilitiesCache, setCapabilities, stripAnsi } from "@knightcodeai/cli/tui";
 import { type Terminal, visibleWidth } from "@mariozechner/pi-tui";
 import { expect } from "chai";
 import { App } from "../../../builtin-extensions/mode-interactive/app.js";
@@ -258,6 +258,80 @@ describe("interactive terminal UI (in-process)", () => {
     expect(screen()).to.not.contain("raw output");
     term.press(CTRL_O);
     expect(screen()).to.contain("⎿ all 3 steps ok");
+  });
+
+  it("draws a message's and a tool result's image with the terminal's protocol (terminal.showImages), or names it when off or unsupported", async () => {
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const result = {
+      content: [
+        { type: "text" as const, text: "Read image file shot.png" },
+        { type: "image" as const, data: png, mimeType: "image/png" },
+      ],
+    };
+    const draw = async (settings: Record<string, unknown>, images: "kitty" | null): Promise<string> => {
+      setCapabilities({ images, trueColor: true, hyperlinks: false });
+      const h = await open({ script: [] });
+      const term = new KeyTerminal();
+      const app = new App(h.session, term, settings, h.session.host);
+      apps.push(app);
+      app.onEvent({
+        type: "message_start",
+        message: {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "image", data: png, mimeType: "image/png" },
+          ],
+          timestamp: Date.now(),
+        },
+      });
+      app.onEvent({
+        type: "tool_execution_start",
+        toolCallId: "c1",
+        toolName: "read",
+        args: { path: "shot.png" },
+      });
+      app.onEvent({ type: "tool_execution_end", toolCallId: "c1", toolName: "read", result, isError: false });
+      return app.tui.render(term.columns).join("\n");
+    };
+    try {
+      const drawn = await draw({}, "kitty");
+      expect(
+        drawn.split("\x1b_G").length - 1,
+        "a kitty image under the message and one in the result",
+      ).to.equal(2);
+      expect(drawn).to.contain(png.slice(0, 40));
+      const off = await draw({ terminal: { showImages: false } }, "kitty");
+      expect(off).to.not.contain("\x1b_G");
+      expect(stripAnsi(off)).to.contain("[image image/png 1x1]");
+      const unsupported = await draw({}, null);
+      expect(unsupported).to.not.contain("\x1b_G");
+      expect(stripAnsi(unsupported)).to.contain("[image image/png 1x1]");
+    } finally {
+      resetCapabilitiesCache();
+    }
+  });
+
+  it("two escapes read at once on an empty editor run doubleEscapeAction: /tree, /fork, or nothing", async () => {
+    const outcome = async (settings: Record<string, unknown>, typed = ""): Promise<string> => {
+      const h = await open({ script: [] });
+      const term = new KeyTerminal();
+      const app = new App(h.session, term, settings, h.session.host);
+      apps.push(app);
+      if (typed) term.press(typed);
+      term.press("\x1b\x1b");
+      await new Promise((r) => setImmediate(r));
+      return stripAnsi(app.tui.render(term.columns).join("\n"));
+    };
+    expect(await outcome({})).to.contain("The session is empty");
+    const fork = await outcome({ doubleEscapeAction: "fork" });
+    expect(fork).to.contain("Nothing to fork from yet");
+    expect(fork).to.not.contain("The session is empty");
+    const none = await outcome({ doubleEscapeAction: "none" });
+    expect(none).to.not.contain("The session is empty");
+    expect(none).to.not.contain("Nothing to fork from yet");
+    expect(await outcome({}, "draft")).to.not.contain("The session is empty");
   });
 
   it("stops a running !command with Escape", async () => {

@@ -5,6 +5,8 @@
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
+import jpeg from "jpeg-js";
+import { PNG as PNGImage } from "pngjs";
 import {
   attachImages,
   readClipboardImage,
@@ -31,6 +33,68 @@ describe("images in a message", () => {
     // shot.png once (named twice), "my shot.png" once (quoted and escaped); fake.png is text; bare shot.png is a word.
     expect(images).to.have.length(2);
     expect(images[0]).to.deep.equal({ type: "image", data: PNG.toString("base64"), mimeType: "image/png" });
+  });
+
+  describe("images.autoResize", () => {
+    /** A real PNG: left half red, right half blue. */
+    function halves(width: number, height: number): Buffer {
+      const png = new PNGImage({ width, height });
+      for (let y = 0; y < height; y++)
+        for (let x = 0; x < width; x++) {
+          const i = (y * width + x) * 4;
+          png.data.set(x < width / 2 ? [255, 0, 0, 255] : [0, 0, 255, 255], i);
+        }
+      return PNGImage.sync.write(png);
+    }
+
+    it("scales a PNG over 2000 pixels down to fit in 2000x2000, proportions and colours kept, and says so", () => {
+      writeFileSync(join(tmp.path, "wide.png"), halves(3000, 1500));
+      const { images, errors, notes } = attachImages("@wide.png", tmp.path, true);
+      expect(errors).to.deep.equal([]);
+      expect(notes).to.deep.equal(["wide.png: resized from 3000x1500 to 2000x1000 pixels"]);
+      const sent = PNGImage.sync.read(Buffer.from(images[0]!.data, "base64"));
+      expect([sent.width, sent.height]).to.deep.equal([2000, 1000]);
+      expect([...sent.data.subarray(0, 4)]).to.deep.equal([255, 0, 0, 255]);
+      expect([...sent.data.subarray((1000 * 2000 - 1) * 4)]).to.deep.equal([0, 0, 255, 255]);
+    });
+
+    it("scales a JPEG, leaves an image within the limit as it is, and sends all as they are when off", () => {
+      const photo = jpeg.encode(
+        { width: 2400, height: 600, data: Buffer.alloc(2400 * 600 * 4, 128) },
+        90,
+      ).data;
+      writeFileSync(join(tmp.path, "photo.jpg"), photo);
+      const small = halves(2000, 10);
+      writeFileSync(join(tmp.path, "small.png"), small);
+      const on = attachImages("@photo.jpg @small.png", tmp.path, true);
+      expect(on.errors).to.deep.equal([]);
+      const decoded = jpeg.decode(Buffer.from(on.images[0]!.data, "base64"));
+      expect([decoded.width, decoded.height, on.images[0]!.mimeType]).to.deep.equal([
+        2000,
+        500,
+        "image/jpeg",
+      ]);
+      expect(on.images[1]!.data).to.equal(small.toString("base64"));
+      const off = attachImages("@photo.jpg @small.png", tmp.path, false);
+      expect(off.notes).to.deep.equal([]);
+      expect(off.images.map((i) => i.data)).to.deep.equal([
+        photo.toString("base64"),
+        small.toString("base64"),
+      ]);
+    });
+
+    it("does not attach a GIF over the limit (nothing here decodes GIF), saying why", () => {
+      // GIF89a, 3000x10 in its header.
+      const gif = Buffer.from([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0xb8, 0x0b, 0x0a, 0x00, 0, 0, 0, 0x3b]);
+      writeFileSync(join(tmp.path, "anim.gif"), gif);
+      const { images, errors } = attachImages("@anim.gif", tmp.path, true);
+      expect(images).to.deep.equal([]);
+      expect(errors).to.deep.equal([
+        "anim.gif is 3000x10 pixels, over 2000x2000, and was not attached: KnightCode cannot resize GIF images " +
+          "(turn Auto-resize images off in /settings to send it as it is)",
+      ]);
+      expect(attachImages("@anim.gif", tmp.path, false).images).to.have.length(1);
+    });
   });
 
   it("says which image is too large to attach", () => {

@@ -381,7 +381,9 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     expect(tree).to.match(/assistant: \[bash: ls -la\]/);
     expect(tree).to.match(/user: summarise @notes\.txt/);
     expect(tree).to.not.contain("NOTE-CONTENT-42");
-    expect(tree).to.not.match(/result: bash/);
+    // pi's default filter: the conversation, tool results included.
+    expect(tree).to.contain("(conversation)");
+    expect(tree).to.match(/result: bash/);
     term.type("notes");
     tree = await term.waitFor(/search: notes/);
     // Rows are `<id> text`; the transcript above the picker has the messages too, without ids.
@@ -390,13 +392,16 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     term.key("Escape");
     await term.waitFor(/[0-9a-f]{8} user: run ls/);
     term.key("C-o");
+    tree = await term.waitFor("(no tool results)");
+    expect(tree).to.not.match(/result: bash/);
+    term.key("C-o");
     tree = await term.waitFor("(your messages)");
     expect(tree).to.not.match(/[0-9a-f]{8} assistant:/);
     term.key("C-o", "C-o");
     tree = await term.waitFor("(everything)");
     expect(tree).to.match(/result: bash/);
     term.key("C-o");
-    await term.waitFor("(no tool results)");
+    await term.waitFor("(conversation)");
     // The selected entry is the active one (the last answer); label it in the picker.
     term.key("L");
     await term.waitFor("Label of");

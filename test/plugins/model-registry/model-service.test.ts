@@ -639,6 +639,65 @@ describe("model service", () => {
     });
   });
 
+  describe("the transport setting and images.blockImages", () => {
+    const PNG_DATA =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+    async function run(settings: Record<string, unknown>, extra: Partial<ProviderConfig> = {}) {
+      const seen: ProviderStreamRequest[] = [];
+      const step = (request: ProviderStreamRequest) => {
+        seen.push(structuredClone({ ...request, hooks: undefined, signal: undefined }) as never);
+        return { text: "ok" };
+      };
+      const config = { ...scriptedProviderConfig(codeSteps([step, step])), ...extra };
+      const h = await agent.open({
+        provider: "scripted",
+        model: "scripted",
+        settings,
+        extensions: [(kc) => kc.registerProvider("scripted", config)],
+      });
+      await h.prompt("one", { images: [{ type: "image", data: PNG_DATA, mimeType: "image/png" }] });
+      await h.prompt("two");
+      return Object.assign(seen, {
+        recorded: JSON.stringify(sessionInternals(h).log.buildContext().messages),
+      });
+    }
+
+    const transportWarnings = () => agent.warnings.filter((w) => w.includes("transport"));
+
+    it("passes the transport to the provider; one that does not list it is named in a warning, once", async () => {
+      const seen = await run({ transport: "websocket" });
+      expect(seen.map((r) => r.transport)).to.deep.equal(["websocket", "websocket"]);
+      expect(transportWarnings()).to.deep.equal([
+        'Provider "scripted" cannot use the "websocket" transport (the transport setting); its requests use SSE.',
+      ]);
+    });
+
+    it("says nothing to a provider that lists the transport, nor for auto", async () => {
+      const listed = await run({ transport: "websocket-cached" }, { transports: ["sse", "websocket"] });
+      expect(listed.map((r) => r.transport)).to.deep.equal(["websocket-cached", "websocket-cached"]);
+      const auto = await run({});
+      expect(auto.map((r) => r.transport)).to.deep.equal(["auto", "auto"]);
+      expect(transportWarnings()).to.deep.equal([]);
+    });
+
+    it("sends images as they are by default, and the note instead with blockImages; the session keeps them", async () => {
+      const sent = await run({});
+      expect(JSON.stringify(sent[1]!.messages)).to.contain(PNG_DATA);
+      const blocked = await run({ images: { blockImages: true } });
+      for (const request of blocked) {
+        const text = JSON.stringify(request.messages);
+        expect(text).to.not.contain(PNG_DATA);
+        expect(text).to.not.contain('"type":"image"');
+      }
+      expect(blocked[0]!.messages[0]!.content).to.deep.equal([
+        { type: "text", text: "one" },
+        { type: "text", text: "Image reading is disabled." },
+      ]);
+      expect(blocked.recorded, "the session file keeps the image").to.contain(PNG_DATA);
+    });
+  });
+
   describe("provider hooks", () => {
     it("lets before_provider_headers handlers add, change and delete headers; the provider gets the result", async () => {
       const record: Parameters<typeof hookedProvider>[0] = {};

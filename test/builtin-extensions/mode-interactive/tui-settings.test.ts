@@ -1,0 +1,330 @@
+/**
+ * The settings pi users reach for beyond the everyday ones, end to end: the built `knightcode` runs in tmux
+ * against a local server that speaks the OpenAI Chat Completions wire format; each test writes settings.json (or
+ * changes a setting in `/settings`), then reads the screen and the requests the server received.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import { PNG as PNGImage } from "pngjs";
+import { cliBin } from "../../helpers/cli.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
+import { type RecordedRequest, type TestServer, writeSse } from "../../helpers/sse-server.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+import { textStream, toolCallStream } from "../providers/openai-compatible/fixtures.js";
+import { PNG } from "./clipboard-fixture.js";
+import { TmuxDriver, useTerminalAndModel } from "./tmux-driver.js";
+
+/** Every image the request carries, in any message. */
+function imagesIn(request: RecordedRequest): string[] {
+  return (request.body.messages as { content: unknown }[]).flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as { type: string; image_url?: { url: string } }[])
+          .filter((part) => part.type === "image_url")
+          .map((part) => part.image_url!.url)
+      : [],
+  );
+}
+
+describe("interactive settings beside pi's (tmux, local model server)", function () {
+  this.timeout(90_000);
+  const tmp = useTempDir("kc-tui-set-");
+  let server: TestServer;
+  let term: TmuxDriver;
+
+  useTerminalAndModel((started) => {
+    ({ server, term } = started);
+  });
+  /** Terminals of a second or third start in one test (a new tmux server each: a closing one may linger). */
+  const more: TmuxDriver[] = [];
+  afterEach(() => {
+    for (const driver of more.splice(0)) driver.close();
+  });
+  function nextTerminal(): void {
+    term.close();
+    term = new TmuxDriver();
+    more.push(term);
+  }
+
+  const agentDir = () => join(tmp.path, "agent");
+
+  function launch(
+    settings: Record<string, unknown> = {},
+    options: { rows?: number; args?: string } = {},
+  ): void {
+    writeLocalModels(agentDir(), {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "LOCAL_KEY",
+      models: [{ id: "m1", contextWindow: 32_000, maxTokens: 1024 }],
+    });
+    mkdirSync(agentDir(), { recursive: true });
+    writeFileSync(join(agentDir(), "settings.json"), JSON.stringify(settings));
+    const command = [
+      `KNIGHTCODE_AGENT_DIR=${agentDir()} LOCAL_KEY=sk-local`,
+      process.execPath,
+      cliBin,
+      options.args ?? "",
+      "--provider local --model m1",
+    ].join(" ");
+    term.start(command, tmp.path, 160, options.rows ?? 40);
+  }
+
+  async function quit(): Promise<void> {
+    term.enter("/quit");
+    await term.waitFor("KC-EXIT-0");
+  }
+
+  /** Esc twice, as a person presses it: two keys a moment apart (one write of both would read as alt+esc). */
+  async function escTwice(): Promise<void> {
+    term.key("Escape");
+    await new Promise((r) => setTimeout(r, 120));
+    term.key("Escape");
+  }
+
+  /** Closes a list with esc, waiting until it is gone (keys typed at once would read as alt+key). */
+  async function closeList(text = "type to search"): Promise<void> {
+    term.key("Escape");
+    await term.waitForGone(text);
+  }
+
+  function saved(): Record<string, unknown> {
+    return JSON.parse(readFileSync(join(agentDir(), "settings.json"), "utf8"));
+  }
+
+  it("esc twice on an empty editor opens /tree; doubleEscapeAction fork (set in /settings) opens the fork picker, none nothing", async () => {
+    server.respondInOrder((_req, res) => writeSse(res, textStream("First answer.")));
+    launch();
+    await term.waitFor("local/m1");
+    term.enter("first question");
+    await term.waitFor("First answer.");
+    // One esc alone does nothing; two within half a second open the tree.
+    // Keys are read in order: once the text typed after it shows, the esc has been handled. (A moment between
+    // them: esc and a letter in one write read as alt+letter.)
+    term.key("Escape");
+    await new Promise((r) => setTimeout(r, 150));
+    term.type("after-one-esc");
+    expect(await term.waitFor("after-one-esc")).to.not.contain("Continue from which entry?");
+    term.key("C-c");
+    await term.waitForGone("after-one-esc");
+    await new Promise((r) => setTimeout(r, 600));
+    await escTwice();
+    await term.waitFor("Continue from which entry?");
+    await closeList("Continue from which entry?");
+    // With text in the editor esc twice leaves it alone.
+    term.type("draft");
+    await term.waitFor("draft");
+    await escTwice();
+    await new Promise((r) => setTimeout(r, 150));
+    term.type(" kept");
+    expect(await term.waitFor("draft kept")).to.not.contain("Continue from which entry?");
+    term.key("C-c");
+
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("double");
+    await term.waitFor("→ Double escape: tree");
+    term.key("Enter");
+    await term.waitFor("none");
+    term.key("Down");
+    term.key("Enter");
+    await term.waitFor("Double escape: fork");
+    await closeList();
+    expect(saved().doubleEscapeAction).to.equal("fork");
+    await escTwice();
+    await term.waitFor("Fork from which message?");
+    await closeList("Fork from which message?");
+    await quit();
+
+    nextTerminal();
+    launch({ doubleEscapeAction: "none" });
+    await term.waitFor("local/m1");
+    await escTwice();
+    await new Promise((r) => setTimeout(r, 150));
+    term.type("after-esc-esc");
+    const screen = await term.waitFor("after-esc-esc");
+    term.key("C-c");
+    await term.waitForGone("after-esc-esc");
+    expect(screen).to.not.contain("Continue from which entry?");
+    expect(screen).to.not.contain("Fork from which message?");
+    await quit();
+  });
+
+  it("/tree opens with treeFilterMode's filter; ctrl+o cycles pi's five", async () => {
+    server.respondInOrder(
+      (_req, res) => writeSse(res, toolCallStream("call_ls", "bash", { command: "echo listed" })),
+      (_req, res) => writeSse(res, textStream("Listed it.")),
+    );
+    launch({ treeFilterMode: "user-only" });
+    await term.waitFor("local/m1");
+    term.enter("run echo");
+    await term.waitFor("Listed it.");
+    term.enter("/tree");
+    let tree = await term.waitFor("(your messages)");
+    expect(tree).to.match(/[0-9a-f]{8} user: run echo/);
+    expect(tree).to.not.match(/[0-9a-f]{8} assistant:/);
+    term.key("C-o");
+    tree = await term.waitFor("(labelled)");
+    term.key("C-o");
+    tree = await term.waitFor("(everything)");
+    // Everything: the bookkeeping entries too (the model chosen at start).
+    expect(tree).to.match(/[0-9a-f]{8} model_change: local\/m1/);
+    term.key("C-o");
+    tree = await term.waitFor("(conversation)");
+    expect(tree).to.match(/result: bash/);
+    expect(tree).to.not.match(/model_change/);
+    term.key("C-o");
+    tree = await term.waitFor("(no tool results)");
+    expect(tree).to.not.match(/result: bash/);
+    expect(tree).to.match(/[0-9a-f]{8} assistant: Listed it\./);
+    await closeList("Continue from which entry?");
+    await quit();
+  });
+
+  it("quietStartup hides the header and the list of what loaded; header keeps the header", async () => {
+    /** The screen once the start is over: `/settings` runs after it, and the start screen stays above the list. */
+    const started = async (shown: string): Promise<string> => {
+      await term.waitFor("local/m1");
+      term.enter("/settings");
+      await term.waitFor("type to search");
+      term.type("quiet");
+      const screen = await term.waitFor(`→ Quiet start-up: ${shown}`);
+      await closeList();
+      return screen;
+    };
+    launch();
+    let screen = await started("off");
+    expect(screen).to.contain("esc stops · ctrl+c clears");
+    expect(screen).to.match(/Loaded \d+ extensions/);
+    await quit();
+
+    for (const [quiet, header] of [
+      [true, false],
+      ["header", true],
+    ] as const) {
+      nextTerminal();
+      launch({ quietStartup: quiet });
+      screen = await started(quiet === true ? "on" : "header");
+      expect(screen, String(quiet)).to.not.match(/Loaded \d+ extensions/);
+      if (header) expect(screen).to.contain("esc stops · ctrl+c clears");
+      else expect(screen).to.not.contain("esc stops · ctrl+c clears");
+      await quit();
+    }
+  });
+
+  it("images.blockImages: neither a pasted image nor one read by a tool reaches the model, a note does", async () => {
+    const shot = join(tmp.path, "shot.png");
+    writeFileSync(shot, PNG);
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("No image came.")),
+      (_req, res) => writeSse(res, toolCallStream("call_read", "read", { path: shot })),
+      (_req, res) => writeSse(res, textStream("Read it blind.")),
+    );
+    launch({ images: { blockImages: true } });
+    await term.waitFor("local/m1");
+    term.type("what is in ");
+    term.paste(shot);
+    await term.waitFor("shot.png");
+    term.key("Enter");
+    await term.waitFor("No image came.");
+    const first = server.requests[0]!;
+    expect(imagesIn(first)).to.deep.equal([]);
+    expect(JSON.stringify(first.body.messages)).to.contain("Image reading is disabled.");
+    term.enter("read it with the tool");
+    await term.waitFor("Read it blind.");
+    expect(server.requests).to.have.length(3);
+    const third = server.requests[2]!;
+    expect(imagesIn(third)).to.deep.equal([]);
+    // The tool result's image became the note, and the earlier one stayed one.
+    expect(JSON.stringify(third.body.messages).split("Image reading is disabled.").length - 1).to.be.at.least(
+      2,
+    );
+    // The session keeps the image: only what is sent changes.
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("block");
+    await term.waitFor("→ Block images: on");
+    await closeList();
+    await quit();
+  });
+
+  it("images.autoResize scales a pasted image over 2000x2000 pixels down before sending; off sends it as it is", async () => {
+    const png = new PNGImage({ width: 3000, height: 2 });
+    png.data.fill(200);
+    const wide = PNGImage.sync.write(png);
+    const path = join(tmp.path, "wide.png");
+    writeFileSync(path, wide);
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Got it smaller.")),
+      (_req, res) => writeSse(res, textStream("Sent wide.")),
+    );
+    launch();
+    await term.waitFor("local/m1");
+    term.type("look ");
+    term.paste(path);
+    await term.waitFor("wide.png");
+    term.key("Enter");
+    const screen = await term.waitFor("Got it smaller.");
+    expect(screen).to.contain("wide.png: resized from 3000x2 to 2000x1 pixels");
+    const [sent] = imagesIn(server.requests[0]!);
+    const decoded = PNGImage.sync.read(Buffer.from(sent!.replace("data:image/png;base64,", ""), "base64"));
+    expect([decoded.width, decoded.height]).to.deep.equal([2000, 1]);
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("auto-resize");
+    await term.waitFor("→ Auto-resize images: on");
+    term.key("Enter");
+    await term.waitFor("Auto-resize images: off");
+    await closeList();
+    expect(saved().images).to.deep.equal({ autoResize: false });
+    term.type("again ");
+    term.paste(path);
+    await term.waitFor(/again .*wide\.png/);
+    term.key("Enter");
+    await term.waitFor("Sent wide.");
+    // The history carries the first, resized; the new message the file as it is.
+    expect(imagesIn(server.requests[1]!)).to.deep.equal([
+      sent,
+      `data:image/png;base64,${wide.toString("base64")}`,
+    ]);
+    await quit();
+  });
+
+  it("transport: /settings shows and saves it; a provider that speaks only SSE says so once and still answers", async () => {
+    server.respondInOrder(
+      (_req, res) => writeSse(res, textStream("Answer one.")),
+      (_req, res) => writeSse(res, textStream("Answer two.")),
+    );
+    launch({ transport: "websocket" });
+    await term.waitFor("local/m1");
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("transport");
+    await term.waitFor("→ Transport: websocket");
+    await closeList();
+    term.enter("one");
+    await term.waitFor("Answer one.");
+    term.enter("two");
+    let screen = await term.waitFor("Answer two.");
+    const warning = 'Provider "local" cannot use the "websocket" transport';
+    expect(screen).to.contain(warning);
+    expect(screen).to.contain("its requests use SSE");
+    expect(screen.split(warning).length - 1, "said once").to.equal(1);
+    expect(server.requests).to.have.length(2);
+    // Back to auto: picked in the list, saved, and no warning for it.
+    term.enter("/settings");
+    await term.waitFor("type to search");
+    term.type("transport");
+    await term.waitFor("→ Transport: websocket");
+    term.key("Enter");
+    await term.waitFor("websocket-cached");
+    // The list opens on the value in force (websocket); auto is two rows up.
+    term.key("Up");
+    term.key("Up");
+    term.key("Enter");
+    await term.waitFor("Transport: auto");
+    term.key("Escape");
+    screen = await term.waitFor("Reloaded: the new settings apply");
+    expect(saved().transport).to.equal("auto");
+    await quit();
+  });
+});
