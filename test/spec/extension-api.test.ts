@@ -1,0 +1,266 @@
+/**
+ * Rows of the spec's extensions.md that KnightCode did but no test held (docs/spec-coverage.md): what
+ * `provider_stream_event` handlers get and how they are run, `context_with_system` keeping its system message first,
+ * a tool's own `usage` in the session totals, the rules of `registerMcpServer` with `mcp_servers_change`, and the
+ * contract of the awaitable `ctx.sendUserMessage()` of a command. Each runs a real session with the scripted model.
+ */
+import type { ExtensionAPI, ExtensionCommandContext } from "@knightcodeai/cli";
+import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
+import { Type } from "@sinclair/typebox";
+import { expect } from "chai";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("spec rows: extension API contracts (extensions.md)", function () {
+  this.timeout(30_000);
+  const sessions: TestSession[] = [];
+  afterEach(async () => {
+    for (const s of sessions.splice(0)) await s.dispose();
+  });
+  async function open(options: TestSessionOptions): Promise<TestSession> {
+    const s = await createTestSession(options);
+    sessions.push(s);
+    return s;
+  }
+
+  it("runs provider_stream_event handlers one event at a time, with the provider, API and model, and never persists them", async () => {
+    const order: string[] = [];
+    const seen: { provider: string; api: string; model: string }[] = [];
+    let ctxEntries: () => unknown[] = () => [];
+    let n = 0;
+    const s = await open({
+      script: [{ text: "a streamed answer in several chunks" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("provider_stream_event", async (event) => {
+            const i = n++;
+            seen.push({ provider: event.provider, api: event.api, model: event.model });
+            order.push(`start ${i}`);
+            await sleep(5);
+            order.push(`end ${i}`);
+          });
+          kc.on("provider_stream_event", () => {
+            throw new Error("viewer broke on a raw event");
+          });
+          kc.registerCommand("entries", {
+            description: "keeps a way to read the entries",
+            handler: async (_args, ctx) => {
+              ctxEntries = () => ctx.sessionManager.getEntries();
+            },
+          });
+        },
+      ],
+    });
+    await s.prompt("hello");
+    expect(n, "one dispatch per raw event").to.be.greaterThan(2);
+    expect(seen[0]).to.deep.equal({ provider: "scripted", api: "scripted", model: "scripted" });
+    // Awaited in stream order: the next event waits for the slow handler of the one before.
+    const expected = Array.from({ length: n }, (_, i) => [`start ${i}`, `end ${i}`]).flat();
+    expect(order).to.deep.equal(expected);
+    // A throwing handler is reported; the answer is the provider's, unchanged.
+    expect(s.warnings.join("\n")).to.contain("viewer broke on a raw event");
+    expect(s.lastAssistantText()).to.equal("a streamed answer in several chunks");
+    await s.prompt("/entries");
+    const stored = JSON.stringify(ctxEntries());
+    expect(stored).to.contain("a streamed answer in several chunks");
+    expect(stored).to.not.contain("provider_stream_event");
+  });
+
+  it("refuses a context_with_system result that does not start with a system message, and sends the session's prompt", async () => {
+    const s = await open({
+      script: [{ text: "answered", expect: { systemPromptContains: "KnightCode" } }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("context_with_system", (event) => ({ messages: event.messages.slice(1) }));
+        },
+      ],
+    });
+    await s.prompt("hello");
+    expect(s.lastAssistantText()).to.equal("answered");
+    expect(s.warnings.join("\n")).to.contain("context_with_system must keep a system message at index 0");
+  });
+
+  it("adds the usage a tool reports in its result to the session's totals", async () => {
+    const s = await open({
+      script: [
+        { toolCalls: [{ name: "priced", arguments: {} }], usage: { input: 10, output: 5 } },
+        { text: "done", usage: { input: 20, output: 1 } },
+      ],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.registerTool({
+            name: "priced",
+            label: "priced",
+            description: "makes a nested model call of its own",
+            parameters: Type.Object({}),
+            execute: async () => ({
+              content: [{ type: "text", text: "side answer" }],
+              details: undefined,
+              usage: {
+                input: 1000,
+                output: 300,
+                cacheRead: 0,
+                cacheWrite: 0,
+                totalTokens: 1300,
+                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+              },
+            }),
+          });
+        },
+      ],
+    });
+    await s.prompt("use the tool");
+    expect(s.lastAssistantText()).to.equal("done");
+    const stats = s.session.getSessionStats();
+    expect(stats.tokens).to.deep.include({ input: 10 + 20 + 1000, output: 5 + 1 + 300 });
+  });
+
+  it("registerMcpServer: refuses bad names, bad configs and another extension's name; a second registration replaces; mcp_servers_change follows", async () => {
+    const changes: string[][] = [];
+    let a: ExtensionAPI | undefined;
+    let b: ExtensionAPI | undefined;
+    const s = await open({
+      disableBuiltins: ["builtin:mcp"],
+      script: [{ text: "done" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          a = kc;
+          // Standing in for an MCP extension: it connects what it hears of.
+          kc.on("mcp_servers_change", (event) => void changes.push([...event.servers]));
+          kc.registerMcpServer("docs", { url: "https://docs.example.test/mcp" });
+        },
+        (kc: ExtensionAPI) => {
+          b = kc;
+        },
+      ],
+    });
+    await s.prompt("go");
+    expect(a!.getMcpServers().map((x) => x.name)).to.deep.equal(["docs"]);
+    expect(() => a!.registerMcpServer("bad name!", { command: "x" })).to.throw(/name "bad name!" is invalid/);
+    expect(() => a!.registerMcpServer("empty", {} as never)).to.throw(/needs a command \(stdio\) or a url/);
+    expect(() => a!.registerMcpServer("typed", { command: "x", timeout: "soon" } as never)).to.throw(
+      /timeout/,
+    );
+    expect(() => b!.registerMcpServer("docs", { command: "node" })).to.throw(/already registered by/);
+    expect(() => b!.unregisterMcpServer("docs")).to.throw(/cannot unregister "docs"/);
+
+    a!.registerMcpServer("docs", { command: "node", args: ["server.js"] });
+    const listed = a!.getMcpServers();
+    expect(listed).to.have.length(1);
+    expect(listed[0]!.config).to.deep.equal({ command: "node", args: ["server.js"] });
+    b!.registerMcpServer("tickets", { url: "https://tickets.example.test/mcp" });
+    a!.unregisterMcpServer("docs");
+    await sleep(10);
+    expect(changes.slice(-3)).to.deep.equal([["docs"], ["docs", "tickets"], ["tickets"]]);
+    expect(s.warnings.join("\n")).to.not.contain("no MCP extension is loaded");
+  });
+
+  describe("await ctx.sendUserMessage() in a command", () => {
+    it("resolves after the run it starts has settled", async () => {
+      const log: string[] = [];
+      const s = await open({
+        script: [{ text: "inner answer", chunkDelayMs: 5 }],
+        extensions: [
+          (kc: ExtensionAPI) => {
+            kc.on("agent_settled", () => void log.push("settled"));
+            kc.registerCommand("ask", {
+              description: "asks the model and waits",
+              handler: async (_args, ctx) => {
+                await ctx.sendUserMessage("inner question");
+                log.push(`resolved idle=${ctx.isIdle()}`);
+              },
+            });
+          },
+        ],
+      });
+      await s.prompt("/ask");
+      expect(log).to.deep.equal(["settled", "resolved idle=true"]);
+      expect(s.lastAssistantText()).to.equal("inner answer");
+    });
+
+    it("only queues a message sent with deliverAs during a run, resolving before that run settles", async () => {
+      const log: string[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const s = await open({
+        script: [
+          { toolCalls: [{ name: "hold", arguments: {} }] },
+          { text: "first run answered" },
+          { text: "follow-up answered" },
+        ],
+        extensions: [
+          (kc: ExtensionAPI) => {
+            kc.registerTool({
+              name: "hold",
+              label: "hold",
+              description: "waits until the test lets it go",
+              parameters: Type.Object({}),
+              execute: async () => {
+                await held;
+                return { content: [{ type: "text", text: "released" }], details: undefined };
+              },
+            });
+            kc.on("agent_settled", () => void log.push("settled"));
+            kc.registerCommand("later", {
+              description: "queues a follow-up during the run",
+              handler: async (_args, ctx: ExtensionCommandContext) => {
+                kc.sendUserMessage("start a run");
+                const deadline = Date.now() + 10_000;
+                while (ctx.isIdle() && Date.now() < deadline) await sleep(5);
+                await ctx.sendUserMessage("and then this", { deliverAs: "followUp" });
+                log.push(`queued idle=${ctx.isIdle()}`);
+                release();
+                await ctx.waitForIdle();
+              },
+            });
+          },
+        ],
+      });
+      await s.prompt("/later");
+      expect(log[0]).to.equal("queued idle=false");
+      expect(log).to.include("settled");
+      const users = s
+        .eventsOfType("message_end")
+        .map((e) => e.message as { role: string; content: unknown })
+        .filter((m) => m.role === "user")
+        .map((m) => (typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text));
+      expect(users).to.deep.equal(["start a run", "and then this"]);
+      expect(s.lastAssistantText()).to.equal("follow-up answered");
+    });
+
+    it("rethrows the failure of a command it runs, which is also reported", async () => {
+      const log: string[] = [];
+      const s = await open({
+        script: [{ text: "never asked" }],
+        extensions: [
+          (kc: ExtensionAPI) => {
+            kc.registerCommand("boom", {
+              description: "fails",
+              handler: async () => {
+                throw new Error("boom failed on purpose");
+              },
+            });
+            kc.registerCommand("outer", {
+              description: "runs /boom through sendUserMessage",
+              handler: async (_args, ctx) => {
+                try {
+                  await ctx.sendUserMessage("/boom");
+                  log.push("resolved");
+                } catch (error) {
+                  log.push(`rejected: ${(error as Error).message}`);
+                }
+              },
+            });
+          },
+        ],
+      });
+      await s.prompt("/outer");
+      expect(log).to.have.length(1);
+      expect(log[0]).to.match(/^rejected: .*boom failed on purpose/);
+      expect(s.warnings.join("\n")).to.contain("boom failed on purpose");
+      expect(s.eventsOfType("agent_start")).to.have.length(0);
+    });
+  });
+});
