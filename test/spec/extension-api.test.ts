@@ -4,6 +4,10 @@
  * a tool's own `usage` in the session totals, the rules of `registerMcpServer` with `mcp_servers_change`, and the
  * contract of the awaitable `ctx.sendUserMessage()` of a command. Each runs a real session with the scripted model.
  */
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@knightcodeai/cli";
 import { createTestSession, type TestSession, type TestSessionOptions } from "@knightcodeai/cli/testing";
 import { Type } from "@sinclair/typebox";
@@ -153,6 +157,97 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
     await sleep(10);
     expect(changes.slice(-3)).to.deep.equal([["docs"], ["docs", "tickets"], ["tickets"]]);
     expect(s.warnings.join("\n")).to.not.contain("no MCP extension is loaded");
+    // Registrations are not saved: no mcp.json appears.
+    expect(existsSync(join(s.agentDir, "mcp.json"))).to.equal(false);
+  });
+
+  it("knightcode.events carries data from one extension to another", async () => {
+    const heard: unknown[] = [];
+    const s = await open({
+      script: [{ text: "done" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.registerCommand("announce", {
+            description: "tells the other extension",
+            handler: async (args) => {
+              kc.events.emit("build:finished", { target: args });
+            },
+          });
+        },
+        (kc: ExtensionAPI) => {
+          kc.events.on("build:finished", (data) => void heard.push(data));
+        },
+      ],
+    });
+    await s.prompt("/announce web");
+    expect(heard).to.deep.equal([{ target: "web" }]);
+  });
+
+  it("gives the command-only operations to command handlers and not to event handlers", async () => {
+    const kinds: Record<string, string[]> = {};
+    const ops = (ctx: object) =>
+      ["waitForIdle", "reload", "navigateTree", "newSession", "fork", "switchSession"].map(
+        (op) => `${op}:${typeof (ctx as Record<string, unknown>)[op]}`,
+      );
+    const s = await open({
+      script: [{ text: "done" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.on("agent_start", (_event, ctx) => {
+            kinds.event = ops(ctx);
+          });
+          kc.registerCommand("ops", {
+            description: "lists what its ctx has",
+            handler: async (_args, ctx) => {
+              kinds.command = ops(ctx);
+            },
+          });
+        },
+      ],
+    });
+    await s.prompt("/ops");
+    await s.prompt("hello");
+    expect(
+      kinds.command!.every((k) => k.endsWith(":function")),
+      kinds.command!.join(),
+    ).to.equal(true);
+    expect(
+      kinds.event!.every((k) => k.endsWith(":undefined")),
+      kinds.event!.join(),
+    ).to.equal(true);
+  });
+
+  it("loads an npm dependency from the node_modules beside an extension file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "kc-spec-dep-"));
+    try {
+      mkdirSync(join(dir, "node_modules", "left-pad-ish"), { recursive: true });
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({ name: "ext", dependencies: { "left-pad-ish": "1.0.0" } }),
+      );
+      writeFileSync(
+        join(dir, "node_modules", "left-pad-ish", "package.json"),
+        JSON.stringify({ name: "left-pad-ish", version: "1.0.0", main: "index.js" }),
+      );
+      writeFileSync(
+        join(dir, "node_modules", "left-pad-ish", "index.js"),
+        "module.exports = (text, n) => String(text).padStart(n, '*');\n",
+      );
+      writeFileSync(
+        join(dir, "padded.ts"),
+        [
+          'import pad from "left-pad-ish";',
+          "export default (kc: any) => {",
+          '  kc.registerCommand("pad", { description: "pads", handler: async (args: string, ctx: any) => ctx.ui.notify(pad(args, 6), "info") });',
+          "};",
+        ].join("\n"),
+      );
+      const s = await open({ script: [{ text: "done" }], extensions: [join(dir, "padded.ts")] });
+      await s.prompt("/pad abc");
+      expect(s.ui.notifications.map((n) => n.message)).to.include("***abc");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe("await ctx.sendUserMessage() in a command", () => {
@@ -228,6 +323,32 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
         .map((m) => (typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text));
       expect(users).to.deep.equal(["start a run", "and then this"]);
       expect(s.lastAssistantText()).to.equal("follow-up answered");
+    });
+
+    it("has the same contract on the context a replaced session hands to withSession", async () => {
+      const log: string[] = [];
+      const s = await open({
+        script: [{ text: "answer in the new session", chunkDelayMs: 5 }],
+        extensions: [
+          (kc: ExtensionAPI) => {
+            kc.on("agent_settled", () => void log.push("settled"));
+            kc.registerCommand("fresh", {
+              description: "asks in a new session",
+              handler: async (_args, ctx) => {
+                await ctx.newSession({
+                  withSession: async (next) => {
+                    await next.sendUserMessage("first question here");
+                    log.push(`resolved idle=${next.isIdle()}`);
+                  },
+                });
+              },
+            });
+          },
+        ],
+      });
+      await s.prompt("/fresh");
+      expect(log).to.deep.equal(["settled", "resolved idle=true"]);
+      expect(s.lastAssistantText()).to.equal("answer in the new session");
     });
 
     it("rethrows the failure of a command it runs, which is also reported", async () => {
