@@ -1,0 +1,124 @@
+/**
+ * Rows of the spec's app-server.md that KnightCode did but no test held (docs/spec-coverage.md), through the built
+ * `knightcode app-server` with a local model server: the confirm, input and editor kinds of `ui/dialog` (with
+ * `message`, `placeholder` and `prefill`, and `{}` cancelling), editor access doing nothing, `git/commit` with
+ * `includeUnstaged: false`, `git/stage` taking a path literally, and `updatedAt` of listings and loaded threads.
+ */
+import { readFileSync, statSync, utimesSync } from "node:fs";
+import { expect } from "chai";
+import { textStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { writeSse } from "../helpers/sse-server.js";
+import { useTempDir } from "../helpers/temp-dir.js";
+import { git, startGitServer, write } from "../hosts/app-server/git-harness.js";
+import { type Harness, harness } from "../hosts/app-server/harness.js";
+
+const DIALOGS = `export default (kc: any) => {
+  kc.registerCommand("dialogs", { handler: async (_a: string, ctx: any) => {
+    const sure = await ctx.ui.confirm("Delete it?", "The file goes for good");
+    const name = await ctx.ui.input("Name", "a short name");
+    const text = await ctx.ui.editor("Message", "prefilled text");
+    const cancelled = await ctx.ui.input("Skipped", "nothing");
+    ctx.ui.setEditorText("typed by the extension");
+    ctx.ui.pasteToEditor(" and pasted");
+    const editor = ctx.ui.getEditorText();
+    ctx.ui.notify(JSON.stringify({ sure, name, text, cancelled: cancelled ?? null, editor }), "info");
+  } });
+};`;
+
+describe("spec rows: app-server (app-server.md)", function () {
+  this.timeout(60_000);
+  let h: Harness | undefined;
+  // Registered before the temp folder's hook, so the servers stop before their folders go.
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+  const tmp = useTempDir("kc-spec-appserver-");
+
+  it("asks confirm, input and editor dialogs with their message, placeholder and prefill; {} cancels; editor access does nothing", async () => {
+    h = await harness(tmp.path, { "dialogs.ts": DIALOGS });
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const asked: Record<string, unknown>[] = [];
+    client.onRequest("ui/dialog", (params) => {
+      const p = params as Record<string, unknown>;
+      asked.push({ ...p });
+      if (p.kind === "confirm") return { confirmed: true };
+      if (p.title === "Skipped") return {};
+      if (p.kind === "input") return { value: "kc" };
+      return { value: `${p.prefill} edited` };
+    });
+    const notified = client.waitFor("ui/notify");
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "/dialogs" }] });
+    const note = await notified;
+    expect(asked.map((p) => p.kind)).to.deep.equal(["confirm", "input", "editor", "input"]);
+    expect(asked[0]).to.deep.include({
+      threadId: thread.id,
+      title: "Delete it?",
+      message: "The file goes for good",
+    });
+    expect(asked[1]).to.deep.include({ title: "Name", placeholder: "a short name" });
+    expect(asked[2]).to.deep.include({ title: "Message", prefill: "prefilled text" });
+    expect(JSON.parse(note.message)).to.deep.equal({
+      sure: true,
+      name: "kc",
+      text: "prefilled text edited",
+      cancelled: null,
+      editor: "",
+    });
+  });
+
+  it("commits only the staged changes with includeUnstaged: false, and stages a path literally", async () => {
+    h = await harness(tmp.path);
+    const { server } = await startGitServer(h);
+    const { client } = server;
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    write(h.project, "*.txt", "a file named star\n");
+    write(h.project, "x1.txt", "x1\n");
+    write(h.project, "x2.txt", "x2\n");
+    // "*.txt" is one file's name, not a glob: x1.txt and x2.txt stay untracked.
+    await client.request("git/stage", { threadId: thread.id, path: "*.txt" });
+    expect(git(h.project, ["diff", "--cached", "--name-only"]).trim()).to.equal("*.txt");
+    await client.request("git/commit", {
+      threadId: thread.id,
+      message: "Add the star file",
+      includeUnstaged: false,
+    });
+    expect(git(h.project, ["log", "-1", "--format=%s"]).trim()).to.equal("Add the star file");
+    expect(git(h.project, ["show", "--name-only", "--format=", "HEAD"]).trim()).to.equal("*.txt");
+    expect(git(h.project, ["status", "--porcelain"]).trim().split("\n").sort()).to.deep.equal([
+      "?? x1.txt",
+      "?? x2.txt",
+    ]);
+    // Without includeUnstaged: false, everything is staged first.
+    await client.request("git/commit", { threadId: thread.id, message: "Add the rest" });
+    expect(git(h.project, ["status", "--porcelain"]).trim()).to.equal("");
+  });
+
+  it("gives a listing the file's modification time as updatedAt, and a loaded thread its latest entry's time", async () => {
+    h = await harness(tmp.path);
+    h.model.respond((_request, res) => writeSse(res, textStream("noted", [10, 2])));
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const done = client.waitFor("turn/completed");
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "remember" }] });
+    await done;
+    const read = await client.request("thread/read", { threadId: thread.id, includeTurns: true });
+    const file = read.thread.sessionFile!;
+    // The loaded thread's updatedAt is its last entry's time, within the turn just run.
+    const entries = readFileSync(file, "utf8").trim().split("\n");
+    const lastEntryTime = Date.parse((JSON.parse(entries.at(-1)!) as { timestamp: string }).timestamp);
+    expect(read.thread.updatedAt).to.be.closeTo(lastEntryTime, 50);
+    // Touch the file later than any entry: the listing follows the file, the loaded thread its entries.
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(file, later, later);
+    const list = await client.request("thread/list", {});
+    const summary = list.data.find((t) => t.id === thread.id)!;
+    expect(summary.updatedAt).to.equal(Math.round(statSync(file).mtime.getTime()));
+    expect(summary.updatedAt).to.be.greaterThan(lastEntryTime);
+  });
+});
