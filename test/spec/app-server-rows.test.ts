@@ -25,6 +25,17 @@ const DIALOGS = `export default (kc: any) => {
   } });
 };`;
 
+const WORKING = `export default (kc: any) => {
+  kc.registerCommand("working", { handler: async (_a: string, ctx: any) => {
+    ctx.ui.setTitle("Indexing the project");
+    ctx.ui.setWorkingMessage("Reading 40 files");
+    ctx.ui.setWorkingVisible(false);
+    ctx.ui.setTitle("");
+    ctx.ui.setWorkingMessage(undefined);
+    ctx.ui.notify("done", "info");
+  } });
+};`;
+
 describe("spec rows: app-server (app-server.md)", function () {
   this.timeout(60_000);
   let h: Harness | undefined;
@@ -120,5 +131,71 @@ describe("spec rows: app-server (app-server.md)", function () {
     const summary = list.data.find((t) => t.id === thread.id)!;
     expect(summary.updatedAt).to.equal(Math.round(statSync(file).mtime.getTime()));
     expect(summary.updatedAt).to.be.greaterThan(lastEntryTime);
+  });
+
+  it("sends ui/state whole on each change: workingVisible false, the working message, and a cleared title or message left out", async () => {
+    h = await harness(tmp.path, { "working.ts": WORKING });
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const states: Record<string, unknown>[] = [];
+    client.onNotification("ui/state", (params) => void states.push({ ...(params as object) }));
+    const notified = client.waitFor("ui/notify");
+    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "/working" }] });
+    await notified;
+    expect(states).to.deep.equal([
+      { threadId: thread.id, statuses: [], title: "Indexing the project", workingVisible: true },
+      {
+        threadId: thread.id,
+        statuses: [],
+        title: "Indexing the project",
+        workingMessage: "Reading 40 files",
+        workingVisible: true,
+      },
+      {
+        threadId: thread.id,
+        statuses: [],
+        title: "Indexing the project",
+        workingMessage: "Reading 40 files",
+        workingVisible: false,
+      },
+      { threadId: thread.id, statuses: [], workingMessage: "Reading 40 files", workingVisible: false },
+      { threadId: thread.id, statuses: [], workingVisible: false },
+    ]);
+  });
+
+  it("answers thread/diff/read for an unknown thread with threadNotFound and a committed read without commit with invalidParams", async () => {
+    h = await harness(tmp.path);
+    const { server } = await startGitServer(h);
+    const { client } = server;
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const code = (error: unknown) => (error as { data?: { code?: string } }).data?.code;
+    const missing = await client.request("thread/diff/read", { threadId: "no-such-thread" }).catch((e) => e);
+    expect(code(missing)).to.equal("threadNotFound");
+    const noCommit = await client
+      .request("thread/diff/read", { threadId: thread.id, scope: "committed" })
+      .catch((e) => e);
+    expect(code(noCommit)).to.equal("invalidParams");
+  });
+
+  it("resolveItem gives back an item's value sent by reference", async () => {
+    h = await harness(tmp.path);
+    const long = "0123456789abcdef".repeat(5_000);
+    h.model.respond((_request, res) => writeSse(res, textStream(long, [10, 2])));
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const done = client.waitFor("turn/completed");
+    await client.request("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "a long answer" }],
+    });
+    const { turn } = await done;
+    const item = turn.items.find((i) => i.type === "agentMessage") as Record<string, unknown>;
+    expect(item.text, "sent by reference").to.not.be.a("string");
+    const resolved = await client.resolveItem(thread.id, item);
+    expect(resolved.text).to.equal(long);
   });
 });
