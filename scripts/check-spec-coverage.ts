@@ -2,15 +2,17 @@
  * Checks docs/spec-coverage.md, the row-by-row list of the spec in ../shared/spec/ against the tests, so the list
  * cannot rot silently when a test is renamed or a row changes status:
  *
- * - every cited test file (`test/….test.ts`) exists, and every cited title (“…” after the file and `›`) is the title
- *   of an `it(…)` or `describe(…)` in that file, read with the TypeScript parser (a title ending in `…` is a prefix);
+ * - every cited test file (`test/….test.ts`, or a `test/….types.ts` file the type check holds) exists, and every
+ *   cited title (“…” after the file and `›`) is the title of an `it(…)` or `describe(…)` in that file, read with the
+ *   TypeScript parser (a title ending in `…` is a prefix);
  * - every row's status is one of the known ones, a `tested` row cites at least one test, and a row that cites a test
  *   says `tested`;
  * - the counts at the top of the page (between the `spec-coverage:counts` markers) are the counts of the rows.
  *
- *   npx tsx scripts/check-spec-coverage.ts [page]     exits 1 and names each problem (run by npm run docs:check)
+ *   npx tsx scripts/check-spec-coverage.ts [page]                 exits 1 and names each problem (npm run docs:check)
+ *   npx tsx scripts/check-spec-coverage.ts --write-counts [page]  rewrites the counts block from the rows, then checks
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -65,7 +67,7 @@ export function parseRows(page: string): Row[] {
     if (!cells || !/^[A-Z]+-\d+$/.test(cells[0] ?? "")) return;
     const status = (cells[2] ?? "").replace(/\*/g, "").trim();
     const citations: Citation[] = [];
-    const cite = /`(test\/[^`]+?\.test\.ts)`(?:\s*›\s*“([^”]+)”)?/g;
+    const cite = /`(test\/[^`]+?\.(?:test|types)\.ts)`(?:\s*›\s*“([^”]+)”)?/g;
     for (const match of (cells[3] ?? "").matchAll(cite)) {
       citations.push({ file: match[1]!, ...(match[2] ? { title: match[2] } : {}) });
     }
@@ -84,7 +86,10 @@ function splitCells(line: string): string[] | undefined {
 
 /** Reads a status cell down to its keyword: `in progress (issue 29)` is `in progress`. */
 function statusKeyword(status: string): string {
-  for (const known of STATUSES) if (status === known || status.startsWith(`${known} `)) return known;
+  for (const known of STATUSES) {
+    if (status === known || [" ", ":", "("].some((next) => status.startsWith(`${known}${next}`)))
+      return known;
+  }
   return status;
 }
 
@@ -110,6 +115,16 @@ export function countsBlock(rows: Row[]): string {
 
 export const COUNTS_START = "<!-- spec-coverage:counts -->";
 export const COUNTS_END = "<!-- spec-coverage:counts:end -->";
+
+/** The page with its counts block rewritten from its rows. */
+export function withCounts(page: string): string {
+  const start = page.indexOf(COUNTS_START);
+  const end = page.indexOf(COUNTS_END);
+  if (start < 0 || end < start)
+    throw new Error(`the counts block (${COUNTS_START} … ${COUNTS_END}) is missing`);
+  const block = `${COUNTS_START}\n${countsBlock(parseRows(page))}\n`;
+  return page.slice(0, start) + block + page.slice(end);
+}
 
 /** Every problem with the page, as `line N: …` messages; empty when it is sound. */
 export function checkPage(page: string, root: string): string[] {
@@ -169,7 +184,10 @@ export function checkPage(page: string, root: string): string[] {
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
 if (isMain) {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  const pagePath = process.argv[2] ?? join(root, "docs/spec-coverage.md");
+  const args = process.argv.slice(2);
+  const writeCounts = args.includes("--write-counts");
+  const pagePath = args.find((a) => !a.startsWith("--")) ?? join(root, "docs/spec-coverage.md");
+  if (writeCounts) writeFileSync(pagePath, withCounts(readFileSync(pagePath, "utf8")));
   const problems = checkPage(readFileSync(pagePath, "utf8"), root);
   if (problems.length > 0) {
     console.error(`${pagePath}: ${problems.length} problem(s)`);

@@ -250,6 +250,44 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
     }
   });
 
+  it("leaves declarations a prepareLoadout hook hides out of the default system prompt's tool list and rules", async () => {
+    let prompt = "";
+    const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+      name,
+      label: name,
+      description: `The ${name} tool`,
+      promptSnippet: `${name}_snippet: does ${name} things`,
+      promptGuidelines: [`Use ${name}_rule before anything else`],
+      parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: "text" as const, text: name }], details: undefined }),
+      ...extra,
+    });
+    const s = await open({
+      script: [{ text: "done" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.registerTool(tool("alpha_probe"));
+          kc.registerTool(
+            tool("conductor_probe", {
+              prepareLoadout: () => ({ hiddenDeclarations: ["alpha_probe"] }),
+            }),
+          );
+          kc.registerCommand("prompt", {
+            description: "reads the system prompt",
+            handler: async (_args, ctx) => {
+              prompt = ctx.getSystemPrompt();
+            },
+          });
+        },
+      ],
+    });
+    await s.prompt("hello");
+    await s.prompt("/prompt");
+    expect(prompt).to.contain("conductor_probe");
+    expect(prompt).to.not.contain("alpha_probe");
+    expect(prompt).to.not.contain("alpha_probe_rule");
+  });
+
   describe("await ctx.sendUserMessage() in a command", () => {
     it("resolves after the run it starts has settled", async () => {
       const log: string[] = [];
