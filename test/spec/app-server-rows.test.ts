@@ -4,9 +4,11 @@
  * `message`, `placeholder` and `prefill`, and `{}` cancelling), editor access doing nothing, `git/commit` with
  * `includeUnstaged: false`, `git/stage` taking a path literally, and `updatedAt` of listings and loaded threads.
  */
-import { readFileSync, statSync, utimesSync } from "node:fs";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
-import { textStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
+import { GATE_CHOICES } from "../../builtin-extensions/classifier-gate/index.js";
+import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { writeSse } from "../helpers/sse-server.js";
 import { useTempDir } from "../helpers/temp-dir.js";
 import { git, startGitServer, write } from "../hosts/app-server/git-harness.js";
@@ -129,7 +131,7 @@ describe("spec rows: app-server (app-server.md)", function () {
     utimesSync(file, later, later);
     const list = await client.request("thread/list", {});
     const summary = list.data.find((t) => t.id === thread.id)!;
-    expect(summary.updatedAt).to.equal(Math.round(statSync(file).mtime.getTime()));
+    expect(summary.updatedAt).to.be.closeTo(statSync(file).mtimeMs, 1);
     expect(summary.updatedAt).to.be.greaterThan(lastEntryTime);
   });
 
@@ -197,5 +199,43 @@ describe("spec rows: app-server (app-server.md)", function () {
     expect(item.text, "sent by reference").to.not.be.a("string");
     const resolved = await client.resolveItem(thread.id, item);
     expect(resolved.text).to.equal(long);
+  });
+
+  it("asks the classifier gate's confirmation of a bash call as a ui/dialog select, the safe answer first", async () => {
+    h = await harness(tmp.path);
+    writeFileSync(
+      join(h.agentDir, "tools.json"),
+      JSON.stringify({ "classifier-gate": { enabled: true, ask: "bash" } }),
+    );
+    let n = 0;
+    h.model.respond((request, res) => {
+      const messages = (request.body as { messages: { role: string }[] }).messages;
+      if (messages.at(-1)?.role === "tool") return writeSse(res, textStream("done"));
+      n++;
+      return writeSse(res, toolCallStream(`call_${n}`, "bash", { command: `touch gated-${n}.txt` }));
+    });
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const asked: Record<string, unknown>[] = [];
+    const answers = [GATE_CHOICES.once, GATE_CHOICES.block];
+    client.onRequest("ui/dialog", (params) => {
+      asked.push({ ...(params as object) });
+      return { value: answers[asked.length - 1] };
+    });
+    for (const text of ["first", "second"]) {
+      const { turn } = await client.request("turn/start", {
+        threadId: thread.id,
+        input: [{ type: "text", text }],
+      });
+      await client.waitFor("turn/completed", (p) => p.turn.id === turn.id);
+    }
+    expect(asked).to.have.length(2);
+    expect(asked[0]).to.deep.include({ threadId: thread.id, kind: "select" });
+    expect(String(asked[0]!.title)).to.match(/^Allow bash\?/);
+    expect((asked[0]!.options as string[])[0]).to.equal(GATE_CHOICES.block);
+    expect(existsSync(join(h.project, "gated-1.txt")), "allowed once").to.equal(true);
+    expect(existsSync(join(h.project, "gated-2.txt")), "blocked").to.equal(false);
   });
 });
