@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { GATE_CHOICES } from "../../builtin-extensions/classifier-gate/index.js";
 import { textStream, toolCallStream } from "../builtin-extensions/providers/openai-compatible/fixtures.js";
@@ -237,5 +238,64 @@ describe("spec rows: app-server (app-server.md)", function () {
     expect((asked[0]!.options as string[])[0]).to.equal(GATE_CHOICES.block);
     expect(existsSync(join(h.project, "gated-1.txt")), "allowed once").to.equal(true);
     expect(existsSync(join(h.project, "gated-2.txt")), "blocked").to.equal(false);
+  });
+
+  it("lists a server's MCP tools in tool/list only once a thread has connected it", async () => {
+    h = await harness(tmp.path);
+    const faultServer = fileURLToPath(
+      new URL("../builtin-extensions/mcp/fixtures/fault-server.mjs", import.meta.url),
+    );
+    writeFileSync(
+      join(h.agentDir, "mcp.json"),
+      JSON.stringify({ mcpServers: { faults: { command: process.execPath, args: [faultServer] } } }),
+    );
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const mcpTools = async () =>
+      (await client.request("tool/list", { cwd: h!.project })).tools
+        .map((t) => t.name)
+        .filter((name) => name.startsWith("mcp__"));
+    expect(await mcpTools(), "before any thread connected the server").to.deep.equal([]);
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { data } = await client.request("mcpServerStatus/list", { threadId: thread.id });
+      if (data.some((s) => s.name === "faults" && s.state === "connected")) break;
+      expect(Date.now(), "the thread connects the server").to.be.lessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const after = await mcpTools();
+    expect(after.length).to.be.greaterThan(0);
+    expect(after.every((name) => name.startsWith("mcp__faults__"))).to.equal(true);
+  });
+
+  it("leaves a loaded thread's MCP servers as they were after mcp/add until the thread loads again", async () => {
+    h = await harness(tmp.path);
+    const faultServer = fileURLToPath(
+      new URL("../builtin-extensions/mcp/fixtures/fault-server.mjs", import.meta.url),
+    );
+    const server = await h.start({ KNIGHTCODE_APP_SERVER_UNLOAD_MS: "200" });
+    const { client } = server;
+    await client.initialize();
+    const { thread } = await client.request("thread/start", { cwd: h.project });
+    const names = async () =>
+      (await client.request("mcpServerStatus/list", { threadId: thread.id })).data.map((s) => s.name);
+    expect(await names()).to.deep.equal([]);
+    await client.request("mcp/add", {
+      scope: "global",
+      name: "faults",
+      config: { command: process.execPath, args: [faultServer] },
+    });
+    expect(await names(), "the loaded thread keeps what it loaded with").to.deep.equal([]);
+    // Unloaded (its last subscriber gone) and loaded again: the new server is there.
+    await client.request("thread/unsubscribe", { threadId: thread.id });
+    const deadline = Date.now() + 10_000;
+    while ((await client.request("server/diagnostics", {})).threads.length > 0) {
+      expect(Date.now(), "the thread unloads").to.be.lessThan(deadline);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await client.request("thread/resume", { threadId: thread.id });
+    expect(await names()).to.deep.equal(["faults"]);
   });
 });

@@ -288,6 +288,42 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
     expect(prompt).to.not.contain("alpha_probe_rule");
   });
 
+  it("names no tool in the skills hint, so it holds with the file reader hidden", async () => {
+    const agentDir = mkdtempSync(join(tmpdir(), "kc-spec-skills-"));
+    try {
+      mkdirSync(join(agentDir, "skills", "release-notes"), { recursive: true });
+      writeFileSync(
+        join(agentDir, "skills", "release-notes", "SKILL.md"),
+        "---\nname: release-notes\ndescription: Writes release notes from the changelog\n---\nSteps.\n",
+      );
+      let prompt = "";
+      const s = await open({
+        agentDir,
+        tools: ["bash"],
+        script: [{ text: "done" }],
+        extensions: [
+          (kc: ExtensionAPI) =>
+            kc.registerCommand("prompt", {
+              description: "reads the system prompt",
+              handler: async (_args, ctx) => {
+                prompt = ctx.getSystemPrompt();
+              },
+            }),
+        ],
+      });
+      await s.prompt("hello");
+      await s.prompt("/prompt");
+      const skills = prompt.slice(prompt.indexOf("# Skills"));
+      expect(skills).to.contain('name="release-notes"');
+      const hint = skills.slice(0, skills.indexOf("<skills>"));
+      for (const tool of ["read", "bash", "grep", "find", "ls"]) {
+        expect(hint).to.not.match(new RegExp(`\`${tool}\`|\\b${tool} tool\\b`));
+      }
+    } finally {
+      rmSync(agentDir, { recursive: true, force: true });
+    }
+  });
+
   describe("await ctx.sendUserMessage() in a command", () => {
     it("resolves after the run it starts has settled", async () => {
       const log: string[] = [];
