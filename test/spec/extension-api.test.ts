@@ -425,6 +425,34 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
       expect(s.lastAssistantText()).to.equal("answer in the new session");
     });
 
+    it("gives the prompt that ran the command the dispatch's acceptance once, before settlement; handled without one", async () => {
+      const log: string[] = [];
+      const s = await open({
+        script: [{ text: "inner", chunkDelayMs: 5 }],
+        extensions: [
+          (kc: ExtensionAPI) => {
+            kc.on("agent_settled", () => void log.push("settled"));
+            kc.registerCommand("ask", {
+              description: "dispatches twice",
+              handler: async (_args, ctx) => {
+                await ctx.sendUserMessage("question");
+                log.push("first resolved");
+                await ctx.sendUserMessage("/quiet");
+                log.push("second resolved");
+              },
+            });
+            kc.registerCommand("quiet", { description: "does nothing", handler: async () => {} });
+          },
+        ],
+      });
+      const accept = (label: string) => ({ onAccepted: (d: string) => void log.push(`${label}:${d}`) });
+      await s.session.prompt("/ask", accept("ask") as never);
+      expect(log).to.deep.equal(["ask:started", "settled", "first resolved", "second resolved"]);
+      log.length = 0;
+      await s.session.prompt("/quiet", accept("quiet") as never);
+      expect(log).to.deep.equal(["quiet:handled"]);
+    });
+
     it("rethrows the failure of a command it runs, which is also reported", async () => {
       const log: string[] = [];
       const s = await open({
