@@ -324,6 +324,48 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
     }
   });
 
+  it("switches the model and the thinking level through knightcode.setModel() and setThinkingLevel()", async () => {
+    const seen: string[] = [];
+    let api: ExtensionAPI | undefined;
+    const s = await open({
+      script: [{ text: "from the first model" }, { text: "from the second model" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          api = kc;
+          // A second model served by the scripted API, as a models.json entry would be.
+          kc.registerProvider("alt", {
+            api: "scripted",
+            models: [{ id: "alt-1", reasoning: true }],
+          } as never);
+          kc.on("model_select", (e) => void seen.push(`model_select ${e.model.id} ${e.source}`));
+          kc.on("thinking_level_select", (e) => void seen.push(`thinking ${e.previousLevel}->${e.level}`));
+          kc.registerCommand("switch", {
+            description: "moves to alt-1 at high",
+            handler: async (_args, ctx) => {
+              const model = ctx.modelRegistry.find("alt", "alt-1")!;
+              seen.push(`set ${await kc.setModel(model)}`);
+              kc.setThinkingLevel("high");
+            },
+          });
+        },
+      ],
+    });
+    await s.prompt("one");
+    await s.prompt("/switch");
+    expect(api!.getThinkingLevel()).to.equal("high");
+    await s.prompt("two");
+    const models = s
+      .eventsOfType("message_end")
+      .map((e) => e.message as { role: string; provider?: string; model?: string })
+      .filter((m) => m.role === "assistant")
+      .map((m) => `${m.provider}/${m.model}`);
+    expect(models).to.deep.equal(["scripted/scripted", "alt/alt-1"]);
+    expect(seen).to.include("set true");
+    expect(seen).to.include("model_select alt-1 set");
+    expect(seen.some((x) => x.endsWith("->high"))).to.equal(true);
+    expect(s.eventsOfType("thinking_level_changed").at(-1)).to.deep.include({ level: "high" });
+  });
+
   describe("await ctx.sendUserMessage() in a command", () => {
     it("resolves after the run it starts has settled", async () => {
       const log: string[] = [];
