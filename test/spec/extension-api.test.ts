@@ -366,6 +366,49 @@ describe("spec rows: extension API contracts (extensions.md)", function () {
     expect(s.eventsOfType("thinking_level_changed").at(-1)).to.deep.include({ level: "high" });
   });
 
+  it("gives ctx.signal to work of the active run, aborted with it, and none to an idle command", async () => {
+    let during: AbortSignal | undefined;
+    let idle: AbortSignal | undefined | "unset" = "unset";
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const s = await open({
+      script: [{ toolCalls: [{ name: "wait_probe", arguments: {} }] }, { text: "never" }],
+      extensions: [
+        (kc: ExtensionAPI) => {
+          kc.registerTool({
+            name: "wait_probe",
+            label: "wait",
+            description: "waits on nested work owned by the turn",
+            parameters: Type.Object({}),
+            execute: async (_id, _params, _signal, _onUpdate, ctx) => {
+              during = ctx.signal;
+              release();
+              await new Promise<void>((resolve) => ctx.signal?.addEventListener("abort", () => resolve()));
+              return { content: [{ type: "text", text: "stopped" }], details: undefined };
+            },
+          });
+          kc.registerCommand("idle", {
+            description: "reads ctx.signal while nothing runs",
+            handler: async (_args, ctx) => {
+              idle = ctx.signal;
+            },
+          });
+        },
+      ],
+    });
+    const run = s.prompt("go");
+    await reached;
+    expect(during).to.be.instanceOf(AbortSignal);
+    expect(during!.aborted).to.equal(false);
+    s.session.abort();
+    await run;
+    expect(during!.aborted).to.equal(true);
+    await s.prompt("/idle");
+    expect(idle).to.equal(undefined);
+  });
+
   describe("await ctx.sendUserMessage() in a command", () => {
     it("resolves after the run it starts has settled", async () => {
       const log: string[] = [];
