@@ -4,6 +4,8 @@
  * `message`, `placeholder` and `prefill`, and `{}` cancelling), editor access doing nothing, `git/commit` with
  * `includeUnstaged: false`, `git/stage` taking a path literally, and `updatedAt` of listings and loaded threads.
  */
+
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -297,5 +299,30 @@ describe("spec rows: app-server (app-server.md)", function () {
     }
     await client.request("thread/resume", { threadId: thread.id });
     expect(await names()).to.deep.equal(["faults"]);
+  });
+
+  it("reads settings, versions and errors of config/read from the same read of each file, never a cached copy", async () => {
+    h = await harness(tmp.path, {}, { theme: "light" });
+    const server = await h.start();
+    const { client } = server;
+    await client.initialize();
+    const file = join(h.agentDir, "settings.json");
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    const first = await client.request("config/read", {});
+    expect(first.settings).to.deep.include({ theme: "light" });
+    expect(first.versions.global).to.equal(sha(readFileSync(file, "utf8")));
+    // Another program edits the file: the next read gives its settings with its version.
+    const edited = JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), theme: "dark" });
+    writeFileSync(file, edited);
+    const second = await client.request("config/read", {});
+    expect(second.settings).to.deep.include({ theme: "dark" });
+    expect(second.versions.global).to.equal(sha(edited));
+    // A broken file: its error, its version, and the defaults in place of its settings.
+    writeFileSync(file, '{"theme": "dark",}');
+    const third = await client.request("config/read", {});
+    expect(third.versions.global).to.equal(sha('{"theme": "dark",}'));
+    expect(third.errors).to.have.length(1);
+    expect(third.errors[0]).to.deep.include({ source: "settings", path: file });
+    expect(third.settings.theme).to.equal(third.defaults.theme);
   });
 });
