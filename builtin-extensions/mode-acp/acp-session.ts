@@ -161,7 +161,16 @@ export class AcpSession implements OpsSession {
   private extension(): ExtensionFactory {
     const { client, caps, cwd, mcpServers } = this.options;
     return (knightcode: ExtensionAPI) => {
-      for (const server of mcpServers) knightcode.registerMcpServer(server.name, mcpConfig(server, cwd));
+      // A server the client describes badly is skipped with an error, never at the cost of the gate below.
+      for (const server of mcpServers) {
+        try {
+          knightcode.registerMcpServer(server.name, mcpConfig(server, cwd));
+        } catch (error) {
+          knightcode.log.error(
+            `MCP server "${server.name}" from the ACP client is skipped: ${errorMessage(error)}`,
+          );
+        }
+      }
       const ops = clientToolOperations(client, caps, this);
       if (ops) knightcode.services.provide(toolOperationsService, () => ops);
       knightcode.on("tool_call", (event) => this.gate(event.toolCallId, event.toolName, knightcode));

@@ -101,7 +101,8 @@ export async function openSession(
     flagValues: options.flags ?? {},
     ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-    contextFiles: options.contextFiles === false ? [] : await discoverContextFiles({ cwd, agentDir }),
+    // Read once trust is settled and the project's resources loaded (how-knightcode-works.md), in beforeReady.
+    contextFiles: [],
     promptFiles: {},
     warn: (message) => host.warn(message),
     shutdown: () => options.onShutdownRequest?.(),
@@ -199,6 +200,8 @@ export async function openSession(
             loaded.failures.map((f) => f.error),
           );
         }
+        if (options.contextFiles !== false)
+          config.contextFiles = await discoverContextFiles({ cwd, agentDir });
         await host.beforeStart(opened as OpenSession);
       },
     }));

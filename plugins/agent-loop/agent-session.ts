@@ -84,6 +84,16 @@ export interface AgentPromptOptions {
 
 export type PromptDisposition = "started" | "queued" | "handled";
 
+/** Calls `fn` the first time only. */
+function once<T>(fn: (value: T) => void): (value: T) => void {
+  let called = false;
+  return (value) => {
+    if (called) return;
+    called = true;
+    fn(value);
+  };
+}
+
 /** A run between its start and the moment it takes its input: messages sent meanwhile join it. */
 interface StartingRun {
   joined: AgentMessage[];
@@ -107,6 +117,12 @@ export class AgentSession {
   private retryWait: AbortController | undefined;
   private busy = false;
   private starting: StartingRun | undefined;
+  /**
+   * While a prompt's `/command` runs: that prompt's acceptance, which the command's first awaited
+   * `ctx.sendUserMessage()` reports (extensions.md: the originating prompt hears the nested dispatch's acceptance
+   * once, before settlement). Taken by the first dispatch; the prompt reports `handled` if nobody took it.
+   */
+  private commandAcceptance: ((disposition: PromptDisposition) => void) | undefined;
   /** Watches the run in progress for a repeating failure and the turn limit. */
   private guard: LoopGuard | undefined;
   private readonly admissions = new Admissions();
@@ -280,15 +296,21 @@ export class AgentSession {
    * run settles (or once the input is queued or handled).
    */
   async prompt(text: string, options: AgentPromptOptions = {}): Promise<void> {
-    const accepted = options.onAccepted ?? (() => {});
+    const accepted = once(options.onAccepted ?? (() => {}));
     const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
-    if (
-      command &&
-      this.deps.commands &&
-      (await runCommand(this.deps.runtime, this.deps.commands, command[1]!, command[2]?.trim() ?? ""))
-    ) {
-      accepted("handled");
-      return;
+    if (command && this.deps.commands) {
+      const outer = this.commandAcceptance;
+      this.commandAcceptance = accepted;
+      let ran: { result: unknown } | undefined;
+      try {
+        ran = await runCommand(this.deps.runtime, this.deps.commands, command[1]!, command[2]?.trim() ?? "");
+      } finally {
+        this.commandAcceptance = outer;
+      }
+      if (ran) {
+        accepted("handled");
+        return;
+      }
     }
     this.deps.runtime.assertCanPrompt("prompt");
     // An `input` handler waiting on nothing would leave the prompt pending while the process exits 0.
@@ -357,6 +379,16 @@ export class AgentSession {
     const run = this.startRun({ kind: "user", message });
     accepted("started");
     return { run };
+  }
+
+  /**
+   * The acceptance of the prompt whose `/command` is running, for the command's `ctx.sendUserMessage()` to report
+   * its dispatch with; undefined once taken, so the originating prompt hears exactly one disposition.
+   */
+  takeCommandAcceptance(): ((disposition: PromptDisposition) => void) | undefined {
+    const taken = this.commandAcceptance;
+    this.commandAcceptance = undefined;
+    return taken;
   }
 
   steer(text: string, images?: ImageContent[]): void {

@@ -139,11 +139,14 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
         },
         sendUserMessage: async (content: string, options?: { deliverAs?: "steer" | "followUp" }) => {
           const agent = deps.agent();
+          // The prompt that ran this command hears this dispatch's acceptance (once), before the run settles.
+          const accepted = agent.takeCommandAcceptance();
           if (!agent.isIdle()) {
             agent.sendUserMessage(undefined, content, { deliverAs: options?.deliverAs ?? "followUp" });
+            accepted?.("queued");
             return;
           }
-          await agent.prompt(content, { source: "extension" });
+          await agent.prompt(content, { source: "extension", ...(accepted ? { onAccepted: accepted } : {}) });
         },
       }) as ExtensionCommandContext;
     },

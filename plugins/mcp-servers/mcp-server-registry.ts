@@ -15,6 +15,7 @@ import {
   type McpServerService,
   toDisposable,
 } from "../../kernel/index.js";
+import { validateMcpEntry } from "../settings/mcp-config.js";
 
 const SERVER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$/;
 
@@ -61,6 +62,11 @@ export class McpServerRegistry implements McpServerService {
         "KC_ERR_INVALID_MCP_SERVER",
         `${owner.id}: MCP server "${name}" needs a command (stdio) or a url (HTTP)`,
       );
+    }
+    // The rest of an mcp.json entry's rules (extensions.md: invalid configs throw).
+    const problem = validateMcpEntry(name, config, "extension");
+    if (problem) {
+      throw new KernelError("KC_ERR_INVALID_MCP_SERVER", `${owner.id}: MCP server "${name}": ${problem}`);
     }
     const existing = this.servers.get(name);
     if (existing && existing.owner !== owner.id) {
