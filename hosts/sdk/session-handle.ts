@@ -308,7 +308,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   getAvailableThinkingLevels(): ThinkingLevel[] {
-    return availableThinkingLevels(this.agent.model);
+    const model = this.agent.model;
+    // A routed model (pi's object-form virtual model) offers the levels it declared.
+    const routed = model && this.runtime.scope.resolve(serviceTokens.models).routedThinkingLevels(model);
+    return routed ? [...routed] : availableThinkingLevels(model);
   }
 
   cycleThinkingLevel(): ThinkingLevel | undefined {

@@ -276,6 +276,13 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           ...(config.apiKeys ? { apiKeys: config.apiKeys } : {}),
           warn: (message) => config.warn(message),
           pendingReload: () => runtime.pendingReload,
+          routerState: {
+            customEntries: () => log.branchBackwards(["custom"]),
+            append: (customType, data) => {
+              const entry = log.appendCustomEntry(customType, data);
+              void runtime.bus.emit("entry_appended", { entry }, runtime.context());
+            },
+          },
         });
         // Module-scope model calls (complete(), getModel()) made by this session's extensions come here.
         withdrawals.set(service, publishModelRuntime(runtime, service.runtime()));

@@ -161,7 +161,7 @@ export class AgentSession {
       recordedSystemPrompt: () => this.recordedSystemPrompt,
       thinkingLevel: () => this.thinkingLevel,
       tools: () => deps.tools.declarations(),
-      stream: (request) => deps.models.stream(request),
+      stream: (request) => deps.models.stream({ ...request, fromLoop: true }),
       prepareRequest: (signal) => this.compactor.beforeRequest(signal),
       beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
       runTools: (calls, signal) => tools.runBatch(calls, signal),

@@ -81,6 +81,8 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
       resizeImage: "the image unchanged when within the limits; a larger one is refused with a clear error",
       estimateTokens: "KnightCode's estimate (characters / 4)",
       CONFIG_DIR_NAME: "`.knightcode`",
+      VIRTUAL_MODEL_STATE_ENTRY:
+        "`pi.virtual-model-state`, the custom entries routed virtual models keep their state in",
     },
     refused: [
       {
@@ -154,7 +156,6 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
         names: [
           "CURRENT_SESSION_VERSION",
           "DEFAULT_COMPACTION_SETTINGS",
-          "VIRTUAL_MODEL_STATE_ENTRY",
           "buildContextEntries",
           "buildSessionProjection",
           "calculateContextTokens",

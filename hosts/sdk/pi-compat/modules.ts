@@ -120,6 +120,7 @@ function piShaped(root: Module, tui: Module, { helpers, sdk }: CodingAgentMapped
       helpers.resizeImage(bytes, mimeType, options, dimensions),
     estimateTokens: helpers.estimateTokens,
     CONFIG_DIR_NAME: ".knightcode",
+    VIRTUAL_MODEL_STATE_ENTRY: "pi.virtual-model-state",
     createAgentSession: sdk.piCreateAgentSession(
       root.createAgentSession as Parameters<typeof sdk.piCreateAgentSession>[0],
     ),
