@@ -70,6 +70,8 @@ const OPTIONS: [string, string][] = [
   ["-r, --resume", "Pick an earlier session of this folder to resume (interactive mode)"],
   ["--no-session", "Keep the session in memory only"],
   ["--session-dir <dir>", "Where session files go"],
+  ["--session-id <id>", "This folder's session with that id, created with the id when there is none"],
+  ["--fork <path|id>", "Start a new session of this folder with a copy of that session (file, id or prefix)"],
   ["-n, --name <name>", "The session's display name"],
   ["--system-prompt <text>", "Replace the system prompt's base (as SYSTEM.md does)"],
   [

@@ -115,6 +115,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       cwd: this.cwd,
       agentDir: this.agentDir,
       choice: options.session ?? {},
+      warn: (message) => this.warn(message),
     });
     this.opening = {
       kernel,
