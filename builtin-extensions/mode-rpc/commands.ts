@@ -1,6 +1,7 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
 import {
   type AgentMessage,
+  type ImageContent,
   type PromptDisposition,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
@@ -94,6 +95,23 @@ function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[n
   session.setThinkingLevel(nearest);
 }
 
+/** pi's `steer` / `follow_up`: the message's disposition, `queued` or `handled` (by an `input` handler). */
+function queueMessage(
+  session: SessionController,
+  text: string,
+  images: ImageContent[] | undefined,
+  behavior: "steer" | "followUp",
+): Promise<PromptDisposition> {
+  return accept((onAccepted) =>
+    session.prompt(text, {
+      ...(images ? { images } : {}),
+      streamingBehavior: behavior,
+      queue: true,
+      onAccepted,
+    }),
+  );
+}
+
 const QueueModeParam = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")]);
 
 /** The text of a user message's text parts (what pi's fork hands back for the editor). */
@@ -128,18 +146,18 @@ export const commands: Record<string, Command> = {
       return { disposition };
     },
   ),
-  steer: command({ message: Type.String(), images: Type.Optional(Type.Array(Image)) }, async (m, { ctx }) => {
-    if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-    ctx.session.steer(m.message, m.images);
-    return { disposition: "queued" };
-  }),
+  // As pi 1.6: queued after the input handlers, running or not; while idle the message waits for the next run.
+  steer: command(
+    { message: Type.String(), images: Type.Optional(Type.Array(Image)) },
+    async (m, { ctx }) => ({
+      disposition: await queueMessage(ctx.session, m.message, m.images, "steer"),
+    }),
+  ),
   follow_up: command(
     { message: Type.String(), images: Type.Optional(Type.Array(Image)) },
-    async (m, { ctx }) => {
-      if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-      ctx.session.followUp(m.message, m.images);
-      return { disposition: "queued" };
-    },
+    async (m, { ctx }) => ({
+      disposition: await queueMessage(ctx.session, m.message, m.images, "followUp"),
+    }),
   ),
   abort: command({}, async (_m, { ctx }) => ctx.session.abort()),
   new_session: command({ parentSession: Type.Optional(Type.String()) }, async (m, { ctx }) =>
