@@ -267,16 +267,14 @@ export class SessionRuntime {
     if (this.bus.has("extension_error")) {
       for (const failure of this.reportedFailures) {
         const payload = { extensionPath: failure.extension, event: "load", error: failure.message };
-        await this.bus
-          .emit("extension_error", payload, this.context())
-          .catch((e) =>
-            this.sink({
-              extension: failure.extension,
-              event: "extension_error",
-              message: errorMessage(e),
-              error: e,
-            }),
-          );
+        await this.bus.emit("extension_error", payload, this.context()).catch((e) =>
+          this.sink({
+            extension: failure.extension,
+            event: "extension_error",
+            message: errorMessage(e),
+            error: e,
+          }),
+        );
       }
     }
     await this.emitStart({ reason: "reload" });
