@@ -6,6 +6,7 @@ import {
   RPC_MAX_FRAME_BYTES,
   type SessionController,
   stringifySafely,
+  type ThinkingLevel,
 } from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
@@ -17,7 +18,8 @@ interface Command {
   run(message: Record<string, any>, rpc: RpcRuntime): Promise<unknown>;
 }
 
-const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** pi's levels; `max` is taken where the model offers it, else it becomes the model's highest. */
+const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 const Level = Type.Union(LEVELS.map((l) => Type.Literal(l)));
 const Image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
 
@@ -81,9 +83,11 @@ async function accept(
  * without reasoning becomes `off`).
  */
 function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[number]): void {
-  const available = session.getAvailableThinkingLevels();
+  // `max` is listed only by a routed model that offers it; the session then holds it as its level.
+  const available = session.getAvailableThinkingLevels() as (typeof LEVELS)[number][];
+  const set = (l: (typeof LEVELS)[number]) => session.setThinkingLevel(l as ThinkingLevel);
   if (available.includes(level)) {
-    session.setThinkingLevel(level);
+    set(level);
     return;
   }
   const at = LEVELS.indexOf(level);
@@ -92,7 +96,7 @@ function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[n
     [...LEVELS.slice(0, at)].reverse().find((l) => available.includes(l)) ??
     available[0] ??
     "off";
-  session.setThinkingLevel(nearest);
+  set(nearest);
 }
 
 /** pi's `steer` / `follow_up`: the message's disposition, `queued` or `handled` (by an `input` handler). */

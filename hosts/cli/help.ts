@@ -56,7 +56,7 @@ const OPTIONS: [string, string][] = [
   ["--provider <name>", "Model provider"],
   ["--model <id>", "Model id, or provider/model"],
   ["--api-key <key>", "API key of the --provider (or --model provider/id) for this run only"],
-  ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],
+  ["--thinking <level>", "off, minimal, low, medium, high, xhigh or max (the model's highest)"],
   ["-t, --tools <a,b,...>", "Exactly these active tools"],
   ["-nt, --no-tools", "No active tools"],
   ["-xt, --exclude-tools <a,b,...>", "Leave these tools (names or * patterns) inactive"],

@@ -538,7 +538,8 @@ function givenResources(args: CliArgs): {
 }
 
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {
-  const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+  // pi's `max`: the model's highest level (see CreateAgentSessionOptions.thinkingLevel).
+  const levels = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
   const level = levels.find((l) => l === value);
   if (!level) throw new UsageError({ error: `--thinking must be one of ${levels.join(", ")}` });
   return level;

@@ -312,7 +312,8 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
     const model = this.agent.model;
     // A routed model (pi's object-form virtual model) offers the levels it declared.
     const routed = model && this.runtime.scope.resolve(serviceTokens.models).routedThinkingLevels(model);
-    return routed ? [...routed] : availableThinkingLevels(model);
+    // (A routed model may offer pi's `max`, which the session then holds as its level.)
+    return routed ? ([...routed] as ThinkingLevel[]) : availableThinkingLevels(model);
   }
 
   cycleThinkingLevel(): ThinkingLevel | undefined {

@@ -39,7 +39,11 @@ export interface CreateAgentSessionOptions {
   provider?: string;
   /** A model id, or `provider/model`. */
   model?: string;
-  thinkingLevel?: ThinkingLevel;
+  /**
+   * pi's `max` is the model's highest level: itself for a routed model that offers it, else the highest the model
+   * offers (`xhigh` for a reasoning model, `off` otherwise).
+   */
+  thinkingLevel?: ThinkingLevel | "max";
   /** The exact set of active tools (`--tools`); `[]` for none. */
   tools?: string[];
   /** Tools left inactive at start, by name or `*` pattern, whatever else chose them (`--exclude-tools`). */

@@ -231,8 +231,8 @@ export type ModelRouteReason = "user" | "continuation" | "retry" | "direct";
 export interface ModelRouteRequest<TState = unknown> {
   /** The selected routed model. */
   model: ModelInfo;
-  /** The selected thinking level; what it means is up to the router. */
-  thinkingLevel: ThinkingLevel;
+  /** The selected thinking level (pi's `max` when the routed model offers it); what it means is up to the router. */
+  thinkingLevel: ThinkingLevel | "max";
   reason: ModelRouteReason;
   /** The real model of the latest successful response in `messages`. */
   previous?: { model: ModelInfo; thinkingLevel?: ThinkingLevel };
@@ -247,7 +247,8 @@ export interface ModelRouteRequest<TState = unknown> {
 /** The real model and thinking level of one request, and the router's new state. */
 export interface ModelRoute<TState = unknown> {
   model: ModelInfo;
-  thinkingLevel: ThinkingLevel;
+  /** `max` is the real model's highest level. */
+  thinkingLevel: ThinkingLevel | "max";
   /**
    * Stored on the session branch (a `pi.virtual-model-state` custom entry) unless it is `request.state` itself or
    * undefined; must be JSON. Ignored for `direct` requests.
@@ -265,7 +266,7 @@ export interface RoutedModelDefinition<TState = unknown> {
   id: string;
   name: string;
   /** Thinking levels offered while it is selected; `["off"]` when unset. */
-  thinkingLevels?: readonly ThinkingLevel[];
+  thinkingLevels?: readonly (ThinkingLevel | "max")[];
   /** Limits shown before the first response (0 when unset, unknown). */
   contextWindow?: number;
   maxTokens?: number;

@@ -218,7 +218,7 @@ export class ModelService implements ModelApiService {
   }
 
   /** A routed model's thinking levels, or undefined for any other model. */
-  routedThinkingLevels(model: ModelInfo): readonly ThinkingLevel[] | undefined {
+  routedThinkingLevels(model: ModelInfo): readonly (ThinkingLevel | "max")[] | undefined {
     const entry = this.routed.get(`${model.provider}/${model.id}`);
     return entry && (entry.definition.thinkingLevels ?? ["off"]);
   }
@@ -249,7 +249,7 @@ export class ModelService implements ModelApiService {
           m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted",
       );
       const previous = latest && this.physical(latest.provider, latest.model);
-      const thinkingLevel = request.thinkingLevel ?? "off";
+      const thinkingLevel: ThinkingLevel | "max" = request.thinkingLevel ?? "off";
       const route = await entry.definition.route(
         {
           model,
@@ -280,6 +280,7 @@ export class ModelService implements ModelApiService {
         });
       }
       const level = target.reasoning ? (route.thinkingLevel ?? "off") : "off";
+      // pi's `max` is the real model's highest level; KnightCode's providers take xhigh as theirs.
       const { thinkingLevel: _selected, fromLoop: _loop, ...rest } = request;
       // A summary sized for the routed model's shown limit gets at most what the real model can write.
       const maxTokens =
@@ -288,7 +289,7 @@ export class ModelService implements ModelApiService {
         ...rest,
         model: target,
         ...(maxTokens ? { maxTokens } : {}),
-        ...(level !== "off" ? { thinkingLevel: level } : {}),
+        ...(level !== "off" ? { thinkingLevel: level === "max" ? "xhigh" : level } : {}),
       });
     });
     if (!request.fromLoop) return stream;
@@ -499,6 +500,8 @@ export class ModelService implements ModelApiService {
     let model = request.model;
     const routed = model.api === "virtual" ? this.routed.get(`${model.provider}/${model.id}`) : undefined;
     if (routed) return this.streamRouted(request, routed);
+    // pi's `max` (a session holds it while a routed model that offers it is selected) is a provider's highest.
+    if ((request.thinkingLevel as string) === "max") request = { ...request, thinkingLevel: "xhigh" };
     if (model.provider === "virtual") {
       const route = this.virtual.get(model.id);
       if (!route) return failedStream(model, "bad_request", `Virtual model "${model.id}" is not registered`);
