@@ -43,7 +43,10 @@ export interface SessionStore {
   open(path: string, options?: OpenSessionOptions): SessionManager;
   /** The most recent session of `cwd`, or a new one. */
   continueRecent(options: CreateSessionOptions): SessionManager;
-  inMemory(cwd: string): SessionManager;
+  /** `id`: the session's id instead of a random one (`--session-id` with `--no-session`). */
+  inMemory(cwd: string, id?: string): SessionManager;
+  /** pi's `--fork`: a new session of `options.cwd` holding every entry of the session file `source`. */
+  forkFrom?(source: string, options: CreateSessionOptions): SessionManager;
   list(options: SessionLocation & { cwd: string }): SessionInfo[];
   /** Sessions of every cwd, most recently active first. */
   listAll(options: SessionLocation): SessionInfo[];

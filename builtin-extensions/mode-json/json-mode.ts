@@ -1,7 +1,7 @@
 /**
  * JSON mode (`knightcode --mode json "..."`): the session header, then every session event as strict JSONL on
  * stdout (json.md), with an `extension_error` record (`event: "load"`) after the header for each extension that failed to
- * load. `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
+ * load, and one for each that fails when the session reloads. `message_update` records are delta-only: they carry the cumulative `usage` and the assistant
  * event without its `partial` snapshot, so the output grows linearly with the response. Records go through a
  * RecordWriter, which keeps what waits for a slow reader about as small as the content itself.
  */
@@ -12,8 +12,8 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
   const writer = new RecordWriter(io.stdout);
   const write = (record: unknown) => writer.write(record as JsonRecord);
   write(session.sessionManager.getHeader());
-  // Extensions that failed to load: after the header, before any event (the one `extension_error` record JSON mode
-  // writes; handler errors stay on stderr, as json.md has it).
+  // Extensions that failed to load: after the header, before any event (the `extension_error` records JSON mode
+  // writes, with those of a reload; handler errors stay on stderr, as json.md has it).
   for (const failure of session.extensionLoadFailures()) write({ type: "extension_error", ...failure });
   let failed = false;
   const unsubscribe = session.subscribe((event) => {
@@ -21,6 +21,12 @@ export async function runJson({ session, prompts, io, signal, shutdown }: ModeCo
       const message = event.message as AssistantMessage;
       if (message.role === "assistant")
         failed = message.stopReason === "error" || message.stopReason === "aborted";
+    }
+    // A reload's load failures are written as the start's are (handler errors stay on stderr).
+    if (event.type === "extension_error" && event.event === "load") {
+      const { extensionPath, error } = event;
+      write({ type: "extension_error", extensionPath, event: "load", error });
+      return;
     }
     const record = toJsonEvent(event);
     if (record) write(record);

@@ -1,10 +1,12 @@
 /** The RPC commands: a TypeBox schema for the parameters and what each does. */
 import {
   type AgentMessage,
+  type ImageContent,
   type PromptDisposition,
   RPC_MAX_FRAME_BYTES,
   type SessionController,
   stringifySafely,
+  type ThinkingLevel,
 } from "@knightcodeai/cli/kit";
 import { type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { Errors } from "@sinclair/typebox/errors";
@@ -16,7 +18,8 @@ interface Command {
   run(message: Record<string, any>, rpc: RpcRuntime): Promise<unknown>;
 }
 
-const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** pi's levels; `max` is taken where the model offers it, else it becomes the model's highest. */
+const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 const Level = Type.Union(LEVELS.map((l) => Type.Literal(l)));
 const Image = Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() });
 
@@ -80,9 +83,11 @@ async function accept(
  * without reasoning becomes `off`).
  */
 function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[number]): void {
-  const available = session.getAvailableThinkingLevels();
+  // `max` is listed only by a routed model that offers it; the session then holds it as its level.
+  const available = session.getAvailableThinkingLevels() as (typeof LEVELS)[number][];
+  const set = (l: (typeof LEVELS)[number]) => session.setThinkingLevel(l as ThinkingLevel);
   if (available.includes(level)) {
-    session.setThinkingLevel(level);
+    set(level);
     return;
   }
   const at = LEVELS.indexOf(level);
@@ -91,7 +96,24 @@ function clampThinkingLevel(session: SessionController, level: (typeof LEVELS)[n
     [...LEVELS.slice(0, at)].reverse().find((l) => available.includes(l)) ??
     available[0] ??
     "off";
-  session.setThinkingLevel(nearest);
+  set(nearest);
+}
+
+/** pi's `steer` / `follow_up`: the message's disposition, `queued` or `handled` (by an `input` handler). */
+function queueMessage(
+  session: SessionController,
+  text: string,
+  images: ImageContent[] | undefined,
+  behavior: "steer" | "followUp",
+): Promise<PromptDisposition> {
+  return accept((onAccepted) =>
+    session.prompt(text, {
+      ...(images ? { images } : {}),
+      streamingBehavior: behavior,
+      queue: true,
+      onAccepted,
+    }),
+  );
 }
 
 const QueueModeParam = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")]);
@@ -128,18 +150,18 @@ export const commands: Record<string, Command> = {
       return { disposition };
     },
   ),
-  steer: command({ message: Type.String(), images: Type.Optional(Type.Array(Image)) }, async (m, { ctx }) => {
-    if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-    ctx.session.steer(m.message, m.images);
-    return { disposition: "queued" };
-  }),
+  // As pi 1.6: queued after the input handlers, running or not; while idle the message waits for the next run.
+  steer: command(
+    { message: Type.String(), images: Type.Optional(Type.Array(Image)) },
+    async (m, { ctx }) => ({
+      disposition: await queueMessage(ctx.session, m.message, m.images, "steer"),
+    }),
+  ),
   follow_up: command(
     { message: Type.String(), images: Type.Optional(Type.Array(Image)) },
-    async (m, { ctx }) => {
-      if (ctx.session.isIdle()) throw new Error("Nothing is running: send the message with prompt instead");
-      ctx.session.followUp(m.message, m.images);
-      return { disposition: "queued" };
-    },
+    async (m, { ctx }) => ({
+      disposition: await queueMessage(ctx.session, m.message, m.images, "followUp"),
+    }),
   ),
   abort: command({}, async (_m, { ctx }) => ctx.session.abort()),
   new_session: command({ parentSession: Type.Optional(Type.String()) }, async (m, { ctx }) =>

@@ -5,7 +5,7 @@
  * `{"id"?, "type": "response", "command", "success": true, "data"?}` or `{..., "success": false, "error"}`.
  * Events are the JSON stream's (json.md) plus `extension_error` and `bash_execution_update`; there is no session
  * header (use `get_state`). Each extension that failed to load is an `extension_error` record with `event: "load"`,
- * written when the connection opens. Extension dialogs go out as `extension_ui_request` records and wait for an
+ * written when the connection opens (and during a reload, for the ones that fail then). Extension dialogs go out as `extension_ui_request` records and wait for an
  * `extension_ui_response`. Every frame's shape is checked before anything reads it: bad input (a line that is not
  * JSON, not an object, too long, with a `type` or `id` that is not a string) gets an error response and the process
  * keeps serving. End of input lets the work in progress finish, then the process exits 0.

@@ -20,6 +20,10 @@ export interface CliArgs {
   resume: boolean;
   noSession: boolean;
   sessionDir?: string;
+  /** pi's `--session-id <id>`: this folder's session with that id, created with it when there is none. */
+  sessionId?: string;
+  /** pi's `--fork <path|id>`: a new session of this folder with every entry of that session. */
+  fork?: string;
   /** `--max-turns`, checked when the session options are built. */
   maxTurns?: string;
   approve?: boolean;
@@ -80,6 +84,8 @@ const VALUE_OPTIONS: Record<string, keyof CliArgs> = {
   "--tools": "tools",
   "--session": "session",
   "--session-dir": "sessionDir",
+  "--session-id": "sessionId",
+  "--fork": "fork",
   "--max-turns": "maxTurns",
   "-t": "tools",
   "--name": "name",

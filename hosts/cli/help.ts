@@ -62,7 +62,7 @@ const OPTIONS: [string, string][] = [
   ["--provider <name>", "Model provider"],
   ["--model <id>", "Model id, or provider/model"],
   ["--api-key <key>", "API key of the --provider (or --model provider/id) for this run only"],
-  ["--thinking <level>", "off, minimal, low, medium, high or xhigh"],
+  ["--thinking <level>", "off, minimal, low, medium, high, xhigh or max (the model's highest)"],
   ["-t, --tools <a,b,...>", "Exactly these active tools"],
   ["-nt, --no-tools", "No active tools"],
   ["-xt, --exclude-tools <a,b,...>", "Leave these tools (names or * patterns) inactive"],
@@ -76,6 +76,8 @@ const OPTIONS: [string, string][] = [
   ["-r, --resume", "Pick an earlier session of this folder to resume (interactive mode)"],
   ["--no-session", "Keep the session in memory only"],
   ["--session-dir <dir>", "Where session files go"],
+  ["--session-id <id>", "This folder's session with that id, created with the id when there is none"],
+  ["--fork <path|id>", "Start a new session of this folder with a copy of that session (file, id or prefix)"],
   ["-n, --name <name>", "The session's display name"],
   ["--system-prompt <text>", "Replace the system prompt's base (as SYSTEM.md does)"],
   [

@@ -238,8 +238,12 @@ function acpArgsProblem(args: CliArgs): string | undefined {
     [args.files.length > 0, "@file arguments (the ACP client sends the prompts)"],
     [args.print || args.mode !== undefined, "-p or --mode"],
     [
-      args.resume || args.continue || args.session !== undefined,
-      "--resume, --continue or --session (the client loads sessions with session/load)",
+      args.resume ||
+        args.continue ||
+        args.session !== undefined ||
+        args.fork !== undefined ||
+        args.sessionId !== undefined,
+      "--resume, --continue, --session, --fork or --session-id (the client loads sessions with session/load)",
     ],
     [args.maxTurns !== undefined, "--max-turns"],
   ];
@@ -247,7 +251,36 @@ function acpArgsProblem(args: CliArgs): string | undefined {
   return found.length > 0 ? `knightcode acp does not take ${found.join(", ")}` : undefined;
 }
 
+/** pi's rules for --fork and --session-id: what they cannot be combined with, and a valid id. */
+function sessionIdProblem(args: CliArgs): string | undefined {
+  const given = (pairs: [unknown, string][]) => pairs.filter(([on]) => on).map(([, name]) => name);
+  if (args.fork !== undefined) {
+    const clash = given([
+      [args.session !== undefined, "--session"],
+      [args.continue, "--continue"],
+      [args.resume, "--resume"],
+      [args.noSession, "--no-session"],
+    ]);
+    if (clash.length > 0) return `--fork cannot be combined with ${clash.join(", ")}`;
+  }
+  if (args.sessionId !== undefined) {
+    const clash = given([
+      [args.session !== undefined, "--session"],
+      [args.continue, "--continue"],
+      [args.resume, "--resume"],
+    ]);
+    if (clash.length > 0) return `--session-id cannot be combined with ${clash.join(", ")}`;
+    // pi's rule (the SDK checks it too): the id becomes part of the file name.
+    if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(args.sessionId)) {
+      return `--session-id ${JSON.stringify(args.sessionId)} is invalid: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit`;
+    }
+  }
+  return undefined;
+}
+
 function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions {
+  const idProblem = sessionIdProblem(args);
+  if (idProblem) throw new UsageError({ error: idProblem });
   if ([args.session, args.continue || undefined, args.noSession || undefined].filter(Boolean).length > 1) {
     throw new UsageError({ error: "choose one of --session, --continue and --no-session" });
   }
@@ -265,6 +298,8 @@ function sessionOptions(args: CliArgs, mode: string): CreateAgentSessionOptions 
       ...(args.continue ? { continue: true } : {}),
       ...(args.session ? { path: args.session } : {}),
       ...(args.sessionDir ? { sessionDir: args.sessionDir } : {}),
+      ...(args.sessionId !== undefined ? { id: args.sessionId } : {}),
+      ...(args.fork !== undefined ? { fork: args.fork } : {}),
     },
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
     ...(args.maxTurns !== undefined ? { maxTurns: maxTurns(args.maxTurns, mode) } : {}),
@@ -510,7 +545,8 @@ function givenResources(args: CliArgs): {
 }
 
 function thinkingLevel(value: string): NonNullable<CreateAgentSessionOptions["thinkingLevel"]> {
-  const levels = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+  // pi's `max`: the model's highest level (see CreateAgentSessionOptions.thinkingLevel).
+  const levels = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
   const level = levels.find((l) => l === value);
   if (!level) throw new UsageError({ error: `--thinking must be one of ${levels.join(", ")}` });
   return level;

@@ -115,6 +115,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       cwd: this.cwd,
       agentDir: this.agentDir,
       choice: options.session ?? {},
+      warn: (message) => this.warn(message),
     });
     this.opening = {
       kernel,
@@ -308,7 +309,11 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   }
 
   getAvailableThinkingLevels(): ThinkingLevel[] {
-    return availableThinkingLevels(this.agent.model);
+    const model = this.agent.model;
+    // A routed model (pi's object-form virtual model) offers the levels it declared.
+    const routed = model && this.runtime.scope.resolve(serviceTokens.models).routedThinkingLevels(model);
+    // (A routed model may offer pi's `max`, which the session then holds as its level.)
+    return routed ? ([...routed] as ThinkingLevel[]) : availableThinkingLevels(model);
   }
 
   cycleThinkingLevel(): ThinkingLevel | undefined {

@@ -33,6 +33,7 @@ import { packageSources, resourceSeed, TEMPORARY_PACKAGE } from "./package-resou
 import type { CreateAgentSessionOptions } from "./session-options.js";
 import type { DiscoveredResources, SessionConfig } from "./session-plugins.js";
 import { sdkTokens } from "./session-plugins.js";
+import { availableThinkingLevels } from "./session-stats.js";
 
 /** What opening a session needs from the handle that owns it. */
 export interface SessionOpening {
@@ -347,11 +348,12 @@ export async function applySelection(
     if (recorded) agent.model = model;
     else await agent.setModel(undefined, model, "restore");
   }
-  const thinking =
+  const requested =
     carried?.thinkingLevel ??
     options.thinkingLevel ??
     restored.thinkingLevel ??
-    (settings.get("defaultThinkingLevel") as ThinkingLevel | undefined);
+    (settings.get("defaultThinkingLevel") as ThinkingLevel | "max" | undefined);
+  const thinking = requested === "max" ? highestLevel(models, agent.model) : requested;
   if (thinking) {
     if (restored.thinkingLevel === thinking) agent.thinkingLevel = thinking;
     else agent.setThinkingLevel(undefined, thinking);
@@ -439,4 +441,13 @@ export async function discoverResources(
       },
     },
   );
+}
+
+/** pi's `max` at start-up: the model's highest level (`max` itself only for a routed model that offers it). */
+function highestLevel(
+  models: { routedThinkingLevels(model: ModelInfo): readonly (ThinkingLevel | "max")[] | undefined },
+  model: ModelInfo | undefined,
+): ThinkingLevel {
+  const levels = (model && models.routedThinkingLevels(model)) ?? availableThinkingLevels(model);
+  return (levels.at(-1) ?? "off") as ThinkingLevel;
 }

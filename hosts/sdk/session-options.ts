@@ -19,6 +19,16 @@ export interface SessionChoice {
   /** Keep everything in memory (`--no-session`). */
   inMemory?: boolean;
   sessionDir?: string;
+  /**
+   * pi's `--session-id`: the session of this folder with exactly this id, created with it when there is none (with
+   * `inMemory`, the in-memory session's id; with `fork`, the fork's id, which must not exist yet).
+   */
+  id?: string;
+  /**
+   * pi's `--fork`: a session file (a path) or id (or unique prefix, in any folder) whose entries, all branches,
+   * start a new session of this folder.
+   */
+  fork?: string;
 }
 
 export interface CreateAgentSessionOptions {
@@ -29,7 +39,11 @@ export interface CreateAgentSessionOptions {
   provider?: string;
   /** A model id, or `provider/model`. */
   model?: string;
-  thinkingLevel?: ThinkingLevel;
+  /**
+   * pi's `max` is the model's highest level: itself for a routed model that offers it, else the highest the model
+   * offers (`xhigh` for a reasoning model, `off` otherwise).
+   */
+  thinkingLevel?: ThinkingLevel | "max";
   /** The exact set of active tools (`--tools`); `[]` for none. */
   tools?: string[];
   /** Tools left inactive at start, by name or `*` pattern, whatever else chose them (`--exclude-tools`). */

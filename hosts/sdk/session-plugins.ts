@@ -124,7 +124,8 @@ export const fileSessionStore: SessionStore = {
   create: (options) => SessionManager.create(options),
   open: (path, options) => SessionManager.open(path, options),
   continueRecent: (options) => SessionManager.continueRecent(options),
-  inMemory: (cwd) => SessionManager.inMemory(cwd),
+  inMemory: (cwd, id) => SessionManager.inMemory(cwd, id),
+  forkFrom: (source, options) => SessionManager.forkFrom(source, options),
   list: (options) => SessionManager.list(options),
   listAll: (options) => SessionManager.listAll(options),
   findById: (idOrPrefix, options) => SessionManager.findById(idOrPrefix, options),
@@ -278,6 +279,13 @@ export function standardPlugins(): PluginDefinition<any, any>[] {
           transport: () => config.settings.get("transport"),
           blockImages: () => config.settings.get("images").blockImages,
           pendingReload: () => runtime.pendingReload,
+          routerState: {
+            customEntries: () => log.branchBackwards(["custom"]),
+            append: (customType, data) => {
+              const entry = log.appendCustomEntry(customType, data);
+              void runtime.bus.emit("entry_appended", { entry }, runtime.context());
+            },
+          },
         });
         // Module-scope model calls (complete(), getModel()) made by this session's extensions come here.
         withdrawals.set(service, publishModelRuntime(runtime, service.runtime()));

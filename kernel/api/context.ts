@@ -325,6 +325,11 @@ export interface ClassifierInfo {
 export interface ModelRuntime {
   getAvailable(): ModelInfo[];
   find(provider: string, modelId: string): ModelInfo | undefined;
+  /**
+   * pi's `findOfType(type, provider, id)`: a `"chat"` model as `find()`; other model types (pi's classifier models)
+   * are not listed this way here, so it answers undefined for them.
+   */
+  findOfType(type: string, provider: string, modelId: string): ModelInfo | undefined;
   streamSimple(
     model: ModelInfo,
     messages: AgentMessage[],

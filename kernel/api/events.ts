@@ -160,6 +160,8 @@ export interface InputEvent {
   text: string;
   images?: ImageContent[];
   source: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
+  /** How the message is queued while a run is going (`steer`, `followUp`); undefined while idle. */
+  streamingBehavior?: "steer" | "followUp";
 }
 export type InputResult =
   | { action: "continue" }

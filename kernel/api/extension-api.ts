@@ -251,6 +251,64 @@ export interface VirtualModelConfig {
   route(request: { messages: unknown[]; signal?: AbortSignal }): ModelInfo | Promise<ModelInfo>;
 }
 
+/**
+ * Why a routed model's request is routed: `user` the first request after a message the person wrote, `continuation`
+ * any other request of the agent loop, `retry` a request repeated after a failed one, `direct` one outside the loop
+ * (a compaction summary, an extension's own call).
+ */
+export type ModelRouteReason = "user" | "continuation" | "retry" | "direct";
+
+/** One request as a routed model's `route()` sees it (pi's `ModelRouteRequest`). */
+export interface ModelRouteRequest<TState = unknown> {
+  /** The selected routed model. */
+  model: ModelInfo;
+  /** The selected thinking level (pi's `max` when the routed model offers it); what it means is up to the router. */
+  thinkingLevel: ThinkingLevel | "max";
+  reason: ModelRouteReason;
+  /** The real model of the latest successful response in `messages`. */
+  previous?: { model: ModelInfo; thinkingLevel?: ThinkingLevel };
+  /** For `retry`: the failed response, which `messages` no longer holds. */
+  failed?: { model: ModelInfo; thinkingLevel?: ThinkingLevel; message: AssistantMessage };
+  /** The state this router last returned on the session branch; undefined before the first and for `direct`. */
+  state?: TState;
+  messages: readonly LlmMessage[];
+  signal?: AbortSignal;
+}
+
+/** The real model and thinking level of one request, and the router's new state. */
+export interface ModelRoute<TState = unknown> {
+  model: ModelInfo;
+  /** `max` is the real model's highest level. */
+  thinkingLevel: ThinkingLevel | "max";
+  /**
+   * Stored on the session branch (a `pi.virtual-model-state` custom entry) unless it is `request.state` itself or
+   * undefined; must be JSON. Ignored for `direct` requests.
+   */
+  state?: TState;
+}
+
+/**
+ * A model listed as `provider/id` that routes each request to a real model (pi 1.6's object form of
+ * `registerVirtualModel`). Its router state follows the session tree.
+ */
+export interface RoutedModelDefinition<TState = unknown> {
+  /** The provider it is listed under; may be one with real models, whose ids it must not take. */
+  provider: string;
+  id: string;
+  name: string;
+  /** Thinking levels offered while it is selected; `["off"]` when unset. */
+  thinkingLevels?: readonly (ThinkingLevel | "max")[];
+  /** Limits shown before the first response (0 when unset, unknown). */
+  contextWindow?: number;
+  maxTokens?: number;
+  input?: ("text" | "image")[];
+  /** Picks the real model (one with credentials) and thinking level of one request. */
+  route(
+    request: ModelRouteRequest<TState>,
+    ctx: ExtensionContext,
+  ): ModelRoute<TState> | Promise<ModelRoute<TState>>;
+}
+
 export interface McpServerConfig {
   command?: string;
   args?: string[];
@@ -413,9 +471,14 @@ export interface ExtensionAPI {
   /** Process-wide: every session of this process sees it. */
   registerProvider(name: string, config: ProviderConfig, options?: RegistrationOptions): Unsubscribe;
   unregisterProvider(name: string): void;
-  /** Per session: each session keeps its own route. */
+  /**
+   * Per session: each session keeps its own route. `(name, { route })` lists `virtual/<name>`; pi's object form
+   * (`{ provider, id, name, route(request, ctx) }`) lists `provider/id` and keeps router state on the branch.
+   */
   registerVirtualModel(name: string, config: VirtualModelConfig): Unsubscribe;
+  registerVirtualModel<TState = unknown>(definition: RoutedModelDefinition<TState>): Unsubscribe;
   unregisterVirtualModel(name: string): void;
+  unregisterVirtualModel(provider: string, id: string): void;
   registerMcpServer(name: string, config: McpServerConfig): Unsubscribe;
   unregisterMcpServer(name: string): void;
   getMcpServers(): { name: string; config: McpServerConfig; owner: string }[];

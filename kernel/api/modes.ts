@@ -26,6 +26,12 @@ export interface PromptOptions {
   images?: ImageContent[];
   streamingBehavior?: "steer" | "followUp";
   /**
+   * pi's RPC `steer` and `follow_up`: the message goes to the `streamingBehavior` queue (steering by default) after
+   * the `input` handlers, whether or not a run is going; while idle it waits there for the next run (steering joins
+   * its first request, a follow-up comes after it would stop). A `/name` of an extension's command is refused.
+   */
+  queue?: boolean;
+  /**
    * Called once the prompt is taken, before it settles: its run started, it joined the run that was starting, it
    * was queued, or a command or `input` handler took it. A prompt refused before that (busy, no model) rejects
    * without this call. RPC answers `prompt` at this moment.

@@ -18,6 +18,7 @@ import type {
   MessageRenderer,
   ProviderConfig,
   RegistrationOptions,
+  RoutedModelDefinition,
   SendMessageInput,
   SendMessageOptions,
   ShortcutDefinition,
@@ -78,8 +79,14 @@ export interface ModelApiService {
     options?: RegistrationOptions,
   ): Disposable;
   unregisterProvider(name: string): void;
-  registerVirtualModel(owner: ExtensionInfo, name: string, config: VirtualModelConfig): Disposable;
-  unregisterVirtualModel(name: string): void;
+  /** `(owner, name, config)` lists `virtual/<name>`; `(owner, definition)` pi's routed `provider/id`. */
+  registerVirtualModel(
+    owner: ExtensionInfo,
+    name: string | RoutedModelDefinition,
+    config?: VirtualModelConfig,
+  ): Disposable;
+  /** `(name)` removes `virtual/<name>`; `(provider, id)` a routed model. */
+  unregisterVirtualModel(nameOrProvider: string, id?: string): void;
 }
 
 /** `core.mcpServers`: MCP server registrations. */

@@ -14,7 +14,9 @@ import type {
   ExtensionServices,
   LogLevel,
   OnOptions,
+  RoutedModelDefinition,
   Unsubscribe,
+  VirtualModelConfig,
 } from "../api/extension-api.js";
 import type { SessionScope } from "../container/container.js";
 import { coreTokens as t } from "../container/core-tokens.js";
@@ -164,9 +166,10 @@ export function createExtensionAPI({
     registerToolSettings: (name, definition) =>
       own(use(t.toolSettings, "registerToolSettings").registerToolSettings(info, name, definition)),
     unregisterProvider: (name) => use(t.models, "unregisterProvider").unregisterProvider(name),
-    registerVirtualModel: (name, c) =>
+    registerVirtualModel: (name: string | RoutedModelDefinition<any>, c?: VirtualModelConfig) =>
       own(use(t.models, "registerVirtualModel").registerVirtualModel(info, name, c)),
-    unregisterVirtualModel: (name) => use(t.models, "unregisterVirtualModel").unregisterVirtualModel(name),
+    unregisterVirtualModel: (name: string, id?: string) =>
+      use(t.models, "unregisterVirtualModel").unregisterVirtualModel(name, id),
     registerMcpServer: (name, c) =>
       own(use(t.mcpServers, "registerMcpServer").registerMcpServer(info, name, c)),
     unregisterMcpServer: (name) => use(t.mcpServers, "unregisterMcpServer").unregisterMcpServer(info, name),

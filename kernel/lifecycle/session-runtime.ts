@@ -262,6 +262,21 @@ export class SessionRuntime {
     await this.runFactories(this.extensions, false);
     this.generation.loading = false;
     this._state = "ready";
+    // A host listening to the session stream (RPC, JSON) hears of the failures as it does at start-up, where it
+    // reads them from `loadFailures` because nothing could listen yet: one `extension_error` (`event: "load"`) each.
+    if (this.bus.has("extension_error")) {
+      for (const failure of this.reportedFailures) {
+        const payload = { extensionPath: failure.extension, event: "load", error: failure.message };
+        await this.bus.emit("extension_error", payload, this.context()).catch((e) =>
+          this.sink({
+            extension: failure.extension,
+            event: "extension_error",
+            message: errorMessage(e),
+            error: e,
+          }),
+        );
+      }
+    }
     await this.emitStart({ reason: "reload" });
   }
 

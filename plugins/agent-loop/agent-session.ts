@@ -78,6 +78,8 @@ export interface AgentPromptOptions {
   images?: ImageContent[];
   source?: "interactive" | "rpc" | "extension" | "print" | "json" | "sdk";
   streamingBehavior?: "steer" | "followUp";
+  /** pi's RPC steer/follow_up: queue the message even while idle (PromptOptions.queue). */
+  queue?: boolean;
   /** `started`: the run started or was joined; `queued`: it went to a queue; `handled`: a command or handler took it. */
   onAccepted?: (disposition: PromptDisposition) => void;
 }
@@ -177,7 +179,7 @@ export class AgentSession {
       recordedSystemPrompt: () => this.recordedSystemPrompt,
       thinkingLevel: () => this.thinkingLevel,
       tools: () => deps.tools.declarations(),
-      stream: (request) => deps.models.stream(request),
+      stream: (request) => deps.models.stream({ ...request, fromLoop: true }),
       prepareRequest: (signal) => this.compactor.beforeRequest(signal),
       beforeRequest: (systemPrompt, declared) => void recordSystemState(deps.session, systemPrompt, declared),
       runTools: (calls, signal) => tools.runBatch(calls, signal),
@@ -297,6 +299,7 @@ export class AgentSession {
    */
   async prompt(text: string, options: AgentPromptOptions = {}): Promise<void> {
     const accepted = once(options.onAccepted ?? (() => {}));
+    if (options.queue) return this.queueInput(text, options, accepted);
     const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
     if (command && this.deps.commands) {
       const outer = this.commandAcceptance;
@@ -328,13 +331,42 @@ export class AgentSession {
     }
   }
 
-  /** Runs the input handlers and decides where the prompt goes; the run, when it joined or started one. */
-  private async admit(
+  /**
+   * pi's `steer`/`followUp`: an extension command is refused, the `input` handlers run (with the queue as
+   * `streamingBehavior` while a run is going), and the message is queued, run or not.
+   */
+  private async queueInput(
     text: string,
     options: AgentPromptOptions,
     accepted: (disposition: PromptDisposition) => void,
-  ): Promise<{ run: Promise<void> } | undefined> {
-    const input = await this.bus.transform(
+  ): Promise<void> {
+    const behavior = options.streamingBehavior ?? "steer";
+    if (text.startsWith("/")) {
+      const name = text.slice(1).split(/\s/, 1)[0]!;
+      const command = this.deps.commands?.get(name);
+      if (command && (command.source ?? "extension") === "extension") {
+        throw new KernelError(
+          "KC_ERR_BUSY",
+          `Extension command "/${name}" cannot be queued. Use prompt() or execute the command when not streaming.`,
+        );
+      }
+    }
+    const input = await this.transformInput(text, options, this.busy ? behavior : undefined);
+    if (input.handled) {
+      accepted("handled");
+      return;
+    }
+    this.queues.enqueue(queueOf(behavior), promptMessage(input.text, input.images));
+    accepted("queued");
+  }
+
+  /** The `input` handlers' verdict on a message: its text and images, or handled. */
+  private transformInput(
+    text: string,
+    options: AgentPromptOptions,
+    streamingBehavior: "steer" | "followUp" | undefined,
+  ): Promise<{ text: string; images?: ImageContent[]; handled?: boolean }> {
+    return this.bus.transform(
       "input",
       { text, ...(options.images ? { images: options.images } : {}) } as {
         text: string;
@@ -343,7 +375,11 @@ export class AgentSession {
       },
       this.ctx(),
       {
-        toEvent: (v) => ({ ...v, source: options.source ?? "sdk" }),
+        toEvent: (v) => ({
+          ...v,
+          source: options.source ?? "sdk",
+          ...(streamingBehavior ? { streamingBehavior } : {}),
+        }),
         fold: (v, r) =>
           r.action === "transform"
             ? { text: r.text, ...(r.images ? { images: r.images } : {}) }
@@ -352,6 +388,19 @@ export class AgentSession {
               : v,
         stop: (r) => r.action === "handled",
       },
+    );
+  }
+
+  /** Runs the input handlers and decides where the prompt goes; the run, when it joined or started one. */
+  private async admit(
+    text: string,
+    options: AgentPromptOptions,
+    accepted: (disposition: PromptDisposition) => void,
+  ): Promise<{ run: Promise<void> } | undefined> {
+    const input = await this.transformInput(
+      text,
+      options,
+      options.streamingBehavior && this.busy ? options.streamingBehavior : undefined,
     );
     if (input.handled) {
       accepted("handled");

@@ -101,7 +101,8 @@ export async function runTurns(
   const { bus, context, transcript } = config;
   await bus.emit("agent_start", {}, context());
   const messages: AgentMessage[] = [];
-  let pending: readonly AgentMessage[] = input;
+  // As pi: steering queued while nothing ran (RPC `steer` while idle) joins the run's first request.
+  let pending: readonly AgentMessage[] = [...input, ...config.takeSteering()];
   for (let turnIndex = 0; ; turnIndex++) {
     await bus.emit("turn_start", { turnIndex, timestamp: Date.now() }, context());
     for (const message of pending) messages.push(await transcript.add(message));

@@ -30,8 +30,11 @@ import {
   type ProviderTransport,
   type RegistrationOptions,
   type ResolvedRequestAuth,
+  type RoutedModelDefinition,
+  type SessionEntry,
   type StreamSimpleOptions,
   type SummarizeRequest,
+  type ThinkingLevel,
   type ToolDeclaration,
   toDisposable,
   type UsableModel,
@@ -62,6 +65,18 @@ export interface ModelRequest {
   apiKey?: string;
   /** Added to the provider's configured headers. */
   headers?: Record<string, string>;
+  /** Set by the agent loop: a routed model's request is then `user`, `continuation` or `retry`, not `direct`. */
+  fromLoop?: boolean;
+}
+
+/** The custom entry type that keeps a routed model's state on the session branch (pi's name for it). */
+export const VIRTUAL_MODEL_STATE_ENTRY = "pi.virtual-model-state";
+
+/** Where routed models keep their state: the session's branch. */
+export interface RouterStateLog {
+  /** The active branch's custom entries, newest first. */
+  customEntries(): Iterable<Extract<SessionEntry, { type: "custom" }>>;
+  append(customType: string, data: unknown): void;
 }
 
 export interface ModelServiceDeps {
@@ -85,6 +100,8 @@ export interface ModelServiceDeps {
   blockImages?: () => boolean;
   /** The session's reload in progress, if any (registrations it drops are kept until it ends). */
   pendingReload?(): Promise<void> | undefined;
+  /** Where routed models (pi's object form of registerVirtualModel) keep their state. */
+  routerState?: RouterStateLog;
 }
 
 /** How to get a model, naming the real files of the agent folder. */
@@ -138,6 +155,13 @@ async function lockAuthFile(authPath: string): Promise<() => void> {
 export class ModelService implements ModelApiService {
   private readonly holder = {};
   private readonly virtual = new Map<string, { config: VirtualModelConfig; owner: string }>();
+  /** pi's routed models by `provider/id`. */
+  private readonly routed = new Map<
+    string,
+    { definition: RoutedModelDefinition; owner: string; model: ModelInfo }
+  >();
+  /** The agent loop's last failed request, which its next one retries. */
+  private loopFailure: { model: ModelInfo; message: AssistantMessage } | undefined;
   private readonly modelsJson: ReturnType<typeof loadModelsJson>;
   private readonly auth: AuthFile;
   /** Renewals of stored sign-ins in progress, by provider. */
@@ -187,7 +211,12 @@ export class ModelService implements ModelApiService {
     this.deps.store.unregister(name);
   }
 
-  registerVirtualModel(owner: ExtensionInfo, name: string, config: VirtualModelConfig): Disposable {
+  registerVirtualModel(
+    owner: ExtensionInfo,
+    name: string | RoutedModelDefinition,
+    config?: VirtualModelConfig,
+  ): Disposable {
+    if (typeof name === "object" && name !== null) return this.registerRoutedModel(owner, name);
     if (typeof config?.route !== "function") {
       throw new KernelError(
         "KC_ERR_INVALID_PROVIDER",
@@ -201,8 +230,144 @@ export class ModelService implements ModelApiService {
     }, `${owner.id} virtual model ${name}`);
   }
 
-  unregisterVirtualModel(name: string): void {
-    this.virtual.delete(name);
+  unregisterVirtualModel(name: string, id?: string): void {
+    if (id === undefined) this.virtual.delete(name);
+    else this.routed.delete(`${name}/${id}`);
+  }
+
+  private registerRoutedModel(owner: ExtensionInfo, definition: RoutedModelDefinition): Disposable {
+    const { provider, id } = definition;
+    const invalid = (why: string) =>
+      new KernelError("KC_ERR_INVALID_PROVIDER", `${owner.id}: virtual model ${why}`);
+    if (typeof provider !== "string" || !provider.trim() || typeof id !== "string" || !id.trim()) {
+      throw invalid("provider and id must be non-empty strings");
+    }
+    if (typeof definition.route !== "function") throw invalid(`${provider}/${id} needs a route function`);
+    const key = `${provider}/${id}`;
+    if (!this.routed.has(key) && this.find(provider, id)) {
+      throw invalid(`${key} conflicts with a physical model`);
+    }
+    const levels = definition.thinkingLevels ?? ["off"];
+    const model: ModelInfo = {
+      provider,
+      id,
+      ...(definition.name ? { name: definition.name } : {}),
+      api: "virtual",
+      contextWindow: definition.contextWindow ?? 0,
+      maxTokens: definition.maxTokens ?? 0,
+      reasoning: levels.some((level) => level !== "off"),
+    };
+    // Registering the same provider/id again replaces the router.
+    const entry = { definition, owner: owner.id, model };
+    this.routed.set(key, entry);
+    return toDisposable(() => {
+      if (this.routed.get(key) === entry) this.routed.delete(key);
+    }, `${owner.id} virtual model ${key}`);
+  }
+
+  /** A routed model's thinking levels, or undefined for any other model. */
+  routedThinkingLevels(model: ModelInfo): readonly (ThinkingLevel | "max")[] | undefined {
+    const entry = this.routed.get(`${model.provider}/${model.id}`);
+    return entry && (entry.definition.thinkingLevels ?? ["off"]);
+  }
+
+  /**
+   * Routes one request of a routed model: asks its router for the real model (which must be one with credentials),
+   * stores the new router state on the branch (agent-loop requests only), and streams the request there.
+   */
+  private streamRouted(
+    request: ModelRequest,
+    entry: { definition: RoutedModelDefinition; model: ModelInfo },
+  ): AssistantMessageStream {
+    const { model } = entry;
+    const name = `Virtual model ${model.provider}/${model.id}`;
+    const failure = request.fromLoop ? this.loopFailure : undefined;
+    if (request.fromLoop) this.loopFailure = undefined;
+    const stream = lazyStream(model, async () => {
+      const messages = request.messages;
+      const lastResponse = messages.findLastIndex((m) => m.role === "assistant");
+      const userTurn = messages.slice(lastResponse + 1).some((m) => m.role === "user");
+      // A prompt that arrives after a failure that was not retried starts a new turn.
+      const lastUser = messages.findLast((m) => m.role === "user");
+      const retry = failure && !(lastUser && lastUser.timestamp > failure.message.timestamp);
+      const reason = !request.fromLoop ? "direct" : retry ? "retry" : userTurn ? "user" : "continuation";
+      const state = reason === "direct" ? undefined : this.routerState(model);
+      const latest = messages.findLast(
+        (m): m is AssistantMessage =>
+          m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted",
+      );
+      const previous = latest && this.physical(latest.provider, latest.model);
+      const thinkingLevel: ThinkingLevel | "max" = request.thinkingLevel ?? "off";
+      const route = await entry.definition.route(
+        {
+          model,
+          thinkingLevel,
+          reason,
+          ...(previous ? { previous: { model: previous } } : {}),
+          ...(retry && failure ? { failed: { model: failure.model, message: failure.message } } : {}),
+          ...(state !== undefined ? { state } : {}),
+          messages,
+          ...(request.signal ? { signal: request.signal } : {}),
+        },
+        this.deps.context(),
+      );
+      const routed = route?.model;
+      const target = routed && this.physical(routed.provider, routed.id);
+      if (!target) {
+        throw new Error(
+          `${name} routed to ${routed ? `${routed.provider}/${routed.id}, which is not a physical model` : "no model"}.`,
+        );
+      }
+      if (!this.accessOf(target.provider))
+        throw new Error(`${name} routed to ${target.provider}/${target.id}, which has no credentials.`);
+      if (reason !== "direct" && route.state !== undefined && route.state !== state) {
+        this.deps.routerState?.append(VIRTUAL_MODEL_STATE_ENTRY, {
+          provider: model.provider,
+          modelId: model.id,
+          state: route.state,
+        });
+      }
+      const level = target.reasoning ? (route.thinkingLevel ?? "off") : "off";
+      // pi's `max` is the real model's highest level; KnightCode's providers take xhigh as theirs.
+      const { thinkingLevel: _selected, fromLoop: _loop, ...rest } = request;
+      // A summary sized for the routed model's shown limit gets at most what the real model can write.
+      const maxTokens =
+        rest.maxTokens && target.maxTokens > 0 ? Math.min(rest.maxTokens, target.maxTokens) : rest.maxTokens;
+      return this.stream({
+        ...rest,
+        model: target,
+        ...(maxTokens ? { maxTokens } : {}),
+        ...(level !== "off" ? { thinkingLevel: level === "max" ? "xhigh" : level } : {}),
+      });
+    });
+    if (!request.fromLoop) return stream;
+    return {
+      [Symbol.asyncIterator]: () => stream[Symbol.asyncIterator](),
+      result: async () => {
+        const message = await stream.result();
+        if (message.stopReason === "error") {
+          const failed = this.physical(message.provider, message.model);
+          if (failed) this.loopFailure = { model: failed, message };
+        }
+        return message;
+      },
+    };
+  }
+
+  /** The latest state a routed model's router stored on the active branch. */
+  private routerState(model: ModelInfo): unknown {
+    for (const entry of this.deps.routerState?.customEntries() ?? []) {
+      if (entry.customType !== VIRTUAL_MODEL_STATE_ENTRY) continue;
+      const data = entry.data as { provider?: unknown; modelId?: unknown; state?: unknown } | undefined;
+      if (data?.provider === model.provider && data.modelId === model.id) return data.state;
+    }
+    return undefined;
+  }
+
+  /** A listed model that is not virtual. */
+  private physical(provider: string, id: string): ModelInfo | undefined {
+    const model = this.find(provider, id);
+    return model && model.api !== "virtual" ? model : undefined;
   }
 
   // ---- model lists ---------------------------------------------------------------------------------
@@ -247,6 +412,9 @@ export class ModelService implements ModelApiService {
       if (!this.modelsJson.providers[entry.name])
         add(entry.name, entry.config.api ?? entry.name, entry.config.models);
     }
+    for (const { model } of this.routed.values()) {
+      if (!seen.has(`${model.provider}/${model.id}`)) models.push(model);
+    }
     for (const name of this.virtual.keys()) {
       models.push({
         provider: "virtual",
@@ -271,6 +439,11 @@ export class ModelService implements ModelApiService {
     const usable: UsableModel[] = [];
     for (const model of this.getAvailable()) {
       if (model.provider === "virtual") continue;
+      if (this.routed.has(`${model.provider}/${model.id}`)) {
+        const input = this.routed.get(`${model.provider}/${model.id}`)!.definition.input;
+        usable.push({ model, access: "virtual model", images: input?.includes("image") ?? true });
+        continue;
+      }
       if (!access.has(model.provider)) access.set(model.provider, this.accessOf(model.provider));
       const why = access.get(model.provider);
       if (!why) continue;
@@ -375,6 +548,10 @@ export class ModelService implements ModelApiService {
   /** Streams one request. Never throws: problems come back as an error message on the stream. */
   stream(request: ModelRequest): AssistantMessageStream {
     let model = request.model;
+    const routed = model.api === "virtual" ? this.routed.get(`${model.provider}/${model.id}`) : undefined;
+    if (routed) return this.streamRouted(request, routed);
+    // pi's `max` (a session holds it while a routed model that offers it is selected) is a provider's highest.
+    if ((request.thinkingLevel as string) === "max") request = { ...request, thinkingLevel: "xhigh" };
     if (model.provider === "virtual") {
       const route = this.virtual.get(model.id);
       if (!route) return failedStream(model, "bad_request", `Virtual model "${model.id}" is not registered`);
@@ -512,6 +689,7 @@ export class ModelService implements ModelApiService {
     return {
       getAvailable: () => this.getAvailable(),
       find: (provider, id) => this.find(provider, id),
+      findOfType: (type, provider, id) => (type === "chat" ? this.find(provider, id) : undefined),
       streamSimple: (model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions = {}) =>
         this.streamSimple(model, messages, options),
       getApiKeyAndHeaders: (model) => this.getApiKeyAndHeaders(model),

@@ -58,7 +58,9 @@ const MESSAGE_SCHEMAS: Record<string, TSchema> = {
 };
 const ROLES = Object.keys(MESSAGE_SCHEMAS);
 
-const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"].map((l) => Type.Literal(l));
+const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"].map((l) =>
+  Type.Literal(l),
+);
 
 /** Entry fields besides `type`, `id`, `parentId` and `timestamp` (file-format.ts checks those for every line). */
 const ENTRY_SCHEMAS: Record<string, TSchema> = {

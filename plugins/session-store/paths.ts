@@ -41,7 +41,8 @@ export function sessionFileName(timestamp: string, id: string): string {
 /** The session id in a file name made by `sessionFileName`, or undefined for other names. */
 export function idFromFileName(name: string): string | undefined {
   if (!name.endsWith(".jsonl")) return undefined;
-  const underscore = name.lastIndexOf("_");
+  // The timestamp has no underscore; an id chosen with --session-id may.
+  const underscore = name.indexOf("_");
   return underscore < 0 ? undefined : name.slice(underscore + 1, -".jsonl".length);
 }
 

@@ -12,6 +12,7 @@ import {
   ftruncateSync,
   mkdirSync,
   openSync,
+  readFileSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -89,6 +90,20 @@ export interface CreateSessionOptions extends SessionLocation {
   durability?: SessionDurability;
   /** Written into the header (`parentSession`): the session this one continues. */
   parentSession?: string;
+  /** The new session's id (`--session-id`; see `assertValidSessionId`); a random UUID when unset. */
+  id?: string;
+}
+
+/**
+ * pi's rule for a chosen session id: letters, digits, `.`, `_` and `-`, starting and ending with a letter or digit
+ * (it becomes part of the file name).
+ */
+export function assertValidSessionId(id: string): void {
+  if (typeof id !== "string" || !/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
+    throw new TypeError(
+      `Session id ${JSON.stringify(id)} is invalid: use letters, digits, '.', '_' and '-', starting and ending with a letter or digit`,
+    );
+  }
 }
 
 export interface OpenSessionOptions {
@@ -171,6 +186,67 @@ export class SessionManager implements ReadonlySessionManager {
     return SessionManager.newFileSession(root, cwdSessionDir(root, options.cwd), options.cwd, {
       durability: options.durability ?? "write",
       ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+      ...(options.id !== undefined ? { id: options.id } : {}),
+    });
+  }
+
+  /**
+   * pi's `--fork`: a new session of `options.cwd` (in its session folder) holding every entry of the session file
+   * `source` (all its branches, same ids), its header naming `source` as `parentSession`. The source is only read
+   * (not locked). Written right away, then opened as any file.
+   */
+  static forkFrom(source: string, options: CreateSessionOptions): SessionManager {
+    const from = resolve(source);
+    let text: string;
+    try {
+      text = readFileSync(from, "utf8");
+    } catch (error) {
+      const code = errnoCode(error) === "ENOENT" ? "KC_ERR_SESSION_NOT_FOUND" : "KC_ERR_SESSION_IO";
+      throw new SessionStoreError(code, `Cannot fork ${from}: ${reason(error)}`, { path: from });
+    }
+    const lines = text.split("\n");
+    const first = lines.findIndex((line) => line.trim() !== "");
+    let header: { type?: unknown } | undefined;
+    try {
+      header = first >= 0 ? JSON.parse(lines[first]!) : undefined;
+    } catch {
+      header = undefined;
+    }
+    if (header?.type !== "session") {
+      throw new SessionStoreError(
+        "KC_ERR_SESSION_INVALID",
+        `Cannot fork ${from}: it does not start with a session header`,
+        { path: from },
+      );
+    }
+    if (options.id !== undefined) assertValidSessionId(options.id);
+    const root = resolveSessionRoot(options);
+    const dir = cwdSessionDir(root, options.cwd);
+    const fresh = newHeader(options.cwd, from, options.id);
+    // The entries are copied as they are, so the header keeps their format's version (opening migrates older ones).
+    const version = (header as { version?: unknown }).version;
+    if (version === undefined) delete (fresh as { version?: unknown }).version;
+    else (fresh as { version: unknown }).version = version;
+    const target = join(dir, sessionFileName(fresh.timestamp, fresh.id));
+    const body = lines.slice(first + 1).filter((line) => line.trim() !== "");
+    try {
+      mkdirSync(dir, { recursive: true });
+      const fd = openSync(target, "wx", PRIVATE_FILE_MODE);
+      try {
+        writeSync(fd, `${[JSON.stringify(fresh), ...body].join("\n")}\n`);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (error) {
+      throw new SessionStoreError("KC_ERR_SESSION_IO", `Cannot write the fork ${target}: ${reason(error)}`, {
+        path: target,
+        cause: error,
+      });
+    }
+    return SessionManager.open(target, {
+      agentDir: options.agentDir,
+      ...(options.sessionDir !== undefined ? { sessionDir: options.sessionDir } : {}),
+      ...(options.durability ? { durability: options.durability } : {}),
     });
   }
 
@@ -291,8 +367,9 @@ export class SessionManager implements ReadonlySessionManager {
   }
 
   /** A session that never touches disk (`--no-session`): no file, no lock. */
-  static inMemory(cwd: string): SessionManager {
-    return new SessionManager(newHeader(cwd), undefined);
+  static inMemory(cwd: string, id?: string): SessionManager {
+    if (id !== undefined) assertValidSessionId(id);
+    return new SessionManager(newHeader(cwd, undefined, id), undefined);
   }
 
   /** The most recently active session of `cwd`, or a new one if it has none. */
@@ -351,9 +428,10 @@ export class SessionManager implements ReadonlySessionManager {
     sessionRoot: string | undefined,
     dir: string,
     cwd: string,
-    options: { durability: SessionDurability; parentSession?: string },
+    options: { durability: SessionDurability; parentSession?: string; id?: string },
   ): SessionManager {
-    const header = newHeader(cwd, options.parentSession);
+    if (options.id !== undefined) assertValidSessionId(options.id);
+    const header = newHeader(cwd, options.parentSession, options.id);
     return new SessionManager(header, {
       path: join(dir, sessionFileName(header.timestamp, header.id)),
       sessionRoot,
@@ -927,11 +1005,11 @@ export class SessionManager implements ReadonlySessionManager {
   }
 }
 
-function newHeader(cwd: string, parentSession?: string): SessionHeader {
+function newHeader(cwd: string, parentSession?: string, id?: string): SessionHeader {
   const header: SessionHeader = {
     type: "session",
     version: SESSION_VERSION,
-    id: randomUuid(),
+    id: id ?? randomUuid(),
     timestamp: new Date().toISOString(),
     cwd: resolve(cwd),
   };

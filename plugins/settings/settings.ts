@@ -266,7 +266,7 @@ export const SettingsFileSchema = Type.Object({
     ),
   ),
   defaultThinkingLevel: Type.Optional(
-    literals(["off", "minimal", "low", "medium", "high", "xhigh"] as const),
+    literals(["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const),
   ),
   defaultProvider: Type.Optional(Type.String({ minLength: 1 })),
   defaultModel: Type.Optional(Type.String({ minLength: 1 })),

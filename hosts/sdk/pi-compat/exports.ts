@@ -81,13 +81,18 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
       resizeImage: "the image unchanged when within the limits; a larger one is refused with a clear error",
       estimateTokens: "KnightCode's estimate (characters / 4)",
       CONFIG_DIR_NAME: "`.knightcode`",
+      UserMessageComponent:
+        "a pi-tui container drawing the text as Markdown (`new UserMessageComponent(text, markdownTheme?, outputPad?)`); KnightCode's own transcript does not use it",
+      AssistantMessageComponent:
+        "a pi-tui container drawing a message's text and thinking as Markdown (`updateContent(message)`, `setHideThinkingBlock()`); KnightCode's own transcript does not use it",
+      VIRTUAL_MODEL_STATE_ENTRY:
+        "`pi.virtual-model-state`, the custom entries routed virtual models keep their state in",
     },
     refused: [
       {
         reason: "pi's interactive mode's own components; draw with pi-tui and `ctx.ui.custom()`",
         names: [
           "ArminComponent",
-          "AssistantMessageComponent",
           "BashExecutionComponent",
           "BranchSummaryMessageComponent",
           "CompactionSummaryMessageComponent",
@@ -108,7 +113,6 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
           "ThinkingSelectorComponent",
           "ToolExecutionComponent",
           "TreeSelectorComponent",
-          "UserMessageComponent",
           "UserMessageSelectorComponent",
           "initTheme",
         ],
@@ -154,7 +158,6 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
         names: [
           "CURRENT_SESSION_VERSION",
           "DEFAULT_COMPACTION_SETTINGS",
-          "VIRTUAL_MODEL_STATE_ENTRY",
           "buildContextEntries",
           "buildSessionProjection",
           "calculateContextTokens",

@@ -11,6 +11,7 @@
 import { createRequire } from "node:module";
 import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/index.js";
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
+import { messageComponents } from "./components.js";
 import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
 import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 
@@ -120,6 +121,8 @@ function piShaped(root: Module, tui: Module, { helpers, sdk }: CodingAgentMapped
       helpers.resizeImage(bytes, mimeType, options, dimensions),
     estimateTokens: helpers.estimateTokens,
     CONFIG_DIR_NAME: ".knightcode",
+    VIRTUAL_MODEL_STATE_ENTRY: "pi.virtual-model-state",
+    ...messageComponents(tui),
     createAgentSession: sdk.piCreateAgentSession(
       root.createAgentSession as Parameters<typeof sdk.piCreateAgentSession>[0],
     ),
