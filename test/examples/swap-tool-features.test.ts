@@ -108,6 +108,7 @@ describe("example: replacing ask_user and /tools", () => {
     expect(t.ui.notifications.at(-1)!.message.split("\n")).to.deep.equal([
       'classifier-gate={"openaiKey":"****7777"}',
       "ask-user={}",
+      "plan-mode={}",
       "websearch={}",
       "webfetch={}",
     ]);

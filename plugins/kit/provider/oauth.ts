@@ -8,10 +8,13 @@
  * Every wait is bounded (the browser, the device code's lifetime, each HTTP request) and every failure is an
  * `OAuthError` whose `reason` says what went wrong: denied, expired, state mismatch, refresh failed, ...
  */
-import { createHash, randomBytes } from "node:crypto";
 import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ProviderLoginIO } from "../../../kernel/index.js";
+import { secureRandomBytes } from "../util/random.js";
+
+/** node:crypto loads with the first sign-in, not with every provider that offers one. */
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
 
 /** What `auth.json` keeps for a subscription sign-in. */
 export interface OAuthCredential {
@@ -67,13 +70,13 @@ const base64url = (bytes: Buffer) => bytes.toString("base64url");
 
 /** A PKCE pair (RFC 7636, S256): the verifier stays here, the challenge goes in the authorization URL. */
 export function createPkcePair(): { verifier: string; challenge: string } {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash("sha256").update(verifier).digest()) };
+  const verifier = base64url(secureRandomBytes(32));
+  return { verifier, challenge: base64url(nodeCrypto().createHash("sha256").update(verifier).digest()) };
 }
 
 /** An unguessable `state` value. */
 export function randomState(): string {
-  return randomBytes(16).toString("hex");
+  return secureRandomBytes(16).toString("hex");
 }
 
 /**

@@ -271,7 +271,8 @@ describe("interactive commands, keys and tool calls (tmux, local model server)",
     expect(imported).to.contain("› first question");
     expect(imported).to.not.contain("second question");
     term.enter("/changelog");
-    await term.waitFor("# Changelog");
+    // The changelog is longer than the screen, which shows its end: the first version's heading.
+    await term.waitFor("## 0.1.0");
     await quit();
   });
 
