@@ -1,6 +1,7 @@
 /**
  * Real pi packages from npm, installed and loaded by KnightCode and by pi itself, side by side
- * (`npm run compat:pi-packages -- --pi <pi's dist/cli.js> [--pi-node <node 22>] [--only a,b] [--tools kc,pi]`).
+ * (`npm run compat:pi-packages -- --pi <pi's dist/cli.js> [--pi-node <node 22>] [--kc-node <node>] [--only a,b]
+ * [--tools kc,pi] [--report]`; KnightCode runs on pi's Node unless `--kc-node` names another).
  *
  * pi 1.6 needs Node 22 and is not a dependency of this project; put it beside KnightCode first:
  *
@@ -12,7 +13,7 @@
  *
  * For each package (the exact versions below) and each tool, in a fresh agent folder and home under the work folder
  * (`--work`, default $TMPDIR/kc-pi-packages-survey; kept, with the results in results.json, so a later run with
- * `--tools kc` reuses pi's results):
+ * `--tools kc` reuses pi's results, and `--report` prints the table of the saved results without running anything):
  * - `<tool> install npm:<name>@<version>` through the npm client (one npm cache for both tools and every run, so a
  *   tarball is downloaded once);
  * - `<tool> --mode rpc --provider local --model m1 --no-session` against an OpenAI-compatible server on 127.0.0.1
@@ -69,6 +70,8 @@ interface Outcome extends Registered {
   installed: boolean;
   loads: boolean;
   why: string;
+  /** Lines of stderr that warn (a refused import, an event never emitted, ...). */
+  warnings?: string[];
   ms: number;
 }
 
@@ -80,6 +83,8 @@ function option(name: string): string | undefined {
 const kcBin = fileURLToPath(new URL("../dist/hosts/cli/main.js", import.meta.url));
 const piBin = option("pi");
 const piNode = option("pi-node") ?? process.execPath;
+/** KnightCode runs on pi's Node unless told otherwise: some packages refuse Node 20 when they install. */
+const kcNode = option("kc-node") ?? piNode;
 const only = option("only")?.split(",");
 const tools = (option("tools")?.split(",") ?? ["kc", "pi"]) as Tool[];
 const work = option("work") ?? join(tmpdir(), "kc-pi-packages-survey");
@@ -127,7 +132,7 @@ async function startModelServer() {
 }
 
 function command(tool: Tool, args: string[]): [string, string[]] {
-  return tool === "kc" ? [process.execPath, [kcBin, ...args]] : [piNode, [piBin!, ...args]];
+  return tool === "kc" ? [kcNode, [kcBin, ...args]] : [piNode, [piBin!, ...args]];
 }
 
 function runToEnd(tool: Tool, args: string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number) {
@@ -239,9 +244,9 @@ async function survey(
     npm_config_audit: "false",
     npm_config_fund: "false",
     npm_config_update_notifier: "false",
-    PATH: `${join(piNode, "..")}:${process.env.PATH}`,
+    // npm (and a package's install scripts) run on the same Node as the tool.
+    PATH: `${join(tool === "kc" ? kcNode : piNode, "..")}:${process.env.PATH}`,
   };
-  if (tool === "kc") env.PATH = process.env.PATH;
   const started = Date.now();
   const outcome: Outcome = {
     installed: true,
@@ -271,6 +276,14 @@ async function survey(
     outcome.why = loadFailure ?? (rpc.timedOut ? "timed out" : `exit ${rpc.exit}: ${lastLine(rpc.stderr)}`);
     return outcome;
   }
+  outcome.warnings = [
+    ...new Set(
+      rpc.stderr
+        .split("\n")
+        .filter((line) => /warn|not supported|does not|unsupported/i.test(line))
+        .map((line) => line.trim().slice(0, 300)),
+    ),
+  ];
   const list = (commandsReply.data?.commands ?? []) as { name: string; source: string }[];
   outcome.commands = list.filter((c) => c.source === "extension").map((c) => c.name);
   outcome.prompts = list.filter((c) => c.source === "prompt").map((c) => c.name);
@@ -300,7 +313,9 @@ function lastLine(text: string): string {
   return (lines.find((l) => /error/i.test(l)) ?? lines.at(-1) ?? "").slice(0, 200);
 }
 
-const minus = (list: string[], base: string[]) => list.filter((x) => !base.includes(x)).sort();
+/** What a tool has beyond `base`; KnightCode's own built-ins a package's command displaced (`builtin:mcp`) are its. */
+const minus = (list: string[], base: string[]) =>
+  list.filter((x) => !base.includes(x) && !x.startsWith("builtin:")).sort();
 
 async function main() {
   mkdirSync(work, { recursive: true });
@@ -308,6 +323,7 @@ async function main() {
   const results: Record<string, Partial<Record<Tool, Outcome>>> = existsSync(resultsFile)
     ? JSON.parse(readFileSync(resultsFile, "utf8"))
     : {};
+  if (process.argv.includes("--report")) return report(results);
   const server = await startModelServer();
   try {
     for (const tool of tools) {
@@ -370,6 +386,7 @@ function report(results: Record<string, Partial<Record<Tool, Outcome>>>) {
       ...differences,
       result.kc && !result.kc.loads ? `KnightCode: ${result.kc.why}` : "",
       result.pi && !result.pi.loads ? `pi: ${result.pi.why}` : "",
+      result.kc?.warnings?.length ? `KnightCode warns: ${result.kc.warnings.join(" / ")}` : "",
     ]
       .filter(Boolean)
       .join("; ");

@@ -89,6 +89,11 @@ export const piEventDialect: EventDialect = {
   },
 };
 
+/** How many node_modules folders `file` is inside of. */
+function nodeModulesDepth(file: string): number {
+  return file.split(/[\\/]/).filter((part) => part === "node_modules").length;
+}
+
 /**
  * What the extension at `file` imports from pi: the dialect when it imports any pi module name, and a warning per
  * imported name its module refuses or lacks.
@@ -101,9 +106,12 @@ export async function inspectPiExtension(
   const seen = new Set<string>();
   const warnings: string[] = [];
   let writtenForPi = false;
+  // A package installed from npm lives in a node_modules folder itself: only the folders deeper than its own
+  // (its dependencies) are left out.
+  const depth = nodeModulesDepth(file);
   while (queue.length > 0 && seen.size < MAX_FILES) {
     const current = queue.shift()!;
-    if (seen.has(current) || current.includes("/node_modules/")) continue;
+    if (seen.has(current) || nodeModulesDepth(current) > depth) continue;
     seen.add(current);
     let source: string;
     try {
