@@ -91,7 +91,9 @@ const work = option("work") ?? join(tmpdir(), "kc-pi-packages-survey");
 
 if (tools.includes("kc") && !existsSync(kcBin)) fail("dist/ is missing: run `npm run build` first");
 if (tools.includes("pi") && (!piBin || !existsSync(piBin)))
-  fail("--pi <path to pi's dist/cli.js> is required to run pi (see the comment in scripts/pi-packages-survey.ts)");
+  fail(
+    "--pi <path to pi's dist/cli.js> is required to run pi (see the comment in scripts/pi-packages-survey.ts)",
+  );
 
 function fail(message: string): never {
   console.error(message);
@@ -153,51 +155,61 @@ function runToEnd(tool: Tool, args: string[], env: NodeJS.ProcessEnv, cwd: strin
 
 /** RPC: get_commands, then a prompt; resolves when the prompt's run ended, the process exited, or time ran out. */
 function rpcSession(tool: Tool, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number) {
-  const [file, argv] = command(tool, ["--mode", "rpc", "--provider", "local", "--model", "m1", "--no-session"]);
-  return new Promise<{ records: any[]; stderr: string; exit: number | null; timedOut: boolean }>((resolve) => {
-    const child: ChildProcess = spawn(file, argv, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-    const records: any[] = [];
-    let stderr = "";
-    let buffer = "";
-    let done = false;
-    let timedOut = false;
-    const finish = (exit: number | null) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      resolve({ records, stderr, exit, timedOut });
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      finish(null);
-    }, timeoutMs);
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.stdout!.on("data", (d) => {
-      buffer += d;
-      let nl = buffer.indexOf("\n");
-      while (nl >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        nl = buffer.indexOf("\n");
-        if (!line.startsWith("{")) continue;
-        let record: any;
-        try {
-          record = JSON.parse(line);
-        } catch {
-          continue;
+  const [file, argv] = command(tool, [
+    "--mode",
+    "rpc",
+    "--provider",
+    "local",
+    "--model",
+    "m1",
+    "--no-session",
+  ]);
+  return new Promise<{ records: any[]; stderr: string; exit: number | null; timedOut: boolean }>(
+    (resolve) => {
+      const child: ChildProcess = spawn(file, argv, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+      const records: any[] = [];
+      let stderr = "";
+      let buffer = "";
+      let done = false;
+      let timedOut = false;
+      const finish = (exit: number | null) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        child.kill("SIGKILL");
+        resolve({ records, stderr, exit, timedOut });
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        finish(null);
+      }, timeoutMs);
+      child.stderr!.on("data", (d) => (stderr += d));
+      child.stdout!.on("data", (d) => {
+        buffer += d;
+        let nl = buffer.indexOf("\n");
+        while (nl >= 0) {
+          const line = buffer.slice(0, nl).trim();
+          buffer = buffer.slice(nl + 1);
+          nl = buffer.indexOf("\n");
+          if (!line.startsWith("{")) continue;
+          let record: any;
+          try {
+            record = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          records.push(record);
+          if (record.type === "response" && record.id === "c")
+            child.stdin!.write(`${JSON.stringify({ id: "p", type: "prompt", message: "hello" })}\n`);
+          if (record.type === "response" && record.id === "p" && !record.success) finish(null);
+          if (record.type === "agent_end") setTimeout(() => finish(null), 300);
         }
-        records.push(record);
-        if (record.type === "response" && record.id === "c")
-          child.stdin!.write(`${JSON.stringify({ id: "p", type: "prompt", message: "hello" })}\n`);
-        if (record.type === "response" && record.id === "p" && !record.success) finish(null);
-        if (record.type === "agent_end") setTimeout(() => finish(null), 300);
-      }
-    });
-    child.on("close", (code) => finish(code));
-    child.stdin!.on("error", () => {});
-    child.stdin!.write(`${JSON.stringify({ id: "c", type: "get_commands" })}\n`);
-  });
+      });
+      child.on("close", (code) => finish(code));
+      child.stdin!.on("error", () => {});
+      child.stdin!.write(`${JSON.stringify({ id: "c", type: "get_commands" })}\n`);
+    },
+  );
 }
 
 function skillsOfPrompt(system: string): string[] {
@@ -259,7 +271,13 @@ async function survey(
     tools: [],
   };
   if (pkg) {
-    const install = await runToEnd(tool, ["install", `npm:${pkg.name}@${pkg.version}`], env, project, 600_000);
+    const install = await runToEnd(
+      tool,
+      ["install", `npm:${pkg.name}@${pkg.version}`],
+      env,
+      project,
+      600_000,
+    );
     if (install.code !== 0) {
       outcome.installed = false;
       outcome.why = `install: ${lastLine(install.stderr || install.stdout)}`;
