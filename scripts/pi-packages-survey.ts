@@ -89,8 +89,10 @@ const only = option("only")?.split(",");
 const tools = (option("tools")?.split(",") ?? ["kc", "pi"]) as Tool[];
 const work = option("work") ?? join(tmpdir(), "kc-pi-packages-survey");
 
-if (tools.includes("kc") && !existsSync(kcBin)) fail("dist/ is missing: run `npm run build` first");
-if (tools.includes("pi") && (!piBin || !existsSync(piBin)))
+const reportOnly = process.argv.includes("--report");
+if (!reportOnly && tools.includes("kc") && !existsSync(kcBin))
+  fail("dist/ is missing: run `npm run build` first");
+if (!reportOnly && tools.includes("pi") && (!piBin || !existsSync(piBin)))
   fail(
     "--pi <path to pi's dist/cli.js> is required to run pi (see the comment in scripts/pi-packages-survey.ts)",
   );
@@ -271,16 +273,20 @@ async function survey(
     tools: [],
   };
   if (pkg) {
+    // Longer than either tool's own limit for npm (KnightCode's is 30 minutes): a native build takes a while.
     const install = await runToEnd(
       tool,
       ["install", `npm:${pkg.name}@${pkg.version}`],
       env,
       project,
-      600_000,
+      40 * 60_000,
     );
     if (install.code !== 0) {
       outcome.installed = false;
-      outcome.why = `install: ${lastLine(install.stderr || install.stdout)}`;
+      outcome.why =
+        install.code === null
+          ? "install: still running after 40 minutes"
+          : `install: ${lastLine(install.stderr || install.stdout)}`;
       outcome.ms = Date.now() - started;
       return outcome;
     }
@@ -326,9 +332,13 @@ async function survey(
   return outcome;
 }
 
+/** The last lines of a failed command's output that say something (npm's warnings and notices left out). */
 function lastLine(text: string): string {
-  const lines = text.split("\n").filter((l) => l.trim() && !/^npm (warn|notice)/.test(l));
-  return (lines.find((l) => /error/i.test(l)) ?? lines.at(-1) ?? "").slice(0, 200);
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^npm (warn|notice)/.test(l));
+  return lines.slice(-3).join(" ").slice(0, 300);
 }
 
 /** What a tool has beyond `base`; KnightCode's own built-ins a package's command displaced (`builtin:mcp`) are its. */
@@ -341,7 +351,7 @@ async function main() {
   const results: Record<string, Partial<Record<Tool, Outcome>>> = existsSync(resultsFile)
     ? JSON.parse(readFileSync(resultsFile, "utf8"))
     : {};
-  if (process.argv.includes("--report")) return report(results);
+  if (reportOnly) return report(results);
   const server = await startModelServer();
   try {
     for (const tool of tools) {
@@ -376,6 +386,20 @@ function registered(outcome: Outcome | undefined, base: Outcome | undefined): Re
   };
 }
 
+/** Warnings in short: the refused or missing imported names, then any other warning as it is. */
+function summarizeWarnings(warnings: string[]): string {
+  const refused = new Set<string>();
+  const other: string[] = [];
+  for (const line of warnings) {
+    const name = /imports (\S+) from \S+, which KnightCode does not/.exec(line)?.[1];
+    if (name) refused.add(name);
+    else other.push(line.replace(/^knightcode: \S+: /, ""));
+  }
+  return [refused.size ? `imports refused names (${[...refused].join(", ")})` : "", ...other]
+    .filter(Boolean)
+    .join("; ");
+}
+
 function report(results: Record<string, Partial<Record<Tool, Outcome>>>) {
   const figures = (r: Registered | undefined) =>
     r ? `${r.commands.length}/${r.tools.length}/${r.skills.length}/${r.prompts.length}` : "-";
@@ -404,7 +428,7 @@ function report(results: Record<string, Partial<Record<Tool, Outcome>>>) {
       ...differences,
       result.kc && !result.kc.loads ? `KnightCode: ${result.kc.why}` : "",
       result.pi && !result.pi.loads ? `pi: ${result.pi.why}` : "",
-      result.kc?.warnings?.length ? `KnightCode warns: ${result.kc.warnings.join(" / ")}` : "",
+      result.kc?.warnings?.length ? `KnightCode warns: ${summarizeWarnings(result.kc.warnings)}` : "",
     ]
       .filter(Boolean)
       .join("; ");
