@@ -283,6 +283,32 @@ export default function (pi: ExtensionAPI) {
     expect(g.__piEvents).to.deep.equal(["switch:new:function:function"]);
   });
 
+  it("reads a package published for pi with pi's event names even when its compiled JavaScript imports nothing of pi", async () => {
+    // context-mode's pi adapter: build/adapters/pi/extension.js, a `pi` manifest, an event pi 1.6 does not emit.
+    const root = join(tmp.path, "compiled");
+    mkdirSync(join(root, "build"), { recursive: true });
+    writeFileSync(
+      join(root, "package.json"),
+      JSON.stringify({ name: "compiled", type: "module", pi: { extensions: ["./build/extension.js"] } }),
+    );
+    writeFileSync(join(root, "build", "package.json"), JSON.stringify({ type: "module" }));
+    const file = join(root, "build", "extension.js");
+    writeFileSync(
+      file,
+      `export default function (pi) {
+  pi.on("before_provider_response", () => {});
+  pi.registerCommand("compiled", { handler: async () => {} });
+}
+`,
+    );
+    t = await createTestSession({ extensions: [file] });
+    expect(t.session.extensions().failed).to.deep.equal([]);
+    expect(t.session.getCommands().some((c) => c.name === "compiled")).to.equal(true);
+    expect(t.logs.filter((e) => e.level === "warn").map((e) => e.message)).to.deep.equal([
+      'listens to "before_provider_response", an event KnightCode does not emit (nor does the current pi): the handler never runs',
+    ]);
+  });
+
   it("keeps the strict error for an extension not written for pi", async () => {
     const file = tmp.write(
       "strict.ts",
