@@ -386,11 +386,12 @@ function registered(outcome: Outcome | undefined, base: Outcome | undefined): Re
   };
 }
 
-/** Warnings in short: the refused or missing imported names, then any other warning as it is. */
+/** KnightCode's warnings in short: the refused or missing imported names, then any other warning as it is. */
 function summarizeWarnings(warnings: string[]): string {
   const refused = new Set<string>();
   const other: string[] = [];
-  for (const line of warnings) {
+  // Only KnightCode's own lines: a package's Node warnings (an experimental API it uses) are the same on pi.
+  for (const line of warnings.filter((w) => w.startsWith("knightcode:"))) {
     const name = /imports (\S+) from \S+, which KnightCode does not/.exec(line)?.[1];
     if (name) refused.add(name);
     else other.push(line.replace(/^knightcode: \S+: /, ""));
