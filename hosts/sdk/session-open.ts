@@ -120,7 +120,7 @@ export async function openSession(
     cwd,
     scopes: ["user"],
     projectTrusted: false,
-    temporary: temporaryPackages(options),
+    temporary: temporaryPackages(options, cwd),
     installMissing: options.offline !== true,
   });
   for (const warning of userResources.warnings) host.warn(warning);
@@ -288,15 +288,33 @@ function withCliPrompts(
   };
 }
 
-function temporaryPackages(options: CreateAgentSessionOptions): string[] {
-  return (options.extensions ?? []).filter(
-    (e): e is string => typeof e === "string" && TEMPORARY_PACKAGE.test(e),
-  );
+/**
+ * A folder named as an extension that is a package written for pi: its `package.json` has a `pi` manifest and no
+ * `knightcode` one. pi loads such a folder by its package rules (the manifest's extensions, skills, prompt templates
+ * and themes), so it goes to the package manager as a package used in place, as `npm:` and `git:` sources do.
+ */
+function isPiPackageFolder(entry: string, cwd: string): boolean {
+  const manifest = resolve(cwd, entry, "package.json");
+  try {
+    if (!statSync(resolve(cwd, entry)).isDirectory() || !existsSync(manifest)) return false;
+    const json = JSON.parse(readFileSync(manifest, "utf8")) as Record<string, unknown>;
+    return json.knightcode === undefined && typeof json.pi === "object" && json.pi !== null;
+  } catch {
+    return false;
+  }
+}
+
+function asPackage(entry: unknown, cwd: string): entry is string {
+  return typeof entry === "string" && (TEMPORARY_PACKAGE.test(entry) || isPiPackageFolder(entry, cwd));
+}
+
+function temporaryPackages(options: CreateAgentSessionOptions, cwd: string): string[] {
+  return (options.extensions ?? []).filter((e): e is string => asPackage(e, cwd));
 }
 
 function extraSources(options: CreateAgentSessionOptions, cwd: string): ExtensionSource[] {
   return (options.extensions ?? [])
-    .filter((e) => typeof e !== "string" || !TEMPORARY_PACKAGE.test(e))
+    .filter((e) => !asPackage(e, cwd))
     .map((e, i) =>
       typeof e === "string"
         ? { origin: "cli" as const, path: resolve(cwd, e) }

@@ -95,6 +95,12 @@ const NPM_FLAGS = [
   "--loglevel=error",
 ];
 
+/**
+ * How long one npm or git command may run. A package whose dependency builds native code from source (better-sqlite3
+ * where no prebuilt binary can be fetched) takes over ten minutes on a busy machine; pi sets no limit.
+ */
+const INSTALL_TIMEOUT_MS = 30 * 60_000;
+
 export class PackageManager {
   constructor(private readonly options: PackageManagerOptions) {}
 
@@ -373,9 +379,14 @@ export class PackageManager {
       stdin: "ignore",
       env: this.options.env ?? process.env,
       extendEnv: false,
-      timeout: 10 * 60_000,
+      timeout: INSTALL_TIMEOUT_MS,
     });
     if (result.exitCode === 0 && !result.failed) return;
+    if (result.timedOut) {
+      throw new PackageError(
+        `${what}: \`${command} ${args.join(" ")}\` did not finish within ${INSTALL_TIMEOUT_MS / 60_000} minutes and was stopped`,
+      );
+    }
     const stderr = String(result.stderr ?? "").trim() || result.shortMessage || "no output";
     throw new PackageError(`${what}: \`${command} ${args.join(" ")}\` failed:\n${indent(stderr)}`);
   }

@@ -1,8 +1,8 @@
 /**
  * What an extension file written for pi imports, read from its source (and the files it imports by relative path)
- * once it has loaded: whether it imports pi's module names at all, which makes it "written for pi" (its event names
- * are read with pi's dialect below), and which imported names KnightCode refuses or lacks, each reported as a
- * warning naming the name and its module when the extension loads. The loader calls `inspectPiExtension` through
+ * once it has loaded: whether it imports pi's module names at all, or comes from a package published for pi, which
+ * makes it "written for pi" (its event names are read with pi's dialect below), and which imported names
+ * KnightCode refuses or lacks, each reported as a warning naming the name and its module when the extension loads. The loader calls `inspectPiExtension` through
  * its `inspect` option (create-agent-session.ts) for the sessions that keep `builtin:pi-compat` on.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -90,6 +90,38 @@ export const piEventDialect: EventDialect = {
 };
 
 /**
+ * Whether `file` belongs to a package published for pi: the closest `package.json` with a name has a `pi` manifest
+ * and no `knightcode` one, or the `pi-package` keyword. A built package's compiled JavaScript often imports nothing
+ * from pi at run time (its imports of pi were types), so its package says what it was written for.
+ */
+function inPiPackage(file: string): boolean {
+  let dir = dirname(file);
+  for (let i = 0; i < 8; i++) {
+    const manifest = resolve(dir, "package.json");
+    if (existsSync(manifest)) {
+      try {
+        const json = JSON.parse(readFileSync(manifest, "utf8")) as Record<string, unknown>;
+        if (typeof json.name === "string") {
+          const keywords = Array.isArray(json.keywords) ? json.keywords : [];
+          return (json.pi !== undefined && json.knightcode === undefined) || keywords.includes("pi-package");
+        }
+      } catch {
+        return false;
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return false;
+}
+
+/** How many node_modules folders `file` is inside of. */
+function nodeModulesDepth(file: string): number {
+  return file.split(/[\\/]/).filter((part) => part === "node_modules").length;
+}
+
+/**
  * What the extension at `file` imports from pi: the dialect when it imports any pi module name, and a warning per
  * imported name its module refuses or lacks.
  */
@@ -101,9 +133,12 @@ export async function inspectPiExtension(
   const seen = new Set<string>();
   const warnings: string[] = [];
   let writtenForPi = false;
+  // A package installed from npm lives in a node_modules folder itself: only the folders deeper than its own
+  // (its dependencies) are left out.
+  const depth = nodeModulesDepth(file);
   while (queue.length > 0 && seen.size < MAX_FILES) {
     const current = queue.shift()!;
-    if (seen.has(current) || current.includes("/node_modules/")) continue;
+    if (seen.has(current) || nodeModulesDepth(current) > depth) continue;
     seen.add(current);
     let source: string;
     try {
@@ -140,6 +175,6 @@ export async function inspectPiExtension(
       }
     }
   }
-  if (!writtenForPi) return undefined;
+  if (!writtenForPi && !inPiPackage(file)) return undefined;
   return { dialect: piEventDialect, ...(warnings.length > 0 ? { warnings: [...new Set(warnings)] } : {}) };
 }

@@ -1,16 +1,17 @@
 /**
  * Real pi packages published on npm, pinned as devDependencies (pi-subagents, pi-mcp-adapter, pi-web-access,
- * pi-prompt-template-model, pi-aliases), installed by `knightcode install` and loaded in RPC mode by the built CLI
- * against a local OpenAI-compatible server. Nothing is downloaded: four are installed as the folders npm put in
- * node_modules (their dependencies resolve from there), pi-aliases from a tarball `npm pack` writes into the temp
- * dir, through the npm client with no network. What each registers is compared with what its source registers on
+ * pi-prompt-template-model, pi-aliases, and from the survey of scripts/pi-packages-survey.ts @tmustier/pi-ralph-wiggum,
+ * @juicesharp/rpiv-todo and pi-sync-system-theme), installed by `knightcode install` and loaded in RPC mode by the
+ * built CLI against a local OpenAI-compatible server. Nothing is downloaded: all but pi-aliases are installed as the
+ * folders npm put in node_modules (their dependencies resolve from there), pi-aliases from a tarball `npm pack`
+ * writes into the temp dir, through the npm client with no network. What each registers is compared with what its source registers on
  * current pi (commands, tools, skills as `skill:<name>`, prompt templates), and one call of each runs.
  *
  * One agent folder serves every test of the file: the first load compiles the packages' TypeScript (over a minute
  * for pi-subagents on a busy machine) into the agent folder's cache, which the later runs reuse.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +60,20 @@ describe("real pi packages from npm", function () {
         return writeSse(res, toolCallStream("call_f", "fetch_content", { url: `${server.url}/page.html` }));
       if (last.role === "user" && text.includes("AGENTS"))
         return writeSse(res, toolCallStream("call_s", "subagent", { action: "list" }));
+      if (last.role === "user" && text.includes("TODO"))
+        return writeSse(
+          res,
+          toolCallStream("call_t", "todo", { action: "create", subject: "Survey the packages" }),
+        );
+      if (last.role === "user" && text.includes("RALPH"))
+        return writeSse(
+          res,
+          toolCallStream("call_r", "ralph_start", {
+            name: "survey",
+            taskContent: "# Survey\n- [ ] compare the packages-42",
+            maxIterations: 3,
+          }),
+        );
       return writeSse(res, textStream("ok"));
     });
     dir = mkdtempSync(join(tmpdir(), "kc-pi-real-"));
@@ -94,7 +109,15 @@ describe("real pi packages from npm", function () {
       // pi-aliases' peer (pi itself) is what KnightCode stands in for: not installed.
       npm_config_legacy_peer_deps: "true",
     };
-    for (const name of ["pi-subagents", "pi-mcp-adapter", "pi-web-access", "pi-prompt-template-model"]) {
+    for (const name of [
+      "pi-subagents",
+      "pi-mcp-adapter",
+      "pi-web-access",
+      "pi-prompt-template-model",
+      "@tmustier/pi-ralph-wiggum",
+      "@juicesharp/rpiv-todo",
+      "pi-sync-system-theme",
+    ]) {
       const installed = await runCli(["install", packageDir(name)], {
         cwd: project,
         env,
@@ -208,6 +231,77 @@ describe("real pi packages from npm", function () {
 
   it("pi-aliases (from an npm tarball): /clear and /exit", () => {
     expect(named("pi-aliases")).to.have.members(["clear", "exit"]);
+  });
+
+  // What pi 1.6 registers for these three (scripts/pi-packages-survey.ts, docs/extensions.md).
+  it("@tmustier/pi-ralph-wiggum: /ralph and /ralph-stop, its loop tools, and its skill (a SKILL.md at the package root)", () => {
+    expect(named("pi-ralph-wiggum")).to.have.members(["ralph", "ralph-stop"]);
+    expect(tools).to.include.members(["ralph_start", "ralph_done"]);
+    expect(ofSource("skill")).to.include("skill:pi-ralph-wiggum");
+    expect(systemPrompt).to.contain('<skill name="pi-ralph-wiggum"');
+  });
+
+  it("@juicesharp/rpiv-todo: /todos and its todo tool", () => {
+    expect(named("rpiv-todo")).to.have.members(["todos"]);
+    expect(tools).to.include("todo");
+  });
+
+  it("pi-sync-system-theme (it listens to pi's older session_switch): /system-theme and /system-theme-push", () => {
+    expect(named("pi-sync-system-theme")).to.have.members(["system-theme", "system-theme-push"]);
+  });
+
+  it("runs the newly surveyed ones: the todo tool, a Ralph loop, /system-theme-push, and a new session", async () => {
+    const rpc = openRpc();
+    try {
+      expect((await rpc.request("t", "prompt", { message: "TODO list" }, 300_000)).success).to.equal(true);
+      const todo = await rpc.waitFor(
+        (r) => r.type === "tool_execution_end" && r.toolCallId === "call_t",
+        60_000,
+      );
+      expect(todo.isError, JSON.stringify(todo)).to.equal(false);
+      expect(JSON.stringify(todo.result)).to.contain("Survey the packages");
+      await rpc.waitFor((r) => r.type === "agent_settled", 60_000);
+
+      // ralph_start writes the task file and queues the loop's first prompt as a follow-up, which reaches the model.
+      expect((await rpc.request("r", "prompt", { message: "RALPH loop" }, 60_000)).success).to.equal(true);
+      const started = await rpc.waitFor(
+        (r) => r.type === "tool_execution_end" && r.toolCallId === "call_r",
+        60_000,
+      );
+      expect(started.isError, JSON.stringify(started)).to.equal(false);
+      expect(JSON.stringify(started.result)).to.contain('Started loop \\"survey\\" (max 3 iterations)');
+      expect(readFileSync(join(project, ".ralph", "survey.md"), "utf8")).to.contain(
+        "compare the packages-42",
+      );
+      await rpc.waitFor(
+        () =>
+          server.requests.some(
+            (r) =>
+              r.body?.messages?.at?.(-1)?.role === "user" &&
+              JSON.stringify(r.body.messages.at(-1)).includes("compare the packages-42"),
+          ),
+        60_000,
+      );
+      await rpc.waitFor(() => rpc.records.filter((r) => r.type === "agent_settled").length >= 2, 60_000);
+
+      // pi passes a command its arguments as one string, which this command indexes like an array: pi answers
+      // with the usage notice too.
+      const pushed = await rpc.request("h", "prompt", { message: "/system-theme-push dark" }, 60_000);
+      expect(pushed.success, JSON.stringify(pushed)).to.equal(true);
+      await rpc.waitFor(
+        (r) =>
+          r.type === "extension_ui_request" &&
+          r.method === "notify" &&
+          String(r.message).startsWith("Usage: /system-theme-push"),
+        60_000,
+      );
+      // Its session_switch handler runs on the new session (session_start, reason new) without an error.
+      expect((await rpc.request("n", "new_session", {}, 60_000)).success).to.equal(true);
+      expect((await rpc.request("c2", "get_commands", {}, 60_000)).success).to.equal(true);
+      expect(rpc.records.filter((r) => r.type === "extension_error")).to.deep.equal([]);
+    } finally {
+      rpc.kill();
+    }
   });
 
   it("runs one call of each: fetch_content, the subagent tool (when it loads), /mcp, /skill:, and /exit ends the process", async () => {

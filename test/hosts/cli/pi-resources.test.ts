@@ -4,7 +4,7 @@
  * `before_agent_start` handler that appends to the system prompt, a package with nothing to load, and an extension
  * that fails to load reported to JSON and RPC clients as an `extension_error` record.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
@@ -140,6 +140,40 @@ export default function (pi: ExtensionAPI) {
     const messages = server.requests[1]!.body.messages as { role: string; content: unknown }[];
     const user = JSON.stringify(messages.filter((m) => m.role === "user").at(-1)!.content);
     expect(user).to.contain("Rotate the keys.").and.contain("now please");
+  });
+
+  it("-e <folder> of a package written for pi loads it by its manifest, as pi does: its extension and its skills", async () => {
+    // The extension is where the manifest says (no index.ts at the root), as in a cloned pi package.
+    const root = join(dir, "packages", "pi-cloned");
+    write(
+      join(root, "package.json"),
+      JSON.stringify({ name: "pi-cloned", pi: { extensions: ["./src/main.ts"], skills: ["./skills"] } }),
+    );
+    write(
+      join(root, "src", "main.ts"),
+      `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("cloned", { description: "from the manifest", handler: async () => {} });
+}
+`,
+    );
+    write(
+      join(root, "skills", "cloned-skill", "SKILL.md"),
+      "---\nname: cloned-skill\ndescription: A skill of the cloned package\n---\nDo the cloned thing.\n",
+    );
+    const run = await rpc([{ id: "c", type: "get_commands" }], ["-e", root]);
+    expect(run.code, run.stderr).to.equal(0);
+    const out = records(run.stdout);
+    expect(
+      out.filter((r) => r.type === "extension_error"),
+      run.stdout,
+    ).to.deep.equal([]);
+    const names = (out.find((r) => r.id === "c")!.data as { commands: { name: string }[] }).commands.map(
+      (c) => c.name,
+    );
+    expect(names).to.include.members(["cloned", "skill:cloned-skill"]);
+    // Used in place: nothing copied into the agent folder's package cache.
+    expect(existsSync(join(agentDir, "cache", "packages"))).to.equal(false);
   });
 
   it("runs a package's /compact instead of the built-in, which stays reachable as /builtin:compact", async () => {

@@ -246,6 +246,69 @@ export default function (pi: ExtensionAPI) {
     expect(g.__piEvents).to.deep.equal(["start:startup", "switch:session_switch:new", "start:new"]);
   });
 
+  it("reads an npm-installed package the same way: its files under node_modules, not its own dependencies", async () => {
+    // As `install npm:<name>` lays a package out (pi-sync-system-theme listens to session_switch this way).
+    const root = join(tmp.path, "agent", "npm", "node_modules", "pi-themed");
+    mkdirSync(join(root, "lib"), { recursive: true });
+    mkdirSync(join(root, "node_modules", "helper"), { recursive: true });
+    writeFileSync(
+      join(root, "node_modules", "helper", "index.ts"),
+      `import { compact } from "@earendil-works/pi-coding-agent";\nexport const helper = () => typeof compact;\n`,
+    );
+    writeFileSync(
+      join(root, "lib", "ui.ts"),
+      `import { InteractiveMode } from "@mariozechner/pi-coding-agent";\nexport const mode = () => typeof InteractiveMode;\n`,
+    );
+    const file = join(root, "index.ts");
+    writeFileSync(
+      file,
+      `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { mode } from "./lib/ui.js";
+import { helper } from "helper";
+
+export default function (pi: ExtensionAPI) {
+  const events = ((globalThis as any).__piEvents ??= []);
+  pi.on("session_switch" as any, (event: any) => { events.push("switch:" + event.reason + ":" + mode() + ":" + helper()); });
+}
+`,
+    );
+    t = await createTestSession({ extensions: [file], persist: true });
+    expect(t.session.extensions().failed).to.deep.equal([]);
+    const warned = t.logs.filter((e) => e.level === "warn");
+    expect(warned.map((e) => e.message)).to.deep.equal([
+      "imports InteractiveMode from @mariozechner/pi-coding-agent, which KnightCode does not support (pi's interactive mode's own components; draw with pi-tui and `ctx.ui.custom()`); using it throws",
+    ]);
+    expect(warned[0]!.extension).to.contain("node_modules/pi-themed/index.ts");
+    await t.session.newSession();
+    expect(g.__piEvents).to.deep.equal(["switch:new:function:function"]);
+  });
+
+  it("reads a package published for pi with pi's event names even when its compiled JavaScript imports nothing of pi", async () => {
+    // context-mode's pi adapter: build/adapters/pi/extension.js, a `pi` manifest, an event pi 1.6 does not emit.
+    const root = join(tmp.path, "compiled");
+    mkdirSync(join(root, "build"), { recursive: true });
+    writeFileSync(
+      join(root, "package.json"),
+      JSON.stringify({ name: "compiled", type: "module", pi: { extensions: ["./build/extension.js"] } }),
+    );
+    writeFileSync(join(root, "build", "package.json"), JSON.stringify({ type: "module" }));
+    const file = join(root, "build", "extension.js");
+    writeFileSync(
+      file,
+      `export default function (pi) {
+  pi.on("before_provider_response", () => {});
+  pi.registerCommand("compiled", { handler: async () => {} });
+}
+`,
+    );
+    t = await createTestSession({ extensions: [file] });
+    expect(t.session.extensions().failed).to.deep.equal([]);
+    expect(t.session.getCommands().some((c) => c.name === "compiled")).to.equal(true);
+    expect(t.logs.filter((e) => e.level === "warn").map((e) => e.message)).to.deep.equal([
+      'listens to "before_provider_response", an event KnightCode does not emit (nor does the current pi): the handler never runs',
+    ]);
+  });
+
   it("keeps the strict error for an extension not written for pi", async () => {
     const file = tmp.write(
       "strict.ts",
