@@ -39,6 +39,12 @@ const MANIFEST = [
     flags: [],
     providers: [{ name: "openai-completions", api: "openai-completions" }],
   },
+  {
+    name: "github-copilot",
+    modes: [],
+    flags: [],
+    providers: [{ name: "github-copilot", api: "openai-completions" }],
+  },
   { name: "html-export", modes: [], flags: [], providers: [] },
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.
