@@ -5,7 +5,12 @@
  *   knightcode login github-copilot
  *   knightcode --model github-copilot/gpt-4.1
  */
-export { copilotRequestHeaders, default, githubCopilotProviderConfig } from "./extension.js";
+export {
+  COPILOT_TOKEN_ENV,
+  copilotRequestHeaders,
+  default,
+  githubCopilotProviderConfig,
+} from "./extension.js";
 export {
   COPILOT_COMPAT,
   COPILOT_DEFAULT_BASE_URL,

@@ -1,0 +1,310 @@
+/**
+ * `knightcode login github-copilot` and Copilot requests through the built CLI, against one server on 127.0.0.1
+ * that plays GitHub (the device flow, answering "not yet" with HTTP 200 as GitHub does), GitHub's Copilot token
+ * endpoint, and Copilot's Chat Completions endpoint (which checks the Copilot token and the editor headers).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { join } from "node:path";
+import { expect } from "chai";
+import {
+  copilotBaseUrl,
+  copilotRequestHeaders,
+  enterpriseDomain,
+} from "../../../builtin-extensions/providers/github-copilot/index.js";
+import { cliBin, runCli } from "../../helpers/cli.js";
+import { type RecordedRequest, startTestServer, type TestServer } from "../../helpers/sse-server.js";
+import { useTempDir } from "../../helpers/temp-dir.js";
+
+const MODEL = "github-copilot/gpt-4.1";
+/** pi's (and VS Code's) Copilot client id. */
+const CLIENT_ID = "Iv1.b507a08c87ecfe98";
+/** A Copilot token as GitHub shapes them: `;`-separated fields, `proxy-ep` naming the chat endpoint's host. */
+const copilotToken = (n: number) =>
+  `tid=t${n};exp=1893456000;sku=copilot_for_business;proxy-ep=proxy.business.githubcopilot.com;8kp=1:sig${n}`;
+
+const json = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+};
+const form = (r: RecordedRequest) => Object.fromEntries(new URLSearchParams(String(r.body)));
+
+function startCli(args: string[], env: Record<string, string>, cwd: string) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [cliBin, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  const listeners = new Set<() => void>();
+  child.stderr.on("data", (d) => {
+    stderr += d;
+    for (const l of listeners) l();
+  });
+  child.stdout.resume();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    exit,
+    get stderr() {
+      return stderr;
+    },
+    waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = stderr.match(pattern);
+          if (match) {
+            listeners.delete(check);
+            resolve(match);
+          }
+        };
+        listeners.add(check);
+        exit.then(() => {
+          check();
+          if (listeners.has(check))
+            reject(new Error(`the CLI ended without printing ${pattern}:\n${stderr}`));
+        });
+        check();
+      });
+    },
+  };
+}
+
+describe("knightcode login github-copilot (through the built CLI)", function () {
+  this.timeout(60_000);
+  const tmp = useTempDir("kc-copilot-");
+  let server: TestServer;
+  let polls: number;
+  let exchange: "ok" | "refused";
+  let exchanges: number;
+  const running: ReturnType<typeof startCli>[] = [];
+
+  const agentDir = () => join(tmp.path, "agent");
+  const authPath = () => join(agentDir(), "auth.json");
+  const readAuth = () => JSON.parse(readFileSync(authPath(), "utf8"));
+  const env = (): Record<string, string> => ({
+    KNIGHTCODE_AGENT_DIR: agentDir(),
+    HOME: join(tmp.path, "home"),
+    ANTHROPIC_API_KEY: "",
+    OPENAI_API_KEY: "",
+    COPILOT_GITHUB_TOKEN: "",
+    KNIGHTCODE_OAUTH_GITHUB_COPILOT_DEVICE_CODE_URL: `${server.url}/github/login/device/code`,
+    KNIGHTCODE_OAUTH_GITHUB_COPILOT_ACCESS_TOKEN_URL: `${server.url}/github/login/oauth/access_token`,
+    KNIGHTCODE_OAUTH_GITHUB_COPILOT_COPILOT_TOKEN_URL: `${server.url}/api/copilot_internal/v2/token`,
+    KNIGHTCODE_OAUTH_GITHUB_COPILOT_API_URL: `${server.url}/copilot`,
+  });
+  const cli = (args: string[]) => runCli(args, { cwd: tmp.path, env: env() });
+  const requestsTo = (path: string) => server.requests.filter((r) => r.path.startsWith(path));
+
+  beforeEach(async () => {
+    polls = 0;
+    exchanges = 0;
+    exchange = "ok";
+    server = await startTestServer();
+    server.respond(async (req, res) => {
+      const path = req.path.split("?")[0]!;
+      if (path === "/github/login/device/code")
+        return json(res, 200, {
+          device_code: "gh-device-1",
+          user_code: "GHUB-4242",
+          verification_uri: `${server.url}/github/login/device`,
+          expires_in: 900,
+          interval: 0,
+        });
+      if (path === "/github/login/oauth/access_token") {
+        // GitHub says "not yet" with HTTP 200 and an error field.
+        if (++polls < 3) return json(res, 200, { error: "authorization_pending" });
+        return json(res, 200, { access_token: "gho_github1", token_type: "bearer", scope: "read:user" });
+      }
+      if (path === "/api/copilot_internal/v2/token") {
+        if (req.headers.authorization !== "Bearer gho_github1" || exchange === "refused")
+          return json(res, 401, { message: "Bad credentials" });
+        exchanges++;
+        return json(res, 200, {
+          token: copilotToken(exchanges),
+          expires_at: Math.floor(Date.now() / 1000) + 1800,
+          refresh_in: 1500,
+        });
+      }
+      if (path === "/copilot/chat/completions") {
+        if (!String(req.headers.authorization).startsWith("Bearer tid="))
+          return json(res, 401, { error: { message: "unauthorized" } });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = (delta: unknown, finish: string | null) =>
+          `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: req.body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.write(chunk({ role: "assistant", content: "Hello from Copilot." }, null));
+        res.write(chunk({}, "stop"));
+        res.end("data: [DONE]\n\n");
+        return;
+      }
+      res.writeHead(404).end(`no route for ${req.method} ${req.path}`);
+    });
+  });
+  afterEach(async () => {
+    for (const proc of running.splice(0)) {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exit;
+    }
+    await server.close();
+  });
+
+  it("signs in with GitHub's device flow, exchanges the token, prompts with Copilot's token and headers, re-exchanges an expired one", async () => {
+    const login = startCli(["login", "github-copilot"], env(), tmp.path);
+    running.push(login);
+    await login.waitFor(/GitHub Enterprise domain/);
+    login.child.stdin.write("\n");
+    await login.waitFor(/enter the code GHUB-4242/);
+    expect(login.stderr).to.contain(`${server.url}/github/login/device`);
+    expect(await login.exit, login.stderr).to.equal(0);
+    expect(login.stderr).to.contain("Signed in to github-copilot");
+    expect(login.stderr).to.not.contain("gho_github1");
+
+    // The device code request and the polls carry pi's client id; the polls ran until GitHub gave a token.
+    expect(form(requestsTo("/github/login/device/code")[0]!)).to.deep.equal({
+      client_id: CLIENT_ID,
+      scope: "read:user",
+    });
+    expect(polls).to.equal(3);
+    expect(form(requestsTo("/github/login/oauth/access_token")[2]!)).to.deep.equal({
+      client_id: CLIENT_ID,
+      device_code: "gh-device-1",
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+    });
+    // The GitHub token was exchanged for a Copilot token, with the editor's identity.
+    const first = requestsTo("/api/copilot_internal/v2/token")[0]!;
+    expect(first.method).to.equal("GET");
+    expect(first.headers.authorization).to.equal("Bearer gho_github1");
+    expect(first.headers["editor-version"]).to.equal("vscode/1.107.0");
+    expect(first.headers["user-agent"]).to.equal("GitHubCopilotChat/0.35.0");
+
+    // auth.json: the Copilot token as the key, the GitHub token to exchange again, the expiry; private.
+    expect(statSync(authPath()).mode & 0o777).to.equal(0o600);
+    const stored = readAuth()["github-copilot"];
+    expect(stored).to.deep.include({ type: "oauth", key: copilotToken(1), refresh: "gho_github1" });
+    expect(stored.expires).to.be.within(Date.now() + 1_700_000, Date.now() + 1_800_001);
+
+    // Signed in, the Copilot models are offered.
+    const listed = await cli(["--list-models", "github-copilot"]);
+    expect(listed.stdout).to.match(/^github-copilot +gpt-4\.1 .*oauth \(auth\.json\)$/m);
+
+    // A prompt reaches Copilot's chat endpoint with the Copilot token and Copilot's headers.
+    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain("Hello from Copilot.");
+    const sent = requestsTo("/copilot/chat/completions")[0]!;
+    expect(sent.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
+    expect(sent.headers).to.deep.include({
+      "user-agent": "GitHubCopilotChat/0.35.0",
+      "editor-version": "vscode/1.107.0",
+      "editor-plugin-version": "copilot-chat/0.35.0",
+      "copilot-integration-id": "vscode-chat",
+      "x-initiator": "user",
+      "openai-intent": "conversation-edits",
+    });
+    expect(sent.body.model).to.equal("gpt-4.1");
+    expect(sent.body).to.not.have.property("store");
+    expect(sent.body.messages[0].role).to.equal("system");
+    expect(requestsTo("/api/copilot_internal/v2/token")).to.have.length(1);
+
+    // An expired Copilot token is exchanged again (with the stored GitHub token) before the request, and saved.
+    writeFileSync(
+      authPath(),
+      JSON.stringify({ "github-copilot": { ...stored, expires: Date.now() - 60_000 } }),
+      {
+        mode: 0o600,
+      },
+    );
+    const again = await cli(["-p", "hi again", "--model", MODEL, "--no-session"]);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout).to.contain("Hello from Copilot.");
+    expect(requestsTo("/api/copilot_internal/v2/token")).to.have.length(2);
+    expect(requestsTo("/api/copilot_internal/v2/token")[1]!.headers.authorization).to.equal(
+      "Bearer gho_github1",
+    );
+    expect(requestsTo("/copilot/chat/completions")[1]!.headers.authorization).to.equal(
+      `Bearer ${copilotToken(2)}`,
+    );
+    expect(readAuth()["github-copilot"]).to.deep.include({ key: copilotToken(2), refresh: "gho_github1" });
+    expect(statSync(authPath()).mode & 0o777).to.equal(0o600);
+  });
+
+  it("a refused exchange fails the prompt with GitHub's answer and how to sign in again", async () => {
+    exchange = "refused";
+    tmp.write(
+      "agent/auth.json",
+      JSON.stringify({
+        "github-copilot": {
+          type: "oauth",
+          key: copilotToken(0),
+          refresh: "gho_github1",
+          expires: Date.now() - 1,
+        },
+      }),
+    );
+    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
+    expect(run.code).to.not.equal(0);
+    expect(run.stderr).to.contain("Could not renew the github-copilot sign-in");
+    expect(run.stderr).to.contain("GitHub refused the Copilot token exchange (HTTP 401: Bad credentials)");
+    expect(run.stderr).to.contain("Sign in again with `knightcode login github-copilot`");
+    expect(requestsTo("/copilot/chat/completions")).to.have.length(0);
+  });
+
+  it("a refused first exchange fails the sign-in and stores nothing", async () => {
+    exchange = "refused";
+    const login = startCli(["login", "github-copilot"], env(), tmp.path);
+    running.push(login);
+    await login.waitFor(/GitHub Enterprise domain/);
+    login.child.stdin.write("\n");
+    expect(await login.exit).to.equal(1);
+    expect(login.stderr).to.contain("GitHub refused the Copilot token exchange (HTTP 401: Bad credentials)");
+    expect(login.stderr).to.contain("no active Copilot subscription");
+    expect(existsSync(authPath()) ? readAuth() : {}).to.not.have.property("github-copilot");
+  });
+  });
+
+  it("without a sign-in the Copilot models are not usable", async () => {
+    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
+    expect(run.code).to.not.equal(0);
+    expect(run.stderr).to.contain("Not signed in to GitHub Copilot: run `knightcode login github-copilot`");
+    expect(requestsTo("/copilot/chat/completions")).to.have.length(0);
+    const listed = await cli(["--list-models", "github-copilot"]);
+    expect(listed.stdout + listed.stderr).to.not.match(/gpt-4\.1/);
+  });
+});
+
+describe("github-copilot endpoints and headers", () => {
+  it("derives the chat endpoint from the token's proxy-ep, else the enterprise domain, else the individual plan's", () => {
+    expect(copilotBaseUrl(copilotToken(1))).to.equal("https://api.business.githubcopilot.com");
+    expect(copilotBaseUrl("tid=1;exp=2", "company.ghe.com")).to.equal("https://copilot-api.company.ghe.com");
+    expect(copilotBaseUrl(undefined)).to.equal("https://api.individual.githubcopilot.com");
+  });
+
+  it("reads an enterprise domain from a host or URL, and refuses what is neither", () => {
+    expect(enterpriseDomain("")).to.equal(undefined);
+    expect(enterpriseDomain("github.com")).to.equal(undefined);
+    expect(enterpriseDomain("https://company.ghe.com/")).to.equal("company.ghe.com");
+    expect(() => enterpriseDomain("not a domain")).to.throw(/not a GitHub Enterprise domain/);
+  });
+
+  it("marks follow-ups after tool results as agent-initiated and flags images", () => {
+    const user = { role: "user" as const, content: "hi", timestamp: 1 };
+    expect(copilotRequestHeaders([user])["X-Initiator"]).to.equal("user");
+    const result = {
+      role: "toolResult" as const,
+      toolCallId: "1",
+      toolName: "read",
+      content: [{ type: "image" as const, data: "AA==", mimeType: "image/png" }],
+      isError: false,
+      timestamp: 2,
+    };
+    const headers = copilotRequestHeaders([user, result]);
+    expect(headers["X-Initiator"]).to.equal("agent");
+    expect(headers["Copilot-Vision-Request"]).to.equal("true");
+  });
+});
