@@ -266,7 +266,6 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(login.stderr).to.contain("no active Copilot subscription");
     expect(existsSync(authPath()) ? readAuth() : {}).to.not.have.property("github-copilot");
   });
-  });
 
   it("without a sign-in the Copilot models are not usable", async () => {
     const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
