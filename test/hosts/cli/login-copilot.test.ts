@@ -83,6 +83,8 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
   let polls: number;
   let exchange: "ok" | "refused";
   let exchanges: number;
+  /** A Copilot token the chat endpoint refuses (revoked before its time). */
+  let revoked: string | undefined;
   const running: ReturnType<typeof startCli>[] = [];
 
   const agentDir = () => join(tmp.path, "agent");
@@ -106,6 +108,7 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     polls = 0;
     exchanges = 0;
     exchange = "ok";
+    revoked = undefined;
     server = await startTestServer();
     server.respond(async (req, res) => {
       const path = req.path.split("?")[0]!;
@@ -133,7 +136,10 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
         });
       }
       if (path === "/copilot/chat/completions") {
-        if (!String(req.headers.authorization).startsWith("Bearer tid="))
+        if (
+          !String(req.headers.authorization).startsWith("Bearer tid=") ||
+          req.headers.authorization === `Bearer ${revoked}`
+        )
           return json(res, 401, { error: { message: "unauthorized" } });
         res.writeHead(200, { "content-type": "text/event-stream" });
         const chunk = (delta: unknown, finish: string | null) =>
@@ -232,6 +238,28 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     );
     expect(readAuth()["github-copilot"]).to.deep.include({ key: copilotToken(2), refresh: "gho_github1" });
     expect(statSync(authPath()).mode & 0o777).to.equal(0o600);
+  });
+
+  it("a Copilot token the chat endpoint refuses before its time is exchanged again once and the request sent again", async () => {
+    revoked = copilotToken(0);
+    tmp.write(
+      "agent/auth.json",
+      JSON.stringify({
+        "github-copilot": {
+          type: "oauth",
+          key: copilotToken(0),
+          refresh: "gho_github1",
+          expires: Date.now() + 1_500_000,
+        },
+      }),
+    );
+    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain("Hello from Copilot.");
+    const chats = requestsTo("/copilot/chat/completions").map((r) => r.headers.authorization);
+    expect(chats).to.deep.equal([`Bearer ${copilotToken(0)}`, `Bearer ${copilotToken(1)}`]);
+    expect(requestsTo("/api/copilot_internal/v2/token")).to.have.length(1);
+    expect(readAuth()["github-copilot"].key).to.equal(copilotToken(1));
   });
 
   it("a refused exchange fails the prompt with GitHub's answer and how to sign in again", async () => {
