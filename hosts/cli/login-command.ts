@@ -11,7 +11,8 @@
  *   knightcode logout [provider]
  *
  * Without a terminal, URLs, codes and questions go to stderr, and a pasted answer is read from stdin (its end
- * does not cancel: the browser's answer, or the device code's approval, is still waited for).
+ * does not cancel a pasted code's question: the browser's answer, or the device code's approval, is still waited
+ * for; a question only stdin can answer ends the sign-in at the end of stdin).
  */
 import { createInterface, type Interface } from "node:readline";
 import type { AgentSessionHandle, CredentialStore, ProviderLoginIO } from "@knightcodeai/cli";
@@ -199,7 +200,14 @@ async function login(
     notify: (message) => io.err(`${message}\n`),
     input: (title, options) => {
       const signals = [signal, ...(options?.signal ? [options.signal] : [])];
-      return lines.ask(`${title}: `, AbortSignal.any(signals), options?.secret === true);
+      // A question with its own signal races something else (a pasted code against the browser's answer): at the
+      // end of a piped stdin it keeps waiting for that. Any other question has only stdin to answer it.
+      return lines.ask(
+        `${title}: `,
+        AbortSignal.any(signals),
+        options?.secret === true,
+        options?.signal !== undefined && options.signal !== signal,
+      );
     },
     signal,
   };
@@ -274,14 +282,17 @@ async function logout(
 }
 
 /**
- * Lines from stdin, one question at a time. At the end of input a terminal's question resolves undefined (the
- * person gave up); a pipe's stays open, so a sign-in keeps waiting for the browser or the device approval.
+ * Lines from stdin, one question at a time. At the end of input a question resolves undefined (the person gave up
+ * in a terminal; a pipe has no more answers), except a piped question that races something else (`racing`: a
+ * pasted code against the browser's answer), which stays open so the sign-in keeps waiting for the browser or the
+ * device approval, whose own time limits end it.
  */
 class LineReader {
   private rl: Interface | undefined;
   private buffered: string[] = [];
   private waiting: ((line: string | undefined) => void) | undefined;
   private ended = false;
+  private waitingRaces = false;
 
   private open(): void {
     if (this.rl) return;
@@ -296,18 +307,24 @@ class LineReader {
       this.ended = true;
       const waiter = this.waiting;
       this.waiting = undefined;
-      if (waiter && process.stdin.isTTY) waiter(undefined);
+      if (waiter && (process.stdin.isTTY || !this.waitingRaces)) waiter(undefined);
     });
   }
 
-  ask(prompt: string, signal: AbortSignal, secret = false): Promise<string | undefined> {
+  ask(prompt: string, signal: AbortSignal, secret = false, racing = false): Promise<string | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     if (secret && process.stdin.isTTY) return readSecret(prompt, signal);
     process.stderr.write(prompt);
     this.open();
     const ready = this.buffered.shift();
     if (ready !== undefined) return Promise.resolve(ready);
-    if (this.ended) return process.stdin.isTTY ? Promise.resolve(undefined) : new Promise(() => {});
+    if (this.ended) {
+      if (process.stdin.isTTY || !racing) return Promise.resolve(undefined);
+      // Resolved by the signal only: the race's other side ends it.
+      return new Promise((resolve) =>
+        signal.addEventListener("abort", () => resolve(undefined), { once: true }),
+      );
+    }
     return new Promise((resolve) => {
       const onAbort = () => {
         if (this.waiting === settle) this.waiting = undefined;
@@ -318,6 +335,7 @@ class LineReader {
         resolve(line);
       };
       this.waiting = settle;
+      this.waitingRaces = racing;
       signal.addEventListener("abort", onAbort, { once: true });
     });
   }

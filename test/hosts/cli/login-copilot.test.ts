@@ -295,6 +295,14 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(existsSync(authPath()) ? readAuth() : {}).to.not.have.property("github-copilot");
   });
 
+  it("a question stdin can no longer answer (an ended pipe) ends the sign-in instead of waiting forever", async () => {
+    const run = await cli(["login", "github-copilot"]);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.contain("knightcode login: cancelled; nothing was saved");
+    expect(server.requests).to.have.length(0);
+    expect(existsSync(authPath()) ? readAuth() : {}).to.not.have.property("github-copilot");
+  });
+
   it("without a sign-in the Copilot models are not usable", async () => {
     const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
     expect(run.code).to.not.equal(0);
