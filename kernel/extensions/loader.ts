@@ -19,7 +19,12 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import type { Jiti } from "jiti";
-import type { ExtensionFactory, ExtensionMeta, ExtensionOrigin, ProviderConfig } from "../api/extension-api.js";
+import type {
+  ExtensionFactory,
+  ExtensionMeta,
+  ExtensionOrigin,
+  ProviderConfig,
+} from "../api/extension-api.js";
 import { ExtensionLoadError, errorMessage } from "../errors.js";
 import { satisfies } from "./version-range.js";
 

@@ -224,7 +224,8 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
       PI_AI_VERSION: "KnightCode's version",
       collapseSystemMessages:
         "one leading system message with the current prompt and tools, the other system messages dropped (pi 1.x's transcript)",
-      getCurrentSystemPrompt: "the prompt text (content, then sections) after every system message of a transcript",
+      getCurrentSystemPrompt:
+        "the prompt text (content, then sections) after every system message of a transcript",
       getCurrentTools: "the tools after every system message's removals and additions, in order",
     },
     refused: [

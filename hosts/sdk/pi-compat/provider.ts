@@ -44,7 +44,9 @@ function textOf(content: PiSystemMessage["content"] | undefined): string {
 
 function checkedMessages(messages: unknown, name: string): PiMessage[] {
   if (!Array.isArray(messages)) {
-    throw new TypeError(`${name}: expected an array of messages, got ${messages === null ? "null" : typeof messages}`);
+    throw new TypeError(
+      `${name}: expected an array of messages, got ${messages === null ? "null" : typeof messages}`,
+    );
   }
   return messages as PiMessage[];
 }
@@ -187,7 +189,11 @@ function isIterable(value: unknown): value is AsyncIterable<unknown> {
 }
 
 /** KnightCode's stream over what pi's `streamSimple` returned: its events, closed off with `done` or `error`. */
-function fromPiStream(request: ProviderStreamRequest, provider: string, call: () => unknown): AssistantMessageStream {
+function fromPiStream(
+  request: ProviderStreamRequest,
+  provider: string,
+  call: () => unknown,
+): AssistantMessageStream {
   const out = new PushStream<AssistantMessageEvent, AssistantMessage>();
   const fail = (message: string, partial?: AssistantMessage) => {
     const error = {
@@ -221,7 +227,8 @@ function fromPiStream(request: ProviderStreamRequest, provider: string, call: ()
           const error: AssistantMessage = {
             ...event.error,
             stopReason: event.error?.stopReason === "aborted" ? "aborted" : "error",
-            errorKind: event.error?.errorKind ?? (event.error?.stopReason === "aborted" ? "aborted" : "unknown"),
+            errorKind:
+              event.error?.errorKind ?? (event.error?.stopReason === "aborted" ? "aborted" : "unknown"),
             errorMessage: event.error?.errorMessage ?? "the provider reported an error",
           };
           out.push({ type: "error", reason: error.stopReason as "error" | "aborted", error });
@@ -241,12 +248,19 @@ function fromPiStream(request: ProviderStreamRequest, provider: string, call: ()
 
 /**
  * A provider configuration from an extension written for pi, as KnightCode takes it: pi's three-argument
- * `streamSimple` is called with pi's model, transcript and options. pi's `oauth` block has no counterpart here
- * (KnightCode's is `login`/`refreshCredential`) and is left out. A configuration without `streamSimple` passes
- * unchanged.
+ * `streamSimple` is called with pi's model, transcript and options, and an `apiKey` of `$NAME` or `${NAME}` names
+ * the environment variable NAME. pi's `oauth` block has no counterpart here (KnightCode's is
+ * `login`/`refreshCredential`) and is left out.
  */
-export function adaptPiProvider(config: ProviderConfig): ProviderConfig {
-  const piStream = (config as { streamSimple?: unknown })?.streamSimple;
+export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
+  if (typeof given !== "object" || given === null) return given;
+  // pi writes an environment variable as `$NAME` or `${NAME}`; KnightCode's configuration names it bare.
+  const variable =
+    typeof given.apiKey === "string"
+      ? /^\$(?:\{([A-Z_][A-Z0-9_]*)\}|([A-Z_][A-Z0-9_]*))$/.exec(given.apiKey)
+      : null;
+  const config = variable ? { ...given, apiKey: (variable[1] ?? variable[2])! } : given;
+  const piStream = (config as { streamSimple?: unknown }).streamSimple;
   if (typeof piStream !== "function") return config;
   const { oauth: _oauth, ...rest } = config as ProviderConfig & { oauth?: unknown };
   return {
