@@ -226,6 +226,8 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
         "one leading system message with the current prompt and tools, the other system messages dropped (pi 1.x's transcript)",
       getCurrentSystemPrompt:
         "the prompt text (content, then sections) after every system message of a transcript",
+      ToolCallArgumentsStream:
+        "a tool call's argument text in pieces: `append`/`replace` give the arguments parsed so far, `finish()` the final ones or `argumentsError` (no JSON repair)",
       getCurrentTools: "the tools after every system message's removals and additions, in order",
     },
     refused: [
@@ -339,7 +341,6 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
           "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
           "ModelsError",
           "StreamingJsonParser",
-          "ToolCallArgumentsStream",
           "appendAssistantMessageDiagnostic",
           "cleanupSessionResources",
           "contentText",

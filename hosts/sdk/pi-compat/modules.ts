@@ -13,7 +13,12 @@ import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/in
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
 import { messageComponents } from "./components.js";
 import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
-import { collapseSystemMessages, getCurrentSystemPrompt, getCurrentTools } from "./provider.js";
+import {
+  collapseSystemMessages,
+  getCurrentSystemPrompt,
+  getCurrentTools,
+  ToolCallArgumentsStream,
+} from "./provider.js";
 import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 
 export const PI_SCOPES = ["@mariozechner", "@earendil-works"] as const;
@@ -182,6 +187,7 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
     collapseSystemMessages,
     getCurrentSystemPrompt,
     getCurrentTools,
+    ToolCallArgumentsStream,
     EventStream: PushStream,
     PI_AI_VERSION: kit.VERSION,
     completeSimple: kit.complete,

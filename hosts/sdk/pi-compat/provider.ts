@@ -273,3 +273,79 @@ export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
     },
   };
 }
+
+/** The text of incomplete JSON closed off (an open string ended, open arrays and objects closed), or undefined. */
+function closedOff(text: string): string | undefined {
+  const stack: string[] = [];
+  let inString = false;
+  let escaped = false;
+  for (const char of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (char === "\\") escaped = true;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === "{") stack.push("}");
+    else if (char === "[") stack.push("]");
+    else if (char === "}" || char === "]") stack.pop();
+  }
+  let closed = text;
+  if (inString) closed += escaped ? '\\"' : '"';
+  // A dangling comma, colon or key without a value cannot be closed: drop it.
+  closed = closed
+    .replace(/,\s*$/, "")
+    .replace(/,?\s*"(?:[^"\\]|\\.)*"\s*:?\s*$/, (match) => (stack.at(-1) === "}" ? "" : match));
+  return closed + stack.reverse().join("");
+}
+
+/**
+ * pi-ai's `ToolCallArgumentsStream`: a tool call's argument text arriving in pieces, with the arguments parsed so far
+ * after each (`append`, `replace`) and the final ones, or why they do not parse, at the end (`finish`).
+ */
+export class ToolCallArgumentsStream {
+  #text = "";
+  #arguments: Record<string, unknown> = {};
+
+  get text(): string {
+    return this.#text;
+  }
+
+  append(delta: string): Record<string, unknown> {
+    this.#text += String(delta ?? "");
+    const closed = closedOff(this.#text);
+    try {
+      const parsed: unknown = closed === undefined ? undefined : JSON.parse(closed);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+        if (JSON.stringify(parsed) !== JSON.stringify(this.#arguments))
+          this.#arguments = parsed as Record<string, unknown>;
+      }
+    } catch {
+      // Not parseable yet: the arguments so far stay as they were.
+    }
+    return this.#arguments;
+  }
+
+  replace(text: string): { delta: string | undefined; arguments: Record<string, unknown> } {
+    if (text.startsWith(this.#text)) {
+      const delta = text.slice(this.#text.length);
+      return { delta, arguments: delta === "" ? this.#arguments : this.append(delta) };
+    }
+    this.#text = "";
+    this.#arguments = {};
+    return { delta: undefined, arguments: this.append(text) };
+  }
+
+  finish(): { arguments: Record<string, unknown>; argumentsError?: string } {
+    if (!this.#text.trim()) return { arguments: {} };
+    try {
+      const parsed: unknown = JSON.parse(this.#text);
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+        throw new Error("Tool arguments must be a JSON object");
+      }
+      return { arguments: parsed as Record<string, unknown> };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { arguments: {}, argumentsError: `${message}\n\nReceived arguments:\n${this.#text}` };
+    }
+  }
+}
