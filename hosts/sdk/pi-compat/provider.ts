@@ -274,8 +274,8 @@ export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
   };
 }
 
-/** The text of incomplete JSON closed off (an open string ended, open arrays and objects closed), or undefined. */
-function closedOff(text: string): string | undefined {
+/** Incomplete JSON closed off: an open string ended, a dangling key dropped, open arrays and objects closed. */
+function closedOff(text: string): string {
   const stack: string[] = [];
   let inString = false;
   let escaped = false;
@@ -292,9 +292,13 @@ function closedOff(text: string): string | undefined {
   let closed = text;
   if (inString) closed += escaped ? '\\"' : '"';
   // A dangling comma, colon or key without a value cannot be closed: drop it.
-  closed = closed
-    .replace(/,\s*$/, "")
-    .replace(/,?\s*"(?:[^"\\]|\\.)*"\s*:?\s*$/, (match) => (stack.at(-1) === "}" ? "" : match));
+  closed = closed.replace(/,\s*$/, "");
+  if (stack.at(-1) === "}") {
+    // A string right after `{` or `,` of an object is a key, whose value has not come yet.
+    closed = closed.replace(/([{,])\s*"(?:[^"\\]|\\.)*"\s*:?\s*$/, (_match, before: string) =>
+      before === "{" ? "{" : "",
+    );
+  }
   return closed + stack.reverse().join("");
 }
 
@@ -314,7 +318,7 @@ export class ToolCallArgumentsStream {
     this.#text += String(delta ?? "");
     const closed = closedOff(this.#text);
     try {
-      const parsed: unknown = closed === undefined ? undefined : JSON.parse(closed);
+      const parsed: unknown = JSON.parse(closed);
       if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
         if (JSON.stringify(parsed) !== JSON.stringify(this.#arguments))
           this.#arguments = parsed as Record<string, unknown>;

@@ -24,6 +24,7 @@ import {
   createAssistantMessageEventStream,
   getCurrentSystemPrompt,
   getCurrentTools,
+  ToolCallArgumentsStream,
 } from "@earendil-works/pi-ai";
 import type { AssistantMessage, AssistantMessageEventStream, Model, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -72,17 +73,17 @@ function streamPiShape(model: Model<any>, context: any, options?: SimpleStreamOp
         if (event.type === "content_block_start") {
           const b = event.content_block;
           if (b.type === "text") { output.content.push({ type: "text", text: "" }); stream.push({ type: "text_start", contentIndex: output.content.length - 1, partial: output }); }
-          else { output.content.push({ type: "toolCall", id: b.id, name: b.name, arguments: {} }); blocks[event.index] = ""; stream.push({ type: "toolcall_start", contentIndex: output.content.length - 1, partial: output }); }
+          else { output.content.push({ type: "toolCall", id: b.id, name: b.name, arguments: {} }); blocks[event.index] = new ToolCallArgumentsStream(); stream.push({ type: "toolcall_start", contentIndex: output.content.length - 1, partial: output }); }
         } else if (event.type === "content_block_delta") {
           const i = output.content.length - 1;
           const block: any = output.content[i];
           if (event.delta.type === "text_delta") { block.text += event.delta.text; stream.push({ type: "text_delta", contentIndex: i, delta: event.delta.text, partial: output }); }
-          else { blocks[event.index] += event.delta.partial_json; stream.push({ type: "toolcall_delta", contentIndex: i, delta: event.delta.partial_json, partial: output }); }
+          else { block.arguments = blocks[event.index].append(event.delta.partial_json); stream.push({ type: "toolcall_delta", contentIndex: i, delta: event.delta.partial_json, partial: output }); }
         } else if (event.type === "content_block_stop") {
           const i = output.content.length - 1;
           const block: any = output.content[i];
           if (block.type === "text") stream.push({ type: "text_end", contentIndex: i, content: block.text, partial: output });
-          else { block.arguments = JSON.parse(blocks[event.index] || "{}"); stream.push({ type: "toolcall_end", contentIndex: i, toolCall: block, partial: output }); }
+          else { Object.assign(block, blocks[event.index].finish()); stream.push({ type: "toolcall_end", contentIndex: i, toolCall: block, partial: output }); }
         } else if (event.type === "message_delta") {
           output.stopReason = event.delta.stop_reason === "tool_use" ? "toolUse" : "stop";
         }
@@ -111,6 +112,8 @@ export default function (pi: ExtensionAPI) {
       tools: getCurrentTools(transcript as any).map((t: any) => t.name),
       collapsed: collapseSystemMessages({ messages: transcript } as any).messages,
       empty: getCurrentSystemPrompt([]),
+      partials: (() => { const a = new ToolCallArgumentsStream(); return [a.append('{"path": "no'), a.append('tes.txt", "li'), a.append('mit": 3}'), a.finish(), a.text]; })(),
+      broken: (() => { const a = new ToolCallArgumentsStream(); a.append("[1, 2]"); return a.finish(); })(),
     }));
   }
   pi.registerProvider("pi-shape", {
@@ -253,6 +256,17 @@ describe("a provider registered in pi's shape (pi-compat)", function () {
     expect(helpers.prompt).to.equal("base\n\nmore\n\n<b>three</b>");
     expect(helpers.tools).to.deep.equal(["t2", "t3"]);
     expect(helpers.empty).to.equal("");
+    expect(helpers.partials).to.deep.equal([
+      { path: "no" },
+      { path: "notes.txt" },
+      { path: "notes.txt", limit: 3 },
+      { arguments: { path: "notes.txt", limit: 3 } },
+      '{"path": "notes.txt", "limit": 3}',
+    ]);
+    expect(helpers.broken.arguments).to.deep.equal({});
+    expect(helpers.broken.argumentsError).to.match(
+      /^Tool arguments must be a JSON object\n\nReceived arguments:\n\[1, 2\]$/,
+    );
     expect(helpers.collapsed.map((m: { role: string }) => m.role)).to.deep.equal(["system", "user"]);
     expect(helpers.collapsed[0]).to.deep.include({
       content: "base\n\nmore",
@@ -261,7 +275,9 @@ describe("a provider registered in pi's shape (pi-compat)", function () {
     });
     expect(helpers.collapsed[0].toolsAdded.map((t: { name: string }) => t.name)).to.deep.equal(["t2", "t3"]);
     // The helpers are no longer refused, so loading the extension warns about none of them.
-    expect(result.stderr).to.not.match(/collapseSystemMessages|getCurrentSystemPrompt|getCurrentTools/);
+    expect(result.stderr).to.not.match(
+      /collapseSystemMessages|getCurrentSystemPrompt|getCurrentTools|ToolCallArgumentsStream/,
+    );
   });
 
   it("a pi provider that throws ends the request with its error, not a crash", async () => {
