@@ -162,7 +162,14 @@ export function createExtensionAPI({
     getMessageRenderer: (type) => use(t.renderers, "getMessageRenderer").getMessageRenderer(type),
     getEntryRenderer: (type) => use(t.renderers, "getEntryRenderer").getEntryRenderer(type),
     registerProvider: (name, c, options) =>
-      own(use(t.models, "registerProvider").registerProvider(info, name, c, options)),
+      own(
+        use(t.models, "registerProvider").registerProvider(
+          info,
+          name,
+          dialect?.adaptProvider ? dialect.adaptProvider(c) : c,
+          options,
+        ),
+      ),
     registerToolSettings: (name, definition) =>
       own(use(t.toolSettings, "registerToolSettings").registerToolSettings(info, name, definition)),
     unregisterProvider: (name) => use(t.models, "unregisterProvider").unregisterProvider(name),

@@ -19,7 +19,12 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import type { Jiti } from "jiti";
-import type { ExtensionFactory, ExtensionMeta, ExtensionOrigin } from "../api/extension-api.js";
+import type {
+  ExtensionFactory,
+  ExtensionMeta,
+  ExtensionOrigin,
+  ProviderConfig,
+} from "../api/extension-api.js";
 import { ExtensionLoadError, errorMessage } from "../errors.js";
 import { satisfies } from "./version-range.js";
 
@@ -55,6 +60,11 @@ export interface LoadedExtension {
  */
 export interface EventDialect {
   translateEvent(event: string): { event: string; adapt?(payload: any): any } | { never: string };
+  /**
+   * A provider configuration written in the other agent's shape (its `streamSimple` signature, say), as KnightCode's
+   * `registerProvider` takes it. Unset: the configuration is used as given.
+   */
+  adaptProvider?(config: ProviderConfig): ProviderConfig;
 }
 
 /** What a host learns from an extension file after it imported (see ExtensionLoaderOptions.inspect). */

@@ -222,6 +222,13 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
       getSupportedThinkingLevels: "pi's levels for the model (`off` for a model without reasoning)",
       clampThinkingLevel: "the nearest level the model supports, as pi picks it",
       PI_AI_VERSION: "KnightCode's version",
+      collapseSystemMessages:
+        "one leading system message with the current prompt and tools, the other system messages dropped (pi 1.x's transcript)",
+      getCurrentSystemPrompt:
+        "the prompt text (content, then sections) after every system message of a transcript",
+      ToolCallArgumentsStream:
+        "a tool call's argument text in pieces: `append`/`replace` give the arguments parsed so far, `finish()` the final ones or `argumentsError` (no JSON repair)",
+      getCurrentTools: "the tools after every system message's removals and additions, in order",
     },
     refused: [
       {
@@ -334,10 +341,8 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
           "DEFAULT_MAX_AGENT_RETRY_DELAY_MS",
           "ModelsError",
           "StreamingJsonParser",
-          "ToolCallArgumentsStream",
           "appendAssistantMessageDiagnostic",
           "cleanupSessionResources",
-          "collapseSystemMessages",
           "contentText",
           "createAssistantMessageDiagnostic",
           "createInitialSystemMessage",
@@ -345,8 +350,6 @@ export const PI_EXPORTS: Readonly<Record<PiModuleName, PiModuleExports>> = {
           "extractDiagnosticError",
           "formatThrownValue",
           "getCurrentSystemMessage",
-          "getCurrentSystemPrompt",
-          "getCurrentTools",
           "getDeclaredTools",
           "getInitialSystemMessage",
           "getModelType",

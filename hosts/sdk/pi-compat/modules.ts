@@ -13,6 +13,12 @@ import type { AssistantMessage, AssistantMessageEvent } from "../../../kernel/in
 import { PushStream } from "../../../plugins/kit/provider/assistant-writer.js";
 import { messageComponents } from "./components.js";
 import { PI_AI_PATTERN_FILES, PI_EXPORTS, PI_SUBPATHS, type PiModuleName, refusedNames } from "./exports.js";
+import {
+  collapseSystemMessages,
+  getCurrentSystemPrompt,
+  getCurrentTools,
+  ToolCallArgumentsStream,
+} from "./provider.js";
 import { clampThinkingLevel, getSupportedThinkingLevels } from "./thinking-levels.js";
 
 export const PI_SCOPES = ["@mariozechner", "@earendil-works"] as const;
@@ -178,6 +184,10 @@ export function aiModule(scope: string, kit: Module, typebox: Module): Module {
     ...pick(name, { ...kit, ...typebox }, PI_EXPORTS["pi-ai"].supported),
     getSupportedThinkingLevels,
     clampThinkingLevel,
+    collapseSystemMessages,
+    getCurrentSystemPrompt,
+    getCurrentTools,
+    ToolCallArgumentsStream,
     EventStream: PushStream,
     PI_AI_VERSION: kit.VERSION,
     completeSimple: kit.complete,

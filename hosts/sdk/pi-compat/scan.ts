@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { EventDialect, ExtensionInspection } from "../../../kernel/index.js";
 import { refusalOf } from "./modules.js";
+import { adaptPiProvider } from "./provider.js";
 
 const PI_SPECIFIER = /^@(?:mariozechner|earendil-works)\/pi-(?:coding-agent|ai|tui|agent-core)(?:\/|$)/;
 /** Files read per extension at most: a package's own sources, not its dependencies. */
@@ -87,6 +88,7 @@ export const piEventDialect: EventDialect = {
       never: `listens to "${event}", an event KnightCode does not emit (nor does the current pi): the handler never runs`,
     };
   },
+  adaptProvider: adaptPiProvider,
 };
 
 /**
