@@ -53,12 +53,14 @@ async function describe(
   let missingKey: string | undefined;
   if (model.provider !== "virtual") {
     const resolved = await runtime.getApiKeyAndHeaders(model);
+    // A key the provider names but nobody set makes the model unusable, whatever headers the provider always
+    // sends (GitHub Copilot's editor headers); headers alone are credentials only when no key is missing.
     if (!resolved.ok) auth = "missing";
-    else if (resolved.apiKey || resolved.headers) auth = "key";
+    else if (resolved.apiKey) auth = "key";
     else if (resolved.missingKey) {
       auth = "missing";
       missingKey = resolved.missingKey;
-    }
+    } else if (resolved.headers) auth = "key";
   }
   const usable = auth !== "missing" && (model.provider !== SCRIPTED_PROVIDER || current || same(fallback));
   return {
