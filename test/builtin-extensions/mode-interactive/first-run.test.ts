@@ -79,7 +79,9 @@ describe("interactive UI: first run and models (tmux, local model server)", func
     const providers = await term.waitFor("Sign in to which provider?");
     expect(providers).to.contain("anthropic").and.contain("local").and.not.contain("scripted");
     // Down to "local", wherever the list (sorted by name) puts it.
-    const rows = providers.split("\n").slice(providers.split("\n").findIndex((r) => r.includes("which provider")));
+    const rows = providers
+      .split("\n")
+      .slice(providers.split("\n").findIndex((r) => r.includes("which provider")));
     const row = (name: string) => rows.findIndex((r) => new RegExp(`^\\s*(→\\s*)?${name}\\b`).test(r));
     expect(row("local")).to.be.greaterThan(row("anthropic"));
     for (let i = row("anthropic"); i < row("local"); i++) term.key("Down");
