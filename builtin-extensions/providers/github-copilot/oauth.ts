@@ -17,7 +17,9 @@
 import {
   type OAuthCredential,
   OAuthError,
+  type OAuthJsonAnswer,
   oauthEndpoint,
+  oauthFetchJson,
   type ProviderLoginIO,
   pollDeviceCode,
 } from "@knightcodeai/cli/kit";
@@ -26,7 +28,6 @@ import { COPILOT_DEFAULT_BASE_URL, COPILOT_HEADERS, GITHUB_COPILOT_PROVIDER } fr
 /** The OAuth client id of GitHub's Copilot editor integration, which pi signs in with. */
 const CLIENT_ID = Buffer.from("SXYxLmI1MDdhMDhjODdlY2ZlOTg=", "base64").toString("utf8");
 const SCOPE = "read:user";
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A GitHub Enterprise domain from what was typed (a bare host or a URL); undefined for github.com. */
 export function enterpriseDomain(input: string): string | undefined {
@@ -81,42 +82,13 @@ export function copilotApiUrl(token: string | undefined, domain?: string): strin
   return oauthEndpoint(GITHUB_COPILOT_PROVIDER, "API_URL", copilotBaseUrl(token, domain)).replace(/\/+$/, "");
 }
 
-interface JsonAnswer {
-  ok: boolean;
-  status: number;
-  body: Record<string, unknown> | undefined;
-  text: string;
-}
-
-async function call(
+function call(
   url: string,
   init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string },
   signal: AbortSignal | undefined,
   reason: "token_request_failed" | "refresh_failed",
-): Promise<JsonAnswer> {
-  const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-  let response: Response;
-  try {
-    response = await fetch(url, { ...init, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-  } catch (error) {
-    if (signal?.aborted) throw new OAuthError("cancelled", "Sign-in was cancelled");
-    throw new OAuthError(
-      timeout.aborted ? "timeout" : reason,
-      `Could not reach ${url}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  const text = await response.text().catch(() => "");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const body =
-    parsed && typeof parsed === "object" && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  return { ok: response.ok, status: response.status, body, text };
+): Promise<OAuthJsonAnswer> {
+  return oauthFetchJson(url, init, { signal, reason });
 }
 
 function postForm(url: string, fields: Record<string, string>, signal: AbortSignal | undefined) {
@@ -137,7 +109,7 @@ function postForm(url: string, fields: Record<string, string>, signal: AbortSign
 }
 
 /** What GitHub said, briefly: `error: description`, a `message`, or the start of the body. */
-function said(answer: JsonAnswer): string {
+function said(answer: OAuthJsonAnswer): string {
   const body = answer.body;
   if (typeof body?.error === "string") {
     return typeof body.error_description === "string"

@@ -16,6 +16,7 @@ import {
   oauthCallbackPort,
   oauthCredential,
   oauthEndpoint,
+  oauthFetchJson,
   type ProviderLoginIO,
   pollDeviceCode,
   refreshOAuthCredential,
@@ -155,40 +156,10 @@ export function refreshChatGPT(credential: {
   });
 }
 
-async function postJson(
-  url: string,
-  body: Record<string, string>,
-  signal: AbortSignal | undefined,
-): Promise<{ ok: boolean; status: number; body: Record<string, unknown> | undefined }> {
-  const timeout = AbortSignal.timeout(30_000);
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-  } catch (error) {
-    if (signal?.aborted) throw new OAuthError("cancelled", "Sign-in was cancelled");
-    throw new OAuthError(
-      timeout.aborted ? "timeout" : "token_request_failed",
-      `Could not reach ${url}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  const text = await response.text().catch(() => "");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return {
-    ok: response.ok,
-    status: response.status,
-    body:
-      parsed && typeof parsed === "object" && !Array.isArray(parsed)
-        ? (parsed as Record<string, unknown>)
-        : undefined,
-  };
+function postJson(url: string, body: Record<string, string>, signal: AbortSignal | undefined) {
+  return oauthFetchJson(
+    url,
+    { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
+    { signal },
+  );
 }

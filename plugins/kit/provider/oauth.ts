@@ -177,35 +177,39 @@ export async function requestTokens(
   return body as TokenResponse;
 }
 
-/** One POST to an authorization server: status and JSON body (undefined when the body is not JSON). */
-async function postOAuth(
+/** What an OAuth-related server answered: its status, its body as text, and as a JSON object when it is one. */
+export interface OAuthJsonAnswer {
+  ok: boolean;
+  status: number;
+  /** The body parsed, when it is a JSON object. */
+  body: Record<string, unknown> | undefined;
+  text: string;
+}
+
+/**
+ * One request of a sign-in (a token, device-code or token-exchange endpoint), bounded by `timeoutMs` (30 s unless
+ * given) and `signal`. A cancelled `signal` is `OAuthError("cancelled")`, the time limit `OAuthError("timeout")`, a
+ * server that cannot be reached `OAuthError(reason)`; any answer, whatever its status, is returned for the caller to
+ * judge. Redirects are refused: a token endpoint that redirects is not one to send secrets to.
+ */
+export async function oauthFetchJson(
   url: string,
-  params: Record<string, string>,
-  options: TokenRequestOptions,
-): Promise<{ ok: boolean; status: number; body: Record<string, unknown> | undefined }> {
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? OAUTH_REQUEST_TIMEOUT_MS);
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  const json = options.format === "json";
+  init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string },
+  options: { signal?: AbortSignal; timeoutMs?: number; reason?: OAuthFailure } = {},
+): Promise<OAuthJsonAnswer> {
+  const limit = options.timeoutMs ?? OAUTH_REQUEST_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(limit);
   let response: Response;
   try {
     response = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": json ? "application/json" : "application/x-www-form-urlencoded",
-        accept: "application/json",
-      },
-      body: json ? JSON.stringify(params) : new URLSearchParams(params).toString(),
-      signal,
+      ...init,
+      headers: { accept: "application/json", ...init.headers },
+      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
       redirect: "error",
     });
   } catch (error) {
     if (options.signal?.aborted) throw new OAuthError("cancelled", "Sign-in was cancelled");
-    if (timeout.aborted) {
-      throw new OAuthError(
-        "timeout",
-        `${url} did not answer within ${(options.timeoutMs ?? OAUTH_REQUEST_TIMEOUT_MS) / 1000} s`,
-      );
-    }
+    if (timeout.aborted) throw new OAuthError("timeout", `${url} did not answer within ${limit / 1000} s`);
     throw new OAuthError(
       options.reason ?? "token_request_failed",
       `Could not reach ${url}: ${error instanceof Error ? error.message : String(error)}`,
@@ -218,9 +222,29 @@ async function postOAuth(
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
       body = parsed as Record<string, unknown>;
   } catch {
-    body = text ? { error_description: text.slice(0, 300) } : undefined;
+    body = undefined;
   }
-  return { ok: response.ok, status: response.status, body };
+  return { ok: response.ok, status: response.status, body, text };
+}
+
+/** One POST to an authorization server: status and JSON body (a non-JSON body becomes its error description). */
+async function postOAuth(
+  url: string,
+  params: Record<string, string>,
+  options: TokenRequestOptions,
+): Promise<{ ok: boolean; status: number; body: Record<string, unknown> | undefined }> {
+  const json = options.format === "json";
+  const answer = await oauthFetchJson(
+    url,
+    {
+      method: "POST",
+      headers: { "content-type": json ? "application/json" : "application/x-www-form-urlencoded" },
+      body: json ? JSON.stringify(params) : new URLSearchParams(params).toString(),
+    },
+    options,
+  );
+  const body = answer.body ?? (answer.text ? { error_description: answer.text.slice(0, 300) } : undefined);
+  return { ok: answer.ok, status: answer.status, body };
 }
 
 function describeOAuthError(body: Record<string, unknown> | undefined): string {
