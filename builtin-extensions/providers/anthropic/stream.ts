@@ -16,6 +16,7 @@ import {
   type ProviderWire,
   runProviderRequest,
 } from "@knightcodeai/cli/kit";
+import { claudeCodeToolNames, type ToolNames } from "./claude-code-names.js";
 import { buildPayload } from "./convert.js";
 import { ANTHROPIC_BASE_URL, ANTHROPIC_KEY_ENV, ANTHROPIC_PROVIDER } from "./models.js";
 
@@ -63,6 +64,8 @@ export function streamAnthropic(request: ProviderStreamRequest): AssistantMessag
 export const CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude.";
 /** The betas a subscription's access token needs. */
 export const SUBSCRIPTION_BETAS = ["claude-code-20250219", "oauth-2025-04-20"];
+/** The Claude Code release a subscription's requests name in their `user-agent`, as Claude Code's own do. */
+export const CLAUDE_CLI_VERSION = "2.1.251";
 
 const isSubscription = (request: ProviderStreamRequest) => request.credential?.type === "oauth";
 
@@ -74,14 +77,27 @@ function subscriptionRequest(request: ProviderStreamRequest): ProviderStreamRequ
   const configured = name ? headers[name]!.split(",").map((b) => b.trim()) : [];
   if (name) delete headers[name];
   headers["anthropic-beta"] = [...new Set([...SUBSCRIPTION_BETAS, ...configured.filter(Boolean)])].join(",");
+  // Claude Code's own headers, unless the configuration sets them.
+  const has = (header: string) => Object.keys(headers).some((h) => h.toLowerCase() === header);
+  if (!has("user-agent")) headers["user-agent"] = `claude-cli/${CLAUDE_CLI_VERSION}`;
+  if (!has("x-app")) headers["x-app"] = "cli";
   return { ...request, headers };
 }
 
-/** The Messages API body; with a subscription, its system prompt starts with the identity line. */
-function payloadFor(request: ProviderStreamRequest): Record<string, unknown> {
+/**
+ * The Messages API body; with a subscription, its system prompt starts with the identity line and its tools (and
+ * the past calls of them) carry Claude Code's names (claude-code-names.ts).
+ */
+function payloadFor(request: ProviderStreamRequest, names: ToolNames | undefined): Record<string, unknown> {
   const payload = buildPayload(request);
-  if (isSubscription(request))
-    payload.system = [{ type: "text", text: CLAUDE_CODE_IDENTITY }, ...(payload.system ?? [])];
+  if (!isSubscription(request) || !names) return { ...payload };
+  payload.system = [{ type: "text", text: CLAUDE_CODE_IDENTITY }, ...(payload.system ?? [])];
+  for (const tool of payload.tools ?? []) tool.name = names.toWire(tool.name);
+  if (payload.tool_choice?.type === "tool") payload.tool_choice.name = names.toWire(payload.tool_choice.name);
+  for (const message of payload.messages) {
+    if (typeof message.content === "string") continue;
+    for (const block of message.content) if (block.type === "tool_use") block.name = names.toWire(block.name);
+  }
   return { ...payload };
 }
 
@@ -100,7 +116,8 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
   const provider = request.model.provider;
   const baseUrl = baseUrlOf(request.baseUrl);
   const timeoutMs = positive(request.compat?.timeoutMs) ?? DEFAULT_TIMEOUT_MS;
-  const normaliser = new Normaliser(writer, keyHint(request));
+  const names = isSubscription(request) ? claudeCodeToolNames(request.tools) : undefined;
+  const normaliser = new Normaliser(writer, keyHint(request), names?.fromWire);
   return {
     name: provider,
     endpoint: baseUrl,
@@ -109,7 +126,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
       request.apiKey
         ? undefined
         : { kind: "auth", message: `No API key for ${provider}. ${keyHint(request)}.` },
-    buildPayload: () => payloadFor(request),
+    buildPayload: () => payloadFor(request, names),
     async send({ payload, headers, signal }) {
       const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!, isSubscription(request));
       try {
@@ -177,6 +194,8 @@ export class Normaliser {
     private readonly writer: AssistantMessageWriter,
     /** How to fix a refused key, for an error the stream carries. */
     private readonly keyHint = "Set the provider's key",
+    /** The tool a called name stands for, where the request renamed its tools. */
+    private readonly toolName: (name: string) => string = (name) => name,
   ) {}
 
   handle(event: unknown): void {
@@ -282,7 +301,7 @@ export class Normaliser {
         if (typeof block.id !== "string" || typeof block.name !== "string") {
           throw new MalformedEventError(`tool_use block without an id and a name: ${preview(block)}`);
         }
-        const at = writer.toolCallStart(block.id, block.name);
+        const at = writer.toolCallStart(block.id, this.toolName(block.name));
         this.blocks.set(index, { kind: "tool", index: at, input: block.input, json: false });
         return;
       }

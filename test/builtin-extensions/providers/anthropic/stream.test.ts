@@ -407,6 +407,79 @@ describe("anthropic provider: streamSimple", () => {
     ]);
   });
 
+  it("with a Claude subscription: Claude Code's tool names and headers go out, the tools' own names come back", async () => {
+    const bashArgs = JSON.stringify({ command: "ls" });
+    server.respondInOrder(
+      (_req, res) =>
+        writeSse(res, [
+          messageStart(HAIKU.id),
+          ...toolUseBlock(0, "toolu_cc_1", "Bash", pieces(bashArgs, 2)),
+          messageDelta("tool_use", { output: 9 }),
+          messageStop(),
+        ]),
+      (_req, res) => writeSse(res, textAnswer(HAIKU.id, "Done.")),
+    );
+    const schema = Type.Object({});
+    const tools = [
+      { name: "read", description: "Read a file", parameters: schema },
+      { name: "bash", description: "Run a command", parameters: schema },
+      { name: "find", description: "Find files", parameters: schema },
+      // Already Claude Code's spelling: sent as it is, and "grep" beside it is not renamed onto it.
+      { name: "Grep", description: "Search", parameters: schema },
+      { name: "grep", description: "Search too", parameters: schema },
+    ];
+    const subscription = { apiKey: "sk-ant-oat01-test", credential: { type: "oauth" }, tools };
+    const provider = anthropicProviderConfig();
+    const { result } = await collect(provider.streamSimple!(request(recordingHooks().hooks, subscription)));
+    expect(result.content).to.deep.equal([
+      { type: "toolCall", id: "toolu_cc_1", name: "bash", arguments: { command: "ls" } },
+    ]);
+    const first = server.requests[0]!;
+    expect(first.body.tools.map((t: { name: string }) => t.name)).to.deep.equal([
+      "Read",
+      "Bash",
+      "find",
+      "Grep",
+      "grep",
+    ]);
+    expect(first.headers["user-agent"]).to.match(/^claude-cli\/\d+\.\d+\.\d+$/);
+    expect(first.headers["x-app"]).to.equal("cli");
+    expect(first.headers.authorization).to.equal("Bearer sk-ant-oat01-test");
+
+    // The call goes back under Claude Code's name in the next request's history.
+    const toolResult: LlmMessage = {
+      role: "toolResult",
+      toolCallId: "toolu_cc_1",
+      toolName: "bash",
+      content: [{ type: "text", text: "a.txt" }],
+      isError: false,
+      timestamp: 3,
+    };
+    await settled(
+      provider.streamSimple!(
+        request(recordingHooks().hooks, { ...subscription, messages: [user("List"), result, toolResult] }),
+      ),
+    );
+    const sent = server.requests[1]!.body.messages[1].content;
+    expect(sent).to.deep.equal([
+      { type: "tool_use", id: "toolu_cc_1", name: "Bash", input: { command: "ls" } },
+    ]);
+
+    // With an API key, names and headers are the request's own.
+    server.respond((_req, res) => writeSse(res, textAnswer(HAIKU.id, "Hi.")));
+    await settled(provider.streamSimple!(request(recordingHooks().hooks, { tools })));
+    const plain = server.requests[2]!;
+    expect(plain.body.tools.map((t: { name: string }) => t.name)).to.deep.equal([
+      "read",
+      "bash",
+      "find",
+      "Grep",
+      "grep",
+    ]);
+    expect(plain.headers["x-app"]).to.equal(undefined);
+    expect(String(plain.headers["user-agent"])).to.not.match(/^claude-cli/);
+  });
+
   it("maps max_tokens to length (and takes a base URL written with /v1)", async () => {
     server.respond((_req, res) =>
       writeSse(res, [
