@@ -125,6 +125,14 @@ export class AgentSession {
    * once, before settlement). Taken by the first dispatch; the prompt reports `handled` if nobody took it.
    */
   private commandAcceptance: ((disposition: PromptDisposition) => void) | undefined;
+  /**
+   * While a prompt template or skill command runs for a queued message (pi expands those in `steer` and
+   * `followUp`): the queue its `ctx.sendUserMessage()` goes to, the images the message came with, and whether the
+   * command sent anything.
+   */
+  private queuedExpansion:
+    | { behavior: "steer" | "followUp"; images?: ImageContent[]; sent: boolean }
+    | undefined;
   /** Watches the run in progress for a repeating failure and the turn limit. */
   private guard: LoopGuard | undefined;
   private readonly admissions = new Admissions();
@@ -301,6 +309,14 @@ export class AgentSession {
     const accepted = once(options.onAccepted ?? (() => {}));
     if (options.queue) return this.queueInput(text, options, accepted);
     const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
+    if (command && options.streamingBehavior && this.busy) {
+      // Sent to a running session's queue: a template or skill goes there expanded, as a queued steer does.
+      const expanded = await this.expandIntoQueue(text, options.streamingBehavior, options.images);
+      if (expanded) {
+        accepted(expanded.sent ? "queued" : "handled");
+        return;
+      }
+    }
     if (command && this.deps.commands) {
       const outer = this.commandAcceptance;
       this.commandAcceptance = accepted;
@@ -356,8 +372,37 @@ export class AgentSession {
       accepted("handled");
       return;
     }
+    const expanded = await this.expandIntoQueue(input.text, behavior, input.images);
+    if (expanded) {
+      accepted(expanded.sent ? "queued" : "handled");
+      return;
+    }
     this.queues.enqueue(queueOf(behavior), promptMessage(input.text, input.images));
     accepted("queued");
+  }
+
+  /**
+   * A queued `/template args` or `/skill:name args`: runs the command, whose `ctx.sendUserMessage()` puts the
+   * expanded text in the queue (with the message's images); whether it sent anything. Undefined when the text
+   * names no such command.
+   */
+  private async expandIntoQueue(
+    text: string,
+    behavior: "steer" | "followUp",
+    images: ImageContent[] | undefined,
+  ): Promise<{ sent: boolean } | undefined> {
+    const command = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text);
+    const source = command ? this.deps.commands?.get(command[1]!)?.source : undefined;
+    if (!command || !this.deps.commands || (source !== "prompt" && source !== "skill")) return undefined;
+    const outer = this.queuedExpansion;
+    const expansion = { behavior, ...(images ? { images } : {}), sent: false };
+    this.queuedExpansion = expansion;
+    try {
+      await runCommand(this.deps.runtime, this.deps.commands, command[1]!, command[2]?.trim() ?? "");
+    } finally {
+      this.queuedExpansion = outer;
+    }
+    return { sent: expansion.sent };
   }
 
   /** The `input` handlers' verdict on a message: its text and images, or handled. */
@@ -468,6 +513,26 @@ export class AgentSession {
     return this.queues.clear();
   }
 
+  /**
+   * While a prompt template or skill runs for a queued message (`expandIntoQueue`), what its command sends joins that
+   * queue, with the message's images, instead of starting or joining a run: true when it did.
+   */
+  queueExpansion(content: MessageContent): boolean {
+    const expansion = this.queuedExpansion;
+    if (!expansion) return false;
+    const images = expansion.images ?? [];
+    const withImages: MessageContent =
+      images.length === 0
+        ? content
+        : [
+            ...(typeof content === "string" ? [{ type: "text" as const, text: content }] : content),
+            ...images,
+          ];
+    this.queues.enqueue(queueOf(expansion.behavior), userMessage(withImages));
+    expansion.sent = true;
+    return true;
+  }
+
   getQueue(): QueueSnapshot {
     return this.queues.snapshot();
   }
@@ -479,6 +544,7 @@ export class AgentSession {
     content: MessageContent,
     options: { deliverAs?: "steer" | "followUp" } = {},
   ): void {
+    if (!options.deliverAs && this.queueExpansion(content)) return;
     const message = userMessage(content);
     if (this.starting && !options.deliverAs) {
       this.starting.joined.push(message);

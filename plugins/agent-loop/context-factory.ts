@@ -139,6 +139,8 @@ export function createContextFactory(deps: ContextDeps): ContextFactory {
         },
         sendUserMessage: async (content: string, options?: { deliverAs?: "steer" | "followUp" }) => {
           const agent = deps.agent();
+          // A template or skill expanded for a queued steer or follow-up: the text joins that queue.
+          if (!options?.deliverAs && agent.queueExpansion(content)) return;
           // The prompt that ran this command hears this dispatch's acceptance (once), before the run settles.
           const accepted = agent.takeCommandAcceptance();
           if (!agent.isIdle()) {

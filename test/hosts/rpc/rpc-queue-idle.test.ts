@@ -102,6 +102,43 @@ describe("RPC mode: steer and follow_up while idle (pi 1.6)", function () {
     expect(p.records.filter((r) => r.type === "agent_start")).to.have.length(1);
   });
 
+  it("expands a prompt template and a skill in a queued message, as pi does, while idle and while running", async () => {
+    tmp.write("agent/prompts/review.md", "---\ndescription: Review a file\n---\nReview $1 with care.");
+    tmp.write(
+      "agent/skills/tidy/SKILL.md",
+      "---\nname: tidy\ndescription: Tidies imports\n---\nSort the imports of every file you touch.",
+    );
+    server.respond((_req, res, index) =>
+      writeSse(res, [...textStream(`answer ${index}`)], { delayMs: index === 0 ? 150 : 0 }),
+    );
+    const p = start();
+    expect((await p.request("1", "steer", { message: "/review src/a.ts" })).data).to.deep.equal({
+      disposition: "queued",
+    });
+    await p.waitFor(
+      (r) => r.type === "queue_update" && (r.steering as string[]).includes("Review src/a.ts with care."),
+    );
+    expect(server.requests).to.have.length(0);
+    await p.request("2", "prompt", { message: "start" });
+    await p.waitFor((r) => r.type === "message_update");
+    expect((await p.request("3", "follow_up", { message: "/skill:tidy then stop" })).data).to.deep.equal({
+      disposition: "queued",
+    });
+    const steered = await p.request("4", "prompt", { message: "/review b.ts", streamingBehavior: "steer" });
+    expect(steered.data).to.deep.equal({ disposition: "queued" });
+    await settled(p, 1);
+    expect(userTexts(0)).to.deep.equal(["start", "Review src/a.ts with care."]);
+    expect(server.requests.flatMap((_r, i) => userTexts(i))).to.include("Review b.ts with care.");
+    const last = userTexts(server.requests.length - 1);
+    const skill = last.find((t) => t.includes("Sort the imports of every file you touch."));
+    expect(skill, JSON.stringify(last)).to.be.a("string");
+    expect(skill)
+      .to.contain("tidy")
+      .and.contain("then stop")
+      .and.not.match(/^\/skill:/);
+    expect(last).to.not.include("/skill:tidy then stop");
+  });
+
   it("runs the input handlers first (streamingBehavior only while running) and refuses extension commands", async () => {
     const log = join(tmp.path, "inputs.jsonl");
     const ext = tmp.write(
