@@ -188,6 +188,8 @@ await build({
     { in: "hosts/cli/run.ts", out: "chunks/cli-run" },
     // A worker thread's entry must be a file of its own (builtin-extensions/codemode/sandbox.ts finds it).
     "builtin-extensions/codemode/sandbox-worker.ts",
+    // The same for `images.autoResize`'s worker (builtin-extensions/mode-interactive/image-resize-thread.ts).
+    "builtin-extensions/mode-interactive/image-resize-worker.ts",
   ],
   outbase: ".",
   outdir,

@@ -7,6 +7,7 @@
  * This file holds behaviour: session events into transcript views, keys into actions, the editor's text into
  * prompts, steering, follow-ups and shell commands. `ctx.ui` is app-ui.ts; built-in commands are commands.ts.
  */
+import { basename } from "node:path";
 import type {
   AgentMessage,
   AssistantMessage,
@@ -37,7 +38,13 @@ import { AppUI } from "./app-ui.js";
 import { BUILTIN_COMMANDS, DISPLAY_SETTINGS, runBuiltin } from "./commands.js";
 import { attachFiles, PromptCompletions } from "./completions.js";
 import { Footer, FooterState, WorkingRow } from "./footer.js";
-import { attachImages, readClipboardImage, saveClipboardImage } from "./images.js";
+import {
+  attachImages,
+  ImageResizeError,
+  namesImages,
+  readClipboardImage,
+  saveClipboardImage,
+} from "./images.js";
 import { bindingsOnKey, type LoadedKeybindings, loadKeybindings } from "./keybindings.js";
 import { LoadedView } from "./loaded-view.js";
 import { noModelLines } from "./model-commands.js";
@@ -111,6 +118,8 @@ export class App {
   private lastCtrlC = 0;
   /** A tree move waits for a branch summary (esc stops it). */
   private summarizing = false;
+  /** A message's images are being attached (resized in a worker): esc stops it. */
+  private attaching: AbortController | undefined;
   /** Grows when the header is replaced: lines of it may be in the scrollback already. */
   private headerEpoch = 0;
   private quitting = false;
@@ -287,6 +296,7 @@ export class App {
   quit(): void {
     if (this.quitting) return;
     this.quitting = true;
+    this.attaching?.abort();
     this.ui.closeAll();
     this.finished();
   }
@@ -367,6 +377,10 @@ export class App {
       return { consume: true };
     }
     if (keys.matches(data, "app.interrupt") && !completing) {
+      if (this.attaching) {
+        this.attaching.abort();
+        return { consume: true };
+      }
       if (this.bash) {
         this.bash.abort.abort();
         return { consume: true };
@@ -563,19 +577,56 @@ export class App {
     void this.submit(trimmed);
   }
 
-  /** The message with its `@files` attached, and the images its paths name. */
-  private withAttachments(text: string): { text: string; images: ImageContent[] } {
+  /**
+   * The message with its `@files` attached, and the images its paths name. An image over the size limit is resized
+   * in a worker thread while the working row says so; the UI keeps drawing and taking keys, and esc stops it. When a
+   * resize fails or is stopped the message is not sent: undefined, and the text goes back to the editor.
+   */
+  private async withAttachments(text: string): Promise<{ text: string; images: ImageContent[] } | undefined> {
     const { text: full, errors } = attachFiles(text, this.session.cwd);
-    const { images, errors: imageErrors, notes } = attachImages(text, this.session.cwd, this.autoResize);
-    for (const error of [...errors, ...imageErrors]) this.notice(error, "warning");
-    for (const note of notes) this.notice(note, "muted");
-    return { text: full, images };
+    for (const error of errors) this.notice(error, "warning");
+    const abort = new AbortController();
+    this.attaching = abort;
+    const message = this.working.message;
+    let working = false;
+    try {
+      const attached = await attachImages(text, this.session.cwd, {
+        autoResize: this.autoResize,
+        signal: abort.signal,
+        onResize: (written, size) => {
+          this.working.message = `Resizing ${basename(written)} (${size.width}x${size.height})…`;
+          if (!working) this.working.start();
+          working = true;
+          this.render();
+        },
+      });
+      for (const error of attached.errors) this.notice(error, "warning");
+      for (const note of attached.notes) this.notice(note, "muted");
+      return { text: full, images: attached.images };
+    } catch (error) {
+      if (!(error instanceof ImageResizeError)) throw error;
+      if (!this.quitting) {
+        this.notice(
+          `${error.message}; the message was not sent (its text is back in the editor)`,
+          error.stopped ? "warning" : "error",
+        );
+        this.editor.setText([text, this.editor.getText()].filter(Boolean).join("\n"));
+      }
+      return undefined;
+    } finally {
+      this.attaching = undefined;
+      if (working) {
+        this.working.message = message;
+        this.working.stop();
+      }
+    }
   }
 
   /** A steer or follow-up: the session queues text only, so images it names go with the next message sent idle. */
   private queuedText(text: string): string {
-    const { text: full, images } = this.withAttachments(text);
-    if (images.length > 0)
+    const { text: full, errors } = attachFiles(text, this.session.cwd);
+    for (const error of errors) this.notice(error, "warning");
+    if (namesImages(text, this.session.cwd))
       this.notice(
         "Images go with a message sent while the agent is idle; this one is queued as text",
         "warning",
@@ -607,9 +658,20 @@ export class App {
       const command = /^\/(\S+)\s*([\s\S]*)$/.exec(text);
       if (command && (await runBuiltin(this, command[1]!, command[2]!.trim()))) return;
       if (command) await this.session.prompt(text);
-      else {
-        const { text: full, images } = this.withAttachments(text);
-        await this.session.prompt(full, images.length > 0 ? { images } : {});
+      else if (this.attaching) {
+        // The message before is still having its images resized; this one waits in the editor.
+        this.editor.setText([text, this.editor.getText()].filter(Boolean).join("\n"));
+        this.notice(
+          "An image of the message before is still being resized (esc stops it); send this one after",
+          "warning",
+        );
+      } else {
+        const attached = await this.withAttachments(text);
+        if (attached)
+          await this.session.prompt(
+            attached.text,
+            attached.images.length > 0 ? { images: attached.images } : {},
+          );
       }
     } catch (error) {
       this.notice(errorMessage(error), "error");

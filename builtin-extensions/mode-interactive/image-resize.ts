@@ -3,12 +3,14 @@
  * (its proportions kept) before it goes to the model. PNG is decoded and encoded with pngjs, JPEG with jpeg-js
  * (both plain JavaScript); GIF and WebP have no decoder here, so such an image over the limit is not attached, and a
  * message says so.
+ *
+ * This code runs in a worker thread (image-resize-worker.ts, started by image-resize-thread.ts): decoding a 12
+ * megapixel photo, averaging it down and encoding it again takes seconds of CPU, which on the main thread would
+ * stop the terminal UI (no keys, no redraw) for as long. Nothing on the main thread imports this module.
  */
 import jpeg from "jpeg-js";
 import { PNG } from "pngjs";
 
-/** The longest side pi sends. */
-export const MAX_IMAGE_SIDE = 2000;
 const JPEG_QUALITY = 85;
 
 interface Pixels {
@@ -19,11 +21,7 @@ interface Pixels {
 }
 
 /** The size that fits in `max`x`max` with the same proportions (each side at least 1). */
-export function fittedSize(
-  width: number,
-  height: number,
-  max = MAX_IMAGE_SIDE,
-): { width: number; height: number } {
+export function fittedSize(width: number, height: number, max: number): { width: number; height: number } {
   const scale = Math.min(1, max / width, max / height);
   return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
@@ -67,26 +65,17 @@ function shrink(source: Pixels, width: number, height: number): Pixels {
 }
 
 /**
- * The image scaled to fit in 2000x2000 pixels, in its own format; `undefined` when it fits already. Throws, saying
+ * The image scaled to fit in `max`x`max` pixels, in its own format; `undefined` when it fits already. Throws, saying
  * why, for a format it cannot decode (GIF, WebP) or a file that does not decode.
  */
 export function resizeToFit(
   bytes: Buffer,
   mimeType: string,
-  max = MAX_IMAGE_SIDE,
+  max: number,
 ):
   | { bytes: Buffer; from: { width: number; height: number }; to: { width: number; height: number } }
   | undefined {
-  let source: Pixels;
-  if (mimeType === "image/png") {
-    const png = PNG.sync.read(bytes);
-    source = { width: png.width, height: png.height, data: png.data };
-  } else if (mimeType === "image/jpeg") {
-    const decoded = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxMemoryUsageInMB: 1024 });
-    source = { width: decoded.width, height: decoded.height, data: decoded.data };
-  } else {
-    throw new Error(`KnightCode cannot resize ${mimeType.replace("image/", "").toUpperCase()} images`);
-  }
+  const source = decode(bytes, mimeType);
   if (source.width <= max && source.height <= max) return undefined;
   const size = fittedSize(source.width, source.height, max);
   const small = shrink(source, size.width, size.height);
@@ -99,4 +88,22 @@ export function resizeToFit(
     out = jpeg.encode({ width: small.width, height: small.height, data: small.data }, JPEG_QUALITY).data;
   }
   return { bytes: out, from: { width: source.width, height: source.height }, to: size };
+}
+
+/** The image's pixels; throws, naming the format and the decoder's complaint, when the bytes do not decode. */
+function decode(bytes: Buffer, mimeType: string): Pixels {
+  const format = mimeType.replace("image/", "").toUpperCase();
+  if (mimeType !== "image/png" && mimeType !== "image/jpeg")
+    throw new Error(`KnightCode cannot resize ${format} images`);
+  try {
+    if (mimeType === "image/png") {
+      const png = PNG.sync.read(bytes);
+      return { width: png.width, height: png.height, data: png.data };
+    }
+    const decoded = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxMemoryUsageInMB: 1024 });
+    return { width: decoded.width, height: decoded.height, data: decoded.data };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`the file is not a readable ${format} image (${why})`);
+  }
 }

@@ -5,7 +5,8 @@
  * macOS, PowerShell on Windows), saves it in the temporary folder and types its path. On submit, every path in the
  * message that names an image file (PNG, JPEG, GIF, WebP by their first bytes; `@path`, an absolute or `~/` path,
  * quoted or with escaped spaces as terminals paste them) is attached as an image; the path stays in the text, so
- * the model knows which file it sees.
+ * the model knows which file it sees. With `images.autoResize` an image over 2000x2000 pixels is scaled down first,
+ * in a worker thread (image-resize-thread.ts).
  */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -14,7 +15,7 @@ import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { errorMessage, type ImageContent, writePrivateFileSync } from "@knightcodeai/cli/kit";
 import { getImageDimensions } from "@knightcodeai/cli/tui";
-import { MAX_IMAGE_SIDE, resizeToFit } from "./image-resize.js";
+import { MAX_IMAGE_SIDE, ResizeStoppedError, resizeOffThread } from "./image-resize-thread.js";
 
 /** Providers refuse larger images (Anthropic's limit is 5 MB); a clear message beats a failed request. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -58,59 +59,118 @@ function candidatePaths(text: string): string[] {
   return found;
 }
 
-/**
- * The images the message's paths name, in order and each once; `errors` says which could not be attached, `notes`
- * which were resized. `autoResize` (the `images.autoResize` setting): an image over 2000x2000 pixels is scaled
- * down to fit (PNG and JPEG; GIF and WebP over the limit are not attached, as nothing here decodes them).
- */
-export function attachImages(
-  text: string,
-  cwd: string,
-  autoResize = false,
-): { images: ImageContent[]; errors: string[]; notes: string[] } {
-  const images: ImageContent[] = [];
-  const errors: string[] = [];
-  const notes: string[] = [];
+/** An image file a message names. */
+interface NamedImage {
+  /** The path as the message spells it. */
+  written: string;
+  path: string;
+  size: number;
+  mimeType: ImageType;
+}
+
+/** The image files the message's paths name, in order and each once (cheap: a stat and 16 bytes of each). */
+function namedImages(text: string, cwd: string): NamedImage[] {
+  const found: NamedImage[] = [];
   const seen = new Set<string>();
-  const tooBig = (written: string, bytes: number) =>
-    `${written} is ${(bytes / 1024 / 1024).toFixed(1)} MB; images over 5 MB are not attached`;
   for (const written of candidatePaths(text)) {
     const path = written.startsWith("~/") ? join(homedir(), written.slice(2)) : resolve(cwd, written);
     if (seen.has(path)) continue;
     seen.add(path);
-    let size: number;
     try {
       const stat = statSync(path);
       if (!stat.isFile()) continue;
-      size = stat.size;
+      const mimeType = imageType(readHead(path));
+      if (mimeType) found.push({ written, path, size: stat.size, mimeType });
     } catch {
-      continue;
+      // gone, or not readable: not an image to attach
     }
-    const mimeType = imageType(readHead(path));
-    if (!mimeType) continue;
-    const resizable = autoResize && (mimeType === "image/png" || mimeType === "image/jpeg");
+  }
+  return found;
+}
+
+/** Whether the message names an image file (a queued message, which carries no images, says so). */
+export function namesImages(text: string, cwd: string): boolean {
+  return namedImages(text, cwd).length > 0;
+}
+
+/** A resize that failed or was stopped: the message should not go without the image the user meant to send. */
+export class ImageResizeError extends Error {
+  constructor(
+    message: string,
+    /** The user stopped it (esc). */
+    readonly stopped: boolean,
+  ) {
+    super(message);
+    this.name = "ImageResizeError";
+  }
+}
+
+export interface AttachImageOptions {
+  /** The `images.autoResize` setting: an image over 2000x2000 pixels is scaled down to fit. */
+  autoResize?: boolean;
+  /** Called as a resize starts, with the image's path as written and its size in pixels. */
+  onResize?: (written: string, size: { width: number; height: number }) => void;
+  /** Passed to the resize (image-resize-thread.ts): stops it, and the deadline of each image. */
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * The images the message's paths name, in order and each once; `errors` says which could not be attached, `notes`
+ * which were resized. With `autoResize` an image over 2000x2000 pixels is scaled down to fit, in a worker thread
+ * (PNG and JPEG; GIF and WebP over the limit are not attached, as nothing here decodes them). Rejects with an
+ * `ImageResizeError` when a resize fails or is stopped: the image the user meant to send cannot go as asked.
+ */
+export async function attachImages(
+  text: string,
+  cwd: string,
+  options: AttachImageOptions = {},
+): Promise<{ images: ImageContent[]; errors: string[]; notes: string[] }> {
+  const { autoResize = false } = options;
+  const images: ImageContent[] = [];
+  const errors: string[] = [];
+  const notes: string[] = [];
+  const tooBig = (written: string, bytes: number) =>
+    `${written} is ${(bytes / 1024 / 1024).toFixed(1)} MB; images over 5 MB are not attached`;
+  for (const { written, path, size, mimeType } of namedImages(text, cwd)) {
+    const resizable = mimeType === "image/png" || mimeType === "image/jpeg";
     // A large PNG or JPEG may fit once resized; it is read whole only then (at most 64 MB).
-    if (size > (resizable ? MAX_RESIZE_INPUT_BYTES : MAX_IMAGE_BYTES)) {
+    if (size > (autoResize && resizable ? MAX_RESIZE_INPUT_BYTES : MAX_IMAGE_BYTES)) {
       errors.push(tooBig(written, size));
       continue;
     }
     let bytes: Buffer = readFileSync(path);
     const pixels = autoResize ? getImageDimensions(bytes.toString("base64"), mimeType) : undefined;
     if (pixels && (pixels.widthPx > MAX_IMAGE_SIDE || pixels.heightPx > MAX_IMAGE_SIDE)) {
-      try {
-        const fitted = resizeToFit(bytes, mimeType);
-        if (fitted) {
-          bytes = fitted.bytes;
-          notes.push(
-            `${written}: resized from ${fitted.from.width}x${fitted.from.height} to ${fitted.to.width}x${fitted.to.height} pixels`,
-          );
-        }
-      } catch (error) {
+      const over = `${written} is ${pixels.widthPx}x${pixels.heightPx} pixels, over ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE}`;
+      if (!resizable) {
         errors.push(
-          `${written} is ${pixels.widthPx}x${pixels.heightPx} pixels, over ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE}, and was ` +
-            `not attached: ${errorMessage(error)} (turn Auto-resize images off in /settings to send it as it is)`,
+          `${over}, and was not attached: KnightCode cannot resize ${mimeType.replace("image/", "").toUpperCase()} ` +
+            "images (turn Auto-resize images off in /settings to send it as it is)",
         );
         continue;
+      }
+      options.onResize?.(written, { width: pixels.widthPx, height: pixels.heightPx });
+      let fitted: Awaited<ReturnType<typeof resizeOffThread>>;
+      try {
+        fitted = await resizeOffThread(bytes, mimeType, {
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        });
+      } catch (error) {
+        if (error instanceof ResizeStoppedError)
+          throw new ImageResizeError(`Resizing ${written} was stopped`, true);
+        throw new ImageResizeError(
+          `${over}, and resizing it failed: ${errorMessage(error)} (turn Auto-resize images off in /settings to ` +
+            "send it as it is)",
+          false,
+        );
+      }
+      if (fitted) {
+        bytes = fitted.bytes;
+        notes.push(
+          `${written}: resized from ${fitted.from.width}x${fitted.from.height} to ${fitted.to.width}x${fitted.to.height} pixels`,
+        );
       }
     }
     if (bytes.length > MAX_IMAGE_BYTES) {

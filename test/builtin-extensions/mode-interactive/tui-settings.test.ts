@@ -289,6 +289,63 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     await quit();
   });
 
+  it("images.autoResize works off the main thread: while a 4000x3000 photo resizes the UI says so and takes keys; esc stops it, a broken one keeps the message", async function () {
+    this.timeout(120_000);
+    const photo = new PNGImage({ width: 4000, height: 3000 });
+    for (let y = 0; y < 3000; y++)
+      for (let x = 0; x < 4000; x++)
+        photo.data.set([x & 255, y & 255, (x ^ y) & 255, 255], (y * 4000 + x) * 4);
+    const big = join(tmp.path, "big.png");
+    writeFileSync(big, PNGImage.sync.write(photo, { deflateLevel: 1 }));
+    // A PNG header for 4000x3000, then bytes that are no image data.
+    const broken = join(tmp.path, "broken.png");
+    const corrupt = Buffer.concat([
+      PNGImage.sync.write(new PNGImage({ width: 4000, height: 1 })).subarray(0, 33),
+      Buffer.alloc(400, 9),
+    ]);
+    corrupt.writeUInt32BE(3000, 20);
+    writeFileSync(broken, corrupt);
+    server.respondInOrder((_req, res) => writeSse(res, textStream("Got the photo.")));
+    launch();
+    await term.waitFor("local/m1");
+    term.type("see ");
+    term.paste(big);
+    await term.waitFor("big.png");
+    term.key("Enter");
+    await term.waitFor("Resizing big.png (4000x3000)… (esc stops)");
+    // Keys reach the editor and the screen is drawn while the worker works.
+    term.type("typed meanwhile");
+    await term.waitFor(/Resizing big\.png \(4000x3000\)…[\s\S]*typed meanwhile/);
+    term.key("Escape");
+    const stopped = await term.waitFor("the message was not sent (its text is back in the editor)");
+    // The notice names the file as the message spells it (here its full path).
+    expect(stopped).to.match(/Resizing \S*big\.png was stopped; the message was not sent/);
+    expect(stopped).not.to.contain("Resizing big.png (4000x3000)…");
+    // The message and what was typed meanwhile are both in the editor; nothing went to the model.
+    expect(stopped).to.match(/see \S*big\.png[\s\S]*typed meanwhile/);
+    expect(server.requests).to.have.length(0);
+    term.key("Enter");
+    const answered = await term.waitFor("Got the photo.", 60_000);
+    expect(answered).to.contain("big.png: resized from 4000x3000 to 2000x1500 pixels");
+    const [sent] = imagesIn(server.requests[0]!);
+    const decoded = PNGImage.sync.read(Buffer.from(sent!.replace("data:image/png;base64,", ""), "base64"));
+    expect([decoded.width, decoded.height]).to.deep.equal([2000, 1500]);
+    term.type("look ");
+    term.paste(broken);
+    await term.waitFor("broken.png");
+    term.key("Enter");
+    const failed = await term.waitFor("resizing it failed");
+    // (The notice wraps: the screen is read with its line breaks.)
+    expect(failed).to.match(
+      /broken\.png is 4000x3000 pixels, over 2000x2000, and resizing it failed: the file is not a readable PNG\s+image/,
+    );
+    // The message waits in the editor.
+    expect(failed).to.match(/look \S*broken\.png/);
+    expect(server.requests).to.have.length(1);
+    term.key("C-c");
+    await quit();
+  });
+
   it("transport: /settings shows and saves it; a provider that speaks only SSE says so once and still answers", async () => {
     server.respondInOrder(
       (_req, res) => writeSse(res, textStream("Answer one.")),

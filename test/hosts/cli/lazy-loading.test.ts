@@ -182,7 +182,7 @@ describe("what knightcode loads", () => {
     ]);
   });
 
-  it("runs a JSON turn with a read tool call and a settings file from the bundle without node:crypto, child_process, https or perf_hooks", async () => {
+  it("runs a JSON turn with a read tool call and a settings file from the bundle without node:crypto, child_process, https, perf_hooks or worker_threads", async () => {
     // The bundled command as users run it (no KNIGHTCODE_CLI_BUNDLE=0): a --require hook writes down the Node
     // built-in modules the process loaded by the time it exits.
     const hook = tmp.write(
@@ -258,7 +258,9 @@ describe("what knightcode loads", () => {
       const loaded = readFileSync(list, "utf8").split("\n");
       expect(loaded).to.include("vm");
       expect(
-        loaded.filter((m) => ["crypto", "child_process", "https", "tls", "perf_hooks", "dns"].includes(m)),
+        loaded.filter((m) =>
+          ["crypto", "child_process", "https", "tls", "perf_hooks", "dns", "worker_threads"].includes(m),
+        ),
       ).to.deep.equal([]);
     }
   });
