@@ -249,8 +249,8 @@ function fromPiStream(
 /**
  * A provider configuration from an extension written for pi, as KnightCode takes it: pi's three-argument
  * `streamSimple` is called with pi's model, transcript and options, and an `apiKey` of `$NAME` or `${NAME}` names
- * the environment variable NAME. pi's `oauth` block has no counterpart here (KnightCode's is
- * `login`/`refreshCredential`) and is left out.
+ * the environment variable NAME. pi's `oauth` block becomes a login method and `refreshCredential`
+ * (`adaptPiOAuth`).
  */
 export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
   if (typeof given !== "object" || given === null) return given;
@@ -259,10 +259,12 @@ export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
     typeof given.apiKey === "string"
       ? /^\$(?:\{([A-Z_][A-Z0-9_]*)\}|([A-Z_][A-Z0-9_]*))$/.exec(given.apiKey)
       : null;
-  const config = variable ? { ...given, apiKey: (variable[1] ?? variable[2])! } : given;
+  const named = variable ? { ...given, apiKey: (variable[1] ?? variable[2])! } : given;
+  const { oauth, ...withoutOAuth } = named as ProviderConfig & { oauth?: PiOAuth };
+  const config: ProviderConfig = oauth ? { ...withoutOAuth, ...adaptPiOAuth(oauth) } : named;
   const piStream = (config as { streamSimple?: unknown }).streamSimple;
   if (typeof piStream !== "function") return config;
-  const { oauth: _oauth, ...rest } = config as ProviderConfig & { oauth?: unknown };
+  const rest = config;
   return {
     ...rest,
     streamSimple(request: ProviderStreamRequest): AssistantMessageStream {
@@ -270,6 +272,80 @@ export function adaptPiProvider(given: ProviderConfig): ProviderConfig {
       return fromPiStream(request, provider, () =>
         (piStream as PiStreamSimple)(piModel(request), piContext(request), piOptions(request)),
       );
+    },
+  };
+}
+
+/** pi's OAuth credentials: what its `login` and `refreshToken` return, and `getApiKey` reads. */
+interface PiOAuthCredentials {
+  refresh: string;
+  access: string;
+  expires: number;
+  [field: string]: unknown;
+}
+
+/** pi's `ProviderConfig.oauth`. */
+interface PiOAuth {
+  name?: string;
+  login(callbacks: Record<string, unknown>): Promise<PiOAuthCredentials>;
+  refreshToken(credentials: PiOAuthCredentials): Promise<PiOAuthCredentials>;
+  getApiKey(credentials: PiOAuthCredentials): string;
+  modifyModels?: unknown;
+}
+
+type StoredCredential = { type: string; key: string; [field: string]: unknown };
+
+/**
+ * pi's `oauth` block as KnightCode's `login` and `refreshCredential`. `auth.json` keeps pi's credentials as they are
+ * (`access`, `refresh`, `expires` and the rest) with `type: "oauth"` and `key`, what `getApiKey` makes of them and
+ * what requests send. pi's login callbacks ask and tell through the login's `io`: `onAuth` and `onDeviceCode` show
+ * the URL or the code, `onPrompt` and `onManualCodeInput` ask for a line, `onSelect` asks for an option's id
+ * (typed; the options are listed). `modifyModels` has no counterpart: the models stay those registered.
+ */
+export function adaptPiOAuth(oauth: PiOAuth): Pick<ProviderConfig, "login" | "refreshCredential"> {
+  const stored = (credentials: PiOAuthCredentials): StoredCredential => {
+    const key = oauth.getApiKey(credentials);
+    if (typeof key !== "string" || !key)
+      throw new Error("the provider's getApiKey() gave no key for the sign-in");
+    return { ...credentials, type: "oauth", key };
+  };
+  return {
+    login: [
+      {
+        label: typeof oauth.name === "string" && oauth.name ? oauth.name : "Sign in",
+        async login(io) {
+          const ask = async (title: string, placeholder?: string) => {
+            const answer = await io.input(title, {
+              ...(placeholder ? { placeholder } : {}),
+              ...(io.signal ? { signal: io.signal } : {}),
+            });
+            if (answer === undefined) throw new Error("Sign-in was cancelled");
+            return answer;
+          };
+          const callbacks = {
+            onAuth: (info: { url: string; instructions?: string }) =>
+              io.notify(info.instructions ? `${info.instructions}\n${info.url}` : `Open ${info.url}`),
+            onDeviceCode: (info: { userCode: string; verificationUri: string }) =>
+              io.notify(`Enter the code ${info.userCode} at ${info.verificationUri}`),
+            onPrompt: (prompt: { message: string; placeholder?: string }) =>
+              ask(prompt.message, prompt.placeholder),
+            onProgress: (message: string) => io.notify(message),
+            onManualCodeInput: () => ask("Paste the code or the redirect URL"),
+            onSelect: async (prompt: { message: string; options: { id: string; label: string }[] }) => {
+              const list = prompt.options.map((o) => `${o.id}: ${o.label}`).join("\n");
+              const answer = (await ask(`${prompt.message}\n${list}`)).trim();
+              return prompt.options.find((o) => o.id === answer || o.label === answer)?.id;
+            },
+            ...(io.signal ? { signal: io.signal } : {}),
+          };
+          return stored(await oauth.login(callbacks));
+        },
+      },
+    ],
+    async refreshCredential(credential) {
+      const { type: _type, key, ...fields } = credential;
+      const current = { ...fields, access: typeof fields.access === "string" ? fields.access : key };
+      return stored(await oauth.refreshToken(current as PiOAuthCredentials));
     },
   };
 }
