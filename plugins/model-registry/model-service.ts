@@ -48,6 +48,7 @@ import { maskSecret } from "../kit/provider/oauth.js";
 import type { RetrySettings } from "../settings/settings.js";
 import { AuthFile } from "./auth-file.js";
 import { failedStream } from "./failed-stream.js";
+import { isCommandValue, runKeyCommand } from "./key-commands.js";
 import { loadModelsJson } from "./models-json.js";
 import type { ProviderStore } from "./provider-store.js";
 
@@ -463,6 +464,7 @@ export class ModelService implements ModelApiService {
     }
     const configured = config.apiKey;
     if (configured) {
+      if (isCommandValue(configured)) return "key command in models.json";
       if (!ENV_NAME.test(configured)) return "key in models.json";
       return (this.deps.env ?? process.env)[configured] ? `$${configured}` : undefined;
     }
@@ -587,7 +589,58 @@ export class ModelService implements ModelApiService {
         return this.open(request, resolved, config, implementation);
       });
     }
+    const commands = this.valueCommands(model.provider, config, request.apiKey);
+    if (commands) {
+      // A key or header given as `!command`: the command runs before the request goes.
+      return lazyStream(model, async () => {
+        let values: { apiKey?: string; headers?: Record<string, string> };
+        try {
+          values = await commands(request.signal);
+        } catch (error) {
+          return failedStream(resolved, request.signal?.aborted ? "aborted" : "auth", errorMessage(error));
+        }
+        const withKey = values.apiKey !== undefined ? { ...request, apiKey: values.apiKey } : request;
+        return this.open(
+          withKey,
+          resolved,
+          { ...config, ...(values.headers ? { headers: values.headers } : {}) },
+          implementation,
+        );
+      });
+    }
     return this.open(request, model, config, implementation);
+  }
+
+  /**
+   * When the provider's key (from auth.json or its configuration, not one given to the request) or one of its
+   * configured header values is a `!command`: what runs them, answering the values; undefined when none is.
+   */
+  private valueCommands(
+    provider: string,
+    config: ProviderConfig,
+    given: string | undefined,
+  ): ((signal?: AbortSignal) => Promise<{ apiKey?: string; headers?: Record<string, string> }>) | undefined {
+    const key = given === undefined ? this.keyOrigin(provider, config.apiKey) : undefined;
+    const keyCommand = key && key.from !== "given" && isCommandValue(key.value) ? key : undefined;
+    const headerCommands = Object.entries(config.headers ?? {}).filter(([, value]) => isCommandValue(value));
+    if (!keyCommand && headerCommands.length === 0) return undefined;
+    return async (signal) => {
+      const out: { apiKey?: string; headers?: Record<string, string> } = {};
+      if (keyCommand) {
+        out.apiKey =
+          keyCommand.from === "auth"
+            ? await authKeyCommand(keyCommand.value, `the key of "${provider}" in auth.json`, signal)
+            : await runKeyCommand(keyCommand.value, `the apiKey of provider "${provider}"`, signal);
+      }
+      if (headerCommands.length > 0) {
+        const headers = { ...config.headers };
+        for (const [name, value] of headerCommands) {
+          headers[name] = await runKeyCommand(value, `the ${name} header of provider "${provider}"`, signal);
+        }
+        out.headers = headers;
+      }
+      return out;
+    };
   }
 
   /** Calls the provider's implementation with the resolved key, endpoint and headers. */
@@ -674,12 +727,23 @@ export class ModelService implements ModelApiService {
         return { ok: false, error: errorMessage(error) };
       }
     }
-    const apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    let apiKey = this.resolveApiKey(model.provider, config.apiKey);
+    let headers = config.headers ? { ...config.headers } : undefined;
+    const commands = this.valueCommands(model.provider, config, undefined);
+    if (commands) {
+      try {
+        const values = await commands();
+        if (values.apiKey !== undefined) apiKey = values.apiKey;
+        if (values.headers) headers = values.headers;
+      } catch (error) {
+        return { ok: false, error: errorMessage(error) };
+      }
+    }
     const missingKey = !apiKey && config.apiKey && ENV_NAME.test(config.apiKey) ? config.apiKey : undefined;
     return {
       ok: true,
       ...(apiKey ? { apiKey } : {}),
-      ...(config.headers ? { headers: { ...config.headers } } : {}),
+      ...(headers ? { headers } : {}),
       ...(missingKey ? { missingKey } : {}),
     };
   }
@@ -918,14 +982,25 @@ export class ModelService implements ModelApiService {
 
   /** A key given for this run, then auth.json, then the provider's apiKey (an environment variable name or a literal). */
   resolveApiKey(provider: string, configured: string | undefined): string | undefined {
+    return this.keyOrigin(provider, configured)?.value;
+  }
+
+  /** The provider's key and where it came from: given to the session (`--api-key`), auth.json, or configured. */
+  private keyOrigin(
+    provider: string,
+    configured: string | undefined,
+  ): { value: string; from: "given" | "auth" | "config" } | undefined {
     const given = this.deps.apiKeys?.[provider];
-    if (given) return given;
+    if (given) return { value: given, from: "given" };
     const key = this.auth.read()[provider]?.key;
-    if (typeof key === "string" && key) return key;
+    if (typeof key === "string" && key) return { value: key, from: "auth" };
     if (!configured) return undefined;
     const env = this.deps.env ?? process.env;
-    if (ENV_NAME.test(configured)) return env[configured] || undefined;
-    return configured;
+    if (ENV_NAME.test(configured)) {
+      const value = env[configured];
+      return value ? { value, from: "config" } : undefined;
+    }
+    return { value: configured, from: "config" };
   }
 
   private hooks(model: ModelInfo): ProviderHooks {
@@ -1040,6 +1115,19 @@ function retryOnAuthFailure(
     },
     result: async () => (await decided).stream.result(),
   };
+}
+
+/** auth.json keys that are commands, run once per process (as pi does); a failure is not kept. */
+const authKeyCommands = new Map<string, Promise<string>>();
+
+function authKeyCommand(value: string, what: string, signal?: AbortSignal): Promise<string> {
+  let running = authKeyCommands.get(value);
+  if (!running) {
+    running = runKeyCommand(value, what, signal);
+    authKeyCommands.set(value, running);
+    running.catch(() => authKeyCommands.delete(value));
+  }
+  return running;
 }
 
 /** A stream whose real source is decided asynchronously (virtual model routing). */
