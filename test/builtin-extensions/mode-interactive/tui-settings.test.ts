@@ -334,9 +334,9 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     term.paste(broken);
     await term.waitFor("broken.png");
     term.key("Enter");
-    const failed = await term.waitFor("resizing it failed");
-    // (The notice wraps: the screen is read with its line breaks.)
-    expect(failed).to.match(
+    // (The notice wraps: the screen is read with its line breaks. Waiting for the whole
+    // notice, not its first words, keeps a capture taken mid-frame from failing it.)
+    const failed = await term.waitFor(
       /broken\.png is 4000x3000 pixels, over 2000x2000, and resizing it failed: the file is not a readable PNG\s+image/,
     );
     // The message waits in the editor.
