@@ -72,7 +72,8 @@ function parse(argv: string[]): Options | string {
   const options: Options = { dryRun: false, force: false, project: false };
   const [what, ...rest] = argv;
   if (what === undefined) return "name what to import: knightcode import pi";
-  if (what !== "pi") return `cannot import from "${what}": only pi's setup can be imported (knightcode import pi)`;
+  if (what !== "pi")
+    return `cannot import from "${what}": only pi's setup can be imported (knightcode import pi)`;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg === "--dry-run" || arg === "-n") options.dryRun = true;
@@ -149,7 +150,14 @@ export async function importCommand(argv: string[], io: Output, cwd = process.cw
   plan.build();
   if (!options.dryRun) plan.write();
   io.out(plan.report());
-  return plan.items.some((i) => i.outcome === "error") ? 1 : 0;
+  const errors = plan.items.filter((i) => i.outcome === "error");
+  if (errors.length === 0) return 0;
+  io.err(
+    `knightcode import: ${errors.length} item${errors.length === 1 ? "" : "s"} could not be imported: ${[
+      ...new Set(errors.map((e) => e.source)),
+    ].join(", ")} (see above); the rest was ${options.dryRun ? "planned" : "imported"}\n`,
+  );
+  return 1;
 }
 
 function isDirectory(path: string): boolean {
@@ -360,10 +368,23 @@ class Plan {
       const shown = `${provider === name ? name : `${name} → ${provider}`}`;
       const earlier = filled.get(provider);
       if (earlier !== undefined) {
-        this.add("auth.json", shown, "skipped", `pi's "${earlier}" entry already gives ${provider} a credential`);
+        this.add(
+          "auth.json",
+          shown,
+          "skipped",
+          `pi's "${earlier}" entry already gives ${provider} a credential`,
+        );
         continue;
       }
-      if (!this.mayWrite("auth.json", shown, auth, Object.hasOwn(auth.value, provider), "KnightCode's auth.json")) {
+      if (
+        !this.mayWrite(
+          "auth.json",
+          shown,
+          auth,
+          Object.hasOwn(auth.value, provider),
+          "KnightCode's auth.json",
+        )
+      ) {
         continue;
       }
       filled.set(provider, name);
@@ -423,7 +444,9 @@ class Plan {
     const mapping = OAUTH_PROVIDERS[name];
     if (!mapping) {
       return {
-        reason: `KnightCode cannot sign in to ${name} or renew its tokens (its sign-ins: ${Object.values(OAUTH_PROVIDERS)
+        reason: `KnightCode cannot sign in to ${name} or renew its tokens (its sign-ins: ${Object.values(
+          OAUTH_PROVIDERS,
+        )
           .map((m) => m.provider)
           .join(", ")})`,
       };
@@ -442,7 +465,9 @@ class Plan {
         accountId = typeof id === "string" && id ? id : undefined;
       }
       if (!accountId) {
-        return { reason: "the ChatGPT sign-in names no account (no accountId); sign in with knightcode login openai" };
+        return {
+          reason: "the ChatGPT sign-in names no account (no accountId); sign in with knightcode login openai",
+        };
       }
       credential.accountId = accountId;
     }
@@ -489,11 +514,12 @@ class Plan {
     if (!pi) return;
     const models = this.file("models.json");
     for (const key of Object.keys(pi)) {
-      if (key !== "providers") this.add("models.json", key, "skipped", "KnightCode's models.json has no such key");
+      if (key !== "providers")
+        this.add("models.json", key, "skipped", "KnightCode's models.json has no such key");
     }
     if (pi.providers === undefined) return;
     if (!isObject(pi.providers)) {
-      this.add("models.json", "providers", "error", "models.json: \"providers\" must be an object");
+      this.add("models.json", "providers", "error", 'models.json: "providers" must be an object');
       return;
     }
     const ours = isObject(models.value.providers) ? models.value.providers : {};
@@ -521,7 +547,9 @@ class Plan {
       }
       if (typeof provider.apiKey === "string" && provider.apiKey.startsWith("!")) {
         delete provider.apiKey;
-        notes.push("its apiKey is a shell command, which KnightCode does not run: left out (store the key with knightcode login)");
+        notes.push(
+          "its apiKey is a shell command, which KnightCode does not run: left out (store the key with knightcode login)",
+        );
       }
       if (isObject(provider.headers)) {
         const headers = { ...provider.headers };
@@ -534,7 +562,9 @@ class Plan {
         provider.headers = headers;
       }
       const what = `provider ${name}`;
-      if (!this.mayWrite("models.json", what, models, Object.hasOwn(ours, name), "KnightCode's models.json")) {
+      if (
+        !this.mayWrite("models.json", what, models, Object.hasOwn(ours, name), "KnightCode's models.json")
+      ) {
         continue;
       }
       models.value.providers = { ...ours, [name]: provider };
@@ -581,7 +611,12 @@ class Plan {
     for (const [key, value] of Object.entries(pi)) {
       if (SAME_SETTINGS.has(key)) {
         if (key === "defaultProjectTrust" && this.target.scope === "project") {
-          this.add(source, key, "not-importable", "a project cannot decide its own trust (global settings only)");
+          this.add(
+            source,
+            key,
+            "not-importable",
+            "a project cannot decide its own trust (global settings only)",
+          );
           continue;
         }
         if (key === "defaultProjectTrust" && value === "always") {
@@ -603,7 +638,12 @@ class Plan {
         }
         settings.value[key] = value;
         settings.changed = true;
-        this.add(source, key, "imported", showValue(value, (v) => masked(this.kit, v), key));
+        this.add(
+          source,
+          key,
+          "imported",
+          showValue(value, (v) => masked(this.kit, v), key),
+        );
       } else if (Object.hasOwn(SAME_GROUPS, key)) {
         this.importGroup(key, value);
       } else if ((RESOURCE_LISTS as readonly string[]).includes(key)) {
@@ -617,7 +657,9 @@ class Plan {
   }
 
   private settingsWhere(): string {
-    return this.target.scope === "project" ? "the project's .knightcode/settings.json" : "KnightCode's settings.json";
+    return this.target.scope === "project"
+      ? "the project's .knightcode/settings.json"
+      : "KnightCode's settings.json";
   }
 
   private importGroup(group: string, value: unknown): void {
@@ -644,7 +686,12 @@ class Plan {
       if (!this.mayWrite(source, key, settings, present, this.settingsWhere())) continue;
       settings.value[group] = { ...(isObject(ours) ? ours : {}), [sub]: v };
       settings.changed = true;
-      this.add(source, key, "imported", showValue(v, (x) => masked(this.kit, x), sub));
+      this.add(
+        source,
+        key,
+        "imported",
+        showValue(v, (x) => masked(this.kit, x), sub),
+      );
     }
   }
 
@@ -656,7 +703,8 @@ class Plan {
    */
   private rebase(entry: string, base: string): string {
     const [, prefix = "", rest = ""] = /^([!+-]?)(.*)$/s.exec(entry) ?? [];
-    if (rest.startsWith("builtin:") || rest.startsWith("~/") || rest === "~" || isAbsolute(rest)) return entry;
+    if (rest.startsWith("builtin:") || rest.startsWith("~/") || rest === "~" || isAbsolute(rest))
+      return entry;
     if ((rest.includes("*") || rest.includes("?")) && !rest.includes("/")) return entry;
     const absolute = resolve(base, rest);
     if (this.target.scope === "project") {
@@ -676,7 +724,11 @@ class Plan {
       this.add(source, key, "not-importable", "pi's value is not a list of paths");
       return;
     }
-    this.addToList(source, key, value.map((v) => this.rebase(v, base)));
+    this.addToList(
+      source,
+      key,
+      value.map((v) => this.rebase(v, base)),
+    );
   }
 
   private addToList(source: string, key: string, entries: string[], detail?: string): void {
@@ -729,13 +781,20 @@ class Plan {
     const ours = Array.isArray(settings.value.packages) ? [...(settings.value.packages as unknown[])] : [];
     const have = new Set(
       ours
-        .map((p) => (typeof p === "string" ? p : isObject(p) && typeof p.source === "string" ? p.source : undefined))
+        .map((p) =>
+          typeof p === "string" ? p : isObject(p) && typeof p.source === "string" ? p.source : undefined,
+        )
         .filter((p): p is string => p !== undefined)
         .map((p) => identity(p, ourBase))
         .filter((p): p is string => p !== undefined),
     );
     for (const pkg of value) {
-      const raw = typeof pkg === "string" ? pkg : isObject(pkg) && typeof pkg.source === "string" ? pkg.source : undefined;
+      const raw =
+        typeof pkg === "string"
+          ? pkg
+          : isObject(pkg) && typeof pkg.source === "string"
+            ? pkg.source
+            : undefined;
       if (raw === undefined || raw.trim() === "") {
         this.add(source, `packages: ${JSON.stringify(pkg)}`, "not-importable", "no package source");
         continue;
@@ -752,7 +811,12 @@ class Plan {
       const entry = typeof pkg === "string" ? sourceText : { ...(pkg as Json), source: sourceText };
       const problem = this.checkSetting({ packages: [entry] });
       if (problem) {
-        this.add(source, `package ${raw}`, "not-importable", `KnightCode does not take this entry: ${problem}`);
+        this.add(
+          source,
+          `package ${raw}`,
+          "not-importable",
+          `KnightCode does not take this entry: ${problem}`,
+        );
         continue;
       }
       if (have.has(parsed.identity)) {
@@ -786,7 +850,12 @@ class Plan {
         this.add(shown, kind, "skipped", "the folder is empty");
         continue;
       }
-      this.addToList(shown, kind, [this.rebase(kind, this.target.piDir)], `${entries.length} item${entries.length === 1 ? "" : "s"}, loaded from where they are`);
+      this.addToList(
+        shown,
+        kind,
+        [this.rebase(kind, this.target.piDir)],
+        `${entries.length} item${entries.length === 1 ? "" : "s"}, loaded from where they are`,
+      );
     }
   }
 
@@ -815,7 +884,15 @@ class Plan {
         this.add("mcp.json", what, "not-importable", problem);
         continue;
       }
-      if (!this.mayWrite("mcp.json", what, mcp, Object.hasOwn(ours, name), `KnightCode's ${this.target.scope === "project" ? ".knightcode/" : ""}mcp.json`)) {
+      if (
+        !this.mayWrite(
+          "mcp.json",
+          what,
+          mcp,
+          Object.hasOwn(ours, name),
+          `KnightCode's ${this.target.scope === "project" ? ".knightcode/" : ""}mcp.json`,
+        )
+      ) {
         continue;
       }
       ours[name] = entry;
@@ -826,7 +903,9 @@ class Plan {
         "mcp.json",
         what,
         "imported",
-        typeof e.url === "string" ? `HTTP ${e.url}` : `stdio ${[e.command, ...(Array.isArray(e.args) ? e.args : [])].join(" ")}`,
+        typeof e.url === "string"
+          ? `HTTP ${e.url}`
+          : `stdio ${[e.command, ...(Array.isArray(e.args) ? e.args : [])].join(" ")}`,
       );
     }
   }
@@ -854,7 +933,15 @@ class Plan {
         this.add("keybindings.json", what, "not-importable", "the value is not a key or a list of keys");
         continue;
       }
-      if (!this.mayWrite("keybindings.json", what, file, Object.hasOwn(file.value, ours), "KnightCode's keybindings.json")) {
+      if (
+        !this.mayWrite(
+          "keybindings.json",
+          what,
+          file,
+          Object.hasOwn(file.value, ours),
+          "KnightCode's keybindings.json",
+        )
+      ) {
         continue;
       }
       file.value[ours] = keys;
@@ -936,11 +1023,14 @@ class Plan {
       list.push(item);
       bySource.set(item.source, list);
     }
-    if (bySource.size === 0) lines.push("Nothing to import: pi's folder holds none of the files KnightCode reads.");
+    if (bySource.size === 0)
+      lines.push("Nothing to import: pi's folder holds none of the files KnightCode reads.");
     for (const [source, items] of bySource) {
       lines.push(source);
       for (const item of items) {
-        lines.push(`  ${words[item.outcome].padEnd(12)} ${item.what}${item.detail ? `: ${item.detail}` : ""}`);
+        lines.push(
+          `  ${words[item.outcome].padEnd(12)} ${item.what}${item.detail ? `: ${item.detail}` : ""}`,
+        );
       }
     }
     const count = (o: Outcome) => this.items.filter((i) => i.outcome === o).length;

@@ -920,7 +920,9 @@ export class ModelService implements ModelApiService {
     if (typeof stored.key !== "string" || !stored.key) return undefined;
     const info: { type: string; [field: string]: unknown } = { type: stored.type };
     for (const [field, value] of Object.entries(stored)) {
-      if (field === "key" || field === "refresh" || /(token|secret|key)$/i.test(field)) continue;
+      // `access` is pi's name for the token (read as `key`).
+      if (field === "key" || field === "refresh" || field === "access" || /(token|secret|key)$/i.test(field))
+        continue;
       info[field] = value;
     }
     return info;
