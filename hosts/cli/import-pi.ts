@@ -234,6 +234,42 @@ const RENAMED_BINDINGS: Record<string, string> = {
   "app.model.cycleForward": "app.model.cycle",
 };
 
+/** pi's names from before its bindings were namespaced (pi renames them itself at start) that are not a `tui.*` name. */
+const LEGACY_APP_BINDINGS: Record<string, string> = {
+  interrupt: "app.interrupt",
+  clear: "app.clear",
+  exit: "app.exit",
+  suspend: "app.suspend",
+  cycleThinkingLevel: "app.thinking.cycle",
+  cycleModelForward: "app.model.cycle",
+  selectModel: "app.model.select",
+  expandTools: "app.tools.expand",
+  toggleThinking: "app.thinking.toggle",
+  externalEditor: "app.editor.external",
+  followUp: "app.followUp",
+  dequeue: "app.message.dequeue",
+  pasteImage: "app.clipboard.pasteImage",
+};
+
+/**
+ * KnightCode's name for a pi binding name: the same, a renamed one, or for pi's old plain names (`cursorUp`,
+ * `selectConfirm`, `expandTools`) the namespaced name they stand for.
+ */
+function bindingName(name: string, tui: Record<string, unknown>): string {
+  if (RENAMED_BINDINGS[name]) return RENAMED_BINDINGS[name];
+  if (name.includes(".")) return name;
+  if (LEGACY_APP_BINDINGS[name]) return LEGACY_APP_BINDINGS[name];
+  for (const group of ["editor", "input"]) {
+    if (Object.hasOwn(tui, `tui.${group}.${name}`)) return `tui.${group}.${name}`;
+  }
+  const select = /^select([A-Z].*)$/.exec(name)?.[1];
+  if (select) {
+    const candidate = `tui.select.${select[0]!.toLowerCase()}${select.slice(1)}`;
+    if (Object.hasOwn(tui, candidate)) return candidate;
+  }
+  return name;
+}
+
 /** Text files of the agent folder (or `.pi/`) KnightCode reads under the same name. */
 const TEXT_FILES_GLOBAL = ["AGENTS.md", "CLAUDE.md", "SYSTEM.md", "APPEND_SYSTEM.md"];
 const TEXT_FILES_PROJECT = ["SYSTEM.md", "APPEND_SYSTEM.md"];
@@ -917,9 +953,15 @@ class Plan {
     if (!pi) return;
     const file = this.file("keybindings.json");
     const known = new Set([...KNIGHTCODE_APP_BINDINGS, ...Object.keys(this.tuiBindings)]);
+    const names = Object.keys(pi);
     for (const [name, keys] of Object.entries(pi)) {
-      const ours = RENAMED_BINDINGS[name] ?? name;
+      const ours = bindingName(name, this.tuiBindings);
       const what = ours === name ? name : `${name} → ${ours}`;
+      // pi itself lets the new name win over an old one naming the same binding.
+      if (ours !== name && !RENAMED_BINDINGS[name] && names.includes(ours)) {
+        this.add("keybindings.json", what, "skipped", `pi's file also has ${ours}, which pi uses instead`);
+        continue;
+      }
       if (!known.has(ours)) {
         this.add(
           "keybindings.json",

@@ -133,7 +133,14 @@ describe("knightcode import pi (through the built CLI)", function () {
       hideThinkingBlock: true,
       packages: ["npm:pi-skills@1.2.0"],
     });
-    writePi("keybindings.json", { "app.message.followUp": "ctrl+j", "app.session.tree": "ctrl+y" });
+    writePi("keybindings.json", {
+      "app.message.followUp": "ctrl+j",
+      "app.session.tree": "ctrl+y",
+      cursorUp: ["up", "alt+k"],
+      selectConfirm: "ctrl+m",
+      undo: "ctrl+u",
+      "tui.editor.undo": "ctrl+-",
+    });
     writePi("extensions/hello.ts", "export default function () {}\n");
   }
 
@@ -187,7 +194,14 @@ describe("knightcode import pi (through the built CLI)", function () {
     expect(settings.packages).to.deep.equal(["npm:pi-skills@1.2.0"]);
     expect(settings.extensions).to.deep.equal([join(piDir(), "extensions")]);
     expect(settings).to.not.have.property("hideThinkingBlock");
-    expect(readJson(join(kcDir(), "keybindings.json"))).to.deep.equal({ "app.followUp": "ctrl+j" });
+    // pi's old plain names map to the namespaced ones; where the file has both, the new one wins (as in pi).
+    expect(out).to.match(/skipped +undo → tui\.editor\.undo: pi's file also has tui\.editor\.undo/);
+    expect(readJson(join(kcDir(), "keybindings.json"))).to.deep.equal({
+      "app.followUp": "ctrl+j",
+      "tui.editor.cursorUp": ["up", "alt+k"],
+      "tui.select.confirm": "ctrl+m",
+      "tui.editor.undo": "ctrl+-",
+    });
     expect(Object.keys(readJson(join(kcDir(), "models.json")).providers)).to.deep.equal([
       "local",
       "anthropic",
