@@ -223,6 +223,53 @@ describe("knightcode import pi (through the built CLI)", function () {
     );
   });
 
+  it("an imported sign-in that has expired is renewed with pi's refresh token (the same OAuth client)", async () => {
+    writePi("auth.json", {
+      anthropic: {
+        type: "oauth",
+        access: "claude-pi-expired",
+        refresh: "claude-pi-refresh",
+        expires: Date.now() - 1000,
+      },
+    });
+    writePi("models.json", { providers: { anthropic: { baseUrl: server.url } } });
+    const imported = await cli(["import", "pi"]);
+    expect(imported.code, imported.stderr).to.equal(0);
+    expect(imported.stdout).to.match(
+      /imported +anthropic: Claude subscription \*\*\*\*ired, expired \(renewed on the next request\)/,
+    );
+    server.respond(async (req, res) => {
+      if (req.path === "/claude/token") {
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(
+            JSON.stringify({
+              access_token: CLAUDE_ACCESS,
+              refresh_token: "claude-kc-refresh",
+              expires_in: 3600,
+            }),
+          );
+        return;
+      }
+      if (req.path.startsWith("/v1/messages") && req.headers.authorization === `Bearer ${CLAUDE_ACCESS}`) {
+        return writeSse(res, textAnswer(req.body.model, "Hello from Claude."));
+      }
+      res.writeHead(401).end("{}");
+    });
+    const run = await runCli(["-p", "hi", "--model", CLAUDE, "--no-session", "--offline"], {
+      cwd: tmp.path,
+      env: { ...env(), KNIGHTCODE_OAUTH_ANTHROPIC_TOKEN_URL: `${server.url}/claude/token` },
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain("Hello from Claude.");
+    const renewal = server.requests.find((r) => r.path === "/claude/token")!;
+    expect(renewal.body).to.deep.include({ grant_type: "refresh_token", refresh_token: "claude-pi-refresh" });
+    expect(readJson(join(kcDir(), "auth.json")).anthropic).to.deep.include({
+      key: CLAUDE_ACCESS,
+      refresh: "claude-kc-refresh",
+    });
+  });
+
   it("--dry-run prints the plan and writes nothing", async () => {
     piSetup();
     const result = await cli(["import", "pi", "--dry-run"]);
