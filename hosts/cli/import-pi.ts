@@ -558,6 +558,9 @@ class Plan {
       this.add("models.json", "providers", "error", 'models.json: "providers" must be an object');
       return;
     }
+    if (models.value.providers !== undefined && !isObject(models.value.providers)) {
+      models.problem ??= `${models.path}: "providers" must be an object`;
+    }
     const ours = isObject(models.value.providers) ? models.value.providers : {};
     for (const [name, raw] of Object.entries(pi.providers)) {
       if (!isObject(raw)) {
@@ -603,8 +606,8 @@ class Plan {
       ) {
         continue;
       }
-      models.value.providers = { ...ours, [name]: provider };
-      Object.assign(ours, { [name]: provider });
+      ours[name] = provider;
+      models.value.providers = ours;
       models.changed = true;
       const count = Array.isArray(provider.models) ? provider.models.length : 0;
       const key =
@@ -718,6 +721,15 @@ class Plan {
         continue;
       }
       const ours = settings.value[group];
+      if (ours !== undefined && !isObject(ours)) {
+        this.add(
+          source,
+          key,
+          "error",
+          `KnightCode's ${group} setting is not an object; it was left as it is`,
+        );
+        continue;
+      }
       const present = isObject(ours) && Object.hasOwn(ours, sub);
       if (!this.mayWrite(source, key, settings, present, this.settingsWhere())) continue;
       settings.value[group] = { ...(isObject(ours) ? ours : {}), [sub]: v };
@@ -773,6 +785,10 @@ class Plan {
       this.add(source, key, "error", `${settings.problem}; KnightCode's file was left as it is`);
       return;
     }
+    if (settings.value[key] !== undefined && !Array.isArray(settings.value[key])) {
+      this.add(source, key, "error", `KnightCode's ${key} setting is not a list; it was left as it is`);
+      return;
+    }
     const ours = Array.isArray(settings.value[key]) ? (settings.value[key] as unknown[]) : [];
     const added: string[] = [];
     const present: string[] = [];
@@ -814,6 +830,15 @@ class Plan {
         return undefined;
       }
     };
+    if (settings.value.packages !== undefined && !Array.isArray(settings.value.packages)) {
+      this.add(
+        source,
+        "packages",
+        "error",
+        "KnightCode's packages setting is not a list; it was left as it is",
+      );
+      return;
+    }
     const ours = Array.isArray(settings.value.packages) ? [...(settings.value.packages as unknown[])] : [];
     const have = new Set(
       ours
@@ -909,8 +934,8 @@ class Plan {
       this.add("mcp.json", "mcpServers", "error", 'mcp.json: "mcpServers" must be an object');
       return;
     }
-    if (mcp.existed && mcp.value.mcpServers !== undefined && !isObject(mcp.value.mcpServers)) {
-      mcp.problem = `${mcp.path}: "mcpServers" must be an object`;
+    if (mcp.value.mcpServers !== undefined && !isObject(mcp.value.mcpServers)) {
+      mcp.problem ??= `${mcp.path}: "mcpServers" must be an object`;
     }
     const ours = isObject(mcp.value.mcpServers) ? mcp.value.mcpServers : {};
     for (const [name, entry] of Object.entries(pi.mcpServers)) {
