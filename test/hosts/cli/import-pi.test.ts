@@ -240,15 +240,13 @@ describe("knightcode import pi (through the built CLI)", function () {
     );
     server.respond(async (req, res) => {
       if (req.path === "/claude/token") {
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({
-              access_token: CLAUDE_ACCESS,
-              refresh_token: "claude-kc-refresh",
-              expires_in: 3600,
-            }),
-          );
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            access_token: CLAUDE_ACCESS,
+            refresh_token: "claude-kc-refresh",
+            expires_in: 3600,
+          }),
+        );
         return;
       }
       if (req.path.startsWith("/v1/messages") && req.headers.authorization === `Bearer ${CLAUDE_ACCESS}`) {
@@ -327,6 +325,19 @@ describe("knightcode import pi (through the built CLI)", function () {
       true,
     );
     expect(readJson(join(kcDir(), "settings.json"))).to.not.have.property("defaultModel");
+  });
+
+  it("a KnightCode file that does not parse is never overwritten; its items are errors", async () => {
+    piSetup();
+    const broken = '{ "defaultModel": "ours", }';
+    tmp.write("kc/settings.json", broken);
+    const result = await cli(["import", "pi"]);
+    expect(result.code).to.equal(1);
+    expect(result.stdout).to.match(
+      /error +defaultModel: .*settings\.json:1:27: invalid JSON.*; KnightCode's file was left as it is/,
+    );
+    expect(readFileSync(join(kcDir(), "settings.json"), "utf8")).to.equal(broken);
+    expect(readJson(join(kcDir(), "auth.json")).local.key).to.equal(LOCAL_KEY);
   });
 
   it("a pi auth.json copied as it is (tokens under `access`) is used by a run", async () => {
