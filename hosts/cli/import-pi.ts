@@ -355,10 +355,26 @@ class Plan {
     return read.value;
   }
 
+  private readonly reportedBroken = new Set<string>();
+
+  /** An item whose KnightCode file cannot be changed: the file's problem in full the first time, briefly after. */
+  private brokenTarget(source: string, what: string, file: TargetFile): void {
+    const first = !this.reportedBroken.has(file.path);
+    this.reportedBroken.add(file.path);
+    this.add(
+      source,
+      what,
+      "error",
+      first
+        ? `${file.problem}; KnightCode's file was left as it is`
+        : `${file.path} cannot be changed (see above)`,
+    );
+  }
+
   /** Whether an entry of a KnightCode file may be written: not there yet, or `--force`. */
   private mayWrite(source: string, what: string, file: TargetFile, present: boolean, where: string): boolean {
     if (file.problem) {
-      this.add(source, what, "error", `${file.problem}; KnightCode's file was left as it is`);
+      this.brokenTarget(source, what, file);
       return false;
     }
     if (present && !this.options.force) {
@@ -782,7 +798,7 @@ class Plan {
   private addToList(source: string, key: string, entries: string[], detail?: string): void {
     const settings = this.settingsFile();
     if (settings.problem) {
-      this.add(source, key, "error", `${settings.problem}; KnightCode's file was left as it is`);
+      this.brokenTarget(source, key, settings);
       return;
     }
     if (settings.value[key] !== undefined && !Array.isArray(settings.value[key])) {
@@ -818,7 +834,7 @@ class Plan {
     }
     const settings = this.settingsFile();
     if (settings.problem) {
-      this.add(source, "packages", "error", `${settings.problem}; KnightCode's file was left as it is`);
+      this.brokenTarget(source, "packages", settings);
       return;
     }
     const base = this.target.piDir;

@@ -333,9 +333,11 @@ describe("knightcode import pi (through the built CLI)", function () {
     tmp.write("kc/settings.json", broken);
     const result = await cli(["import", "pi"]);
     expect(result.code).to.equal(1);
+    // The file's problem in full once, then briefly for its other items.
     expect(result.stdout).to.match(
-      /error +defaultModel: .*settings\.json:1:27: invalid JSON.*; KnightCode's file was left as it is/,
+      /error +defaultProvider: .*settings\.json:1:27: invalid JSON.*; KnightCode's file was left as it is/,
     );
+    expect(result.stdout).to.match(/error +defaultModel: .*settings\.json cannot be changed \(see above\)/);
     expect(readFileSync(join(kcDir(), "settings.json"), "utf8")).to.equal(broken);
     expect(readJson(join(kcDir(), "auth.json")).local.key).to.equal(LOCAL_KEY);
   });
