@@ -145,6 +145,12 @@ export async function importCommand(argv: string[], io: Output, cwd = process.cw
       );
       return 1;
     }
+    if (resolve(piDir) === resolve(agentDir)) {
+      io.err(
+        `knightcode import: pi's folder ${piDir} is KnightCode's agent folder too; there is nothing to import\n`,
+      );
+      return 1;
+    }
     plan = new Plan(plugin, kit, options, { piDir, targetDir: agentDir, scope: "global", cwd });
   }
   plan.build();
@@ -921,7 +927,13 @@ class Plan {
     for (const kind of RESOURCE_LISTS) {
       const folder = join(this.target.piDir, kind);
       if (!isDirectory(folder)) continue;
-      const entries = readdirSync(folder).filter((n) => !n.startsWith("."));
+      let entries: string[];
+      try {
+        entries = readdirSync(folder).filter((n) => !n.startsWith("."));
+      } catch (error) {
+        this.add(`${kind}/`, kind, "error", `${folder} cannot be read: ${(error as Error).message}`);
+        continue;
+      }
       const shown = `${this.target.scope === "project" ? ".pi" : "pi"}/${kind}/`;
       if (entries.length === 0) {
         this.add(shown, kind, "skipped", "the folder is empty");
