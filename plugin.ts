@@ -52,10 +52,16 @@ export type {
   SessionCatalog,
 } from "./plugins/session-store/catalog.js";
 export { SessionManager } from "./plugins/session-store/session-manager.js";
-export { extensionCacheDir, resolveAgentDir } from "./plugins/settings/agent-dir.js";
-export { mcpFilePaths } from "./plugins/settings/mcp-config.js";
+export {
+  extensionCacheDir,
+  globalSettingsPath,
+  projectConfigDir,
+  projectSettingsPath,
+  resolveAgentDir,
+} from "./plugins/settings/agent-dir.js";
+export { mcpFilePaths, validateMcpEntry } from "./plugins/settings/mcp-config.js";
 export { addMcpServer, listMcpServers, removeMcpServer } from "./plugins/settings/mcp-files.js";
-export type { LoadSettingsOptions, Settings } from "./plugins/settings/settings.js";
+export { type LoadSettingsOptions, type Settings, SettingsFileSchema } from "./plugins/settings/settings.js";
 export type { ProjectTrustDecision, ResolveProjectTrustOptions } from "./plugins/settings/trust.js";
 export {
   type SessionStore,

@@ -40,6 +40,10 @@ const COMMANDS: [string, string][] = [
   ],
   ["login --list", "The stored credentials, keys masked"],
   ["logout [provider]", "Remove a provider's stored credential from auth.json"],
+  [
+    "import pi [--dry-run] [--force]",
+    "Bring pi's setup over: keys and sign-ins, settings, models, MCP servers, key bindings (--project: .pi/)",
+  ],
   ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
   ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],
   ["mcp add <name> -- <cmd> [args]", "Add a stdio MCP server (--env KEY=VALUE, --exposure, --timeout ...)"],

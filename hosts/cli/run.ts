@@ -64,6 +64,13 @@ export async function main(argv: string[]): Promise<number> {
       err: (text) => process.stderr.write(text),
     });
   }
+  if (argv[0] === "import") {
+    const { importCommand } = await import("./import-pi.js");
+    return importCommand(argv.slice(1), {
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+    });
+  }
   if (argv[0] === "app-server") {
     const { appServerCommand } = await import("./app-server.js");
     return appServerCommand(argv.slice(1));

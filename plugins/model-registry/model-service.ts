@@ -885,7 +885,17 @@ export class ModelService implements ModelApiService {
       throw new KernelError("KC_ERR_AUTH_FILE", `An empty key for "${provider}" was not saved`);
     }
     const auth = this.readAuthForWrite("saving a key");
-    auth[provider] = credential;
+    // A sign-in stored in pi's form (`access`, read as `key`) keeps that field current, so pi, reading the
+    // same file, gets the renewed token too.
+    const before = auth[provider];
+    if (
+      typeof key !== "string" &&
+      before &&
+      typeof before === "object" &&
+      typeof (before as Record<string, unknown>).access === "string"
+    ) {
+      auth[provider] = { ...credential, access: credential.key };
+    } else auth[provider] = credential;
     writeFileAtomic(this.auth.path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
     this.auth.invalidate();
   }
@@ -974,7 +984,9 @@ export class ModelService implements ModelApiService {
     if (typeof stored.key !== "string" || !stored.key) return undefined;
     const info: { type: string; [field: string]: unknown } = { type: stored.type };
     for (const [field, value] of Object.entries(stored)) {
-      if (field === "key" || field === "refresh" || /(token|secret|key)$/i.test(field)) continue;
+      // `access` is pi's name for the token (read as `key`).
+      if (field === "key" || field === "refresh" || field === "access" || /(token|secret|key)$/i.test(field))
+        continue;
       info[field] = value;
     }
     return info;
