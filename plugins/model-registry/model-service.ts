@@ -886,13 +886,15 @@ export class ModelService implements ModelApiService {
     }
     const auth = this.readAuthForWrite("saving a key");
     // A sign-in stored in pi's form (`access`, read as `key`) keeps that field current, so pi, reading the
-    // same file, gets the renewed token too.
+    // same file, gets the renewed token too. A credential that brings a new `access` of its own (a pi
+    // extension's sign-in, whose key getApiKey derives from it) keeps it as given.
     const before = auth[provider];
+    const storedAccess =
+      before && typeof before === "object" ? (before as Record<string, unknown>).access : undefined;
     if (
       typeof key !== "string" &&
-      before &&
-      typeof before === "object" &&
-      typeof (before as Record<string, unknown>).access === "string"
+      typeof storedAccess === "string" &&
+      (typeof credential.access !== "string" || credential.access === storedAccess)
     ) {
       auth[provider] = { ...credential, access: credential.key };
     } else auth[provider] = credential;
