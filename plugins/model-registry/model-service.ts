@@ -25,6 +25,7 @@ import {
   type ModelRuntime,
   type ProviderConfig,
   type ProviderHooks,
+  type ProviderKeyStatus,
   type ProviderLoginMethod,
   type ProviderStreamRequest,
   type ProviderTransport,
@@ -480,6 +481,31 @@ export class ModelService implements ModelApiService {
 
   loginMethods(provider: string): ProviderLoginMethod[] {
     return [...(this.deps.store.get(provider)?.config.login ?? [])];
+  }
+
+  /** What the provider's requests need, and where the key comes from now (`CredentialStore.keyStatus`). */
+  keyStatus(provider: string): ProviderKeyStatus | undefined {
+    const config = this.providerConfig(provider);
+    if (!config) return undefined;
+    const configured = config.apiKey || undefined;
+    const keyVariable = configured && ENV_NAME.test(configured) ? configured : undefined;
+    const stored = this.auth.read()[provider]?.key;
+    const source: ProviderKeyStatus["source"] = this.deps.apiKeys?.[provider]
+      ? "sdk"
+      : typeof stored === "string" && stored
+        ? "auth.json"
+        : keyVariable
+          ? (this.deps.env ?? process.env)[keyVariable]
+            ? "environment"
+            : undefined
+          : configured
+            ? "models.json"
+            : undefined;
+    return {
+      needsKey: configured !== undefined,
+      ...(keyVariable ? { keyVariable } : {}),
+      ...(source ? { source } : {}),
+    };
   }
 
   /** The providers with a stored credential in auth.json. */
