@@ -83,6 +83,14 @@ function credentialWire(store: CredentialStore, provider: string): CredentialWir
   };
 }
 
+/**
+ * Whether a provider takes an API key: one that names a key does, and so does one with sign-in methods (what they
+ * store is a key too); a provider with neither (a local server) takes none.
+ */
+function acceptsApiKey(store: CredentialStore, provider: string): boolean {
+  return store.keyStatus(provider)?.needsKey !== false || store.loginMethods(provider).length > 0;
+}
+
 /** The first http(s) URL of a message, without the punctuation that ends a sentence. */
 export function urlIn(message: string): string | undefined {
   const found = message.match(/https?:\/\/[^\s"'<>]+/);
@@ -174,7 +182,9 @@ async function run(
     else if (!credential) error = "The sign-in was given up; nothing was saved";
     else store.save(provider, credential);
   } catch (failure) {
-    error = controller.signal.aborted ? "The sign-in was cancelled; nothing was saved" : errorMessage(failure);
+    error = controller.signal.aborted
+      ? "The sign-in was cancelled; nothing was saved"
+      : errorMessage(failure);
   } finally {
     logins.delete(login);
     const at = connection.onClose.indexOf(onClose);
@@ -202,7 +212,7 @@ function accountMethods(logins: Logins): MethodRow[] {
           provider,
           credential: credentialWire(store, provider),
           needsKey,
-          acceptsApiKey: needsKey,
+          acceptsApiKey: acceptsApiKey(store, provider),
           ...(status?.keyVariable !== undefined ? { keyVariable: status.keyVariable } : {}),
           ...(status?.source !== undefined ? { keySource: status.source } : {}),
           loginMethods: methodIds(store.loginMethods(provider)).map(({ id, method: m }) => ({
@@ -220,9 +230,12 @@ function accountMethods(logins: Logins): MethodRow[] {
       const { provider } = params;
       requireProvider(store, provider);
       if ((params.apiKey === undefined) === (params.method === undefined))
-        throw invalidParams("Give either apiKey (to store a key) or method (to sign in), not both or neither", {
-          reason: "params",
-        });
+        throw invalidParams(
+          "Give either apiKey (to store a key) or method (to sign in), not both or neither",
+          {
+            reason: "params",
+          },
+        );
       const running = logins.byProvider.get(provider);
       if (running)
         throw new AppServerError(
@@ -231,7 +244,7 @@ function accountMethods(logins: Logins): MethodRow[] {
           { provider, loginId: running.id },
         );
       if (params.apiKey !== undefined) {
-        if (store.keyStatus(provider)?.needsKey === false)
+        if (!acceptsApiKey(store, provider))
           throw invalidParams(`${provider} takes no key: its models are usable without one`, {
             reason: "apiKey",
           });
@@ -282,7 +295,9 @@ function accountMethods(logins: Logins): MethodRow[] {
       if (!store.list().some((c) => c.provider === provider)) requireProvider(store, provider);
       const removed = store.remove(provider);
       if (removed)
-        call.afterResponse(() => broadcast(ctx, "account/updated", { provider, credential: { type: "none" } }));
+        call.afterResponse(() =>
+          broadcast(ctx, "account/updated", { provider, credential: { type: "none" } }),
+        );
       return { removed };
     }),
   ];

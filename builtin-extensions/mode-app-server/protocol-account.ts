@@ -16,8 +16,12 @@ export const AccountCredential = Obj(
       description:
         '"none" when auth.json holds nothing for the provider; else what it holds: "api_key", "oauth" (a subscription sign-in), or a login method\'s own type',
     }),
-    masked: Opt(Str({ description: "The key as ****abcd (its last four characters; **** alone when short)" })),
-    expires: Opt(Num({ description: "When a sign-in's access token expires (epoch ms); renewed before use" })),
+    masked: Opt(
+      Str({ description: "The key as ****abcd (its last four characters; **** alone when short)" }),
+    ),
+    expires: Opt(
+      Num({ description: "When a sign-in's access token expires (epoch ms); renewed before use" }),
+    ),
   },
   { $id: "AccountCredential" },
 );
@@ -30,7 +34,10 @@ export const AccountProvider = Obj(
     needsKey: Bool({
       description: "false for a provider that takes no key (a local server): it is usable without signing in",
     }),
-    acceptsApiKey: Bool({ description: "Whether account/login/start takes {provider, apiKey} for it" }),
+    acceptsApiKey: Bool({
+      description:
+        "Whether account/login/start takes {provider, apiKey} for it: not for a provider that needs no key and has no sign-in method",
+    }),
     keyVariable: Opt(Str({ description: "The environment variable a key is also read from" })),
     keySource: Opt(
       Type.Union([Lit("sdk"), Lit("auth.json"), Lit("environment"), Lit("models.json")], {
@@ -112,7 +119,8 @@ export const accountNotifications = {
     }),
   },
   "account/updated": {
-    description: "A provider's stored credential changed (a key stored, a sign-in, a logout), to every client",
+    description:
+      "A provider's stored credential changed (a key stored, a sign-in, a logout), to every client",
     params: Obj({ provider: Str(), credential: AccountCredential }),
   },
 } as const satisfies Record<string, NotificationSpec>;

@@ -7,8 +7,8 @@
  * milliseconds.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { accountNotifications, accountRequests, accountSharedSchemas } from "./protocol-account.js";
+import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
 
 export const ThreadStatus = Type.Union(

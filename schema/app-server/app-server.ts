@@ -256,7 +256,7 @@ export type AccountProvider = {
   credential: AccountCredential;
   /** false for a provider that takes no key (a local server): it is usable without signing in */
   needsKey: boolean;
-  /** Whether account/login/start takes {provider, apiKey} for it */
+  /** Whether account/login/start takes {provider, apiKey} for it: not for a provider that needs no key and has no sign-in method */
   acceptsApiKey: boolean;
   /** The environment variable a key is also read from */
   keyVariable?: string;
