@@ -111,7 +111,12 @@ function requireProvider(store: CredentialStore, provider: string): void {
     });
 }
 
-/** A question of the sign-in, as a `ui/dialog` input to the connection that started it. */
+/**
+ * A question of the sign-in, as a `ui/dialog` input to the connection that started it. `{}` declines it. An error
+ * reply (a client that handles no dialogs) declines a plain question too, but leaves one that races something else
+ * (its own signal: the paste prompt beside the browser, the device code's wait) open until that ends it, as a
+ * piped stdin's end does for `knightcode login`.
+ */
 function ask(
   login: RunningLogin,
   title: string,
@@ -142,7 +147,10 @@ function ask(
         ...(options?.placeholder !== undefined ? { placeholder: options.placeholder } : {}),
         ...(options?.secret ? { secret: true } : {}),
       },
-      ({ result }) => {
+      ({ result, error }) => {
+        requestId = undefined;
+        const racing = options?.signal !== undefined && options.signal !== login.controller.signal;
+        if (error !== undefined && racing) return;
         const value = (result as { value?: unknown } | undefined)?.value;
         finish(typeof value === "string" ? value : undefined);
       },

@@ -10,10 +10,15 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { SpawnedAppServer } from "../../../hosts/sdk/app-server-client.js";
+import {
+  type AppServerClient,
+  connectAppServer,
+  type SpawnedAppServer,
+} from "../../../hosts/sdk/app-server-client.js";
 import { runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { type Harness, harness, notifications } from "./harness.js";
+import { protocolCheck } from "./protocol-check.js";
 
 const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
@@ -46,7 +51,11 @@ type Dialog = Record<string, any> & { requestId?: string };
 describe("knightcode app-server: account/* (provider credentials and sign-in)", function () {
   this.timeout(60_000);
   let h: Harness;
-  afterEach(async () => h?.close());
+  const sockets: AppServerClient[] = [];
+  afterEach(async () => {
+    for (const c of sockets.splice(0)) c.close();
+    await h?.close();
+  });
   const tmp = useTempDir("kc-appserver-account-");
   /** What the OAuth routes of the test server do. */
   let devicePolls: number;
@@ -55,7 +64,7 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
   const readAuth = () => JSON.parse(readFileSync(authPath(), "utf8"));
   const requestsTo = (path: string) => h.model.requests.filter((r) => r.path.startsWith(path));
 
-  async function setUp(): Promise<SpawnedAppServer> {
+  async function setUp(args?: string[]): Promise<SpawnedAppServer> {
     devicePolls = 0;
     h = await harness(tmp.path, { "vault.ts": VAULT_EXTENSION });
     // Beside the harness's `local` (whose key comes from LOCAL_KEY), a server that needs no key.
@@ -120,7 +129,7 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
         });
       res.writeHead(404).end(`no route for ${req.method} ${req.path}`);
     });
-    return h.start({
+    const env = {
       HOME: join(tmp.path, "home"),
       ANTHROPIC_API_KEY: "",
       OPENAI_API_KEY: "",
@@ -134,7 +143,8 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
       KNIGHTCODE_OAUTH_GITHUB_COPILOT_DEVICE_CODE_URL: `${url}/github/login/device/code`,
       KNIGHTCODE_OAUTH_GITHUB_COPILOT_ACCESS_TOKEN_URL: `${url}/github/login/oauth/access_token`,
       KNIGHTCODE_OAUTH_GITHUB_COPILOT_COPILOT_TOKEN_URL: `${url}/api/copilot_internal/v2/token`,
-    });
+    };
+    return args ? h.start(env, args) : h.start(env);
   }
 
   /** Records every `ui/dialog` the server asks; `answer` decides the reply (a promise that never settles: none). */
@@ -473,5 +483,59 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
       "account/login/completed",
       (p) => again.type === "signIn" && p.loginId === again.loginId,
     );
+  });
+
+  it("a client that handles no dialogs still signs in by the browser; closing the connection that started a sign-in cancels it", async () => {
+    const server = await setUp(["app-server", "--listen", "ws://127.0.0.1:0"]);
+    await server.client.initialize();
+    const deadline = Date.now() + 20_000;
+    let port = 0;
+    while (!port && Date.now() < deadline) {
+      port = Number(/listening on ws:\/\/127\.0\.0\.1:(\d+)/.exec(server.stderr())?.[1] ?? 0);
+      if (!port) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(port, server.stderr()).to.be.greaterThan(0);
+    const connect = async () => {
+      const client = await connectAppServer(`ws://127.0.0.1:${port}`, {
+        timeoutMs: 20_000,
+        check: protocolCheck,
+      });
+      sockets.push(client);
+      await client.initialize("ws", "1");
+      return client;
+    };
+
+    // No ui/dialog handler: the paste question is answered with an error, and the sign-in keeps waiting for the
+    // browser.
+    const plain = await connect();
+    const start = await plain.request("account/login/start", { provider: "anthropic", method: "browser" });
+    if (start.type !== "signIn") throw new Error("not a sign-in");
+    const progress = await plain.waitFor("account/login/progress", (p) => p.loginId === start.loginId);
+    await waitUntil("the paste dialog", () => plain.received.some((m) => m.method === "ui/dialog"));
+    const authorize = await fetch(progress.url!, { redirect: "manual" });
+    const page = await fetch(authorize.headers.get("location")!.replace("//localhost:", "//127.0.0.1:"));
+    expect(page.status).to.equal(200);
+    const completed = await plain.waitFor("account/login/completed", (p) => p.loginId === start.loginId);
+    expect(completed.success, completed.error).to.equal(true);
+    // The other client (stdio) was told too, but got no progress: that goes to the one that started it.
+    await server.client.waitFor("account/login/completed", (p) => p.loginId === start.loginId);
+    await server.client.waitFor("account/updated", (p) => p.provider === "anthropic");
+    expect(notifications(server, "account/login/progress")).to.deep.equal([]);
+
+    // The starter disconnects midway: the sign-in is cancelled, and the others hear it ended.
+    const leaving = await connect();
+    const device = await leaving.request("account/login/start", {
+      provider: "openai",
+      method: "device-code",
+    });
+    if (device.type !== "signIn") throw new Error("not a sign-in");
+    await leaving.waitFor("account/login/progress", (p) => p.loginId === device.loginId);
+    leaving.close();
+    const ended = await server.client.waitFor("account/login/completed", (p) => p.loginId === device.loginId);
+    expect(ended).to.deep.include({ provider: "openai", success: false });
+    expect(ended.error).to.match(/cancelled/i);
+    expect(readAuth()).to.not.have.property("openai");
+    const read = await server.client.request("account/read", {});
+    expect(read.providers.find((p) => p.provider === "openai")).to.not.have.property("loginInProgress");
   });
 });
