@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import {
   type AppServerClient,
+  type AppServerParams,
   connectAppServer,
   type SpawnedAppServer,
 } from "../../../hosts/sdk/app-server-client.js";
@@ -47,6 +48,7 @@ export default function (knightcode) {
 `;
 
 type Dialog = Record<string, any> & { requestId?: string };
+type DialogReply = { value?: string; confirmed?: boolean };
 
 describe("knightcode app-server: account/* (provider credentials and sign-in)", function () {
   this.timeout(60_000);
@@ -148,13 +150,16 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
   }
 
   /** Records every `ui/dialog` the server asks; `answer` decides the reply (a promise that never settles: none). */
-  function dialogs(server: SpawnedAppServer, answer: (d: Dialog) => unknown = () => new Promise(() => {})) {
+  function dialogs(
+    server: SpawnedAppServer,
+    answer: (d: Dialog) => DialogReply | Promise<DialogReply> = () => new Promise(() => {}),
+  ) {
     const asked: Dialog[] = [];
     server.client.onRequest("ui/dialog", (params) => {
       const request = server.client.received.findLast((m) => m.method === "ui/dialog");
       const dialog: Dialog = { ...params, requestId: String(request?.id) };
       asked.push(dialog);
-      return answer(dialog) as never;
+      return answer(dialog);
     });
     return asked;
   }
@@ -242,8 +247,8 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
     }
 
     // Refusals, each clear.
-    const refused = async (params: Record<string, unknown>) =>
-      client.request("account/login/start", params as never).then(
+    const refused = async (params: AppServerParams<"account/login/start">) =>
+      client.request("account/login/start", params).then(
         () => expect.fail(`accepted ${JSON.stringify(params)}`),
         (e) => e,
       );
