@@ -168,7 +168,9 @@ async function run(
 ): Promise<void> {
   const { connection, controller, provider } = login;
   const onClose = () => controller.abort();
-  connection.onClose.push(onClose);
+  // Gone already (between the response and now): the sign-in ends at once instead of waiting for nobody.
+  if (connection.closed) controller.abort();
+  else connection.onClose.push(onClose);
   const io: ProviderLoginIO = {
     notify: (message) => {
       const url = urlIn(message);
