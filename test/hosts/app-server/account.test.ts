@@ -383,17 +383,20 @@ describe("knightcode app-server: account/* (provider credentials and sign-in)", 
   it("a pasted code answers the sign-in's dialog; an extension's secret question is a secret dialog", async () => {
     const server = await setUp();
     const { client } = server;
-    let state = "";
     dialogs(server, (d) => {
       if (d.title === "Vault token") return { value: "hvs.vault-token-0099" };
-      return { value: `pasted-code#${state}` };
+      // The person pastes the code with the state of the URL they opened: the progress came before the dialog.
+      const progress = client.received.find(
+        (m) => m.method === "account/login/progress" && (m.params as Dialog).loginId === d.loginId,
+      );
+      const url = (progress?.params as { url?: string } | undefined)?.url;
+      return { value: `pasted-code#${url ? new URL(url).searchParams.get("state") : "no-progress-yet"}` };
     });
     await client.initialize();
     const start = await client.request("account/login/start", { provider: "anthropic", method: "browser" });
     if (start.type !== "signIn") throw new Error("not a sign-in");
-    // The state is known from the URL before the dialog is answered: the progress comes first.
     const progress = await client.waitFor("account/login/progress", (p) => p.loginId === start.loginId);
-    state = new URL(progress.url!).searchParams.get("state")!;
+    const state = new URL(progress.url!).searchParams.get("state")!;
     const completed = await client.waitFor("account/login/completed", (p) => p.loginId === start.loginId);
     expect(completed.success, completed.error).to.equal(true);
     expect(requestsTo("/claude/token")[0]!.body).to.deep.include({ code: "pasted-code", state });
