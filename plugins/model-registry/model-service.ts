@@ -489,18 +489,13 @@ export class ModelService implements ModelApiService {
     if (!config) return undefined;
     const configured = config.apiKey || undefined;
     const keyVariable = configured && ENV_NAME.test(configured) ? configured : undefined;
+    // The order resolveApiKey takes them in.
     const stored = this.auth.read()[provider]?.key;
-    const source: ProviderKeyStatus["source"] = this.deps.apiKeys?.[provider]
-      ? "sdk"
-      : typeof stored === "string" && stored
-        ? "auth.json"
-        : keyVariable
-          ? (this.deps.env ?? process.env)[keyVariable]
-            ? "environment"
-            : undefined
-          : configured
-            ? "models.json"
-            : undefined;
+    let source: ProviderKeyStatus["source"];
+    if (this.deps.apiKeys?.[provider]) source = "sdk";
+    else if (typeof stored === "string" && stored) source = "auth.json";
+    else if (keyVariable) source = (this.deps.env ?? process.env)[keyVariable] ? "environment" : undefined;
+    else if (configured) source = "models.json";
     return {
       needsKey: configured !== undefined,
       ...(keyVariable ? { keyVariable } : {}),
