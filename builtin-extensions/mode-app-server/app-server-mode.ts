@@ -12,6 +12,7 @@ import {
   JsonlReader,
   type ModeContext,
 } from "@knightcodeai/cli/kit";
+import { registerAccountMethods } from "./methods-account.js";
 import { registerConfigMethods } from "./methods-config.js";
 import { registerEditorMethods } from "./methods-editor.js";
 import { registerGitMethods } from "./methods-git.js";
@@ -52,6 +53,7 @@ export async function runAppServer(
   registerGitMethods(server);
   registerResourceMethods(server);
   registerEditorMethods(server);
+  registerAccountMethods(server);
   // Other extensions of this session add their methods once the service appears (and lose them when it goes).
   const methods: AppServerMethods = {
     register: (name, spec, handler) =>

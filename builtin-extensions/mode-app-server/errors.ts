@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   toolMissing: -32600,
   notGitRepo: -32600,
   gitConflict: -32600,
+  loginInProgress: -32600,
 } as const;
 
 export type ErrorName = keyof typeof ERROR_CODES;

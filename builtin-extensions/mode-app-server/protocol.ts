@@ -7,6 +7,7 @@
  * milliseconds.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { accountNotifications, accountRequests, accountSharedSchemas } from "./protocol-account.js";
 import { Any, Arr, Bool, Lit, Num, Obj, Opt, Str, ThreadId } from "./protocol-base.js";
 import { FileTotals, gitSharedSchemas, gitSpecs, ThreadWorkspace } from "./protocol-git.js";
 
@@ -607,6 +608,7 @@ export const requestSpecs = {
     }),
   },
   ...git.requests,
+  ...accountRequests,
 } as const satisfies Record<string, MethodSpec>;
 
 const TurnRef = { threadId: Str(), turnId: Str() };
@@ -704,20 +706,23 @@ export const notificationSpecs = {
     }),
   },
   ...git.notifications,
+  ...accountNotifications,
 } as const satisfies Record<string, NotificationSpec>;
 
 /** Server → client requests. */
 export const serverRequestSpecs = {
   "ui/dialog": {
-    description: "An extension asks the user; reply {value}, {confirmed} or {} to cancel",
+    description: "An extension or a sign-in asks the user; reply {value}, {confirmed} or {} to cancel",
     params: Obj({
-      threadId: Str(),
+      threadId: Opt(Str({ description: "The thread asking; absent for a sign-in's question (loginId)" })),
+      loginId: Opt(Str({ description: "The sign-in asking (account/login/start), instead of a thread" })),
       kind: Type.Union([Lit("select"), Lit("confirm"), Lit("input"), Lit("editor")]),
       title: Str(),
       options: Opt(Arr(Str())),
       message: Opt(Str()),
       placeholder: Opt(Str()),
       prefill: Opt(Str()),
+      secret: Opt(Lit(true, { description: "Mask what is typed (a key, a token)" })),
       timeoutMs: Opt(Num()),
     }),
     result: Obj({ value: Opt(Str()), confirmed: Opt(Bool()) }),
@@ -787,6 +792,7 @@ export const sharedSchemas = [
   Widget,
   ExtensionUi,
   ...gitSharedSchemas,
+  ...accountSharedSchemas,
   Resource,
   McpServerStatus,
   Effort,

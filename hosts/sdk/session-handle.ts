@@ -354,6 +354,7 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
       remove: (provider) => models().removeCredential(provider),
       loginMethods: (provider) => models().loginMethods(provider),
       providers: () => models().loginProviders(),
+      keyStatus: (provider) => models().keyStatus(provider),
     };
   }
 

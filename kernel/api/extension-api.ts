@@ -227,6 +227,12 @@ export interface ProviderLoginMethod {
   /** Shown in `/login`'s list, e.g. `"Claude subscription"`. */
   label: string;
   /**
+   * A short, stable name for the method, unique among the provider's, e.g. `"device-code"`: what an app-server
+   * client passes to `account/login/start` (docs/app-server.md). Unset, one is made from the label (lower case,
+   * runs of other characters as `-`).
+   */
+  id?: string;
+  /**
    * Signs in, asking through `io`; resolves with the credential `auth.json` keeps for the provider (its `key` is
    * what requests send), or `undefined` when the person gave up.
    */

@@ -213,6 +213,27 @@ export interface CredentialStore {
   loginMethods(provider: string): ProviderLoginMethod[];
   /** The providers one can sign in to: every registered one but the test-only ones. */
   providers(): string[];
+  /**
+   * What the provider's requests need, and where the key they would carry comes from now; undefined for a
+   * provider nobody registered.
+   */
+  keyStatus(provider: string): ProviderKeyStatus | undefined;
+}
+
+/** `CredentialStore.keyStatus`: whether a provider takes a key, and where the one in use comes from. */
+export interface ProviderKeyStatus {
+  /**
+   * Whether the provider names a key (`ProviderConfig.apiKey`, a variable or a literal): false for a local server
+   * or any provider that needs none (a key stored for it is still sent).
+   */
+  needsKey: boolean;
+  /** The environment variable the key is read from, when the provider names one (`ANTHROPIC_API_KEY`). */
+  keyVariable?: string;
+  /**
+   * Where the key requests carry comes from now: one the host gave (`sdk`), `auth.json`, the environment variable,
+   * or a literal in models.json; absent when no key resolves.
+   */
+  source?: "sdk" | "auth.json" | "environment" | "models.json";
 }
 
 export interface ShortcutInfo {

@@ -25,6 +25,7 @@ import {
   type ModelRuntime,
   type ProviderConfig,
   type ProviderHooks,
+  type ProviderKeyStatus,
   type ProviderLoginMethod,
   type ProviderStreamRequest,
   type ProviderTransport,
@@ -482,6 +483,26 @@ export class ModelService implements ModelApiService {
 
   loginMethods(provider: string): ProviderLoginMethod[] {
     return [...(this.deps.store.get(provider)?.config.login ?? [])];
+  }
+
+  /** What the provider's requests need, and where the key comes from now (`CredentialStore.keyStatus`). */
+  keyStatus(provider: string): ProviderKeyStatus | undefined {
+    const config = this.providerConfig(provider);
+    if (!config) return undefined;
+    const configured = config.apiKey || undefined;
+    const keyVariable = configured && ENV_NAME.test(configured) ? configured : undefined;
+    // The order resolveApiKey takes them in.
+    const stored = this.auth.read()[provider]?.key;
+    let source: ProviderKeyStatus["source"];
+    if (this.deps.apiKeys?.[provider]) source = "sdk";
+    else if (typeof stored === "string" && stored) source = "auth.json";
+    else if (keyVariable) source = (this.deps.env ?? process.env)[keyVariable] ? "environment" : undefined;
+    else if (configured) source = "models.json";
+    return {
+      needsKey: configured !== undefined,
+      ...(keyVariable ? { keyVariable } : {}),
+      ...(source ? { source } : {}),
+    };
   }
 
   /** The providers with a stored credential in auth.json. */

@@ -242,6 +242,36 @@ export type Environment = {
   };
 };
 
+export type AccountCredential = {
+  /** "none" when auth.json holds nothing for the provider; else what it holds: "api_key", "oauth" (a subscription sign-in), or a login method's own type */
+  type: string;
+  /** The key as ****abcd (its last four characters; **** alone when short) */
+  masked?: string;
+  /** When a sign-in's access token expires (epoch ms); renewed before use */
+  expires?: number;
+};
+
+export type AccountProvider = {
+  provider: string;
+  credential: AccountCredential;
+  /** false for a provider that takes no key (a local server): it is usable without signing in */
+  needsKey: boolean;
+  /** Whether account/login/start takes {provider, apiKey} for it: not for a provider that needs no key and has no sign-in method */
+  acceptsApiKey: boolean;
+  /** The environment variable a key is also read from */
+  keyVariable?: string;
+  /** Where the key requests carry comes from now; absent when none resolves */
+  keySource?: "sdk" | "auth.json" | "environment" | "models.json";
+  /** The provider's sign-in methods besides an API key */
+  loginMethods: {
+    /** What account/login/start's method takes */
+    id: string;
+    label: string;
+  }[];
+  /** The loginId of a sign-in running for the provider */
+  loginInProgress?: string;
+};
+
 export type Resource = {
   type: "extensions" | "skills" | "prompts" | "themes";
   path: string;
@@ -316,7 +346,7 @@ export type FuzzyFile = {
 };
 
 /** The error's name (`error.data.code`); `error.code` is its JSON-RPC number. */
-export type ErrorCode = "parseError" | "invalidRequest" | "methodNotFound" | "invalidParams" | "internal" | "overloaded" | "notInitialized" | "alreadyInitialized" | "threadNotFound" | "threadLocked" | "turnMismatch" | "turnInProgress" | "noActiveTurn" | "versionConflict" | "authRequired" | "toolMissing" | "notGitRepo" | "gitConflict";
+export type ErrorCode = "parseError" | "invalidRequest" | "methodNotFound" | "invalidParams" | "internal" | "overloaded" | "notInitialized" | "alreadyInitialized" | "threadNotFound" | "threadLocked" | "turnMismatch" | "turnInProgress" | "noActiveTurn" | "versionConflict" | "authRequired" | "toolMissing" | "notGitRepo" | "gitConflict" | "loginInProgress";
 
 /** The handshake; the first request of every connection */
 export type InitializeParams = {
@@ -1095,6 +1125,54 @@ export type GitLogResult = {
   }[];
 };
 
+/** The providers with their stored credential (keys masked), what they need, and their sign-in methods */
+export type AccountReadParams = Record<string, never>;
+
+export type AccountReadResult = {
+  providers: AccountProvider[];
+  /** The auth.json file credentials are kept in (mode 0600) */
+  path: string;
+};
+
+/** Stores an API key ({provider, apiKey}), or starts a provider's sign-in method ({provider, method}) and answers at once with its loginId */
+export type AccountLoginStartParams = {
+  /** The provider's name, as in model ids (anthropic) */
+  provider: string;
+  /** The key to store; never sent back */
+  apiKey?: string;
+  /** A login method's id (account/read) */
+  method?: string;
+};
+
+export type AccountLoginStartResult = {
+  type: "apiKey";
+} | {
+  type: "signIn";
+  /** Names the sign-in in its progress, dialogs and completion */
+  loginId: string;
+};
+
+/** Stops a running sign-in; it ends with account/login/completed {success: false} */
+export type AccountLoginCancelParams = {
+  loginId: string;
+};
+
+export type AccountLoginCancelResult = {
+  /** notFound: no sign-in with that id is running (it ended, or never was) */
+  status: "cancelled" | "notFound";
+};
+
+/** Removes the provider's credential from auth.json */
+export type AccountLogoutParams = {
+  /** The provider's name, as in model ids (anthropic) */
+  provider: string;
+};
+
+export type AccountLogoutResult = {
+  /** false when auth.json held nothing for it */
+  removed: boolean;
+};
+
 export interface Requests {
   "initialize": { params: InitializeParams; result: InitializeResult };
   "thread/start": { params: ThreadStartParams; result: ThreadStartResult };
@@ -1151,6 +1229,10 @@ export interface Requests {
   "git/branch/create": { params: GitBranchCreateParams; result: GitBranchCreateResult };
   "git/branch/switch": { params: GitBranchSwitchParams; result: GitBranchSwitchResult };
   "git/log": { params: GitLogParams; result: GitLogResult };
+  "account/read": { params: AccountReadParams; result: AccountReadResult };
+  "account/login/start": { params: AccountLoginStartParams; result: AccountLoginStartResult };
+  "account/login/cancel": { params: AccountLoginCancelParams; result: AccountLoginCancelResult };
+  "account/logout": { params: AccountLogoutParams; result: AccountLogoutResult };
 }
 
 /** A thread was started or forked */
@@ -1329,6 +1411,30 @@ export type ThreadReplacedParams = {
   thread: Thread;
 };
 
+/** What a running sign-in tells the user (a URL to open, a device code to enter), to the connection that started it */
+export type AccountLoginProgressParams = {
+  loginId: string;
+  provider: string;
+  message: string;
+  /** The first http(s) URL of the message, to open in a browser */
+  url?: string;
+};
+
+/** A sign-in ended: signed in (the credential is stored), failed or cancelled */
+export type AccountLoginCompletedParams = {
+  loginId: string;
+  provider: string;
+  success: boolean;
+  /** Why it did not sign in */
+  error?: string;
+};
+
+/** A provider's stored credential changed (a key stored, a sign-in, a logout), to every client */
+export type AccountUpdatedParams = {
+  provider: string;
+  credential: AccountCredential;
+};
+
 export interface Notifications {
   "thread/started": ThreadStartedParams;
   "thread/status/changed": ThreadStatusChangedParams;
@@ -1353,17 +1459,25 @@ export interface Notifications {
   "thread/workspace/progress": ThreadWorkspaceProgressParams;
   "turn/diff/updated": TurnDiffUpdatedParams;
   "thread/replaced": ThreadReplacedParams;
+  "account/login/progress": AccountLoginProgressParams;
+  "account/login/completed": AccountLoginCompletedParams;
+  "account/updated": AccountUpdatedParams;
 }
 
-/** An extension asks the user; reply {value}, {confirmed} or {} to cancel */
+/** An extension or a sign-in asks the user; reply {value}, {confirmed} or {} to cancel */
 export type UiDialogParams = {
-  threadId: string;
+  /** The thread asking; absent for a sign-in's question (loginId) */
+  threadId?: string;
+  /** The sign-in asking (account/login/start), instead of a thread */
+  loginId?: string;
   kind: "select" | "confirm" | "input" | "editor";
   title: string;
   options?: string[];
   message?: string;
   placeholder?: string;
   prefill?: string;
+  /** Mask what is typed (a key, a token) */
+  secret?: true;
   timeoutMs?: number;
 };
 

@@ -23,6 +23,7 @@ export function anthropicProviderConfig(): ProviderConfig {
     models: ANTHROPIC_MODELS.map((model) => ({ ...model })),
     login: [
       {
+        id: "browser",
         label: "Claude subscription (Pro/Max)",
         login: async (io) => (await import("./oauth.js")).signInWithClaude(io),
       },

@@ -63,6 +63,7 @@ export function githubCopilotProviderConfig(warn: (message: string) => void): Pr
     models: GITHUB_COPILOT_MODELS.map((model) => ({ ...model })),
     login: [
       {
+        id: "device-code",
         label: "GitHub Copilot subscription (device code)",
         login: async (io) => (await import("./oauth.js")).signInWithGitHubCopilot(io),
       },

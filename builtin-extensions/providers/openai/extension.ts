@@ -23,10 +23,12 @@ export function openaiProviderConfig(): ProviderConfig {
     models: OPENAI_MODELS.map((model) => ({ ...model })),
     login: [
       {
+        id: "browser",
         label: "ChatGPT subscription (browser)",
         login: async (io) => (await import("./oauth.js")).signInWithChatGPT(io),
       },
       {
+        id: "device-code",
         label: "ChatGPT subscription (device code)",
         login: async (io) => (await import("./oauth.js")).signInWithChatGPTDevice(io),
       },

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
+import { registerAccountMethods } from "../../../builtin-extensions/mode-app-server/methods-account.js";
 import { registerConfigMethods } from "../../../builtin-extensions/mode-app-server/methods-config.js";
 import { registerEditorMethods } from "../../../builtin-extensions/mode-app-server/methods-editor.js";
 import { registerGitMethods } from "../../../builtin-extensions/mode-app-server/methods-git.js";
@@ -33,6 +34,7 @@ describe("app-server method table", () => {
     registerGitMethods(s);
     registerResourceMethods(s);
     registerEditorMethods(s);
+    registerAccountMethods(s);
     return s;
   }
 

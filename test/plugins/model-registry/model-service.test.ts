@@ -446,10 +446,48 @@ describe("model service", () => {
         { provider: "stored", type: "api_key", masked: "****" },
       ]);
       expect(models.loginProviders()).to.include("keyed").and.not.include("scripted");
+      // What each needs, and where its key comes from now (CredentialStore.keyStatus).
+      expect(models.keyStatus("local")).to.deep.equal({ needsKey: false });
+      expect(models.keyStatus("keyed")).to.deep.equal({ needsKey: true, keyVariable: "KEYED_KEY" });
+      expect(models.keyStatus("stored")).to.deep.equal({
+        needsKey: true,
+        keyVariable: "STORED_KEY",
+        source: "auth.json",
+      });
+      expect(models.keyStatus("nobody")).to.equal(undefined);
       expect(models.removeCredential("stored")).to.equal(true);
       expect(models.removeCredential("stored")).to.equal(false);
       expect(usable().map(([name]) => name)).to.not.include("stored/s1");
       expect(() => models.saveCredential("stored", "  ")).to.throw('An empty key for "stored" was not saved');
+    });
+
+    it("keyStatus names the environment variable set, or a literal key of models.json, as the key's source", () => {
+      agent.write(
+        "models.json",
+        JSON.stringify({
+          providers: {
+            keyed: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "KEYED_KEY",
+              models: [{ id: "k1" }],
+            },
+            literal: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "sk-literal-1",
+              models: [{ id: "l1" }],
+            },
+          },
+        }),
+      );
+      const { models } = agent.service({ env: { KEYED_KEY: "from-env" } });
+      expect(models.keyStatus("keyed")).to.deep.equal({
+        needsKey: true,
+        keyVariable: "KEYED_KEY",
+        source: "environment",
+      });
+      expect(models.keyStatus("literal")).to.deep.equal({ needsKey: true, source: "models.json" });
     });
 
     it("warns about a malformed auth.json and falls back to the environment", () => {
