@@ -124,7 +124,8 @@ export function convertMessages(
       for (const block of message.content) if (block.type === "toolCall") callIds.add(block.id);
     if (message.role === "toolResult") resultIds.add(message.toolCallId);
   }
-  const ids = new CallIds(geminiMajor(model.id) === undefined || geminiMajor(model.id)! >= 3);
+  const major = geminiMajor(model.id);
+  const ids = new CallIds(major === undefined || major >= 3);
   const out: GeminiContent[] = [];
   const push = (content: GeminiContent) => {
     if (content.parts.length === 0) return;
@@ -136,7 +137,11 @@ export function convertMessages(
     if (message.role === "user") push({ role: "user", parts: userParts(message.content) });
     else if (message.role === "toolResult") {
       if (callIds.has(message.toolCallId)) push({ role: "user", parts: toolResultParts(message, ids) });
-    } else push({ role: "model", parts: modelParts(message, model, resultIds, ids) });
+    } else {
+      const parts = modelParts(message, model, resultIds, ids);
+      if (major !== undefined && major >= 3) signCalls(parts);
+      push({ role: "model", parts });
+    }
   }
   // The answers to the calls open the user turn that follows them; images of tool results come after.
   for (const content of out) {
@@ -212,6 +217,20 @@ function modelParts(
     }
   }
   return parts;
+}
+
+/**
+ * What Gemini 3 takes in place of a signature it never made: the function calls of another model (a session that
+ * switched models) or of an older turn that lost its signature. Without one, Gemini 3 refuses a turn's first
+ * function call with "Function call is missing a thought_signature" (ai.google.dev/gemini-api/docs/thought-signatures).
+ */
+export const UNSIGNED_CALL_SIGNATURE = "skip_thought_signature_validator";
+
+/** Gemini 3 wants a signature on the first function call of each model turn. */
+function signCalls(parts: GeminiPart[]): void {
+  const calls = parts.filter((p) => p.functionCall);
+  if (calls.length > 0 && !calls.some((p) => p.thoughtSignature))
+    calls[0]!.thoughtSignature = UNSIGNED_CALL_SIGNATURE;
 }
 
 /**

@@ -14,6 +14,7 @@ export {
   convertMessages,
   type GeminiContent,
   type GeminiPayload,
+  UNSIGNED_CALL_SIGNATURE,
 } from "./convert.js";
 export { default, googleProviderConfig } from "./extension.js";
 export {

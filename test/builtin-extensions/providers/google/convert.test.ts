@@ -2,9 +2,14 @@
  * Tool schemas as Gemini's `parameters` accept them (an OpenAPI 3.0 subset: what it does not know is a 400), and
  * the tool declarations a real tool set becomes.
  */
-import { StringEnum, Type } from "@knightcodeai/cli";
+import { type LlmMessage, StringEnum, Type } from "@knightcodeai/cli";
 import { expect } from "chai";
-import { buildPayload, cleanSchema } from "../../../../builtin-extensions/providers/google/index.js";
+import {
+  buildPayload,
+  cleanSchema,
+  convertMessages,
+  UNSIGNED_CALL_SIGNATURE,
+} from "../../../../builtin-extensions/providers/google/index.js";
 
 describe("google provider: tool schemas", () => {
   it("drops the keywords Gemini refuses and keeps the ones it takes", () => {
@@ -125,6 +130,86 @@ describe("google provider: tool schemas", () => {
             },
           ],
         },
+      ],
+    });
+  });
+});
+
+describe("google provider: another model's turns", () => {
+  const usage = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+  const claudeTurn: LlmMessage = {
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "Claude's reasoning", thinkingSignature: "EqQBCkgIAhABGAIiQ" },
+      { type: "toolCall", id: "toolu_01/Ab.c", name: "read", arguments: { path: "a" } },
+      { type: "toolCall", id: "toolu_02", name: "read", arguments: { path: "b" } },
+    ],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-5-5",
+    usage,
+    stopReason: "toolUse",
+    timestamp: 2,
+  };
+  const results: LlmMessage[] = ["toolu_01/Ab.c", "toolu_02"].map((id, i) => ({
+    role: "toolResult",
+    toolCallId: id,
+    toolName: "read",
+    content: [{ type: "text", text: `content ${i}` }],
+    isError: false,
+    timestamp: 3 + i,
+  }));
+  const messages: LlmMessage[] = [
+    { role: "user", content: "Read both", timestamp: 1 },
+    claudeTurn,
+    ...results,
+  ];
+
+  it("Gemini 3 gets ids made to fit and the stand-in signature on the first call of an unsigned turn", () => {
+    const contents = convertMessages(messages, {
+      provider: "google",
+      api: "google-generative-ai",
+      id: "gemini-3.5-flash",
+    });
+    expect(contents.slice(1)).to.deep.equal([
+      {
+        role: "model",
+        parts: [
+          {
+            functionCall: { name: "read", args: { path: "a" }, id: "toolu_01_Ab_c" },
+            thoughtSignature: UNSIGNED_CALL_SIGNATURE,
+          },
+          { functionCall: { name: "read", args: { path: "b" }, id: "toolu_02" } },
+        ],
+      },
+      {
+        role: "user",
+        parts: [
+          { functionResponse: { name: "read", response: { output: "content 0" }, id: "toolu_01_Ab_c" } },
+          { functionResponse: { name: "read", response: { output: "content 1" }, id: "toolu_02" } },
+        ],
+      },
+    ]);
+  });
+
+  it("Gemini 2.5 gets neither ids nor a stand-in signature", () => {
+    const contents = convertMessages(messages, {
+      provider: "google",
+      api: "google-generative-ai",
+      id: "gemini-2.5-pro",
+    });
+    expect(contents[1]).to.deep.equal({
+      role: "model",
+      parts: [
+        { functionCall: { name: "read", args: { path: "a" } } },
+        { functionCall: { name: "read", args: { path: "b" } } },
       ],
     });
   });
