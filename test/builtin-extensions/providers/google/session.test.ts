@@ -73,7 +73,7 @@ describe("google provider: in a session", () => {
       assistants: () =>
         events
           .filter((e) => e.type === "message_end")
-          .map((e) => (e as { message: AssistantMessage }).message)
+          .map((e) => (e as unknown as { message: AssistantMessage }).message)
           .filter((m) => m.role === "assistant"),
     };
   }
