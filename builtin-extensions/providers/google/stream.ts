@@ -100,6 +100,28 @@ function googleWire(request: ProviderStreamRequest, writer: AssistantMessageWrit
         }
         return { ...answer, failure };
       }
+      const type = answer.headers["content-type"] ?? "";
+      if (/text\/html/i.test(type)) {
+        response.destroy();
+        return {
+          ...answer,
+          failure: {
+            kind: "bad_request",
+            message: `${provider} answered with a web page, not an event stream: check its baseUrl "${request.baseUrl ?? GOOGLE_BASE_URL}"`,
+          },
+        };
+      }
+      if (/application\/json/i.test(type)) {
+        // Without `alt=sse` (a proxy that dropped it) the API answers a JSON array of the same chunks.
+        const text = await readText(response);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new MalformedEventError(`invalid JSON instead of an event stream: ${preview(text)}`);
+        }
+        return { ...answer, events: Array.isArray(parsed) ? parsed : [parsed] };
+      }
       return { ...answer, events: sseEvents(response, alive) };
     },
     handle: (event) => normaliser.handle(event),

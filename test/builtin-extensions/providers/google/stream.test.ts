@@ -568,6 +568,26 @@ describe("google provider: the Gemini API wire", () => {
     });
   });
 
+  it("reads a JSON array of chunks (an answer without alt=sse), and names the baseUrl when a web page answers", async () => {
+    server.respond((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+      res.end(JSON.stringify(textChunks(["Not ", "streamed."])));
+    });
+    let { result } = await collect(stream());
+    expect(result.stopReason, result.errorMessage).to.equal("stop");
+    expect(result.content).to.deep.equal([{ type: "text", text: "Not streamed." }]);
+
+    server.respond((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html><body>Sign in</body></html>");
+    });
+    ({ result } = await collect(stream()));
+    expect(result).to.include({ stopReason: "error", errorKind: "bad_request" });
+    expect(result.errorMessage).to.equal(
+      `google answered with a web page, not an event stream: check its baseUrl "${server.url}"`,
+    );
+  });
+
   it("an abort mid-stream ends the message at once, keeping what arrived", async () => {
     server.respond((_req, res) => writeGemini(res, [chunk([{ text: "Streaming " }])], { hold: true }));
     const controller = new AbortController();
