@@ -346,7 +346,7 @@ async function inspect(args: CliArgs): Promise<number> {
         process.stderr.write(
           `knightcode: ${
             usable.length === 0
-              ? `no model can be used. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with /login (in ${handle.credentials.path}), or add a provider to ${handle.agentDir}/models.json`
+              ? `no model can be used. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, store a key with /login (in ${handle.credentials.path}), or add a provider to ${handle.agentDir}/models.json`
               : `no usable model matches "${search}"`
           }\n`,
         );
