@@ -408,7 +408,11 @@ async function exportSession(args: CliArgs, target: { file: string; output?: str
 /** `--list-models`: one row per usable model, with why it can be used. */
 function modelTable(models: ReturnType<AgentSessionHandle["getUsableModels"]>): string {
   const count = (n: number) =>
-    n >= 1_000_000 ? `${Number((n / 1_000_000).toFixed(2))}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
+    n >= 1_000_000
+      ? `${Number((n / 1_000_000).toFixed(2))}M`
+      : n >= 1000
+        ? `${Math.round(n / 1000)}k`
+        : String(n);
   const rows = [
     ["provider", "model", "context", "max output", "thinking", "images", "usable through"],
     ...models.map(({ model: m, access, images }) => [

@@ -138,7 +138,9 @@ describe("knightcode --mode json --provider google (built CLI, local Gemini serv
       env: { ...env, GEMINI_API_KEY: "gm-e2e-key" },
     });
     expect(listed.code, listed.stderr).to.equal(0);
-    expect(listed.stdout).to.match(/^google\s+gemini-2\.5-pro\s+1\.05M\s+66k\s+yes\s+yes\s+\$GEMINI_API_KEY$/m);
+    expect(listed.stdout).to.match(
+      /^google\s+gemini-2\.5-pro\s+1\.05M\s+66k\s+yes\s+yes\s+\$GEMINI_API_KEY$/m,
+    );
     expect(listed.stdout).to.match(/^google\s+gemini-2\.5-flash\s/m);
     const bare = await runCli(["--list-models", "gemini-2.5"], {
       cwd: tmp.path,
