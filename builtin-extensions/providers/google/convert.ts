@@ -297,7 +297,8 @@ const MAX_DEPTH = 32;
  * `anyOf`; a union of string constants (TypeBox's `Type.Union` of literals) becomes one string `enum`; a `type`
  * list or a `null` alternative becomes `nullable`; local `$ref`s are inlined from `$defs`/`definitions`; `enum`s
  * of other than strings are dropped (Gemini's enums are strings); `required` keeps only declared properties; an
- * object's empty `properties` are dropped.
+ * object's empty `properties` are dropped; a tuple's item schemas become one, and an array without `items` gets
+ * `items: {}` (Gemini refuses an array without them).
  */
 export function cleanSchema(schema: unknown): Record<string, unknown> {
   const root = isRecord(schema) ? schema : {};
@@ -348,6 +349,7 @@ function clean(
       }
       case "items":
         if (isRecord(value)) out.items = next(value);
+        else if (Array.isArray(value)) out.items = tupleItems(value.filter(isRecord).map(next));
         break;
       case "anyOf":
         break; // below, with oneOf
@@ -388,6 +390,9 @@ function clean(
     if (required.length > 0) out.required = required;
     else delete out.required;
   }
+  // A tuple (`prefixItems`) becomes one item schema; an array without one takes anything (Gemini wants `items`).
+  if (out.items === undefined && Array.isArray(schema.prefixItems))
+    out.items = tupleItems(schema.prefixItems.filter(isRecord).map(next));
   if (out.type === "array" && out.items === undefined) out.items = {};
   return out;
 }
@@ -405,6 +410,13 @@ function mergeAlternatives(out: Record<string, unknown>, alternatives: Record<st
     return;
   }
   out.anyOf = alternatives;
+}
+
+/** The one item schema of a tuple: its element schema when all are alike, else `anyOf` them. */
+function tupleItems(schemas: Record<string, unknown>[]): Record<string, unknown> {
+  const distinct = [...new Map(schemas.map((schema) => [JSON.stringify(schema), schema])).values()];
+  if (distinct.length === 0) return {};
+  return distinct.length === 1 ? distinct[0]! : { anyOf: distinct };
 }
 
 function pick(schema: Record<string, unknown>, keys: string[]): Record<string, unknown> {

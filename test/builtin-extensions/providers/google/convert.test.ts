@@ -25,6 +25,14 @@ describe("google provider: tool schemas", () => {
         count: { type: "integer", minimum: 0, maximum: 10, exclusiveMaximum: 11, format: "int32" },
         when: { type: "string", format: "uri" },
         tags: { type: "array", items: { type: "string" }, uniqueItems: true, minItems: 1 },
+        any: { type: "array" },
+        box: {
+          type: "array",
+          prefixItems: [{ type: "integer" }, { type: "integer" }],
+          minItems: 2,
+          maxItems: 2,
+        },
+        pair: { type: "array", items: [{ type: "string" }, { type: "number" }] },
       },
       required: ["path", "missing"],
     };
@@ -37,6 +45,9 @@ describe("google provider: tool schemas", () => {
         count: { type: "integer", minimum: 0, maximum: 10, format: "int32" },
         when: { type: "string" },
         tags: { type: "array", items: { type: "string" }, minItems: 1 },
+        any: { type: "array", items: {} },
+        box: { type: "array", items: { type: "integer" }, minItems: 2, maxItems: 2 },
+        pair: { type: "array", items: { anyOf: [{ type: "string" }, { type: "number" }] } },
       },
       required: ["path"],
     });
