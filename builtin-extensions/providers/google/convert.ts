@@ -384,6 +384,7 @@ function clean(
   if (alternatives.some(isNull)) out.nullable = true;
   mergeAlternatives(out, alternatives.filter((a) => !isNull(a)).map(next));
 
+  if (out.enum !== undefined && out.type === undefined) out.type = "string"; // Gemini's enums are string enums
   if (Array.isArray(out.required)) {
     const declared = isRecord(out.properties) ? out.properties : {};
     const required = out.required.filter((name) => typeof name === "string" && name in declared);

@@ -63,6 +63,7 @@ describe("google provider: tool schemas", () => {
       typeList: { type: ["integer", "null"] } as never,
       oneOf: { oneOf: [{ type: "string" }, { type: "boolean" }] } as never,
       numbers: { type: "number", enum: [1, 2] } as never,
+      untyped: { enum: ["a", "b"] } as never,
     });
     const cleaned = cleanSchema(schema) as { properties: Record<string, unknown> };
     expect(cleaned.properties).to.deep.equal({
@@ -74,6 +75,7 @@ describe("google provider: tool schemas", () => {
       typeList: { nullable: true, type: "integer" },
       oneOf: { anyOf: [{ type: "string" }, { type: "boolean" }] },
       numbers: { type: "number" },
+      untyped: { type: "string", enum: ["a", "b"] },
     });
   });
 
