@@ -460,7 +460,7 @@ const googleTarget: Target = {
     "parallel tool calls split across deltas":
       "Gemini sends each functionCall whole, its args an object in one part: there are no argument deltas to split (google/stream.test.ts covers parallel calls)",
     "handler changes reach the wire":
-      "the Gemini body has no `stream` field (the URL asks for the stream) and refuses unknown ones; a handler's change reaching the wire is the same runner code as for the other targets",
+      "the Gemini body has no `stream` field (the URL asks for the stream) and refuses unknown ones; google/stream.test.ts checks that a handler's payload and headers reach the wire",
   },
   open: () =>
     networkDriver(

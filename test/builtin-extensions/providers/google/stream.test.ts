@@ -113,6 +113,30 @@ describe("google provider: the Gemini API wire", () => {
     });
   });
 
+  it("sends what before_provider_request and before_provider_headers handlers make of the payload and headers", async () => {
+    server.respond((_req, res) => writeGemini(res, textChunks(["ok"])));
+    const { result } = await collect(
+      stream({
+        headers: { "x-configured": "yes" },
+        hooks: {
+          ...hooks,
+          payload: async (payload) => ({
+            ...(payload as object),
+            safetySettings: [{ category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" }],
+          }),
+          headers: async (headers) => ({ ...headers, "x-goog-user-project": "from-hook" }),
+        },
+      }),
+    );
+    expect(result.stopReason, result.errorMessage).to.equal("stop");
+    const sent = server.requests[0]!;
+    expect(sent.body.safetySettings).to.deep.equal([
+      { category: "HARM_CATEGORY_HARASSMENT", threshold: "BLOCK_NONE" },
+    ]);
+    expect(sent.body).not.to.have.property("stream");
+    expect(sent.headers).to.include({ "x-configured": "yes", "x-goog-user-project": "from-hook" });
+  });
+
   it("takes a base with its version (pi's .../v1beta) as it is", () => {
     expect(streamUrl("https://generativelanguage.googleapis.com/v1beta/", "gemini-2.5-pro")).to.equal(
       "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
