@@ -29,7 +29,7 @@ export function noModelLines(session: SessionController): string[] {
   return [
     "No model yet. To start, do one of these:",
     `  /login            sign in with a Claude or ChatGPT subscription, or store an API key, in ${dir}/auth.json`,
-    "  set ANTHROPIC_API_KEY or OPENAI_API_KEY and start again",
+    "  set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY and start again",
     `  add a local server (llama.cpp, Ollama, vLLM) to ${dir}/models.json (see docs/providers.md)`,
     "Then /model picks the model.",
   ];

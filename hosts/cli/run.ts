@@ -353,7 +353,7 @@ async function inspect(args: CliArgs): Promise<number> {
         process.stderr.write(
           `knightcode: ${
             usable.length === 0
-              ? `no model can be used. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with /login (in ${handle.credentials.path}), or add a provider to ${handle.agentDir}/models.json`
+              ? `no model can be used. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, store a key with /login (in ${handle.credentials.path}), or add a provider to ${handle.agentDir}/models.json`
               : `no usable model matches "${search}"`
           }\n`,
         );
@@ -415,7 +415,11 @@ async function exportSession(args: CliArgs, target: { file: string; output?: str
 /** `--list-models`: one row per usable model, with why it can be used. */
 function modelTable(models: ReturnType<AgentSessionHandle["getUsableModels"]>): string {
   const count = (n: number) =>
-    n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
+    n >= 1_000_000
+      ? `${Number((n / 1_000_000).toFixed(2))}M`
+      : n >= 1000
+        ? `${Math.round(n / 1000)}k`
+        : String(n);
   const rows = [
     ["provider", "model", "context", "max output", "thinking", "images", "usable through"],
     ...models.map(({ model: m, access, images }) => [

@@ -17,6 +17,7 @@ const LOADERS: Record<BuiltinName, () => Promise<{ default: ExtensionFactory }>>
   openai: () => import("../../builtin-extensions/providers/openai/extension.js"),
   "openai-compatible": () => import("../../builtin-extensions/providers/openai-compatible/extension.js"),
   "github-copilot": () => import("../../builtin-extensions/providers/github-copilot/extension.js"),
+  google: () => import("../../builtin-extensions/providers/google/extension.js"),
   "html-export": () => import("../../builtin-extensions/html-export/index.js"),
   skills: () => import("../../builtin-extensions/skills/index.js"),
   mcp: () => import("../../builtin-extensions/mcp/index.js"),

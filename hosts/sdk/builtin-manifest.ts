@@ -45,6 +45,7 @@ const MANIFEST = [
     flags: [],
     providers: [{ name: "github-copilot", api: "openai-completions" }],
   },
+  { name: "google", modes: [], flags: [], providers: [{ name: "google", api: "google-generative-ai" }] },
   { name: "html-export", modes: [], flags: [], providers: [] },
   { name: "skills", modes: [], flags: [], providers: [] },
   // Connects mcp.json and registered MCP servers; their tools are registered as each server connects.

@@ -31,6 +31,8 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: Record<string, unknown>;
+  /** Gemini's signature of the thinking behind this call, sent back with the call on the next request. */
+  thoughtSignature?: string;
 }
 
 export interface UsageCost {

@@ -109,7 +109,7 @@ export interface ModelServiceDeps {
 /** How to get a model, naming the real files of the agent folder. */
 export function noModelHelp(agentDir: string): string {
   return (
-    `No model is configured. Set ANTHROPIC_API_KEY or OPENAI_API_KEY, store a key with /login (in ${join(agentDir, "auth.json")}), ` +
+    `No model is configured. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, store a key with /login (in ${join(agentDir, "auth.json")}), ` +
     `or add a provider such as a local server to ${join(agentDir, "models.json")}; then choose it with --model ` +
     "provider/id or /model."
   );

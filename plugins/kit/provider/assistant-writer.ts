@@ -224,6 +224,12 @@ export class AssistantMessageWriter {
     this.events.push({ type: "toolcall_delta", contentIndex: index, delta, partial: this.snapshot() });
   }
 
+  /** A signature the provider needs to see again with this call (Gemini's `thoughtSignature`). */
+  toolCallSignature(index: number, signature: string): void {
+    const block = this.block(index, "toolCall");
+    if (block && signature) block.thoughtSignature = signature;
+  }
+
   /** Parses the streamed argument JSON. Returns false when it is not valid JSON (the call keeps `{}`). */
   toolCallEnd(index: number, finalArguments?: Record<string, unknown>): boolean {
     const block = this.block(index, "toolCall");

@@ -12,6 +12,7 @@ import type {
   ProviderStreamRequest,
 } from "@knightcodeai/cli";
 import { streamAnthropic } from "../../../../builtin-extensions/providers/anthropic/index.js";
+import { streamGoogle } from "../../../../builtin-extensions/providers/google/index.js";
 import { streamOpenAIResponses } from "../../../../builtin-extensions/providers/openai/index.js";
 import { streamOpenAICompletions } from "../../../../builtin-extensions/providers/openai-compatible/index.js";
 import {
@@ -30,6 +31,7 @@ import {
   writeSse,
 } from "../../../helpers/sse-server.js";
 import * as anthropic from "../anthropic/wire.js";
+import * as gemini from "../google/wire.js";
 import { ResponsesWire } from "../openai/responses-wire.js";
 import * as completions from "../openai-compatible/fixtures.js";
 
@@ -440,6 +442,100 @@ const completionsTarget: Target = {
     ),
 };
 
+const GEMINI_MODEL: ModelInfo = {
+  provider: "google",
+  api: "google-generative-ai",
+  id: "gemini-2.5-flash",
+  contextWindow: 1_048_576,
+  maxTokens: 65_536,
+  reasoning: true,
+};
+
+/** Gemini's SSE events as the helpers in conformance write them (`data:` lines only). */
+const geminiEvents = (chunks: unknown[]): SseEvent[] => chunks.map((data) => ({ data }));
+
+const googleTarget: Target = {
+  name: "google-generative-ai",
+  cannot: {
+    "parallel tool calls split across deltas":
+      "Gemini sends each functionCall whole, its args an object in one part: there are no argument deltas to split (google/stream.test.ts covers parallel calls)",
+    "handler changes reach the wire":
+      "the Gemini body has no `stream` field (the URL asks for the stream) and refuses unknown ones; google/stream.test.ts checks that a handler's payload and headers reach the wire",
+  },
+  open: () =>
+    networkDriver(
+      (answer, res) => {
+        const code = { 401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL" } as const;
+        switch (answer.kind) {
+          case "text": {
+            const usage = answer.usage;
+            return gemini.writeGemini(
+              res,
+              gemini.textChunks(
+                answer.pieces,
+                usage
+                  ? {
+                      prompt: usage.input + usage.cacheRead,
+                      candidates: usage.output,
+                      cached: usage.cacheRead,
+                    }
+                  : undefined,
+              ),
+            );
+          }
+          case "thinking":
+            return gemini.writeGemini(res, [
+              ...answer.thinking.map((text) => gemini.chunk([{ text, thought: true }])),
+              ...gemini.textChunks(answer.text),
+            ]);
+          case "tools":
+            return gemini.writeGemini(res, [
+              gemini.chunk(
+                answer.calls.map((call) => ({
+                  functionCall: { id: call.id, name: call.name, args: call.args },
+                })),
+                { finishReason: "STOP" },
+              ),
+            ]);
+          case "error":
+            return gemini.writeGoogleError(
+              res,
+              answer.status,
+              code[answer.status],
+              answer.message,
+              [],
+              retryAfter(answer.retryAfterSeconds),
+            );
+          case "overflow":
+            return gemini.writeGoogleError(res, 400, "INVALID_ARGUMENT", answer.message);
+          case "drop":
+            return gemini.writeGemini(
+              res,
+              answer.pieces.map((text) => gemini.chunk([{ text }])),
+              { dropAfter: answer.keep, delayMs: 20 },
+            );
+          case "malformed":
+            return gemini.writeGemini(res, [gemini.chunk([{ text: "ok" }]), '{"candidates": [{"content"']);
+          case "stall":
+            return gemini.writeGemini(res, [gemini.chunk([{ text: answer.pieces[0]! }])], { hold: true });
+          case "silent":
+            return writeThenHold(res, []);
+          case "comments":
+            return writeCommentsForever(res, []);
+          case "huge line":
+            return writeHugeLine(res, geminiEvents([gemini.chunk([{ text: "" }])]), answer.megabytes);
+        }
+      },
+      (url, hooks, overrides) =>
+        streamGoogle({
+          ...base(GEMINI_MODEL, hooks),
+          apiKey: "gm-conformance",
+          baseUrl: url,
+          ...overrides,
+        }),
+    ),
+};
+
 const SCRIPTED_MODEL: ModelInfo = {
   provider: "scripted",
   api: "scripted",
@@ -532,4 +628,10 @@ const scriptedTarget: Target = {
   },
 };
 
-export const TARGETS: readonly Target[] = [anthropicTarget, openaiTarget, completionsTarget, scriptedTarget];
+export const TARGETS: readonly Target[] = [
+  anthropicTarget,
+  openaiTarget,
+  completionsTarget,
+  googleTarget,
+  scriptedTarget,
+];
