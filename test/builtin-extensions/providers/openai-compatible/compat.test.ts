@@ -35,11 +35,18 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: false,
       requiresAssistantAfterToolResult: false,
       timeoutMs: 600_000,
+      thinkingFormat: "openai",
+      requiresReasoningContentOnAssistantMessages: false,
+      zaiToolStream: false,
+      sendSessionAffinityHeaders: false,
     });
   });
 
-  it("accepts the peer's key names, including supportsStrictMode (strict is never sent)", () => {
+  it("accepts the peer's key names, including those without effect here (strict is never sent)", () => {
     const { compat, problems } = checkCompat({
+      supportsLongCacheRetention: false,
+      cacheControlFormat: "anthropic",
+      deferredToolsMode: "kimi",
       supportsDeveloperRole: false,
       supportsReasoningEffort: false,
       supportsUsageInStreaming: false,
@@ -49,6 +56,12 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: true,
       requiresAssistantAfterToolResult: true,
       timeoutMs: 1234,
+      thinkingFormat: "zai",
+      thinkingLevelMap: { off: null, high: "max" },
+      requiresReasoningContentOnAssistantMessages: true,
+      zaiToolStream: true,
+      sendSessionAffinityHeaders: true,
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.enabled" }, preset: "fast" },
     });
     expect(problems).to.deep.equal([]);
     expect(compat).to.deep.equal({
@@ -60,22 +73,38 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: true,
       requiresAssistantAfterToolResult: true,
       timeoutMs: 1234,
+      thinkingFormat: "zai",
+      thinkingLevelMap: { off: null, high: "max" },
+      requiresReasoningContentOnAssistantMessages: true,
+      zaiToolStream: true,
+      sendSessionAffinityHeaders: true,
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.enabled" }, preset: "fast" },
     });
   });
 
   it("lists unknown keys and invalid values, keeping the defaults for them", () => {
     const { compat, problems } = checkCompat({
-      thinkingFormat: "qwen",
+      thinkingBudget: 100,
       openRouterRouting: {},
       supportsStore: "no",
       maxTokensField: "n_predict",
       timeoutMs: -1,
+      thinkingFormat: "qwen",
+      thinkingLevelMap: { low: 3, turbo: "x" },
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.budget" } },
     });
-    expect(compat).to.deep.equal(DEFAULT_COMPAT);
-    expect(problems).to.have.length(4);
-    expect(problems[0]).to.contain("unknown compat keys ignored: thinkingFormat, openRouterRouting");
-    expect(problems.join("\n")).to.contain("compat.supportsStore").and.contain("compat.maxTokensField");
-    expect(problems.join("\n")).to.contain("compat.timeoutMs");
+    expect(compat).to.deep.equal({ ...DEFAULT_COMPAT, thinkingLevelMap: {}, chatTemplateArgs: {} });
+    expect(problems).to.have.length(8);
+    expect(problems[0]).to.contain("unknown compat keys ignored: thinkingBudget, openRouterRouting");
+    const all = problems.join("\n");
+    expect(all).to.contain("compat.supportsStore").and.contain("compat.maxTokensField");
+    expect(all).to.contain("compat.timeoutMs");
+    expect(all)
+      .to.contain('compat.thinkingFormat must be one of "openai", "openrouter"')
+      .and.contain('(got "qwen")');
+    expect(all).to.contain("compat.thinkingLevelMap.low must be a string or null (got 3)");
+    expect(all).to.contain('compat.thinkingLevelMap has an unknown level "turbo"');
+    expect(all).to.contain("compat.chatTemplateArgs.enable_thinking must be a literal");
   });
 
   it("warns once per provider per process about unknown keys", async () => {
