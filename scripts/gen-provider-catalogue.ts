@@ -218,7 +218,7 @@ function render(providers: Record<string, unknown>[]): string {
     const { models, ...head } = entry as { models: unknown[] };
     const headJson = JSON.stringify(head);
     lines.push(`${headJson.slice(0, -1)},"models":[`);
-    models.forEach((model, i) => lines.push(`${JSON.stringify(model)}${i < models.length - 1 ? "," : ""}`));
+    lines.push(models.map((model) => JSON.stringify(model)).join(",\n"));
     lines.push(`]}${index < providers.length - 1 ? "," : ""}`);
   }
   const json = lines.join("\n").replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\$\{/g, "\\${");
