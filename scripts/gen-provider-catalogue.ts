@@ -47,6 +47,12 @@ interface Source {
   env: string;
   api: "openai-completions" | "openai-responses";
   keep?(id: string): boolean;
+  /**
+   * Models pi reaches through another API of the same service that this provider's API serves too (OpenRouter's
+   * Claude models, which pi sends to OpenRouter's Messages endpoint): kept with this API's base URL, without the
+   * other API's compat.
+   */
+  alsoFrom?: string;
 }
 
 const SOURCES: Source[] = [
@@ -59,6 +65,7 @@ const SOURCES: Source[] = [
     api: "openai-completions",
     // `:batch` variants answer through OpenRouter's batch queue, which an interactive session has no use for.
     keep: (id) => OPENROUTER_LABS.some((lab) => id.startsWith(lab)) && !id.endsWith(":batch"),
+    alsoFrom: "anthropic-messages",
   },
   { name: "together", env: "TOGETHER_API_KEY", api: "openai-completions" },
   { name: "fireworks", env: "FIREWORKS_API_KEY", api: "openai-completions" },
@@ -173,7 +180,13 @@ function provider(source: Source): Record<string, unknown> {
     string,
     Record<string, PiModel>
   >;
-  const all = Object.values(data[source.api] ?? {});
+  const own = Object.values(data[source.api] ?? {});
+  const ids = new Set(own.map((m) => m.id));
+  const baseUrl = own[0]?.baseUrl;
+  const borrowed = Object.values(source.alsoFrom ? (data[source.alsoFrom] ?? {}) : {})
+    .filter((m) => !ids.has(m.id))
+    .map(({ compat: _compat, ...m }) => ({ ...m, api: source.api, baseUrl: baseUrl ?? m.baseUrl }));
+  const all = [...own, ...borrowed];
   const models = all.filter((m) => source.keep?.(m.id) ?? true).sort((a, b) => a.id.localeCompare(b.id));
   if (models.length === 0) fail(`${source.name}: no ${source.api} models in pi-ai's catalogue`);
   const baseUrls = new Set(models.map((m) => m.baseUrl));
