@@ -3,8 +3,8 @@
  * builtin:openai-compatible registers (groq, openrouter, deepseek, ...), from pi-ai's catalogue: the facts of
  * `@earendil-works/pi-ai`'s `dist/providers/data/<provider>.json` (what its `models.generated.js` exports).
  *
- *   npx tsx scripts/gen-provider-catalogue.ts           writes the file
- *   npx tsx scripts/gen-provider-catalogue.ts --check   exits 1 when the file is missing or differs
+ *   npx tsx scripts/gen-provider-catalogue.ts           writes the file, and the providers' table in docs/providers.md
+ *   npx tsx scripts/gen-provider-catalogue.ts --check   exits 1 when either differs from what would be written
  *
  * What is kept: the Chat Completions models of each provider (and xAI's Responses models); OpenRouter's only from
  * the major labs (pi lists only models that take tools). Per model: id, name, context window, output limit,
@@ -21,6 +21,9 @@ import { checkCompat, DEFAULT_COMPAT } from "../builtin-extensions/providers/ope
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const target = join(root, "builtin-extensions/providers/openai-compatible/catalogue.generated.ts");
+const docs = join(root, "docs/providers.md");
+const DOCS_START = "<!-- named-providers table: written by scripts/gen-provider-catalogue.ts -->";
+const DOCS_END = "<!-- end of the named-providers table -->";
 const piRoot = join(root, "node_modules/@earendil-works/pi-ai");
 const piVersion = (JSON.parse(readFileSync(join(piRoot, "package.json"), "utf8")) as { version: string })
   .version;
@@ -249,8 +252,32 @@ function render(providers: Record<string, unknown>[]): string {
   ].join("\n");
 }
 
+/** The markdown table of docs/providers.md: name, key variable, base URL, API, models. */
+function docsTable(providers: Record<string, unknown>[]): string {
+  const rows = providers.map((p) => [
+    `\`${p.name}\``,
+    `\`${p.apiKey}\``,
+    `\`${p.baseUrl}\``,
+    `\`${p.api}\``,
+    String((p.models as unknown[]).length),
+  ]);
+  const head = ["Provider", "Key variable", "Base URL", "Wire API", "Models"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+function withDocsTable(text: string, table: string): string {
+  const start = text.indexOf(DOCS_START);
+  const end = text.indexOf(DOCS_END);
+  if (start === -1 || end < start) fail(`docs/providers.md has no "${DOCS_START}" ... "${DOCS_END}" block`);
+  return `${text.slice(0, start + DOCS_START.length)}\n${table}\n${text.slice(end)}`;
+}
+
 const providers = SOURCES.map(provider);
 const output = render(providers);
+const docsText = readFileSync(docs, "utf8");
+const docsOutput = withDocsTable(docsText, docsTable(providers));
 if (process.argv.includes("--check")) {
   let existing: string | undefined;
   try {
@@ -258,15 +285,19 @@ if (process.argv.includes("--check")) {
   } catch {
     existing = undefined;
   }
-  if (existing !== output) {
+  const stale = [existing !== output ? target : "", docsText !== docsOutput ? docs : ""].filter(Boolean);
+  if (stale.length > 0) {
     console.error(
-      `${target} is not what pi-ai ${piVersion}'s catalogue gives: run npx tsx scripts/gen-provider-catalogue.ts`,
+      `${stale.join(" and ")}: not what pi-ai ${piVersion}'s catalogue gives; run npx tsx scripts/gen-provider-catalogue.ts`,
     );
     process.exit(1);
   }
-  console.log("catalogue.generated.ts is current");
+  console.log("catalogue.generated.ts and the table in docs/providers.md are current");
 } else {
   writeFileSync(target, output);
+  writeFileSync(docs, docsOutput);
   const counts = providers.map((p) => `${p.name} ${(p.models as unknown[]).length}`);
-  console.log(`wrote ${target} (${Buffer.byteLength(output)} bytes): ${counts.join(", ")}`);
+  console.log(
+    `wrote ${target} (${Buffer.byteLength(output)} bytes) and docs/providers.md: ${counts.join(", ")}`,
+  );
 }
