@@ -24,6 +24,7 @@ import {
 import type { Kernel } from "../../../../kernel/index.js";
 import { runCli } from "../../../helpers/cli.js";
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
+import { ResponsesWire } from "../openai/responses-wire.js";
 import { chunk, DONE, finishChunk, textStream, toolCallChunks, usageChunk } from "./fixtures.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
@@ -260,6 +261,23 @@ describe("builtin:openai-compatible named providers", () => {
     await qwen.prompt("hi");
     expect(server.requests[3]!.body.reasoning_effort).to.equal("none");
     expect(server.requests[3]!.headers.authorization).to.equal("Bearer gsk-from-env");
+  });
+
+  it("xai: the Responses API of builtin:openai at xAI's address, the key from XAI_API_KEY", async () => {
+    const { provider } = catalogued("xai", "grok-4.5");
+    expect(provider).to.include({ api: "openai-responses", baseUrl: "https://api.x.ai/v1" });
+    process.env.XAI_API_KEY = "xai-from-env";
+    pointAtServer("xai");
+    const wire = new ResponsesWire("resp_xai", "grok-4.5").created().text(["Grok ", "here."]).completed();
+    server.respond((_req, res) => writeSse(res, wire.events));
+    const handle = await open("xai", "grok-4.5", "low");
+    await handle.prompt("hi");
+    const request = server.requests[0]!;
+    expect(request.path).to.equal("/v1/responses");
+    expect(request.headers.authorization).to.equal("Bearer xai-from-env");
+    expect(request.body.model).to.equal("grok-4.5");
+    expect(request.body.reasoning).to.deep.include({ effort: "low" });
+    expect(request.body).to.not.have.property("prompt_cache_key");
   });
 
   it("a models.json entry keeps overriding: its models replace the catalogue, its compat goes over the catalogue's", async () => {
