@@ -222,6 +222,11 @@ function provider(source: Source): Record<string, unknown> {
         maxTokens: m.maxTokens,
         cost: { ...cost, ...(cacheRead ? { cacheRead } : {}), ...(cacheWrite ? { cacheWrite } : {}) },
         ...(Object.keys(own).length > 0 ? { compat: own } : {}),
+        // Another API's provider (xAI's Responses) takes no Chat Completions compat; its level map still says
+        // which levels the model offers.
+        ...(source.api !== "openai-completions" && m.reasoning && m.thinkingLevelMap
+          ? { thinkingLevelMap: compactLevelMap(m.thinkingLevelMap) ?? {} }
+          : {}),
       };
     }),
   };

@@ -408,8 +408,8 @@ export const NAMED_PROVIDERS: readonly NamedProvider[] = JSON.parse(`[
 {"id":"zai-org/GLM-5.3-Flash","name":"GLM 5.3 Flash","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0.15,"output":0.5},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"medium":null,"max":"max"}}}
 ]},
 {"name":"xai","apiKey":"XAI_API_KEY","api":"openai-responses","baseUrl":"https://api.x.ai/v1","models":[
-{"id":"grok-4.3","name":"Grok 4.3","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":30000,"cost":{"input":1.25,"output":2.5,"cacheRead":0.2}},
-{"id":"grok-4.5","name":"Grok 4.5","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.3}},
-{"id":"grok-4.6","name":"Grok 4.6","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.5}}
+{"id":"grok-4.3","name":"Grok 4.3","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":30000,"cost":{"input":1.25,"output":2.5,"cacheRead":0.2},"thinkingLevelMap":{"off":"none","minimal":null}},
+{"id":"grok-4.5","name":"Grok 4.5","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.3},"thinkingLevelMap":{"off":null,"minimal":null}},
+{"id":"grok-4.6","name":"Grok 4.6","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.5},"thinkingLevelMap":{"off":null,"minimal":null,"xhigh":"xhigh"}}
 ]}
 ]`);

@@ -54,7 +54,13 @@ export function namedProviderConfig(provider: NamedProvider, stream: StreamSimpl
     baseUrl: provider.baseUrl,
     apiKey: provider.apiKey,
     ...(provider.headers ? { headers: { ...provider.headers } } : {}),
-    models: provider.models.map(({ compat: _compat, ...model }) => model),
+    // The level map goes on the model too, so the session offers only the model's levels.
+    models: provider.models.map(({ compat, ...model }) => {
+      const map = (model.thinkingLevelMap ?? compat?.thinkingLevelMap ?? provider.compat?.thinkingLevelMap) as
+        | ProviderModelConfig["thinkingLevelMap"]
+        | undefined;
+      return map && model.reasoning ? { ...model, thinkingLevelMap: map } : model;
+    }),
   };
   if (provider.api === "openai-completions") {
     let models: Map<string, NamedModel> | undefined;

@@ -101,7 +101,7 @@ describe("builtin:openai-compatible named providers", () => {
   async function open(
     provider: string,
     model: string,
-    thinkingLevel: ThinkingLevel,
+    thinkingLevel: ThinkingLevel | "max",
     extensions: ExtensionFactory[] = [],
   ): Promise<AgentSessionHandle> {
     kernel ??= await createStandardKernel({ agentDir: agentDir(), cacheDir: false });
@@ -141,6 +141,8 @@ describe("builtin:openai-compatible named providers", () => {
       (_req, res) => writeSse(res, textStream("Hardest.")),
     );
     const handle = await open("deepseek", "deepseek-v4-flash", "high", [withLookup]);
+    // The model's level map: minimal and medium are not offered, max is.
+    expect(handle.getAvailableThinkingLevels()).to.deep.equal(["off", "low", "high", "max"]);
     await handle.prompt("What is alpha?");
 
     const [first, second] = server.requests;
@@ -251,6 +253,17 @@ describe("builtin:openai-compatible named providers", () => {
     oss.setThinkingLevel("off");
     await oss.prompt("hi");
     expect(server.requests[1]!.body, "gpt-oss cannot stop thinking").to.not.have.property("reasoning_effort");
+    // The session offers and cycles through the levels the model offers only.
+    expect(oss.getAvailableThinkingLevels()).to.deep.equal(["low", "medium", "high"]);
+    expect([oss.cycleThinkingLevel(), oss.cycleThinkingLevel(), oss.cycleThinkingLevel()]).to.deep.equal([
+      "low",
+      "medium",
+      "high",
+    ]);
+    expect(oss.cycleThinkingLevel()).to.equal("low");
+    oss.setThinkingLevel("off");
+    const highest = await open("groq", "openai/gpt-oss-120b", "max");
+    expect(highest.getThinkingLevel(), "max: the model's highest").to.equal("high");
     const qwen = await open("groq", "qwen/qwen3.6-27b", "medium");
     await qwen.prompt("hi");
     expect(
@@ -271,6 +284,7 @@ describe("builtin:openai-compatible named providers", () => {
     const wire = new ResponsesWire("resp_xai", "grok-4.5").created().text(["Grok ", "here."]).completed();
     server.respond((_req, res) => writeSse(res, wire.events));
     const handle = await open("xai", "grok-4.5", "low");
+    expect(handle.getAvailableThinkingLevels()).to.deep.equal(["low", "medium", "high"]);
     await handle.prompt("hi");
     const request = server.requests[0]!;
     expect(request.path).to.equal("/v1/responses");
@@ -298,6 +312,10 @@ describe("builtin:openai-compatible named providers", () => {
         .filter((m) => m.provider === "deepseek")
         .map((m) => m.id),
     ).to.deep.equal(["deepseek-custom"]);
+    expect(
+      handle.getAvailableThinkingLevels(),
+      "a model the catalogue does not map offers every level",
+    ).to.have.length(6);
     await handle.prompt("hi");
     const request = server.requests[0]!;
     expect(request.headers.authorization).to.equal("Bearer sk-from-models-json");
