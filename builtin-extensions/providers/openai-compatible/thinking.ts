@@ -8,11 +8,13 @@ import { MAP_LEVELS, type MapLevel, type ResolvedCompat, type ThinkingLevelMap }
 /** What a thinking level comes to for one model: thinking off (with the map's `off`), or on with an effort. */
 export type ThinkingChoice =
   | {
-      on: false /** The map's `off`: a value to send, null (cannot be turned off), undefined (not mapped). */;
+      on: false;
+      /** The map's `off`: a value to send, null (cannot be turned off), undefined (not mapped). */
       off?: string | null;
     }
   | {
-      on: true /** The effort to send; undefined when the model offers no level to name. */;
+      on: true;
+      /** The effort to send; undefined when the model offers no level to name. */
       effort?: string;
     };
 
