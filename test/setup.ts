@@ -14,6 +14,7 @@ import "@knightcodeai/cli";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { NAMED_PROVIDERS } from "../builtin-extensions/providers/openai-compatible/catalogue.generated.js";
 
 // A worker's folder sits in the folder of the mocha process that started it (which removes it all when it exits,
 // however the worker ended), with a short name: paths show in terminal screens the tests read.
@@ -24,6 +25,11 @@ process.env.KC_MOCHA_SHARED_TMPDIR = shared;
 process.env.KC_MOCHA_TMPDIR = own;
 process.env.TMPDIR = own;
 process.on("exit", () => rmSync(own, { recursive: true, force: true }));
+
+// The named providers of builtin:openai-compatible (groq, openrouter, ...) become usable when their key's variable is
+// set: a developer's HF_TOKEN or GROQ_API_KEY would otherwise change what "no model configured" and --list-models
+// tests see. Tests that want one set it themselves.
+for (const { apiKey } of NAMED_PROVIDERS) delete process.env[apiKey];
 
 // tsx keeps its compile cache in `<tmpdir>/tsx-<uid>`; the processes the tests start with `--import tsx` share the
 // usual one rather than filling a cold one per worker.

@@ -37,7 +37,22 @@ const MANIFEST = [
     name: "openai-compatible",
     modes: [],
     flags: [],
-    providers: [{ name: "openai-completions", api: "openai-completions" }],
+    // The API, then the named providers of its catalogue (catalogue.generated.ts), in its order.
+    providers: [
+      { name: "openai-completions", api: "openai-completions" },
+      { name: "groq", api: "openai-completions" },
+      { name: "cerebras", api: "openai-completions" },
+      { name: "deepseek", api: "openai-completions" },
+      { name: "openrouter", api: "openai-completions" },
+      { name: "together", api: "openai-completions" },
+      { name: "fireworks", api: "openai-completions" },
+      { name: "nvidia", api: "openai-completions" },
+      { name: "huggingface", api: "openai-completions" },
+      { name: "moonshotai", api: "openai-completions" },
+      { name: "zai", api: "openai-completions" },
+      { name: "baseten", api: "openai-completions" },
+      { name: "xai", api: "openai-responses" },
+    ],
   },
   {
     name: "github-copilot",

@@ -100,6 +100,12 @@ export interface ProviderModelConfig {
   reasoning?: boolean;
   input?: ("text" | "image")[];
   cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+  /**
+   * pi's per-level values of a reasoning model (`off` … `max`): `null` marks a level the model does not offer, and
+   * `xhigh` and `max` are offered only when mapped. The session's level list and cycling (and `max` at start-up)
+   * then offer only the model's levels; what a string value means is the provider's business.
+   */
+  thinkingLevelMap?: Partial<Record<ThinkingLevel | "max", string | null>>;
 }
 
 /** A tool as declared to a model. */

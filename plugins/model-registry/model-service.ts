@@ -117,6 +117,9 @@ export function noModelHelp(agentDir: string): string {
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
+/** pi's thinking levels, in order, `max` above `xhigh`. */
+const MAP_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+
 /** A sign-in whose access token runs out sooner than this is renewed before a request. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 /** How long a process waits for another's renewal (`auth.json.lock`) before it gives up. */
@@ -267,10 +270,22 @@ export class ModelService implements ModelApiService {
     }, `${owner.id} virtual model ${key}`);
   }
 
-  /** A routed model's thinking levels, or undefined for any other model. */
+  /**
+   * A model's own thinking levels: a routed model's, or those the `thinkingLevelMap` of a provider's reasoning model
+   * offers; undefined for any other model (which offers them all).
+   */
   routedThinkingLevels(model: ModelInfo): readonly (ThinkingLevel | "max")[] | undefined {
     const entry = this.routed.get(`${model.provider}/${model.id}`);
-    return entry && (entry.definition.thinkingLevels ?? ["off"]);
+    if (entry) return entry.definition.thinkingLevels ?? ["off"];
+    if (!model.reasoning) return undefined;
+    const map = this.providerConfig(model.provider)?.models?.find((m) => m.id === model.id)?.thinkingLevelMap;
+    if (!map) return undefined;
+    const levels = MAP_LEVELS.filter((level) => {
+      const mapped = map[level];
+      if (mapped === null) return false;
+      return level === "xhigh" || level === "max" ? typeof mapped === "string" : true;
+    });
+    return levels.length > 0 ? levels : undefined;
   }
 
   /**

@@ -8,6 +8,40 @@
 
 export type MaxTokensField = "max_completion_tokens" | "max_tokens";
 
+/**
+ * How a reasoning model is asked to think (or not), besides OpenAI's `reasoning_effort`:
+ * - `openai`: `reasoning_effort` (the default);
+ * - `openrouter`: `reasoning: {effort}` (OpenRouter's normalised field; `effort: "none"` turns thinking off);
+ * - `deepseek`: `thinking: {type: "enabled" | "disabled"}`, and `reasoning_effort` when supportsReasoningEffort;
+ * - `zai`: `thinking: {type: "enabled", clear_thinking: false}` or `{type: "disabled"}` (Z.ai's GLM; `false` keeps
+ *   earlier turns' reasoning on the server), and `reasoning_effort` when supportsReasoningEffort;
+ * - `together`: `reasoning: {enabled}`, and `reasoning_effort` when supportsReasoningEffort;
+ * - `baseten`: `chat_template_args` from `chatTemplateArgs`, and `reasoning_effort` when supportsReasoningEffort.
+ */
+export type ThinkingFormat = "openai" | "openrouter" | "deepseek" | "zai" | "together" | "baseten";
+const THINKING_FORMATS: readonly ThinkingFormat[] = [
+  "openai",
+  "openrouter",
+  "deepseek",
+  "zai",
+  "together",
+  "baseten",
+];
+
+/** pi's thinking levels, `max` above `xhigh`. */
+export const MAP_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+export type MapLevel = (typeof MAP_LEVELS)[number];
+/**
+ * What each thinking level sends: a string is the value sent (as the effort, or as `reasoning_effort` for `off`);
+ * `null` means the model does not offer the level (a request for it gets the nearest offered level, higher first;
+ * `off: null`, a model that always thinks, sends nothing to turn thinking off). `xhigh` and `max` are offered only
+ * when mapped to a string.
+ */
+export type ThinkingLevelMap = Partial<Record<MapLevel, string | null>>;
+
+/** A `chatTemplateArgs` value: a literal, or `{"$var": "thinking.enabled"}` (whether thinking is on). */
+export type TemplateArg = string | number | boolean | null | { $var: "thinking.enabled" };
+
 export interface ResolvedCompat {
   /** Send the system prompt of a reasoning model as a `developer` message (else `system`). Default true. */
   supportsDeveloperRole: boolean;
@@ -25,6 +59,21 @@ export interface ResolvedCompat {
   requiresAssistantAfterToolResult: boolean;
   /** The longest wait for the response headers, and then between two pieces of the stream. Default 10 minutes. */
   timeoutMs: number;
+  /** How thinking is asked for (see ThinkingFormat). Default `openai`. */
+  thinkingFormat: ThinkingFormat;
+  /** Per-level values (see ThinkingLevelMap); unset: each level sends its own name, `xhigh` sends `high`. */
+  thinkingLevelMap?: ThinkingLevelMap;
+  /**
+   * Send the thinking of earlier assistant messages back as `reasoning_content` (an empty string when a reasoning
+   * model's message had none): DeepSeek and Kimi refuse a tool-call turn of thinking mode without it. Default false.
+   */
+  requiresReasoningContentOnAssistantMessages: boolean;
+  /** Send `tool_stream: true` with tools (Z.ai streams tool arguments in pieces only then). Default false. */
+  zaiToolStream: boolean;
+  /** Send an `x-session-affinity` header with the session id (Fireworks routes a session to one replica). */
+  sendSessionAffinityHeaders: boolean;
+  /** `chat_template_args` of the `baseten` format. */
+  chatTemplateArgs?: Record<string, TemplateArg>;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -38,6 +87,10 @@ export const DEFAULT_COMPAT: Readonly<ResolvedCompat> = Object.freeze({
   requiresToolResultName: false,
   requiresAssistantAfterToolResult: false,
   timeoutMs: DEFAULT_TIMEOUT_MS,
+  thinkingFormat: "openai",
+  requiresReasoningContentOnAssistantMessages: false,
+  zaiToolStream: false,
+  sendSessionAffinityHeaders: false,
 });
 
 const BOOLEAN_KEYS = [
@@ -47,15 +100,81 @@ const BOOLEAN_KEYS = [
   "supportsStore",
   "requiresToolResultName",
   "requiresAssistantAfterToolResult",
+  "requiresReasoningContentOnAssistantMessages",
+  "zaiToolStream",
+  "sendSessionAffinityHeaders",
 ] as const;
 
 /**
- * Keys accepted without effect: this provider never sends `strict` in tool definitions, which is what
- * `supportsStrictMode: false` asks for, so either value is already honoured.
+ * Keys accepted without effect (pi's catalogue sets them):
+ * - `supportsStrictMode`: this provider never sends `strict` in tool definitions, which is what `false` asks for;
+ * - `supportsLongCacheRetention`: KnightCode asks no server for long prompt-cache retention here;
+ * - `cacheControlFormat`: Anthropic-style `cache_control` markers (OpenRouter's Claude models) are not added;
+ * - `deferredToolsMode`: every tool is sent with every request.
  */
-const ACCEPTED_KEYS = new Set(["supportsStrictMode"]);
+const ACCEPTED_KEYS = new Set([
+  "supportsStrictMode",
+  "supportsLongCacheRetention",
+  "cacheControlFormat",
+  "deferredToolsMode",
+]);
 
-const KNOWN_KEYS = new Set<string>([...BOOLEAN_KEYS, "maxTokensField", "timeoutMs", ...ACCEPTED_KEYS]);
+const KNOWN_KEYS = new Set<string>([
+  ...BOOLEAN_KEYS,
+  "maxTokensField",
+  "timeoutMs",
+  "thinkingFormat",
+  "thinkingLevelMap",
+  "chatTemplateArgs",
+  ...ACCEPTED_KEYS,
+]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkLevelMap(value: unknown, problems: string[]): ThinkingLevelMap | undefined {
+  if (!isPlainObject(value)) {
+    problems.push(
+      `compat.thinkingLevelMap must be an object of levels (got ${JSON.stringify(value)}); ignored`,
+    );
+    return undefined;
+  }
+  const map: ThinkingLevelMap = {};
+  for (const [level, mapped] of Object.entries(value)) {
+    if (!(MAP_LEVELS as readonly string[]).includes(level)) {
+      problems.push(
+        `compat.thinkingLevelMap has an unknown level "${level}" (levels: ${MAP_LEVELS.join(", ")}); ignored`,
+      );
+    } else if (mapped === null || typeof mapped === "string") map[level as MapLevel] = mapped;
+    else {
+      problems.push(
+        `compat.thinkingLevelMap.${level} must be a string or null (got ${JSON.stringify(mapped)}); ignored`,
+      );
+    }
+  }
+  return map;
+}
+
+function checkTemplateArgs(value: unknown, problems: string[]): Record<string, TemplateArg> | undefined {
+  if (!isPlainObject(value)) {
+    problems.push(`compat.chatTemplateArgs must be an object (got ${JSON.stringify(value)}); ignored`);
+    return undefined;
+  }
+  const args: Record<string, TemplateArg> = {};
+  for (const [name, arg] of Object.entries(value)) {
+    if (arg === null || ["string", "number", "boolean"].includes(typeof arg)) args[name] = arg as TemplateArg;
+    else if (isPlainObject(arg) && arg.$var === "thinking.enabled" && Object.keys(arg).length === 1) {
+      args[name] = { $var: "thinking.enabled" };
+    } else {
+      problems.push(
+        `compat.chatTemplateArgs.${name} must be a literal or {"$var": "thinking.enabled"} ` +
+          `(got ${JSON.stringify(arg)}); ignored`,
+      );
+    }
+  }
+  return args;
+}
 
 /** Providers already warned about in this process. */
 const warned = new Set<string>();
@@ -106,6 +225,24 @@ export function checkCompat(configured: Record<string, unknown> | undefined): Co
         `compat.timeoutMs must be a positive number of milliseconds (got ${JSON.stringify(timeout)}); using 10 minutes`,
       );
     }
+  }
+  const format = configured.thinkingFormat;
+  if (format !== undefined) {
+    if (THINKING_FORMATS.includes(format as ThinkingFormat)) compat.thinkingFormat = format as ThinkingFormat;
+    else {
+      problems.push(
+        `compat.thinkingFormat must be one of ${THINKING_FORMATS.map((f) => `"${f}"`).join(", ")} ` +
+          `(got ${JSON.stringify(format)}); using "openai"`,
+      );
+    }
+  }
+  if (configured.thinkingLevelMap !== undefined) {
+    const map = checkLevelMap(configured.thinkingLevelMap, problems);
+    if (map) compat.thinkingLevelMap = map;
+  }
+  if (configured.chatTemplateArgs !== undefined) {
+    const args = checkTemplateArgs(configured.chatTemplateArgs, problems);
+    if (args) compat.chatTemplateArgs = args;
   }
   return { compat, problems };
 }

@@ -2,8 +2,9 @@
  * Builds the Chat Completions request body from a provider request: the system prompt, the conversation in the
  * API's message format, the tools, the token limit and the reasoning effort.
  *
- * Thinking blocks are not sent back: Chat Completions has no standard field for them, and servers differ (some
- * reject `reasoning_content` on input). Tool calls that never got a result (an aborted turn) get a short
+ * Thinking blocks are not sent back unless compat `requiresReasoningContentOnAssistantMessages` asks for them (as
+ * `reasoning_content`): Chat Completions has no standard field for them, and servers differ (some reject
+ * `reasoning_content` on input). Tool calls that never got a result (an aborted turn) get a short
  * synthetic result, because the API rejects an assistant `tool_calls` message that no `tool` message answers.
  */
 import type {
@@ -12,11 +13,13 @@ import type {
   LlmMessage,
   ProviderStreamRequest,
   TextContent,
+  ThinkingContent,
   ThinkingLevel,
   ToolDeclaration,
   ToolResultMessage,
 } from "@knightcodeai/cli/kit";
 import type { ResolvedCompat } from "./compat.js";
+import { thinkingFields } from "./thinking.js";
 
 export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 
@@ -29,7 +32,7 @@ export interface ChatToolCall {
 export type ChatMessage =
   | { role: "system" | "developer"; content: string }
   | { role: "user"; content: string | ContentPart[] }
-  | { role: "assistant"; content: string; tool_calls?: ChatToolCall[] }
+  | { role: "assistant"; content: string; tool_calls?: ChatToolCall[]; reasoning_content?: string }
   | { role: "tool"; tool_call_id: string; content: string; name?: string };
 
 export interface ChatTool {
@@ -50,7 +53,7 @@ export interface ChatCompletionsPayload {
   temperature?: number;
   tools?: ChatTool[];
   tool_choice?: { type: "function"; function: { name: string } };
-  reasoning_effort?: ReasoningEffort;
+  reasoning_effort?: string;
   [key: string]: unknown;
 }
 
@@ -61,7 +64,10 @@ export const MISSING_RESULT = "No result was recorded for this tool call (the tu
 /** What requiresAssistantAfterToolResult puts between a tool result and a user message. */
 export const BRIDGE_TEXT = "I have processed the tool results.";
 
-/** `xhigh` has no Chat Completions value; `high` is the closest. `off` sends nothing. */
+/**
+ * The classic mapping (a model without compat.thinkingLevelMap gets the same from thinking.ts): `xhigh` has no
+ * Chat Completions value, `high` is the closest; `off` sends nothing.
+ */
 export function reasoningEffort(level: ThinkingLevel | undefined): ReasoningEffort | undefined {
   switch (level) {
     case "minimal":
@@ -88,6 +94,7 @@ function userContent(content: string | (TextContent | ImageContent)[]): string |
 
 function assistantMessage(
   message: AssistantMessage,
+  reasoningContent: boolean,
 ): Extract<ChatMessage, { role: "assistant" }> | undefined {
   const text = message.content
     .filter((block): block is TextContent => block.type === "text")
@@ -104,9 +111,17 @@ function assistantMessage(
   }
   // Servers reject an assistant message with neither content nor tool calls (a thinking-only or empty answer).
   if (!text && toolCalls.length === 0) return undefined;
-  return toolCalls.length > 0
-    ? { role: "assistant", content: text, tool_calls: toolCalls }
-    : { role: "assistant", content: text };
+  const converted: Extract<ChatMessage, { role: "assistant" }> =
+    toolCalls.length > 0
+      ? { role: "assistant", content: text, tool_calls: toolCalls }
+      : { role: "assistant", content: text };
+  if (reasoningContent) {
+    converted.reasoning_content = message.content
+      .filter((block): block is ThinkingContent => block.type === "thinking" && !block.redacted)
+      .map((block) => block.thinking)
+      .join("\n");
+  }
+  return converted;
 }
 
 /** Converts the conversation, in order; images of tool results follow the batch's tool messages as a user message. */
@@ -171,7 +186,10 @@ export function convertMessages(
       }
       out.push({ role: "user", content: userContent(message.content) });
     } else {
-      const converted = assistantMessage(message);
+      const converted = assistantMessage(
+        message,
+        compat.requiresReasoningContentOnAssistantMessages && request.model.reasoning,
+      );
       if (!converted) continue;
       out.push(converted);
       pending = [...(converted.tool_calls ?? [])];
@@ -201,11 +219,13 @@ export function buildPayload(request: ProviderStreamRequest, compat: ResolvedCom
   const maxTokens = request.maxTokens ?? request.model.maxTokens;
   if (maxTokens) payload[compat.maxTokensField] = maxTokens;
   if (request.temperature !== undefined) payload.temperature = request.temperature;
-  if (request.tools.length > 0) payload.tools = convertTools(request.tools);
+  if (request.tools.length > 0) {
+    payload.tools = convertTools(request.tools);
+    if (compat.zaiToolStream) payload.tool_stream = true;
+  }
   if (request.toolChoice) {
     payload.tool_choice = { type: "function", function: { name: request.toolChoice.name } };
   }
-  const effort = reasoningEffort(request.thinkingLevel);
-  if (effort && request.model.reasoning && compat.supportsReasoningEffort) payload.reasoning_effort = effort;
+  Object.assign(payload, thinkingFields(request.thinkingLevel, request.model.reasoning, compat));
   return payload;
 }

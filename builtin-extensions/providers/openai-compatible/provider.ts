@@ -23,7 +23,7 @@ import {
   runProviderRequest,
   VERSION,
 } from "@knightcodeai/cli/kit";
-import { resolveCompat } from "./compat.js";
+import { type ResolvedCompat, resolveCompat } from "./compat.js";
 import { buildPayload } from "./convert.js";
 import { errorDetails, httpFailure, streamFailure } from "./errors.js";
 import { OPENAI_COMPLETIONS_API } from "./names.js";
@@ -301,18 +301,23 @@ export function streamOpenAICompletions(
   options: CompletionsOptions = {},
 ): AssistantMessageStream {
   const warn = options.warn ?? ((message: string) => process.emitWarning(message));
-  return runProviderRequest(request, (writer) => completionsWire(request, writer, warn));
+  const compat = resolveCompat(request.model.provider, request.compat, warn);
+  // The affinity header goes with the configured ones, so before_provider_headers handlers see it.
+  const affinity = compat.sendSessionAffinityHeaders && request.sessionId;
+  const sent = affinity
+    ? { ...request, headers: { "x-session-affinity": request.sessionId!, ...request.headers } }
+    : request;
+  return runProviderRequest(sent, (writer) => completionsWire(sent, writer, compat));
 }
 
 /** Chat Completions as a ProviderWire: the SDK sends the request, SseDecoder and ChunkNormaliser read the answer. */
 function completionsWire(
   request: ProviderStreamRequest,
   writer: AssistantMessageWriter,
-  warn: (message: string) => void,
+  compat: ResolvedCompat,
 ): ProviderWire {
   const provider = request.model.provider;
   const keyHint = keyHintFor(request);
-  const compat = resolveCompat(provider, request.compat, warn);
   const baseUrl = request.baseUrl?.trim() ?? "";
   const normaliser = new ChunkNormaliser(writer, provider);
   /** `[DONE]` arrived, or the whole completion as one JSON body: the answer is complete. */

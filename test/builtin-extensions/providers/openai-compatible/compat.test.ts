@@ -1,5 +1,5 @@
 /** builtin:openai-compatible: compat options (models.json), the request they shape, and the SSE reader. */
-import { StreamLineTooLongError } from "@knightcodeai/cli/kit";
+import { StreamLineTooLongError, type ThinkingLevel } from "@knightcodeai/cli/kit";
 import { expect } from "chai";
 import {
   BRIDGE_TEXT,
@@ -35,11 +35,18 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: false,
       requiresAssistantAfterToolResult: false,
       timeoutMs: 600_000,
+      thinkingFormat: "openai",
+      requiresReasoningContentOnAssistantMessages: false,
+      zaiToolStream: false,
+      sendSessionAffinityHeaders: false,
     });
   });
 
-  it("accepts the peer's key names, including supportsStrictMode (strict is never sent)", () => {
+  it("accepts the peer's key names, including those without effect here (strict is never sent)", () => {
     const { compat, problems } = checkCompat({
+      supportsLongCacheRetention: false,
+      cacheControlFormat: "anthropic",
+      deferredToolsMode: "kimi",
       supportsDeveloperRole: false,
       supportsReasoningEffort: false,
       supportsUsageInStreaming: false,
@@ -49,6 +56,12 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: true,
       requiresAssistantAfterToolResult: true,
       timeoutMs: 1234,
+      thinkingFormat: "zai",
+      thinkingLevelMap: { off: null, high: "max" },
+      requiresReasoningContentOnAssistantMessages: true,
+      zaiToolStream: true,
+      sendSessionAffinityHeaders: true,
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.enabled" }, preset: "fast" },
     });
     expect(problems).to.deep.equal([]);
     expect(compat).to.deep.equal({
@@ -60,22 +73,38 @@ describe("builtin:openai-compatible compat options", () => {
       requiresToolResultName: true,
       requiresAssistantAfterToolResult: true,
       timeoutMs: 1234,
+      thinkingFormat: "zai",
+      thinkingLevelMap: { off: null, high: "max" },
+      requiresReasoningContentOnAssistantMessages: true,
+      zaiToolStream: true,
+      sendSessionAffinityHeaders: true,
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.enabled" }, preset: "fast" },
     });
   });
 
   it("lists unknown keys and invalid values, keeping the defaults for them", () => {
     const { compat, problems } = checkCompat({
-      thinkingFormat: "qwen",
+      thinkingBudget: 100,
       openRouterRouting: {},
       supportsStore: "no",
       maxTokensField: "n_predict",
       timeoutMs: -1,
+      thinkingFormat: "qwen",
+      thinkingLevelMap: { low: 3, turbo: "x" },
+      chatTemplateArgs: { enable_thinking: { $var: "thinking.budget" } },
     });
-    expect(compat).to.deep.equal(DEFAULT_COMPAT);
-    expect(problems).to.have.length(4);
-    expect(problems[0]).to.contain("unknown compat keys ignored: thinkingFormat, openRouterRouting");
-    expect(problems.join("\n")).to.contain("compat.supportsStore").and.contain("compat.maxTokensField");
-    expect(problems.join("\n")).to.contain("compat.timeoutMs");
+    expect(compat).to.deep.equal({ ...DEFAULT_COMPAT, thinkingLevelMap: {}, chatTemplateArgs: {} });
+    expect(problems).to.have.length(8);
+    expect(problems[0]).to.contain("unknown compat keys ignored: thinkingBudget, openRouterRouting");
+    const all = problems.join("\n");
+    expect(all).to.contain("compat.supportsStore").and.contain("compat.maxTokensField");
+    expect(all).to.contain("compat.timeoutMs");
+    expect(all)
+      .to.contain('compat.thinkingFormat must be one of "openai", "openrouter"')
+      .and.contain('(got "qwen")');
+    expect(all).to.contain("compat.thinkingLevelMap.low must be a string or null (got 3)");
+    expect(all).to.contain('compat.thinkingLevelMap has an unknown level "turbo"');
+    expect(all).to.contain("compat.chatTemplateArgs.enable_thinking must be a literal");
   });
 
   it("warns once per provider per process about unknown keys", async () => {
@@ -144,6 +173,182 @@ describe("builtin:openai-compatible compat options", () => {
       expect(buildPayload(request({ thinkingLevel: "minimal" }), DEFAULT_COMPAT).reasoning_effort).to.equal(
         "minimal",
       );
+    });
+
+    /** The thinking fields of a request at `level` with `compat`. */
+    const thinking = (level: ThinkingLevel, compat: Record<string, unknown>) => {
+      const payload = buildPayload(request({ thinkingLevel: level }), checkCompat(compat).compat);
+      const fields: Record<string, unknown> = {};
+      for (const key of ["reasoning_effort", "reasoning", "thinking", "chat_template_args"]) {
+        if (key in payload) fields[key] = payload[key];
+      }
+      return fields;
+    };
+
+    it("asks for thinking in each thinkingFormat, on and off", () => {
+      expect(thinking("high", { thinkingFormat: "openrouter" })).to.deep.equal({
+        reasoning: { effort: "high" },
+      });
+      expect(thinking("off", { thinkingFormat: "openrouter" })).to.deep.equal({
+        reasoning: { effort: "none" },
+      });
+      expect(thinking("low", { thinkingFormat: "deepseek" })).to.deep.equal({
+        thinking: { type: "enabled" },
+        reasoning_effort: "low",
+      });
+      expect(thinking("off", { thinkingFormat: "deepseek" })).to.deep.equal({
+        thinking: { type: "disabled" },
+      });
+      expect(
+        thinking("medium", { thinkingFormat: "deepseek", supportsReasoningEffort: false }),
+      ).to.deep.equal({
+        thinking: { type: "enabled" },
+      });
+      expect(thinking("high", { thinkingFormat: "zai" })).to.deep.equal({
+        thinking: { type: "enabled", clear_thinking: false },
+        reasoning_effort: "high",
+      });
+      expect(thinking("off", { thinkingFormat: "zai" })).to.deep.equal({ thinking: { type: "disabled" } });
+      expect(thinking("high", { thinkingFormat: "together", supportsReasoningEffort: false })).to.deep.equal({
+        reasoning: { enabled: true },
+      });
+      expect(thinking("off", { thinkingFormat: "together" })).to.deep.equal({
+        reasoning: { enabled: false },
+      });
+      const baseten = {
+        thinkingFormat: "baseten",
+        chatTemplateArgs: { enable_thinking: { $var: "thinking.enabled" }, style: "brief" },
+        thinkingLevelMap: { off: "none" },
+      };
+      expect(thinking("medium", baseten)).to.deep.equal({
+        chat_template_args: { enable_thinking: true, style: "brief" },
+        reasoning_effort: "medium",
+      });
+      expect(thinking("off", baseten)).to.deep.equal({
+        chat_template_args: { enable_thinking: false, style: "brief" },
+        reasoning_effort: "none",
+      });
+    });
+
+    it("sends what thinkingLevelMap says: a string as the value, the nearest offered level for a null one", () => {
+      const map = { off: "none", minimal: null, low: null, high: "default", max: "max" };
+      expect(thinking("off", { thinkingLevelMap: map })).to.deep.equal({ reasoning_effort: "none" });
+      expect(thinking("minimal", { thinkingLevelMap: map }), "the next higher offered").to.deep.equal({
+        reasoning_effort: "medium",
+      });
+      expect(thinking("high", { thinkingLevelMap: map })).to.deep.equal({ reasoning_effort: "default" });
+      expect(thinking("xhigh", { thinkingLevelMap: map }), "xhigh unmapped: max above it").to.deep.equal({
+        reasoning_effort: "max",
+      });
+      // Without a map: xhigh is high, off sends nothing (the classic mapping).
+      expect(thinking("xhigh", {})).to.deep.equal({ reasoning_effort: "high" });
+      expect(thinking("off", {})).to.deep.equal({});
+      // A model that cannot stop thinking (off: null) is not asked to.
+      expect(
+        thinking("off", { thinkingFormat: "openrouter", thinkingLevelMap: { off: null } }),
+      ).to.deep.equal({});
+      expect(thinking("off", { thinkingFormat: "deepseek", thinkingLevelMap: { off: null } })).to.deep.equal(
+        {},
+      );
+      // Only the top is offered: every level asks for it.
+      expect(
+        thinking("low", {
+          thinkingLevelMap: { minimal: null, low: null, medium: null, high: null, xhigh: "x" },
+        }),
+      ).to.deep.equal({ reasoning_effort: "x" });
+    });
+
+    it("sends no thinking fields to a model that does not reason", () => {
+      const payload = buildPayload(
+        request({ model: { ...REASONING_MODEL, reasoning: false }, thinkingLevel: "off" }),
+        checkCompat({ thinkingFormat: "deepseek", requiresReasoningContentOnAssistantMessages: true }).compat,
+      );
+      expect(payload).to.not.have.property("thinking");
+    });
+
+    it("sends the thinking of earlier assistant messages back as reasoning_content, when told", () => {
+      const assistant = (content: any[], timestamp: number) => ({
+        role: "assistant" as const,
+        content,
+        api: "openai-completions",
+        provider: "local",
+        model: "m",
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: {} as never },
+        stopReason: "stop" as const,
+        timestamp,
+      });
+      const messages = [
+        { role: "user" as const, content: "one", timestamp: 1 },
+        assistant(
+          [
+            { type: "thinking", thinking: "First thought." },
+            { type: "thinking", thinking: "hidden", redacted: true },
+            { type: "thinking", thinking: "Second thought." },
+            { type: "text", text: "Answer one." },
+          ],
+          2,
+        ),
+        { role: "user" as const, content: "two", timestamp: 3 },
+        assistant([{ type: "text", text: "Answer two." }], 4),
+        { role: "user" as const, content: "three", timestamp: 5 },
+      ];
+      const sent = (compat: Record<string, unknown>, model = REASONING_MODEL) =>
+        buildPayload(
+          request({ messages, model, systemPrompt: "" }),
+          checkCompat(compat).compat,
+        ).messages.filter((m) => m.role === "assistant");
+      expect(sent({ requiresReasoningContentOnAssistantMessages: true })).to.deep.equal([
+        { role: "assistant", content: "Answer one.", reasoning_content: "First thought.\nSecond thought." },
+        { role: "assistant", content: "Answer two.", reasoning_content: "" },
+      ]);
+      expect(sent({})).to.deep.equal([
+        { role: "assistant", content: "Answer one." },
+        { role: "assistant", content: "Answer two." },
+      ]);
+      expect(
+        sent({ requiresReasoningContentOnAssistantMessages: true }, { ...REASONING_MODEL, reasoning: false }),
+        "a model that does not reason gets none",
+      ).to.deep.equal([
+        { role: "assistant", content: "Answer one." },
+        { role: "assistant", content: "Answer two." },
+      ]);
+    });
+
+    it("sends tool_stream with tools when zaiToolStream is on", () => {
+      const tools = [
+        { name: "ls", description: "List", parameters: { type: "object", properties: {} } as never },
+      ];
+      const on = checkCompat({ zaiToolStream: true }).compat;
+      expect(buildPayload(request({ tools }), on).tool_stream).to.equal(true);
+      expect(buildPayload(request(), on)).to.not.have.property("tool_stream");
+      expect(buildPayload(request({ tools }), DEFAULT_COMPAT)).to.not.have.property("tool_stream");
+    });
+
+    it("sends x-session-affinity with the session id when sendSessionAffinityHeaders is on", async () => {
+      const server = await startTestServer();
+      try {
+        server.respond((_req, res) => writeSse(res, textStream("ok")));
+        for (const sendSessionAffinityHeaders of [true, false]) {
+          const rec = recordingHooks();
+          const { result } = await collect(
+            streamOpenAICompletions(
+              baseRequest(`${server.url}/v1`, rec.hooks, {
+                sessionId: "session-123",
+                compat: { sendSessionAffinityHeaders },
+              }),
+            ),
+          );
+          expect(result.stopReason, result.errorMessage).to.equal("stop");
+          const seen = rec.of("headers")[0]!.headers["x-session-affinity"];
+          expect(seen, "handlers see it").to.equal(sendSessionAffinityHeaders ? "session-123" : undefined);
+        }
+        expect(server.requests.map((r) => r.headers["x-session-affinity"])).to.deep.equal([
+          "session-123",
+          undefined,
+        ]);
+      } finally {
+        await server.close();
+      }
     });
 
     it("names the token limit max_tokens, and leaves out stream_options and store, when told", () => {

@@ -45,12 +45,13 @@ describe("builtin:openai-compatible provider", () => {
     await server.close();
   });
 
-  it("registers the openai-completions API with no models of its own", () => {
+  it("registers the openai-completions API with no models of its own, then the named providers", () => {
     const providers = new Map<string, ProviderConfig>();
     openaiCompatible({
       registerProvider: (name: string, config: ProviderConfig) => providers.set(name, config),
     } as unknown as ExtensionAPI);
-    expect([...providers.keys()]).to.deep.equal([OPENAI_COMPLETIONS_PROVIDER]);
+    expect([...providers.keys()][0]).to.equal(OPENAI_COMPLETIONS_PROVIDER);
+    expect([...providers.keys()].slice(1)).to.include.members(["groq", "openrouter", "deepseek", "xai"]);
     const config = providers.get(OPENAI_COMPLETIONS_PROVIDER)!;
     expect(config.api).to.equal(OPENAI_COMPLETIONS_API);
     expect(config.models ?? []).to.deep.equal([]);

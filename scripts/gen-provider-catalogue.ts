@@ -1,0 +1,308 @@
+/**
+ * Writes builtin-extensions/providers/openai-compatible/catalogue.generated.ts, the models of the named providers
+ * builtin:openai-compatible registers (groq, openrouter, deepseek, ...), from pi-ai's catalogue: the facts of
+ * `@earendil-works/pi-ai`'s `dist/providers/data/<provider>.json` (what its `models.generated.js` exports).
+ *
+ *   npx tsx scripts/gen-provider-catalogue.ts           writes the file, and the providers' table in docs/providers.md
+ *   npx tsx scripts/gen-provider-catalogue.ts --check   exits 1 when either differs from what would be written
+ *
+ * What is kept: the Chat Completions models of each provider (and xAI's Responses models); OpenRouter's only from
+ * the major labs (pi lists only models that take tools). Per model: id, name, context window, output limit,
+ * reasoning, input kinds, cost, and the `compat` that differs from the provider's; per provider: base URL, key
+ * variable, headers and the compat all its models share. pi fills in some compat by provider name at request time
+ * (its `detectCompat`); PROVIDER_COMPAT below says the same here, so the file holds what is sent. Compat keys
+ * without effect here are left out; a key the openai-compatible provider does not know fails the generation, so a
+ * new pi-ai release that needs one is noticed.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkCompat, DEFAULT_COMPAT } from "../builtin-extensions/providers/openai-compatible/compat.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const target = join(root, "builtin-extensions/providers/openai-compatible/catalogue.generated.ts");
+const docs = join(root, "docs/providers.md");
+const DOCS_START = "<!-- named-providers table: written by scripts/gen-provider-catalogue.ts -->";
+const DOCS_END = "<!-- end of the named-providers table -->";
+const piRoot = join(root, "node_modules/@earendil-works/pi-ai");
+const piVersion = (JSON.parse(readFileSync(join(piRoot, "package.json"), "utf8")) as { version: string })
+  .version;
+const dataDir = join(piRoot, "dist/providers/data");
+
+/** OpenRouter's model ids kept: the labs' own prefixes. */
+const OPENROUTER_LABS = [
+  "anthropic/",
+  "openai/",
+  "google/",
+  "x-ai/",
+  "deepseek/",
+  "qwen/",
+  "moonshotai/",
+  "z-ai/",
+  "mistralai/",
+  "meta-llama/",
+  "minimax/",
+];
+
+interface Source {
+  name: string;
+  /** The environment variable of the key (pi's, dist/env-api-keys.js). */
+  env: string;
+  api: "openai-completions" | "openai-responses";
+  keep?(id: string): boolean;
+  /**
+   * Models pi reaches through another API of the same service that this provider's API serves too (OpenRouter's
+   * Claude models, which pi sends to OpenRouter's Messages endpoint): kept with this API's base URL, without the
+   * other API's compat.
+   */
+  alsoFrom?: string;
+}
+
+const SOURCES: Source[] = [
+  { name: "groq", env: "GROQ_API_KEY", api: "openai-completions" },
+  { name: "cerebras", env: "CEREBRAS_API_KEY", api: "openai-completions" },
+  { name: "deepseek", env: "DEEPSEEK_API_KEY", api: "openai-completions" },
+  {
+    name: "openrouter",
+    env: "OPENROUTER_API_KEY",
+    api: "openai-completions",
+    // `:batch` variants answer through OpenRouter's batch queue, which an interactive session has no use for.
+    keep: (id) => OPENROUTER_LABS.some((lab) => id.startsWith(lab)) && !id.endsWith(":batch"),
+    alsoFrom: "anthropic-messages",
+  },
+  { name: "together", env: "TOGETHER_API_KEY", api: "openai-completions" },
+  { name: "fireworks", env: "FIREWORKS_API_KEY", api: "openai-completions" },
+  { name: "nvidia", env: "NVIDIA_API_KEY", api: "openai-completions" },
+  { name: "huggingface", env: "HF_TOKEN", api: "openai-completions" },
+  { name: "moonshotai", env: "MOONSHOT_API_KEY", api: "openai-completions" },
+  { name: "zai", env: "ZAI_API_KEY", api: "openai-completions" },
+  { name: "baseten", env: "BASETEN_API_KEY", api: "openai-completions" },
+  { name: "xai", env: "XAI_API_KEY", api: "openai-responses" },
+];
+
+/**
+ * The compat pi works out from the provider's name for these providers (its detectCompat, restated), under each
+ * model's own compat.
+ */
+const NON_STANDARD = { supportsStore: false, supportsDeveloperRole: false };
+const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> = {
+  cerebras: () => NON_STANDARD,
+  deepseek: () => ({
+    ...NON_STANDARD,
+    maxTokensField: "max_tokens",
+    requiresReasoningContentOnAssistantMessages: true,
+    thinkingFormat: "deepseek",
+  }),
+  openrouter: (id) => ({
+    thinkingFormat: "openrouter",
+    supportsDeveloperRole: id.startsWith("anthropic/") || id.startsWith("openai/"),
+  }),
+  together: () => ({
+    ...NON_STANDARD,
+    supportsReasoningEffort: false,
+    maxTokensField: "max_tokens",
+    thinkingFormat: "together",
+  }),
+  nvidia: () => ({ ...NON_STANDARD, supportsReasoningEffort: false, maxTokensField: "max_tokens" }),
+  moonshotai: () => ({ ...NON_STANDARD, supportsReasoningEffort: false, maxTokensField: "max_tokens" }),
+  zai: () => ({
+    ...NON_STANDARD,
+    supportsReasoningEffort: false,
+    maxTokensField: "max_tokens",
+    thinkingFormat: "zai",
+  }),
+};
+
+/** Keys the provider accepts without effect: not worth their bytes in the file. */
+const WITHOUT_EFFECT = new Set([
+  "supportsStrictMode",
+  "supportsLongCacheRetention",
+  "cacheControlFormat",
+  "deferredToolsMode",
+  // Sent anyway (the provider's default); pi's catalogue says so explicitly for some models.
+  "supportsUsageInStreaming",
+]);
+
+interface PiModel {
+  id: string;
+  name: string;
+  api: string;
+  baseUrl: string;
+  headers?: Record<string, string>;
+  reasoning: boolean;
+  input: ("text" | "image")[];
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  contextWindow: number;
+  maxTokens: number;
+  compat?: Record<string, unknown>;
+  thinkingLevelMap?: Record<string, string | null>;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+function fail(message: string): never {
+  console.error(`gen-provider-catalogue: ${message}`);
+  process.exit(1);
+}
+
+/**
+ * A thinking-level map without the entries that say what no entry says: `minimal` to `high` mapped to their own
+ * name, `xhigh` and `max` mapped to null (neither is offered unless mapped). Undefined when nothing is left.
+ */
+function compactLevelMap(map: Record<string, string | null>): Record<string, string | null> | undefined {
+  const kept = Object.entries(map).filter(([level, value]) => {
+    if (["minimal", "low", "medium", "high"].includes(level)) return value !== level;
+    if (level === "xhigh" || level === "max") return value !== null;
+    return true;
+  });
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/** One model's effective compat, without what equals the provider's defaults or has no effect. */
+function modelCompat(source: Source, model: PiModel): Record<string, unknown> {
+  if (source.api !== "openai-completions") return {};
+  const merged: Record<string, unknown> = {
+    ...PROVIDER_COMPAT[source.name]?.(model.id),
+    ...model.compat,
+  };
+  const map = model.thinkingLevelMap && compactLevelMap(model.thinkingLevelMap);
+  if (map) merged.thinkingLevelMap = map;
+  const { problems } = checkCompat(merged);
+  if (problems.length > 0) fail(`${source.name}/${model.id}: ${problems.join("; ")}`);
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(merged)) {
+    if (WITHOUT_EFFECT.has(key)) continue;
+    if (key in DEFAULT_COMPAT && same((DEFAULT_COMPAT as Record<string, unknown>)[key], value)) continue;
+    kept[key] = value;
+  }
+  return kept;
+}
+
+function provider(source: Source): Record<string, unknown> {
+  const data = JSON.parse(readFileSync(join(dataDir, `${source.name}.json`), "utf8")) as Record<
+    string,
+    Record<string, PiModel>
+  >;
+  const own = Object.values(data[source.api] ?? {});
+  const ids = new Set(own.map((m) => m.id));
+  const baseUrl = own[0]?.baseUrl;
+  const borrowed = Object.values(source.alsoFrom ? (data[source.alsoFrom] ?? {}) : {})
+    .filter((m) => !ids.has(m.id))
+    .map(({ compat: _compat, ...m }) => ({ ...m, api: source.api, baseUrl: baseUrl ?? m.baseUrl }));
+  const all = [...own, ...borrowed];
+  const models = all.filter((m) => source.keep?.(m.id) ?? true).sort((a, b) => a.id.localeCompare(b.id));
+  if (models.length === 0) fail(`${source.name}: no ${source.api} models in pi-ai's catalogue`);
+  const baseUrls = new Set(models.map((m) => m.baseUrl));
+  const headers = new Set(models.map((m) => JSON.stringify(m.headers ?? {})));
+  if (baseUrls.size !== 1) fail(`${source.name}: its models name several base URLs (${[...baseUrls]})`);
+  if (headers.size !== 1) fail(`${source.name}: its models send different headers`);
+  const compats = models.map((m) => modelCompat(source, m));
+  // What every model has alike goes to the provider.
+  const shared: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(compats[0]!)) {
+    if (compats.every((c) => key in c && same(c[key], value))) shared[key] = value;
+  }
+  const first = models[0]!;
+  return {
+    name: source.name,
+    apiKey: source.env,
+    api: source.api,
+    baseUrl: first.baseUrl,
+    ...(first.headers && Object.keys(first.headers).length > 0 ? { headers: first.headers } : {}),
+    ...(Object.keys(shared).length > 0 ? { compat: shared } : {}),
+    models: models.map((m, index) => {
+      const own = Object.fromEntries(Object.entries(compats[index]!).filter(([key]) => !(key in shared)));
+      const { cacheRead, cacheWrite, ...cost } = m.cost;
+      return {
+        id: m.id,
+        ...(m.name && m.name !== m.id ? { name: m.name } : {}),
+        ...(m.reasoning ? { reasoning: true } : {}),
+        ...(m.input.includes("image") ? { input: m.input } : {}),
+        contextWindow: m.contextWindow,
+        maxTokens: m.maxTokens,
+        cost: { ...cost, ...(cacheRead ? { cacheRead } : {}), ...(cacheWrite ? { cacheWrite } : {}) },
+        ...(Object.keys(own).length > 0 ? { compat: own } : {}),
+        // Another API's provider (xAI's Responses) takes no Chat Completions compat; its level map still says
+        // which levels the model offers.
+        ...(source.api !== "openai-completions" && m.reasoning && m.thinkingLevelMap
+          ? { thinkingLevelMap: compactLevelMap(m.thinkingLevelMap) ?? {} }
+          : {}),
+      };
+    }),
+  };
+}
+
+/** JSON in a template literal: one model a line, so a regeneration's diff shows what changed. */
+function render(providers: Record<string, unknown>[]): string {
+  const lines: string[] = [];
+  for (const [index, entry] of providers.entries()) {
+    const { models, ...head } = entry as { models: unknown[] };
+    const headJson = JSON.stringify(head);
+    lines.push(`${headJson.slice(0, -1)},"models":[`);
+    lines.push(models.map((model) => JSON.stringify(model)).join(",\n"));
+    lines.push(`]}${index < providers.length - 1 ? "," : ""}`);
+  }
+  const json = lines.join("\n").replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\$\{/g, "\\${");
+  return [
+    `// Generated by scripts/gen-provider-catalogue.ts from @earendil-works/pi-ai ${piVersion}'s model catalogue`,
+    "// (dist/providers/data/*.json, what its models.generated.js exports). Do not edit: regenerate with",
+    "// `npx tsx scripts/gen-provider-catalogue.ts`; `--check` fails when this file is not what it would write.",
+    'import type { NamedProvider } from "./named-providers.js";',
+    "",
+    `export const CATALOGUE_SOURCE = "@earendil-works/pi-ai ${piVersion}";`,
+    "",
+    "/** The named providers, parsed from JSON (faster to start than the same data as object literals). */",
+    `export const NAMED_PROVIDERS: readonly NamedProvider[] = JSON.parse(\`[\n${json}\n]\`);`,
+    "",
+  ].join("\n");
+}
+
+/** The markdown table of docs/providers.md: name, key variable, base URL, API, models. */
+function docsTable(providers: Record<string, unknown>[]): string {
+  const rows = providers.map((p) => [
+    `\`${p.name}\``,
+    `\`${p.apiKey}\``,
+    `\`${p.baseUrl}\``,
+    `\`${p.api}\``,
+    String((p.models as unknown[]).length),
+  ]);
+  const head = ["Provider", "Key variable", "Base URL", "Wire API", "Models"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+function withDocsTable(text: string, table: string): string {
+  const start = text.indexOf(DOCS_START);
+  const end = text.indexOf(DOCS_END);
+  if (start === -1 || end < start) fail(`docs/providers.md has no "${DOCS_START}" ... "${DOCS_END}" block`);
+  return `${text.slice(0, start + DOCS_START.length)}\n${table}\n${text.slice(end)}`;
+}
+
+const providers = SOURCES.map(provider);
+const output = render(providers);
+const docsText = readFileSync(docs, "utf8");
+const docsOutput = withDocsTable(docsText, docsTable(providers));
+if (process.argv.includes("--check")) {
+  let existing: string | undefined;
+  try {
+    existing = readFileSync(target, "utf8");
+  } catch {
+    existing = undefined;
+  }
+  const stale = [existing !== output ? target : "", docsText !== docsOutput ? docs : ""].filter(Boolean);
+  if (stale.length > 0) {
+    console.error(
+      `${stale.join(" and ")}: not what pi-ai ${piVersion}'s catalogue gives; run npx tsx scripts/gen-provider-catalogue.ts`,
+    );
+    process.exit(1);
+  }
+  console.log("catalogue.generated.ts and the table in docs/providers.md are current");
+} else {
+  writeFileSync(target, output);
+  writeFileSync(docs, docsOutput);
+  const counts = providers.map((p) => `${p.name} ${(p.models as unknown[]).length}`);
+  console.log(
+    `wrote ${target} (${Buffer.byteLength(output)} bytes) and docs/providers.md: ${counts.join(", ")}`,
+  );
+}
