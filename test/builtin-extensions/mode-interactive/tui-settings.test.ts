@@ -334,11 +334,12 @@ describe("interactive settings beside pi's (tmux, local model server)", function
     term.paste(broken);
     await term.waitFor("broken.png");
     term.key("Enter");
-    // (The notice wraps: the screen is read with its line breaks. Waiting for the whole
-    // notice, not its first words, keeps a capture taken mid-frame from failing it.)
-    const failed = await term.waitFor(
-      /broken\.png is 4000x3000 pixels, over 2000x2000, and resizing it failed: the file is not a readable PNG\s+image/,
-    );
+    // The notice wraps where the temp folder's length puts it, so any space may be a line break;
+    // waiting for the whole notice, not its first words, keeps a capture taken mid-frame from failing it.
+    const notice =
+      "broken.png is 4000x3000 pixels, over 2000x2000, and resizing it failed: the file is not a readable PNG image";
+    const words = notice.split(" ").map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    const failed = await term.waitFor(new RegExp(words.join("\\s+")));
     // The message waits in the editor.
     expect(failed).to.match(/look \S*broken\.png/);
     expect(server.requests).to.have.length(1);
