@@ -307,8 +307,10 @@ export class AcpSession implements OpsSession {
         options: this.modes().map((m) => ({ value: m.id, name: m.name, description: m.description })),
       },
     ];
-    const models = this.controller.getAvailableModels();
+    // The models that can be used now (not every catalogue entry), and the one in use.
+    const models = this.controller.getUsableModels().map((u) => u.model);
     const current = this.controller.getState().model;
+    if (current && !models.some((m) => modelKey(m) === modelKey(current))) models.unshift(current);
     if (models.length > 0) {
       options.push({
         id: "model",

@@ -183,7 +183,15 @@ export const commands: Record<string, Command> = {
     clampThinkingLevel(ctx.session, ctx.session.getThinkingLevel());
     return { model, thinkingLevel: ctx.session.getThinkingLevel(), isScoped: ctx.session.isModelScoped() };
   }),
-  get_available_models: command({}, async (_m, { ctx }) => ({ models: ctx.session.getAvailableModels() })),
+  // As pi: the models that can be used now (a key, a sign-in, a server that takes none), not every catalogue
+  // entry; the model in use is listed even when it needs nothing (the scripted test model).
+  get_available_models: command({}, async (_m, { ctx }) => {
+    const models = ctx.session.getUsableModels().map((u) => u.model);
+    const current = ctx.session.getState().model;
+    if (current && !models.some((m) => m.provider === current.provider && m.id === current.id))
+      models.unshift(current);
+    return { models };
+  }),
   set_thinking_level: command({ level: Level }, async (m, { ctx }) => {
     clampThinkingLevel(ctx.session, m.level);
   }),

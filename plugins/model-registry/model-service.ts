@@ -398,25 +398,7 @@ export class ModelService implements ModelApiService {
         const key = `${provider}/${m.id}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        models.push({
-          provider,
-          id: m.id,
-          ...(m.name ? { name: m.name } : {}),
-          api: m.api ?? api,
-          contextWindow: m.contextWindow ?? 128_000,
-          maxTokens: m.maxTokens ?? 8_192,
-          reasoning: m.reasoning ?? false,
-          ...(m.cost
-            ? {
-                cost: {
-                  input: m.cost.input,
-                  output: m.cost.output,
-                  cacheRead: m.cost.cacheRead ?? 0,
-                  cacheWrite: m.cost.cacheWrite ?? 0,
-                },
-              }
-            : {}),
-        });
+        models.push(modelInfo(provider, api, m));
       }
     };
     for (const [name, config] of Object.entries(this.modelsJson.providers)) {
@@ -432,17 +414,27 @@ export class ModelService implements ModelApiService {
     for (const { model } of this.routed.values()) {
       if (!seen.has(`${model.provider}/${model.id}`)) models.push(model);
     }
-    for (const name of this.virtual.keys()) {
-      models.push({
-        provider: "virtual",
-        id: name,
-        api: "virtual",
-        contextWindow: 0,
-        maxTokens: 0,
-        reasoning: false,
-      });
-    }
+    for (const name of this.virtual.keys()) models.push(virtualModelInfo(name));
     return models;
+  }
+
+  /**
+   * One model, as `getAvailable()` lists it (the same precedence), found without building the list: a run asks
+   * for its model on every request, and the catalogues hold hundreds.
+   */
+  find(provider: string, modelId: string): ModelInfo | undefined {
+    const json = this.modelsJson.providers[provider];
+    const registered = this.deps.store.get(provider)?.config;
+    const list = json ? (json.models ?? registered?.models) : registered?.models;
+    const declared = list?.find((m) => m.id === modelId);
+    if (declared) {
+      const api = json ? (json.api ?? registered?.api ?? "") : (registered!.api ?? provider);
+      return modelInfo(provider, api, declared);
+    }
+    for (const { model } of this.routed.values()) {
+      if (model.provider === provider && model.id === modelId) return model;
+    }
+    return provider === "virtual" && this.virtual.has(modelId) ? virtualModelInfo(modelId) : undefined;
   }
 
   /** How to get a model, naming this session's agent folder. */
@@ -540,10 +532,6 @@ export class ModelService implements ModelApiService {
     writeFileAtomic(this.auth.path, `${JSON.stringify(auth, null, 2)}\n`, { mode: 0o600 });
     this.auth.invalidate();
     return true;
-  }
-
-  find(provider: string, modelId: string): ModelInfo | undefined {
-    return this.getAvailable().find((m) => m.provider === provider && m.id === modelId);
   }
 
   /**
@@ -1212,4 +1200,36 @@ export function withoutImages(messages: LlmMessage[]): LlmMessage[] {
     }
     return { ...message, content } as LlmMessage;
   });
+}
+
+/** A provider's declared model as the session lists it, with the defaults filled in. */
+function modelInfo(
+  provider: string,
+  api: string,
+  m: NonNullable<ProviderConfig["models"]>[number],
+): ModelInfo {
+  return {
+    provider,
+    id: m.id,
+    ...(m.name ? { name: m.name } : {}),
+    api: m.api ?? api,
+    contextWindow: m.contextWindow ?? 128_000,
+    maxTokens: m.maxTokens ?? 8_192,
+    reasoning: m.reasoning ?? false,
+    ...(m.cost
+      ? {
+          cost: {
+            input: m.cost.input,
+            output: m.cost.output,
+            cacheRead: m.cost.cacheRead ?? 0,
+            cacheWrite: m.cost.cacheWrite ?? 0,
+          },
+        }
+      : {}),
+  };
+}
+
+/** A session's virtual model (registerVirtualModel), listed under the provider `virtual`. */
+function virtualModelInfo(name: string): ModelInfo {
+  return { provider: "virtual", id: name, api: "virtual", contextWindow: 0, maxTokens: 0, reasoning: false };
 }

@@ -287,7 +287,18 @@ describe("knightcode acp: permissions, the client's files and terminals, MCP ser
         configId: "model",
         value: "local/m2",
       });
-      expect(set.configOptions.find((o) => o.id === "model")?.currentValue).to.equal("local/m2");
+      const offered = set.configOptions.find((o) => o.id === "model");
+      expect(offered?.currentValue).to.equal("local/m2");
+      // The dropdown offers what can be used (the local server's models), not the catalogues of providers
+      // without a key.
+      const values = ((offered as { options?: { value: string }[] } | undefined)?.options ?? []).map(
+        (o) => o.value,
+      );
+      expect(values).to.include.members(["local/m2"]);
+      expect(
+        values.every((v) => v.startsWith("local/")),
+        values.join(", "),
+      ).to.equal(true);
       await acp.agent.request("session/prompt", { sessionId, prompt: prompt("hello") });
       expect((h.model.requests.at(-1)!.body as { model: string }).model).to.equal("m2");
 
