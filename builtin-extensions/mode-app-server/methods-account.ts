@@ -55,24 +55,6 @@ function credentialsOf(ctx: ServerContext): CredentialStore {
   return store;
 }
 
-/** A login method's id: its own, else its label in lower case with runs of other characters as `-`. */
-function methodIds(methods: readonly ProviderLoginMethod[]): { id: string; method: ProviderLoginMethod }[] {
-  const taken = new Set<string>();
-  return methods.map((m) => {
-    const base =
-      m.id ||
-      m.label
-        .toLowerCase()
-        .replace(/[^a-z0-9]+/g, "-")
-        .replace(/^-+|-+$/g, "") ||
-      "method";
-    let id = base;
-    for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
-    taken.add(id);
-    return { id, method: m };
-  });
-}
-
 function credentialWire(store: CredentialStore, provider: string): CredentialWire {
   const stored = store.list().find((c) => c.provider === provider);
   if (!stored) return { type: "none" };
@@ -225,10 +207,7 @@ function accountMethods(logins: Logins): MethodRow[] {
           acceptsApiKey: acceptsApiKey(store, provider),
           ...(status?.keyVariable !== undefined ? { keyVariable: status.keyVariable } : {}),
           ...(status?.source !== undefined ? { keySource: status.source } : {}),
-          loginMethods: methodIds(store.loginMethods(provider)).map(({ id, method: m }) => ({
-            id,
-            label: m.label,
-          })),
+          loginMethods: store.loginMethods(provider).map((m) => ({ id: m.id, label: m.label })),
           ...(running ? { loginInProgress: running.id } : {}),
         };
       });
@@ -266,7 +245,7 @@ function accountMethods(logins: Logins): MethodRow[] {
         );
         return { type: "apiKey" as const };
       }
-      const methods = methodIds(store.loginMethods(provider));
+      const methods = store.loginMethods(provider);
       const chosen = methods.find((m) => m.id === params.method);
       if (!chosen)
         throw invalidParams(
@@ -284,7 +263,7 @@ function accountMethods(logins: Logins): MethodRow[] {
       logins.add(login);
       // Started once the response is written, so the client knows the loginId its progress and dialogs carry.
       call.afterResponse(() => {
-        void run(ctx, logins, store, login, chosen.method).catch((error) =>
+        void run(ctx, logins, store, login, chosen).catch((error) =>
           ctx.log(`account/login/start (${provider}): ${errorMessage(error)}`),
         );
       });

@@ -35,7 +35,7 @@ const COMMANDS: [string, string][] = [
   ["update [source]", "Update unpinned packages (all, or one)"],
   ["config", "Enable or disable each extension, skill, prompt template and theme"],
   [
-    "login [provider] [--method <n>]",
+    "login [provider] [--method <id>]",
     "Sign in to a provider: a subscription (Claude, ChatGPT) or an API key, kept in auth.json",
   ],
   ["login --list", "The stored credentials, keys masked"],

@@ -172,25 +172,27 @@ async function login(
   }
   const methods = store.loginMethods(provider);
   const choices = [...methods.map((m) => m.label), "API key"];
+  // What --method takes besides a number or words of a label: the ids the app-server uses too.
+  const ids = [...methods.map((m) => m.id), "api-key"];
   let index: number | undefined;
   if (parsed.withApiKey) index = methods.length;
   else if (parsed.method !== undefined) {
-    index = pickMethod(choices, parsed.method);
+    index = pickMethod(choices, ids, parsed.method);
     if (index === undefined) {
-      io.err(`knightcode login: ${provider} has no method "${parsed.method}"\n${numbered(choices)}`);
+      io.err(`knightcode login: ${provider} has no method "${parsed.method}"\n${numbered(choices, ids)}`);
       return 2;
     }
   } else if (methods.length === 1 && !terminal()) index = 0;
   else if (methods.length === 0) index = 0;
   else if (!terminal()) {
     io.err(
-      `knightcode login: ${provider} signs in several ways; choose one with --method:\n${numbered(choices)}`,
+      `knightcode login: ${provider} signs in several ways; choose one with --method:\n${numbered(choices, ids)}`,
     );
     return 2;
   } else {
-    io.err(`Sign in to ${provider}:\n${numbered(choices)}`);
+    io.err(`Sign in to ${provider}:\n${numbered(choices, ids)}`);
     const answer = (await lines.ask("Method: ", signal))?.trim();
-    index = answer ? pickMethod(choices, answer) : undefined;
+    index = answer ? pickMethod(choices, ids, answer) : undefined;
     if (index === undefined) {
       io.err("knightcode login: no such method\n");
       return 2;
@@ -234,12 +236,15 @@ async function login(
   return 0;
 }
 
-function numbered(choices: string[]): string {
-  return choices.map((c, i) => `  ${i + 1}. ${c}\n`).join("");
+function numbered(choices: string[], ids: string[]): string {
+  return choices.map((c, i) => `  ${i + 1}. ${c} (${ids[i]})\n`).join("");
 }
 
 /** A method by its number, or the one label that contains all the given words. */
-function pickMethod(choices: string[], given: string): number | undefined {
+/** A method by its number, its id, or words of its label that fit one method only. */
+function pickMethod(choices: string[], ids: string[], given: string): number | undefined {
+  const byId = ids.indexOf(given.trim().toLowerCase());
+  if (byId >= 0) return byId;
   const n = Number(given);
   if (/^\d+$/.test(given) && n >= 1 && n <= choices.length) return n - 1;
   const words = given.toLowerCase().split(/\s+/).filter(Boolean);

@@ -209,8 +209,12 @@ export interface CredentialStore {
   save(provider: string, credential: { type: string; key: string; [field: string]: unknown }): void;
   /** Removes the provider's credential; false when there was none. */
   remove(provider: string): boolean;
-  /** The login methods the provider offers besides an API key (`ProviderConfig.login`). */
-  loginMethods(provider: string): ProviderLoginMethod[];
+  /**
+   * The login methods the provider offers besides an API key (`ProviderConfig.login`), each with its `id` set:
+   * its own, else its label in lower case with runs of other characters as `-` (`-2`, `-3` added to repeats).
+   * `knightcode login --method` and the app-server's `account/login/start` take these ids.
+   */
+  loginMethods(provider: string): (ProviderLoginMethod & { id: string })[];
   /** The providers one can sign in to: every registered one but the test-only ones. */
   providers(): string[];
   /**

@@ -488,8 +488,21 @@ export class ModelService implements ModelApiService {
     return [...names].filter((name) => !this.providerConfig(name)?.testOnly).sort();
   }
 
-  loginMethods(provider: string): ProviderLoginMethod[] {
-    return [...(this.deps.store.get(provider)?.config.login ?? [])];
+  loginMethods(provider: string): (ProviderLoginMethod & { id: string })[] {
+    const taken = new Set<string>();
+    return (this.deps.store.get(provider)?.config.login ?? []).map((method) => {
+      const base =
+        method.id ||
+        method.label
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, "-")
+          .replace(/^-+|-+$/g, "") ||
+        "method";
+      let id = base;
+      for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+      taken.add(id);
+      return { ...method, id };
+    });
   }
 
   /** What the provider's requests need, and where the key comes from now (`CredentialStore.keyStatus`). */

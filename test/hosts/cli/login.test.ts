@@ -335,9 +335,13 @@ describe("knightcode login / logout (subscriptions, through the built CLI)", fun
   it("signs in to a ChatGPT subscription with a device code and prompts through the ChatGPT backend", async () => {
     const ambiguous = await cli(["login", "openai"]);
     expect(ambiguous.code).to.equal(2);
-    expect(ambiguous.stderr).to.contain("choose one with --method").and.contain("device code");
+    // Each method with the id --method (and the app-server's account/login/start) takes.
+    expect(ambiguous.stderr)
+      .to.contain("choose one with --method")
+      .and.contain("2. ChatGPT subscription (device code) (device-code)")
+      .and.contain("3. API key (api-key)");
 
-    const login = live(["login", "openai", "--method", "device"]);
+    const login = live(["login", "openai", "--method", "device-code"]);
     await login.waitFor(/enter the code KNGT-7788/);
     expect(login.stderr).to.contain(`${server.url}/openai/codex/device`);
     expect(await login.exit, login.stderr).to.equal(0);
