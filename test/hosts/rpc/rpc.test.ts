@@ -75,7 +75,9 @@ describe("RPC mode", () => {
     const models = await p.request("2", "get_available_models");
     // Only what can be used: no key is set, so none of the catalogues' hundreds of models; the model in use is.
     expect(
-      (models.data as { models: { provider: string; id: string }[] }).models.map((m) => `${m.provider}/${m.id}`),
+      (models.data as { models: { provider: string; id: string }[] }).models.map(
+        (m) => `${m.provider}/${m.id}`,
+      ),
     ).to.deep.equal(["scripted/scripted"]);
     expect(
       (await p.request("3", "set_model", { provider: "scripted", modelId: "scripted" })).success,
