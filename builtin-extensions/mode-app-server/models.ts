@@ -35,9 +35,15 @@ export function modelRef(model: Pick<ModelInfo, "provider" | "id">): string {
   return `${model.provider}/${model.id}`;
 }
 
-/** The thinking levels a model takes: all of them for a reasoning model (providers map the top ones down), else off. */
-export function effortsOf(model: Pick<ModelInfo, "reasoning">): ThinkingLevel[] {
-  return model.reasoning ? [...THINKING_LEVELS] : ["off"];
+/**
+ * The thinking levels a model takes: its own list where it has one (a catalogue model's level map, a routed
+ * model's levels), else all of them for a reasoning model (providers map the top ones down), else off. pi's `max`
+ * is not a level of this protocol and is left out.
+ */
+export function effortsOf(runtime: ModelRuntime | undefined, model: ModelInfo): ThinkingLevel[] {
+  if (!runtime) return model.reasoning ? [...THINKING_LEVELS] : ["off"];
+  const levels = runtime.thinkingLevels(model).filter((l): l is ThinkingLevel => l !== "max");
+  return levels.length > 0 ? levels : ["off"];
 }
 
 async function describe(
@@ -71,7 +77,7 @@ async function describe(
     contextWindow: model.contextWindow,
     maxTokens: model.maxTokens,
     reasoning: model.reasoning,
-    supportedEfforts: effortsOf(model),
+    supportedEfforts: effortsOf(runtime, model),
     auth,
     ...(missingKey !== undefined ? { missingKey } : {}),
     usable,
@@ -149,8 +155,12 @@ export async function pickModel(
 }
 
 /** Refuses a thinking level the model does not take (`invalidParams`, `reason: "effort"`). */
-export function checkEffort(model: ModelInfo | undefined, effort: ThinkingLevel): void {
-  const levels = model ? effortsOf(model) : [...THINKING_LEVELS];
+export function checkEffort(
+  runtime: ModelRuntime | undefined,
+  model: ModelInfo | undefined,
+  effort: ThinkingLevel,
+): void {
+  const levels = model ? effortsOf(runtime, model) : [...THINKING_LEVELS];
   if (!levels.includes(effort))
     throw invalidParams(
       `${model ? modelRef(model) : "The model"} takes the thinking levels ${levels.join(", ")}, not "${effort}"`,

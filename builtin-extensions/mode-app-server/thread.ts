@@ -192,18 +192,17 @@ export class LoadedThread {
   ): Promise<{ model?: string; effort: ThinkingLevel }> {
     const before = this.settingsSnapshot();
     const runtime = this.modelRuntime();
-    let model = this.session.getState().model;
+    const model = this.session.getState().model;
+    let picked: ModelInfo | undefined;
     if (change.model !== undefined) {
       if (!runtime) throw new AppServerError("internal", "The thread's models are not ready yet");
-      const picked = await pickModel(runtime, change.model, model, fallback);
-      if (!(await this.session.setModel(picked.provider, picked.id)))
-        throw invalidParams(`The model ${modelRef(picked)} cannot be selected`, { reason: "model" });
-      model = picked;
+      picked = await pickModel(runtime, change.model, model, fallback);
     }
-    if (change.effort !== undefined) {
-      checkEffort(model, change.effort);
-      this.session.setThinkingLevel(change.effort);
-    }
+    // Both are checked before either changes: a refusal changes nothing.
+    if (change.effort !== undefined) checkEffort(runtime, picked ?? model, change.effort);
+    if (picked && !(await this.session.setModel(picked.provider, picked.id)))
+      throw invalidParams(`The model ${modelRef(picked)} cannot be selected`, { reason: "model" });
+    if (change.effort !== undefined) this.session.setThinkingLevel(change.effort);
     const after = this.settingsSnapshot();
     if (JSON.stringify(after) !== JSON.stringify(before)) this.broadcast("thread/settings/updated", after);
     return after;

@@ -330,6 +330,12 @@ export interface ModelRuntime {
    * are not listed this way here, so it answers undefined for them.
    */
   findOfType(type: string, provider: string, modelId: string): ModelInfo | undefined;
+  /**
+   * The thinking levels the model takes: a model's own list where it has one (a routed virtual model's
+   * `thinkingLevels`, which may hold pi's `max`; the levels a provider model's `thinkingLevelMap` offers), else
+   * `off` to `xhigh` for a model that reasons and `["off"]` for one that does not.
+   */
+  thinkingLevels(model: ModelInfo): (ThinkingLevel | "max")[];
   streamSimple(
     model: ModelInfo,
     messages: AgentMessage[],

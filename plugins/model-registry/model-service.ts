@@ -791,6 +791,11 @@ export class ModelService implements ModelApiService {
       getAvailable: () => this.getAvailable(),
       find: (provider, id) => this.find(provider, id),
       findOfType: (type, provider, id) => (type === "chat" ? this.find(provider, id) : undefined),
+      thinkingLevels: (model) => {
+        const own = this.routedThinkingLevels(model);
+        if (own) return [...own];
+        return model.reasoning ? ["off", "minimal", "low", "medium", "high", "xhigh"] : ["off"];
+      },
       streamSimple: (model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions = {}) =>
         this.streamSimple(model, messages, options),
       getApiKeyAndHeaders: (model) => this.getApiKeyAndHeaders(model),

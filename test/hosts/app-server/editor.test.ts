@@ -31,6 +31,14 @@ function writeModels(h: Harness): void {
           models: [
             { id: "m", contextWindow: 32000, maxTokens: 1024 },
             { id: "r", name: "Reasoner", contextWindow: 64000, maxTokens: 4096, reasoning: true },
+            // A model that offers some levels only (as catalogue models do through their level map).
+            {
+              id: "t",
+              contextWindow: 64000,
+              maxTokens: 4096,
+              reasoning: true,
+              thinkingLevelMap: { off: null, minimal: null, xhigh: "max" },
+            },
           ],
         },
         nokey: {
@@ -90,6 +98,12 @@ describe("knightcode app-server: what an editor needs", function () {
     });
     expect(r?.supportedEfforts).to.deep.equal(["off", "minimal", "low", "medium", "high", "xhigh"]);
     expect(plain.data.find((m) => m.id === "local/m")?.supportedEfforts).to.deep.equal(["off"]);
+    expect(plain.data.find((m) => m.id === "local/t")?.supportedEfforts).to.deep.equal([
+      "low",
+      "medium",
+      "high",
+      "xhigh",
+    ]);
     const all = await client.request("model/list", { includeUnusable: true });
     expect(all.data.find((m) => m.id === "nokey/x")).to.deep.include({
       usable: false,
@@ -143,6 +157,13 @@ describe("knightcode app-server: what an editor needs", function () {
       "invalidParams",
       "effort",
     );
+    // A level the model's map leaves out is refused, naming the levels it takes.
+    const unoffered = await rpcError(
+      client.request("thread/settings/update", { threadId: thread.id, model: "local/t", effort: "minimal" }),
+      "invalidParams",
+      "effort",
+    );
+    expect(unoffered.message).to.contain("low, medium, high, xhigh");
     expect((await client.request("thread/read", { threadId: thread.id })).thread.model).to.equal("local/m");
   });
 
