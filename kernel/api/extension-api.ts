@@ -153,6 +153,12 @@ export interface ProviderStreamRequest {
   messages: LlmMessage[];
   tools: ToolDeclaration[];
   thinkingLevel?: ThinkingLevel;
+  /**
+   * The model's `thinkingLevelMap` (ProviderModelConfig), when its registration has one: what to send for each
+   * level. The session asks only for levels the map offers; a provider that serves several providers' models (the
+   * Responses API for xAI) reads the values here.
+   */
+  thinkingLevelMap?: ProviderModelConfig["thinkingLevelMap"];
   maxTokens?: number;
   temperature?: number;
   /** Forces a call of the named tool (classify() uses it). */

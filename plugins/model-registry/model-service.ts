@@ -702,6 +702,9 @@ export class ModelService implements ModelApiService {
     const sessionId = this.deps.sessionId?.();
     const transport = this.transportFor(model.provider, config);
     const messages = this.deps.blockImages?.() ? withoutImages(request.messages) : request.messages;
+    const levelMap = model.reasoning
+      ? config.models?.find((m) => m.id === model.id)?.thinkingLevelMap
+      : undefined;
     try {
       return implementation({
         model,
@@ -709,6 +712,7 @@ export class ModelService implements ModelApiService {
         messages,
         tools: request.tools,
         ...(request.thinkingLevel ? { thinkingLevel: request.thinkingLevel } : {}),
+        ...(levelMap ? { thinkingLevelMap: levelMap } : {}),
         ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         ...(request.toolChoice ? { toolChoice: request.toolChoice } : {}),

@@ -226,6 +226,11 @@ export function buildPayload(request: ProviderStreamRequest, compat: ResolvedCom
   if (request.toolChoice) {
     payload.tool_choice = { type: "function", function: { name: request.toolChoice.name } };
   }
-  Object.assign(payload, thinkingFields(request.thinkingLevel, request.model.reasoning, compat));
+  // A level map given on the model (a models.json model's `thinkingLevelMap`) counts where the compat has none.
+  const levels =
+    compat.thinkingLevelMap || !request.thinkingLevelMap
+      ? compat
+      : { ...compat, thinkingLevelMap: request.thinkingLevelMap };
+  Object.assign(payload, thinkingFields(request.thinkingLevel, request.model.reasoning, levels));
   return payload;
 }

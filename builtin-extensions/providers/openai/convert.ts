@@ -266,7 +266,12 @@ export function buildPayload(request: ProviderStreamRequest): Record<string, unk
   payload.max_output_tokens = request.maxTokens ?? model.maxTokens;
   if (sendsTemperature(request)) payload.temperature = request.temperature;
   const level = request.thinkingLevel;
-  if (model.reasoning && level && level !== "off") {
+  // A model's level map (a catalogue model served on this API, such as xAI's) says what each level sends: `off`
+  // (no level in the request) may map to an effort of its own ("none"), `xhigh` to the model's top effort.
+  const mapped = request.thinkingLevelMap?.[level ?? "off"];
+  if (model.reasoning && typeof mapped === "string") {
+    payload.reasoning = { effort: mapped, summary: "auto" };
+  } else if (model.reasoning && level && level !== "off") {
     payload.reasoning = { effort: reasoningEffort(level, model.id), summary: "auto" };
   }
   // Encrypted reasoning comes back only when asked for; models that do not reason have none to return.

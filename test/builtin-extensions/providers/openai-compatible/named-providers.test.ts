@@ -294,6 +294,47 @@ describe("builtin:openai-compatible named providers", () => {
     expect(request.body).to.not.have.property("prompt_cache_key");
   });
 
+  it("xai: a model's level map says what the Responses API sends (off as effort none, xhigh as xhigh)", async () => {
+    process.env.XAI_API_KEY = "xai-from-env";
+    pointAtServer("xai");
+    server.respond((_req, res) =>
+      writeSse(res, new ResponsesWire("resp_xai", "grok").created().text(["ok"]).completed().events),
+    );
+    // grok-4.6 maps xhigh to xAI's own "xhigh" (the classic mapping would send "high").
+    const top = await open("xai", "grok-4.6", "xhigh");
+    expect(top.getAvailableThinkingLevels()).to.deep.equal(["low", "medium", "high", "xhigh"]);
+    await top.prompt("hi");
+    expect(server.requests[0]!.body.reasoning).to.deep.include({ effort: "xhigh" });
+    // grok-4.3 maps off to "none": thinking off is sent, not left to the model's default.
+    const off = await open("xai", "grok-4.3", "off");
+    await off.prompt("hi");
+    expect(server.requests[1]!.body.model).to.equal("grok-4.3");
+    expect(server.requests[1]!.body.reasoning).to.deep.include({ effort: "none" });
+  });
+
+  it("a models.json model's own thinkingLevelMap sets what Chat Completions sends, as the compat's does", async () => {
+    writeModelsJson({
+      mine: {
+        api: "openai-completions",
+        baseUrl: `${server.url}/v1`,
+        apiKey: "sk-mine",
+        models: [
+          {
+            id: "t",
+            reasoning: true,
+            thinkingLevelMap: { minimal: null, high: "max-effort" },
+            maxTokens: 100,
+          },
+        ],
+      },
+    });
+    server.respond((_req, res) => writeSse(res, textStream("ok")));
+    const handle = await open("mine", "t", "high");
+    expect(handle.getAvailableThinkingLevels()).to.deep.equal(["off", "low", "medium", "high"]);
+    await handle.prompt("hi");
+    expect(server.requests[0]!.body.reasoning_effort).to.equal("max-effort");
+  });
+
   it("a models.json entry keeps overriding: its models replace the catalogue, its compat goes over the catalogue's", async () => {
     process.env.DEEPSEEK_API_KEY = "sk-deepseek-from-env";
     writeModelsJson({
