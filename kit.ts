@@ -74,6 +74,7 @@ export {
   ProviderRequestError,
   parseRetryAfter,
 } from "./plugins/kit/provider/errors.js";
+export { headerRecord, postRequest, readBodyText } from "./plugins/kit/provider/http-post.js";
 export { lazyStreamSimple, type StreamSimple } from "./plugins/kit/provider/lazy-stream.js";
 export {
   type AuthorizationCodeOptions,

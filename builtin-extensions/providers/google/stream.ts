@@ -5,18 +5,20 @@
  * chunks into the assistant message.
  */
 import { randomBytes } from "node:crypto";
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
   agentFilePath,
   classifyHttpError,
   classifyStreamError,
+  headerRecord,
   MalformedEventError,
   type ProviderFailure,
   type ProviderStreamRequest,
   type ProviderWire,
   parseRetryAfter,
+  postRequest,
+  readBodyText,
   runProviderRequest,
   SseLineSplitter,
   VERSION,
@@ -79,7 +81,7 @@ function googleWire(request: ProviderStreamRequest, writer: AssistantMessageWrit
     },
     buildPayload: () => ({ ...buildPayload(request) }),
     async send({ payload, headers, signal, alive }) {
-      const response = await post(
+      const response = await postRequest(
         new URL(url),
         JSON.stringify(payload),
         {
@@ -92,9 +94,9 @@ function googleWire(request: ProviderStreamRequest, writer: AssistantMessageWrit
         signal,
       );
       const status = response.statusCode ?? 0;
-      const answer = { status, headers: headersObject(response.headers) };
+      const answer = { status, headers: headerRecord(response.headers) };
       if (status >= 400) {
-        const failure = httpFailure(status, await readText(response), answer.headers, provider, hint);
+        const failure = httpFailure(status, await readBodyText(response), answer.headers, provider, hint);
         if (status === 404) {
           failure.message = `${failure.message.replace(/[.\s]+$/, "")}. Check the model id "${request.model.id}" and the baseUrl.`;
         }
@@ -113,7 +115,7 @@ function googleWire(request: ProviderStreamRequest, writer: AssistantMessageWrit
       }
       if (/application\/json/i.test(type)) {
         // Without `alt=sse` (a proxy that dropped it) the API answers a JSON array of the same chunks.
-        const text = await readText(response);
+        const text = await readBodyText(response);
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -127,21 +129,6 @@ function googleWire(request: ProviderStreamRequest, writer: AssistantMessageWrit
     handle: (event) => normaliser.handle(event),
     end: () => normaliser.finish(),
   };
-}
-
-/** POSTs `body` to `url` and resolves with the answer's head; the body is read from the returned message. */
-async function post(
-  url: URL,
-  body: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: "POST", headers, signal }, resolve);
-    outgoing.on("error", reject);
-    outgoing.end(body);
-  });
 }
 
 /** The parsed `data:` events of an SSE body. */
@@ -423,22 +410,6 @@ function errorOf(body: string): { message?: string; status?: string; details: Re
     ...(typeof error.status === "string" ? { status: error.status } : {}),
     details: Array.isArray(error.details) ? error.details.filter(isRecord) : [],
   };
-}
-
-async function readText(message: AsyncIterable<Uint8Array | string>): Promise<string> {
-  let text = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of message)
-    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-  return text + decoder.decode();
-}
-
-function headersObject(headers: IncomingHttpHeaders): Record<string, string> {
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return flat;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

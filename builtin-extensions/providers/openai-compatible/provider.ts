@@ -10,16 +10,18 @@
  * retries happen here, because the agent loop retries. The event stream is read by `SseDecoder` (see sse.ts).
  */
 
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import {
   type AssistantMessageStream,
   type AssistantMessageWriter,
   agentFilePath,
+  headerRecord,
   MalformedEventError,
   type ProviderConfig,
   ProviderRequestError,
   type ProviderStreamRequest,
   type ProviderWire,
+  postRequest,
+  readBodyText,
   runProviderRequest,
   VERSION,
 } from "@knightcodeai/cli/kit";
@@ -35,39 +37,8 @@ import { SseDecoder, type SseMessage } from "./sse.js";
  */
 export const PLACEHOLDER_API_KEY = "not-needed";
 
-/** POSTs `body` to `url` and resolves with the answer's head; the body is read from the returned message. */
-async function post(
-  url: URL,
-  body: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: "POST", headers, signal }, resolve);
-    outgoing.on("error", reject);
-    outgoing.end(body);
-  });
-}
-
-async function readText(message: AsyncIterable<Uint8Array | string>): Promise<string> {
-  let text = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of message)
-    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-  return text + decoder.decode();
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function headersObject(headers: IncomingHttpHeaders): Record<string, string> {
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return flat;
 }
 
 function preview(text: string): string {
@@ -394,7 +365,7 @@ function completionsWire(
       }
       // `stream: true` is the one field a handler cannot take away: the answer is read as an event stream.
       const body = JSON.stringify({ ...payload, stream: true });
-      const response = await post(
+      const response = await postRequest(
         url,
         body,
         {
@@ -407,11 +378,11 @@ function completionsWire(
         signal,
       );
       const status = response.statusCode ?? 0;
-      const answer = { status, headers: headersObject(response.headers) };
+      const answer = { status, headers: headerRecord(response.headers) };
       if (status >= 400) {
         const failure = httpFailure({
           status,
-          body: await readText(response),
+          body: await readBodyText(response),
           headers: answer.headers,
           provider,
           keyHint,
@@ -438,7 +409,7 @@ function completionsWire(
       }
       if (/application\/json/i.test(type) && !/event-stream/i.test(type)) {
         // A server that ignored `stream: true` and answered one JSON completion.
-        const text = await readText(response);
+        const text = await readBodyText(response);
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
