@@ -61,6 +61,7 @@ export {
   PushStream,
   type WriterOptions,
 } from "./plugins/kit/provider/assistant-writer.js";
+export { SafeCallIds } from "./plugins/kit/provider/call-ids.js";
 export { calculateCost } from "./plugins/kit/provider/cost.js";
 export {
   classifyHttpError,

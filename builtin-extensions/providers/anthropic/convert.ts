@@ -11,6 +11,7 @@ import type {
   ThinkingLevel,
   ToolResultMessage,
 } from "@knightcodeai/cli/kit";
+import { SafeCallIds } from "@knightcodeai/cli/kit";
 import { type ClaudeTraits, claudeTraits } from "./models.js";
 
 type Level = Exclude<ThinkingLevel, "off">;
@@ -174,7 +175,7 @@ export function convertMessages(
       for (const block of message.content) if (block.type === "toolCall") callIds.add(block.id);
     if (message.role === "toolResult") resultIds.add(message.toolCallId);
   }
-  const ids = new ToolIds();
+  const ids = new SafeCallIds("tool");
   const out: MessageParam[] = [];
   const push = (message: MessageParam) => {
     if (message.content.length === 0) return;
@@ -215,7 +216,7 @@ function parts(content: readonly (TextContent | ImageContent)[]): (TextBlockPara
   return blocks;
 }
 
-function toolResult(message: ToolResultMessage, ids: ToolIds): ToolResultBlockParam {
+function toolResult(message: ToolResultMessage, ids: SafeCallIds): ToolResultBlockParam {
   const content = parts(message.content);
   return {
     type: "tool_result",
@@ -229,7 +230,7 @@ function assistantContent(
   message: AssistantMessage,
   source: { provider: string; api: string },
   resultIds: ReadonlySet<string>,
-  ids: ToolIds,
+  ids: SafeCallIds,
 ): AssistantBlockParam[] {
   const signedHere = message.provider === source.provider && message.api === source.api;
   const blocks: AssistantBlockParam[] = [];
@@ -250,23 +251,6 @@ function assistantContent(
     }
   }
   return blocks;
-}
-
-/** Tool-call ids must match `^[a-zA-Z0-9_-]+$` (64 characters at most); other providers' ids are mapped. */
-class ToolIds {
-  private readonly map = new Map<string, string>();
-  private readonly used = new Set<string>();
-
-  get(id: string): string {
-    const known = this.map.get(id);
-    if (known) return known;
-    const base = id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "tool";
-    let safe = base;
-    for (let n = 2; this.used.has(safe); n++) safe = `${base.slice(0, 58)}_${n}`;
-    this.map.set(id, safe);
-    this.used.add(safe);
-    return safe;
-  }
 }
 
 function toJson(value: unknown): unknown {

@@ -11,6 +11,7 @@ import type {
   TextContent,
   ToolResultMessage,
 } from "@knightcodeai/cli/kit";
+import { SafeCallIds } from "@knightcodeai/cli/kit";
 import { geminiMajor, geminiThinking } from "./models.js";
 
 export interface GeminiPart {
@@ -239,21 +240,12 @@ function signCalls(parts: GeminiPart[]): void {
  * to fit `[a-zA-Z0-9_-]{1,64}`, the same way for the call and its response.
  */
 class CallIds {
-  private readonly map = new Map<string, string>();
-  private readonly used = new Set<string>();
+  private readonly ids = new SafeCallIds();
 
   constructor(private readonly send: boolean) {}
 
   get(id: string): string | undefined {
-    if (!this.send) return undefined;
-    const known = this.map.get(id);
-    if (known) return known;
-    const base = id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "call";
-    let safe = base;
-    for (let n = 2; this.used.has(safe); n++) safe = `${base.slice(0, 58)}_${n}`;
-    this.map.set(id, safe);
-    this.used.add(safe);
-    return safe;
+    return this.send ? this.ids.get(id) : undefined;
   }
 }
 
