@@ -4,6 +4,8 @@
  * of those names. The built-ins whose replacements are used by other parts (the gate, MCP, git, the app-server's
  * method table, print mode) have tests of their own that go further; docs/swapping-builtins.md names them.
  */
+
+import { readFileSync } from "node:fs";
 import type { ExtensionAPI, ExtensionFactory } from "@knightcodeai/cli";
 import { BUILTIN_MANIFEST, Type } from "@knightcodeai/cli";
 import { createTestSession, type TestSession } from "@knightcodeai/cli/testing";
@@ -88,6 +90,14 @@ describe("every built-in can be switched off, and its names taken by another ext
           providers: builtin.providers.map((p) => p.name),
         });
     }
+  });
+
+  it("docs/swapping-builtins.md has a row for every built-in of the manifest", () => {
+    const doc = readFileSync(new URL("../../docs/swapping-builtins.md", import.meta.url), "utf8");
+    const missing = BUILTIN_MANIFEST.map((b) => b.name).filter(
+      (name) => !doc.includes(`| \`builtin:${name}\``),
+    );
+    expect(missing).to.deep.equal([]);
   });
 
   it("finds the names the built-ins register (the inventory the cases below rely on)", () => {
