@@ -225,6 +225,17 @@ export function reasoningEffort(level: ThinkingLevel, modelId: string): string {
 }
 
 /**
+ * The effort `compat.thinkingLevelMap` names for a level (pi's per-model map: GitHub Copilot's GPT-5 models take
+ * `low` for minimal), when it names one; otherwise the mapping above applies.
+ */
+function mappedEffort(request: ProviderStreamRequest, level: ThinkingLevel): string | undefined {
+  const map = request.compat?.thinkingLevelMap;
+  if (typeof map !== "object" || map === null) return undefined;
+  const effort = (map as Record<string, unknown>)[level];
+  return typeof effort === "string" && effort ? effort : undefined;
+}
+
+/**
  * OpenAI's reasoning models reject `temperature` (the GPT-5 line accepted it only with effort "none", which the
  * GPT-6.2 models reject), so it is sent only to models that do not reason, or when `compat.supportsTemperature`
  * says the endpoint takes it.
@@ -267,7 +278,10 @@ export function buildPayload(request: ProviderStreamRequest): Record<string, unk
   if (sendsTemperature(request)) payload.temperature = request.temperature;
   const level = request.thinkingLevel;
   if (model.reasoning && level && level !== "off") {
-    payload.reasoning = { effort: reasoningEffort(level, model.id), summary: "auto" };
+    payload.reasoning = {
+      effort: mappedEffort(request, level) ?? reasoningEffort(level, model.id),
+      summary: "auto",
+    };
   }
   // Encrypted reasoning comes back only when asked for; models that do not reason have none to return.
   if (model.reasoning) payload.include = ["reasoning.encrypted_content"];
