@@ -7,8 +7,7 @@
  * A custom provider in `<agentDir>/models.json` with `"api": "anthropic-messages"` is served by this
  * implementation with its own `baseUrl` and key. `compat` options: `cacheControl: false` (no prompt-cache markers),
  * `timeoutMs` (default 10 minutes without an answer), and `thinking` ("budget" | "adaptive"), `sampling` and
- * `forcedToolChoice` (booleans) to override what this provider assumes a model accepts (see models.ts), and
- * `bearerAuth: true` to send the key as `Authorization: Bearer` instead of `x-api-key`.
+ * `forcedToolChoice` (booleans) to override what this provider assumes a model accepts (see models.ts).
  */
 export {
   type AnthropicPayload,

@@ -68,12 +68,6 @@ export const SUBSCRIPTION_BETAS = ["claude-code-20250219", "oauth-2025-04-20"];
 export const CLAUDE_CLI_VERSION = "2.1.251";
 
 const isSubscription = (request: ProviderStreamRequest) => request.credential?.type === "oauth";
-/**
- * Whether the key goes as `Authorization: Bearer` instead of `x-api-key`: a subscription's token always, any key
- * when `compat.bearerAuth` is true (a gateway that speaks the Messages API with bearer tokens, as GitHub Copilot's).
- */
-const sendsBearer = (request: ProviderStreamRequest) =>
-  isSubscription(request) || request.compat?.bearerAuth === true;
 
 /** A request with a Claude subscription's token: the betas it needs added to any configured ones. */
 function subscriptionRequest(request: ProviderStreamRequest): ProviderStreamRequest {
@@ -134,7 +128,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
         : { kind: "auth", message: `No API key for ${provider}. ${keyHint(request)}.` },
     buildPayload: () => payloadFor(request, names),
     async send({ payload, headers, signal }) {
-      const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!, sendsBearer(request));
+      const { sdk, client: anthropic } = await client(baseUrl, request.apiKey!, isSubscription(request));
       try {
         const { data, response } = await anthropic.messages
           .create({ ...payload, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming, {
