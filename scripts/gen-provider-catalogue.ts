@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkCompat, DEFAULT_COMPAT } from "../builtin-extensions/providers/openai-compatible/compat.js";
+import { compactLevelMap } from "./pi-level-map.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const target = join(root, "builtin-extensions/providers/openai-compatible/catalogue.generated.ts");
@@ -143,19 +144,6 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 function fail(message: string): never {
   console.error(`gen-provider-catalogue: ${message}`);
   process.exit(1);
-}
-
-/**
- * A thinking-level map without the entries that say what no entry says: `minimal` to `high` mapped to their own
- * name, `xhigh` and `max` mapped to null (neither is offered unless mapped). Undefined when nothing is left.
- */
-function compactLevelMap(map: Record<string, string | null>): Record<string, string | null> | undefined {
-  const kept = Object.entries(map).filter(([level, value]) => {
-    if (["minimal", "low", "medium", "high"].includes(level)) return value !== level;
-    if (level === "xhigh" || level === "max") return value !== null;
-    return true;
-  });
-  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
 /** One model's effective compat, without what equals the provider's defaults or has no effect. */

@@ -118,25 +118,35 @@ export const ANTHROPIC_MODELS: readonly ProviderModelConfig[] = CATALOGUE.map(
   ({ traits: _, ...model }) => model,
 );
 
-/** `claude-<family>-<major>[-<minor>][-<date>]`, e.g. `claude-sonnet-4-5-20250929`. */
+/**
+ * `claude-<family>-<major>[-<minor>][-<date>]`, e.g. `claude-sonnet-4-5-20250929` (after `canonicalId`, so gateways'
+ * dotted spelling such as GitHub Copilot's `claude-opus-4.7` reads the same).
+ */
 const CLAUDE_ID = /^claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?$/;
 
 /**
  * The traits of a model: the catalogue's for a known id (or a dated snapshot of one), else guessed from the
  * version in the id (4.6 and later think adaptively, 4.7 and later take no temperature, 5.5 and later refuse a
- * forced tool), else the classic Messages API. `compat` (`thinking`, `sampling`, `forcedToolChoice`) overrides.
+ * forced tool), else the classic Messages API; a dotted version (`claude-opus-4.7`) counts as Anthropic's spelling.
+ * `compat` (`thinking`, `sampling`, `forcedToolChoice`) overrides.
  */
 export function claudeTraits(
   model: Pick<ModelInfo, "id">,
   compat: Record<string, unknown> = {},
 ): ClaudeTraits {
-  const base = model.id.replace(/-\d{8}$/, ""); // a dated snapshot has its model's traits
+  const id = canonicalId(model.id);
+  const base = id.replace(/-\d{8}$/, ""); // a dated snapshot has its model's traits
   const known = CATALOGUE.find((m) => m.id === base)?.traits;
-  const traits: ClaudeTraits = known ? { ...known } : guessTraits(model.id);
+  const traits: ClaudeTraits = known ? { ...known } : guessTraits(id);
   if (compat.thinking === "budget" || compat.thinking === "adaptive") traits.thinking = compat.thinking;
   if (typeof compat.sampling === "boolean") traits.sampling = compat.sampling;
   if (typeof compat.forcedToolChoice === "boolean") traits.forcedToolChoice = compat.forcedToolChoice;
   return traits;
+}
+
+/** A version written with a dot (`claude-opus-4.7`, as GitHub Copilot names Claude) in Anthropic's spelling. */
+function canonicalId(id: string): string {
+  return id.replace(/^(claude-[a-z]+-\d+)\.(\d{1,2})(?=$|-)/, "$1-$2");
 }
 
 function guessTraits(id: string): ClaudeTraits {

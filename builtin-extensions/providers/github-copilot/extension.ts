@@ -1,38 +1,53 @@
 /**
- * The `builtin:github-copilot` registration: the Copilot models over Copilot's Chat Completions endpoint, signed in
- * with `knightcode login github-copilot` (oauth.ts, loaded when used). Requests reuse the `openai-completions`
- * implementation of builtin:openai-compatible, with the Copilot token as the bearer, the endpoint the token names,
- * and the editor headers Copilot wants. Without a sign-in (or `$COPILOT_GITHUB_TOKEN`) the models are not usable.
+ * The `builtin:github-copilot` registration: pi's Copilot catalogue (catalogue.generated.ts), signed in with
+ * `knightcode login github-copilot` (oauth.ts, loaded when used). Copilot serves each model with one wire API, named
+ * by the model's `api`, and each request goes to the built-in implementation of that API, loaded on its first use:
+ * Chat Completions (builtin:openai-compatible), OpenAI's Responses (builtin:openai) or Anthropic's Messages
+ * (builtin:anthropic). Every request carries the Copilot token as a bearer, goes to the endpoint the token names,
+ * and sends the editor headers Copilot wants. Without a sign-in (or `$COPILOT_GITHUB_TOKEN`) the models are not
+ * usable.
  */
 import {
+  type AssistantMessageStream,
   type ExtensionAPI,
   type LlmMessage,
   lazyStreamSimple,
   type ProviderConfig,
+  type ProviderErrorKind,
   type ProviderStreamRequest,
   runProviderRequest,
+  type StreamSimple,
 } from "@knightcodeai/cli/kit";
-import { COPILOT_COMPAT, COPILOT_HEADERS, GITHUB_COPILOT_MODELS, GITHUB_COPILOT_PROVIDER } from "./models.js";
+import { GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
+import {
+  COPILOT_APIS,
+  COPILOT_COMPAT,
+  COPILOT_HEADERS,
+  type CopilotApi,
+  GITHUB_COPILOT_PROVIDER,
+} from "./models.js";
 
-const OPENAI_COMPLETIONS_API = "openai-completions";
 /** pi's variable for a GitHub token sent as is (without it, only a `knightcode login` sign-in makes the models usable). */
 export const COPILOT_TOKEN_ENV = "COPILOT_GITHUB_TOKEN";
 
-/** A request without a token ends at once, saying how to sign in (nothing is sent). */
-function notSignedIn(request: ProviderStreamRequest) {
+/** A request that ends at once with `message` (nothing is sent). */
+function refused(request: ProviderStreamRequest, kind: ProviderErrorKind, message: string) {
   return runProviderRequest(request, () => ({
     name: GITHUB_COPILOT_PROVIDER,
-    refuse: () => ({
-      kind: "auth",
-      message:
-        "Not signed in to GitHub Copilot: run `knightcode login github-copilot` (or /login in the terminal UI), " +
-        `or set ${COPILOT_TOKEN_ENV}.`,
-    }),
+    refuse: () => ({ kind, message }),
     buildPayload: () => ({}),
     send: () => Promise.reject(new Error("unreachable: the request was refused")),
     handle: () => {},
   }));
 }
+
+const notSignedIn = (request: ProviderStreamRequest) =>
+  refused(
+    request,
+    "auth",
+    "Not signed in to GitHub Copilot: run `knightcode login github-copilot` (or /login in the terminal UI), " +
+      `or set ${COPILOT_TOKEN_ENV}.`,
+  );
 
 /**
  * Copilot's per-request headers (as pi sends them): who started the request (`user` when the last message is the
@@ -53,13 +68,64 @@ export function copilotRequestHeaders(messages: readonly LlmMessage[]): Record<s
   };
 }
 
+const isCopilotApi = (api: string): api is CopilotApi => (COPILOT_APIS as readonly string[]).includes(api);
+
+/**
+ * What one API's implementation needs besides the request: Chat Completions the compat Copilot's endpoint wants,
+ * Responses the model's thinking-level map (pi's efforts per level); Messages nothing (the Anthropic SDK sends the
+ * key as `Authorization: Bearer`, as Copilot wants). A `compat` of the provider's models.json entry goes over them.
+ */
+function compatFor(api: CopilotApi, request: ProviderStreamRequest): Record<string, unknown> | undefined {
+  if (api === "openai-completions") return { ...COPILOT_COMPAT, ...request.compat };
+  if (api === "anthropic-messages") return request.compat;
+  const map = GITHUB_COPILOT_MODELS.find((m) => m.id === request.model.id)?.thinkingLevelMap;
+  return map ? { thinkingLevelMap: map, ...request.compat } : request.compat;
+}
+
+/**
+ * The request as the API's implementation gets it: Copilot's endpoint and headers, and no `credential`, since
+ * those implementations treat a sign-in as their own maker's subscription (ChatGPT's backend, Claude Code's
+ * identity), which a Copilot token is not.
+ */
+function copilotRequest(
+  api: CopilotApi,
+  request: ProviderStreamRequest,
+  baseUrl: string,
+): ProviderStreamRequest {
+  const { credential: _copilotSignIn, compat: _configured, ...rest } = request;
+  const compat = compatFor(api, request);
+  return {
+    ...rest,
+    baseUrl: request.baseUrl || baseUrl,
+    headers: { ...request.headers, ...copilotRequestHeaders(request.messages) },
+    ...(compat ? { compat } : {}),
+  };
+}
+
+/** The implementation of each API, each loaded on its first request. */
+function apiStreams(warn: (message: string) => void): Record<CopilotApi, StreamSimple> {
+  return {
+    "openai-completions": lazyStreamSimple(async () => {
+      const { streamOpenAICompletions } = await import("../openai-compatible/provider.js");
+      return (request) => streamOpenAICompletions(request, { warn });
+    }),
+    "openai-responses": lazyStreamSimple(
+      async () => (await import("../openai/stream.js")).streamOpenAIResponses,
+    ),
+    "anthropic-messages": lazyStreamSimple(
+      async () => (await import("../anthropic/stream.js")).streamAnthropic,
+    ),
+  };
+}
+
 /** The registration of the `github-copilot` provider. */
 export function githubCopilotProviderConfig(warn: (message: string) => void): ProviderConfig {
+  const streams = apiStreams(warn);
   return {
-    api: OPENAI_COMPLETIONS_API,
+    // What a model of the provider's models.json entry uses unless it names its own `api`.
+    api: "openai-completions",
     apiKey: COPILOT_TOKEN_ENV,
     headers: { ...COPILOT_HEADERS },
-    compat: { ...COPILOT_COMPAT },
     models: GITHUB_COPILOT_MODELS.map((model) => ({ ...model })),
     login: [
       {
@@ -71,22 +137,20 @@ export function githubCopilotProviderConfig(warn: (message: string) => void): Pr
     refreshCredential: async (credential, options) =>
       (await import("./oauth.js")).refreshGitHubCopilot(credential, options),
     streamSimple: lazyStreamSimple(async () => {
-      const [{ streamOpenAICompletions }, { copilotApiUrl }] = await Promise.all([
-        import("../openai-compatible/provider.js"),
-        import("./oauth.js"),
-      ]);
-      return (request: ProviderStreamRequest) => {
+      const { copilotApiUrl } = await import("./oauth.js");
+      return (request: ProviderStreamRequest): AssistantMessageStream => {
         if (!request.apiKey) return notSignedIn(request);
+        const api = request.model.api;
+        if (!isCopilotApi(api)) {
+          return refused(
+            request,
+            "bad_request",
+            `GitHub Copilot serves no "${api}" API (model ${request.model.id}); its APIs: ${COPILOT_APIS.join(", ")}`,
+          );
+        }
         const domain = request.credential?.enterpriseDomain;
         const baseUrl = copilotApiUrl(request.apiKey, typeof domain === "string" ? domain : undefined);
-        return streamOpenAICompletions(
-          {
-            ...request,
-            baseUrl: request.baseUrl || baseUrl,
-            headers: { ...request.headers, ...copilotRequestHeaders(request.messages) },
-          },
-          { warn },
-        );
+        return streams[api](copilotRequest(api, request, baseUrl));
       };
     }),
   };

@@ -1,10 +1,13 @@
 /**
- * builtin:github-copilot — the models of a GitHub Copilot subscription (Chat Completions at Copilot's API), signed
- * in with GitHub's device flow:
+ * builtin:github-copilot — the models of a GitHub Copilot subscription (pi's Copilot catalogue, each over the wire
+ * API Copilot serves it with: Chat Completions, OpenAI's Responses or Anthropic's Messages), signed in with GitHub's
+ * device flow:
  *
  *   knightcode login github-copilot
- *   knightcode --model github-copilot/gpt-4.1
+ *   knightcode --model github-copilot/gpt-5.5
  */
+
+export { COPILOT_CATALOGUE_SOURCE, GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
 export {
   COPILOT_TOKEN_ENV,
   copilotRequestHeaders,
@@ -12,10 +15,11 @@ export {
   githubCopilotProviderConfig,
 } from "./extension.js";
 export {
+  COPILOT_APIS,
   COPILOT_COMPAT,
   COPILOT_DEFAULT_BASE_URL,
   COPILOT_HEADERS,
-  GITHUB_COPILOT_MODELS,
+  type CopilotApi,
   GITHUB_COPILOT_PROVIDER,
 } from "./models.js";
 export {

@@ -1,10 +1,8 @@
 /**
- * The models a GitHub Copilot subscription offers over Chat Completions, as pi lists them for Copilot's
- * `openai-completions` endpoint (its Claude and GPT-5 entries use other wire APIs there and are left out here).
- * Copilot bills by subscription, so the cost is zero. More can be added in `<agentDir>/models.json` under
- * `"github-copilot"`.
+ * What the `github-copilot` registration shares by all its models: the endpoint, the editor headers, the wire APIs
+ * Copilot serves models with, and the Chat Completions compat. The models themselves (pi's Copilot catalogue, each
+ * with its API) are in catalogue.generated.ts, written by scripts/gen-copilot-catalogue.ts.
  */
-import type { ProviderModelConfig } from "@knightcodeai/cli/kit";
 
 export const GITHUB_COPILOT_PROVIDER = "github-copilot";
 /** Where requests go when the Copilot token names no endpoint of its own (`proxy-ep`). */
@@ -21,59 +19,16 @@ export const COPILOT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "Copilot-Integration-Id": "vscode-chat",
 });
 
+/**
+ * The wire APIs of Copilot's endpoints, by model: Chat Completions (`/chat/completions`), OpenAI's Responses
+ * (`/responses`, the GPT-5 line) and Anthropic's Messages (`/v1/messages`, Claude).
+ */
+export const COPILOT_APIS = ["openai-completions", "openai-responses", "anthropic-messages"] as const;
+export type CopilotApi = (typeof COPILOT_APIS)[number];
+
 /** Copilot's Chat Completions endpoint takes neither `store`, a `developer` role nor `reasoning_effort`. */
 export const COPILOT_COMPAT: Readonly<Record<string, unknown>> = Object.freeze({
   supportsStore: false,
   supportsDeveloperRole: false,
   supportsReasoningEffort: false,
 });
-
-const FREE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-
-export const GITHUB_COPILOT_MODELS: readonly ProviderModelConfig[] = [
-  {
-    id: "gpt-4.1",
-    name: "GPT-4.1",
-    contextWindow: 128_000,
-    maxTokens: 16_384,
-    reasoning: false,
-    input: ["text", "image"],
-    cost: FREE,
-  },
-  {
-    id: "gpt-4o",
-    name: "GPT-4o",
-    contextWindow: 128_000,
-    maxTokens: 4_096,
-    reasoning: false,
-    input: ["text", "image"],
-    cost: FREE,
-  },
-  {
-    id: "gemini-2.5-pro",
-    name: "Gemini 2.5 Pro",
-    contextWindow: 128_000,
-    maxTokens: 64_000,
-    reasoning: false,
-    input: ["text", "image"],
-    cost: FREE,
-  },
-  {
-    id: "gemini-3-flash-preview",
-    name: "Gemini 3 Flash Preview",
-    contextWindow: 128_000,
-    maxTokens: 64_000,
-    reasoning: true,
-    input: ["text", "image"],
-    cost: FREE,
-  },
-  {
-    id: "grok-code-fast-1",
-    name: "Grok Code Fast 1",
-    contextWindow: 128_000,
-    maxTokens: 64_000,
-    reasoning: true,
-    input: ["text"],
-    cost: FREE,
-  },
-];

@@ -225,6 +225,18 @@ export function reasoningEffort(level: ThinkingLevel, modelId: string): string {
 }
 
 /**
+ * The effort a model's level map names for a level (pi's per-model map: GitHub Copilot's GPT-5 models take `low`
+ * for minimal, xAI's grok-4.3 `none` for off): the map the request carries from the model's registration, else
+ * `compat.thinkingLevelMap`. Undefined when neither names one; then the mapping above applies.
+ */
+function mappedEffort(request: ProviderStreamRequest, level: ThinkingLevel): string | undefined {
+  const map = request.thinkingLevelMap ?? request.compat?.thinkingLevelMap;
+  if (typeof map !== "object" || map === null) return undefined;
+  const effort = (map as Record<string, unknown>)[level];
+  return typeof effort === "string" && effort ? effort : undefined;
+}
+
+/**
  * OpenAI's reasoning models reject `temperature` (the GPT-5 line accepted it only with effort "none", which the
  * GPT-6.2 models reject), so it is sent only to models that do not reason, or when `compat.supportsTemperature`
  * says the endpoint takes it.
@@ -266,10 +278,11 @@ export function buildPayload(request: ProviderStreamRequest): Record<string, unk
   payload.max_output_tokens = request.maxTokens ?? model.maxTokens;
   if (sendsTemperature(request)) payload.temperature = request.temperature;
   const level = request.thinkingLevel;
-  // A model's level map (a catalogue model served on this API, such as xAI's) says what each level sends: `off`
-  // (no level in the request) may map to an effort of its own ("none"), `xhigh` to the model's top effort.
-  const mapped = request.thinkingLevelMap?.[level ?? "off"];
-  if (model.reasoning && typeof mapped === "string") {
+  // A model's level map (its registration's `thinkingLevelMap`, as xAI's and Copilot's catalogue models have, or a
+  // `compat.thinkingLevelMap`) says what each level sends: `off` (no level in the request) may map to an effort of
+  // its own ("none"), `minimal` to "low", `xhigh` to the model's top effort.
+  const mapped = mappedEffort(request, level ?? "off");
+  if (model.reasoning && mapped !== undefined) {
     payload.reasoning = { effort: mapped, summary: "auto" };
   } else if (model.reasoning && level && level !== "off") {
     payload.reasoning = { effort: reasoningEffort(level, model.id), summary: "auto" };

@@ -6,7 +6,8 @@
  *
  * The provider also serves any custom provider of `<agentDir>/models.json` whose `api` is `openai-responses`
  * (with that provider's `baseUrl`, key and headers; `compat.timeoutMs` sets the request timeout and
- * `compat.supportsTemperature` whether `temperature` is sent to its reasoning models).
+ * `compat.supportsTemperature` whether `temperature` is sent to its reasoning models; `compat.thinkingLevelMap`
+ * names the effort sent for a thinking level, as pi's per-model maps do).
  */
 export {
   buildPayload,

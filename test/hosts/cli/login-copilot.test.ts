@@ -1,7 +1,8 @@
 /**
  * `knightcode login github-copilot` and Copilot requests through the built CLI, against one server on 127.0.0.1
  * that plays GitHub (the device flow, answering "not yet" with HTTP 200 as GitHub does), GitHub's Copilot token
- * endpoint, and Copilot's Chat Completions endpoint (which checks the Copilot token and the editor headers).
+ * endpoint, and Copilot's three model endpoints, each in its wire format: Chat Completions (`/chat/completions`),
+ * OpenAI's Responses (`/responses`) and Anthropic's Messages (`/v1/messages`), all of which check the Copilot token.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -12,12 +13,32 @@ import {
   copilotBaseUrl,
   copilotRequestHeaders,
   enterpriseDomain,
+  GITHUB_COPILOT_MODELS,
 } from "../../../builtin-extensions/providers/github-copilot/index.js";
+import { textAnswer } from "../../builtin-extensions/providers/anthropic/wire.js";
+import { ResponsesWire } from "../../builtin-extensions/providers/openai/responses-wire.js";
 import { cliBin, runCli } from "../../helpers/cli.js";
-import { type RecordedRequest, startTestServer, type TestServer } from "../../helpers/sse-server.js";
+import {
+  type RecordedRequest,
+  startTestServer,
+  type TestServer,
+  writeSse,
+} from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
-const MODEL = "github-copilot/gpt-4.1";
+/** A model Copilot serves over Chat Completions (in pi's catalogue, as are the two below). */
+const MODEL = "github-copilot/gemini-3.5-flash";
+/** A GPT-5 model, which Copilot serves over OpenAI's Responses API. */
+const RESPONSES_MODEL = "github-copilot/gpt-5.5";
+/** A Claude model, which Copilot serves over Anthropic's Messages API. */
+const MESSAGES_MODEL = "github-copilot/claude-opus-4.7";
+/** Copilot's editor identity, sent with every request. */
+const EDITOR_HEADERS = {
+  "user-agent": "GitHubCopilotChat/0.35.0",
+  "editor-version": "vscode/1.107.0",
+  "editor-plugin-version": "copilot-chat/0.35.0",
+  "copilot-integration-id": "vscode-chat",
+};
 /** pi's (and VS Code's) Copilot client id. */
 const CLIENT_ID = "Iv1.b507a08c87ecfe98";
 /** A Copilot token as GitHub shapes them: `;`-separated fields, `proxy-ep` naming the chat endpoint's host. */
@@ -135,12 +156,20 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
           refresh_in: 1500,
         });
       }
+      const copilotEndpoint = ["/copilot/chat/completions", "/copilot/responses", "/copilot/v1/messages"];
+      if (
+        copilotEndpoint.includes(path) &&
+        (!String(req.headers.authorization).startsWith("Bearer tid=") ||
+          req.headers.authorization === `Bearer ${revoked}`)
+      )
+        return json(res, 401, { error: { message: "unauthorized" } });
+      if (path === "/copilot/responses") {
+        const wire = new ResponsesWire("resp_copilot1", req.body.model);
+        return writeSse(res, wire.created().text(["Hello from ", "GPT-5 on Copilot."]).completed().events);
+      }
+      if (path === "/copilot/v1/messages")
+        return writeSse(res, textAnswer(req.body.model, "Hello from Claude on Copilot."));
       if (path === "/copilot/chat/completions") {
-        if (
-          !String(req.headers.authorization).startsWith("Bearer tid=") ||
-          req.headers.authorization === `Bearer ${revoked}`
-        )
-          return json(res, 401, { error: { message: "unauthorized" } });
         res.writeHead(200, { "content-type": "text/event-stream" });
         const chunk = (delta: unknown, finish: string | null) =>
           `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: req.body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -197,7 +226,7 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
 
     // Signed in, the Copilot models are offered.
     const listed = await cli(["--list-models", "github-copilot"]);
-    expect(listed.stdout).to.match(/^github-copilot +gpt-4\.1 .*oauth \(auth\.json\)$/m);
+    expect(listed.stdout).to.match(/^github-copilot +gemini-3\.5-flash .*oauth \(auth\.json\)$/m);
 
     // A prompt reaches Copilot's chat endpoint with the Copilot token and Copilot's headers.
     const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
@@ -206,14 +235,11 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     const sent = requestsTo("/copilot/chat/completions")[0]!;
     expect(sent.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
     expect(sent.headers).to.deep.include({
-      "user-agent": "GitHubCopilotChat/0.35.0",
-      "editor-version": "vscode/1.107.0",
-      "editor-plugin-version": "copilot-chat/0.35.0",
-      "copilot-integration-id": "vscode-chat",
+      ...EDITOR_HEADERS,
       "x-initiator": "user",
       "openai-intent": "conversation-edits",
     });
-    expect(sent.body.model).to.equal("gpt-4.1");
+    expect(sent.body.model).to.equal("gemini-3.5-flash");
     expect(sent.body).to.not.have.property("store");
     expect(sent.body.messages[0].role).to.equal("system");
     expect(requestsTo("/api/copilot_internal/v2/token")).to.have.length(1);
@@ -303,13 +329,115 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(existsSync(authPath()) ? readAuth() : {}).to.not.have.property("github-copilot");
   });
 
-  it("without a sign-in the Copilot models are not usable", async () => {
-    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
-    expect(run.code).to.not.equal(0);
-    expect(run.stderr).to.contain("Not signed in to GitHub Copilot: run `knightcode login github-copilot`");
+  /** A stored sign-in whose Copilot token is still good for 25 minutes. */
+  const signIn = () =>
+    tmp.write(
+      "agent/auth.json",
+      JSON.stringify({
+        "github-copilot": {
+          type: "oauth",
+          key: copilotToken(1),
+          refresh: "gho_github1",
+          expires: Date.now() + 1_500_000,
+        },
+      }),
+    );
+  /** The `github-copilot` rows of `--list-models`: model id and the rest of the row. */
+  const copilotRows = (stdout: string) =>
+    stdout
+      .split("\n")
+      .filter((line) => line.startsWith("github-copilot "))
+      .map((line) => line.split(/\s+/));
+
+  it("a GPT-5 model goes to Copilot's Responses endpoint with the Copilot token, Copilot's headers and pi's effort", async () => {
+    signIn();
+    const run = await cli(["-p", "hi", "--model", RESPONSES_MODEL, "--thinking", "minimal", "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain("Hello from GPT-5 on Copilot.");
     expect(requestsTo("/copilot/chat/completions")).to.have.length(0);
-    const listed = await cli(["--list-models", "github-copilot"]);
-    expect(listed.stdout + listed.stderr).to.not.match(/gpt-4\.1/);
+    expect(requestsTo("/copilot/v1/messages")).to.have.length(0);
+    const [sent, ...more] = requestsTo("/copilot/responses");
+    expect(more).to.have.length(0);
+    expect(sent!.method).to.equal("POST");
+    expect(sent!.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
+    expect(sent!.headers).to.deep.include({
+      ...EDITOR_HEADERS,
+      "x-initiator": "user",
+      "openai-intent": "conversation-edits",
+    });
+    // Not sent as a ChatGPT subscription's request (the Copilot sign-in is no ChatGPT sign-in).
+    expect(sent!.headers).to.not.have.any.keys("chatgpt-account-id", "originator", "copilot-vision-request");
+    expect(sent!.body).to.deep.include({
+      model: "gpt-5.5",
+      stream: true,
+      store: false,
+      instructions: sent!.body.instructions,
+    });
+    expect(sent!.body.instructions).to.be.a("string").and.not.equal("You are a helpful assistant.");
+    expect(sent!.body.max_output_tokens).to.be.a("number");
+    // pi's map for Copilot's GPT-5 models: minimal thinking asks for low effort.
+    expect(sent!.body.reasoning).to.deep.equal({ effort: "low", summary: "auto" });
+    expect(sent!.body.input.at(-1)).to.deep.include({ role: "user" });
+  });
+
+  it("a Claude model goes to Copilot's Messages endpoint with the Copilot token as a bearer and Copilot's headers", async () => {
+    signIn();
+    const run = await cli(["-p", "hi", "--model", MESSAGES_MODEL, "--thinking", "high", "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain("Hello from Claude on Copilot.");
+    expect(requestsTo("/copilot/chat/completions")).to.have.length(0);
+    expect(requestsTo("/copilot/responses")).to.have.length(0);
+    const [sent, ...more] = requestsTo("/copilot/v1/messages");
+    expect(more).to.have.length(0);
+    expect(sent!.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
+    expect(sent!.headers).to.not.have.property("x-api-key");
+    expect(sent!.headers).to.deep.include({
+      ...EDITOR_HEADERS,
+      "x-initiator": "user",
+      "openai-intent": "conversation-edits",
+    });
+    // Not sent as a Claude subscription's request: no Claude Code betas, identity or app header.
+    expect(String(sent!.headers["anthropic-beta"] ?? "")).to.not.contain("oauth-2025-04-20");
+    expect(sent!.headers).to.not.have.property("x-app");
+    expect(JSON.stringify(sent!.body.system ?? [])).to.not.contain("Claude Code");
+    expect(sent!.body.model).to.equal("claude-opus-4.7");
+    expect(sent!.body.stream).to.equal(true);
+    // Copilot's dotted id is read as Claude Opus 4.7: adaptive thinking with an effort, no budget.
+    expect(sent!.body.thinking).to.deep.equal({ type: "adaptive", display: "summarized" });
+    expect(sent!.body.output_config).to.deep.equal({ effort: "high" });
+  });
+
+  it("signed in, --list-models lists pi's whole Copilot catalogue (every API's models); without a sign-in, none", async () => {
+    // (With no model usable at all, the command says so and fails.)
+    const before = await cli(["--list-models", "github-copilot"]);
+    expect(before.stderr).to.contain("no model can be used");
+    expect(copilotRows(before.stdout)).to.deep.equal([]);
+
+    signIn();
+    const after = await cli(["--list-models", "github-copilot"]);
+    expect(after.code, after.stderr).to.equal(0);
+    const rows = copilotRows(after.stdout);
+    expect(rows.map((row) => row[1]).sort()).to.deep.equal(GITHUB_COPILOT_MODELS.map((m) => m.id).sort());
+    const row = (id: string) =>
+      rows
+        .find((r) => r[1] === id)!
+        .slice(2)
+        .join(" ");
+    // context, max output, thinking, images, and the sign-in it is usable through
+    expect(row("gpt-5.5")).to.equal("1M 128k yes yes oauth (auth.json)");
+    expect(row("claude-opus-4.7")).to.equal("1M 32k yes yes oauth (auth.json)");
+    expect(row("gemini-3.5-flash")).to.equal("200k 64k yes yes oauth (auth.json)");
+    expect(row("mai-code-1-flash-picker")).to.equal("256k 128k yes no oauth (auth.json)");
+    expect(server.requests).to.have.length(0);
+  });
+
+  it("without a sign-in the Copilot models are not usable", async () => {
+    for (const model of [MODEL, RESPONSES_MODEL, MESSAGES_MODEL]) {
+      const run = await cli(["-p", "hi", "--model", model, "--no-session"]);
+      expect(run.code, model).to.not.equal(0);
+      expect(run.stderr).to.contain("Not signed in to GitHub Copilot: run `knightcode login github-copilot`");
+    }
+    expect(server.requests).to.have.length(0);
   });
 });
 

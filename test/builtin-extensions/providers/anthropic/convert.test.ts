@@ -377,6 +377,15 @@ describe("anthropic provider: request body", () => {
       expect(claudeTraits({ id: "claude-opus-4-8" })).to.include({ thinking: "adaptive", sampling: false });
       expect(claudeTraits({ id: "claude-opus-6" })).to.include({ forcedToolChoice: false });
       expect(claudeTraits({ id: "my-proxy-model" })).to.include({ thinking: "budget", sampling: true });
+      // Gateways' dotted versions (GitHub Copilot's ids) read as Anthropic's spelling.
+      expect(claudeTraits({ id: "claude-opus-4.7" })).to.deep.equal(claudeTraits({ id: "claude-opus-4-7" }));
+      expect(claudeTraits({ id: "claude-haiku-4.5" })).to.deep.equal(
+        claudeTraits({ id: "claude-haiku-4-5" }),
+      );
+      expect(claudeTraits({ id: "claude-fable-5.1" })).to.deep.equal(
+        claudeTraits({ id: "claude-fable-5-1" }),
+      );
+      expect(claudeTraits({ id: "claude-sonnet-4.6" })).to.include({ thinking: "adaptive", sampling: true });
       expect(claudeTraits({ id: "claude-sonnet-5-5" }, { thinking: "budget", sampling: true })).to.include({
         thinking: "budget",
         sampling: true,

@@ -26,6 +26,7 @@ import {
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
 import openaiProvider, {
+  buildPayload,
   DEFAULT_TIMEOUT_MS,
   OPENAI_MODELS,
   openaiProviderConfig,
@@ -919,6 +920,23 @@ describe("builtin-extensions/providers/openai", () => {
         "high",
         "xhigh",
       ]);
+    });
+
+    it("sends the effort compat.thinkingLevelMap names for a level, else its own mapping", () => {
+      const gpt5 = { ...MODEL, id: "gpt-5.5" };
+      const effort = (level: ThinkingLevel, compat?: Record<string, unknown>) =>
+        (
+          buildPayload(request({ model: gpt5, thinkingLevel: level, ...(compat ? { compat } : {}) }))
+            .reasoning as {
+            effort: string;
+          }
+        ).effort;
+      const map = { thinkingLevelMap: { minimal: "low", xhigh: "xhigh" } };
+      expect(effort("minimal", map)).to.equal("low");
+      expect(effort("xhigh", map)).to.equal("xhigh");
+      expect(effort("medium", map)).to.equal("medium");
+      expect(effort("minimal")).to.equal("minimal");
+      expect(effort("minimal", { thinkingLevelMap: { minimal: null } })).to.equal("minimal");
     });
 
     it("keeps an already strict schema unchanged and closes nested objects", () => {
