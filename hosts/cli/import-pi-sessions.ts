@@ -379,6 +379,8 @@ class TempFile implements Sink {
   }
 }
 
+const MAX_LINES_SHOWN = 5;
+
 /** Imports every pi session KnightCode does not have yet, reporting one line per project and one per problem. */
 export async function importPiSessions(
   options: SessionImportOptions,
@@ -458,7 +460,11 @@ export async function importPiSessions(
     project.bash += converted.bash;
     projects.set(cwd, project);
     if (converted.leftOut.length > 0 || converted.reattached > 0) {
-      const parts = [...converted.leftOut];
+      // The first few lines by number; a file with many bad lines is summed up.
+      const parts = converted.leftOut.slice(0, MAX_LINES_SHOWN);
+      if (converted.leftOut.length > MAX_LINES_SHOWN) {
+        parts.push(`${converted.leftOut.length - MAX_LINES_SHOWN} more lines left out`);
+      }
       if (converted.reattached > 0) {
         parts.push(
           `${plural(converted.reattached, "entry")} whose parent was left out attached to the entry before`,
