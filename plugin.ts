@@ -51,7 +51,16 @@ export type {
   CatalogSession,
   SessionCatalog,
 } from "./plugins/session-store/catalog.js";
-export { SessionManager } from "./plugins/session-store/session-manager.js";
+export { entryShapeProblem } from "./plugins/session-store/entry-schema.js";
+export { entryProblem, headerProblem } from "./plugins/session-store/file-format.js";
+export {
+  cwdSessionDir,
+  idFromFileName,
+  resolveSessionRoot,
+  SESSION_VERSION,
+  sessionFileName,
+} from "./plugins/session-store/paths.js";
+export { assertValidSessionId, SessionManager } from "./plugins/session-store/session-manager.js";
 export {
   extensionCacheDir,
   globalSettingsPath,

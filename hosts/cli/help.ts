@@ -42,7 +42,7 @@ const COMMANDS: [string, string][] = [
   ["logout [provider]", "Remove a provider's stored credential from auth.json"],
   [
     "import pi [--dry-run] [--force]",
-    "Bring pi's setup over: keys and sign-ins, settings, models, MCP servers, key bindings (--project: .pi/)",
+    "Bring pi's setup over: keys, sign-ins, settings, models, MCP servers, bindings, sessions (--project: .pi/)",
   ],
   ["mcp list [--json]", "List the MCP servers of mcp.json (agent dir and project)"],
   ["mcp add <name> <url>", "Add an HTTP MCP server (--project for the project's file)"],

@@ -12,20 +12,23 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import { importPiSessions } from "./import-pi-sessions.js";
 
 export const IMPORT_USAGE = `Usage:
-  knightcode import pi [--dry-run] [--from <pi agent dir>] [--force]
+  knightcode import pi [--dry-run] [--from <pi agent dir>] [--force] [--no-sessions]
   knightcode import pi --project [--dry-run] [--force] [--trust-project]
 
 Copies pi's setup into KnightCode: credentials (auth.json), settings, models.json, mcp.json, keybindings.json,
-AGENTS.md/SYSTEM.md/APPEND_SYSTEM.md, and pi's extensions/skills/prompts/themes folders (added to the settings by
-path, not copied). An entry KnightCode already has is kept unless --force is given.
+AGENTS.md/SYSTEM.md/APPEND_SYSTEM.md, pi's extensions/skills/prompts/themes folders (added to the settings by
+path, not copied) and pi's sessions (copied into the sessions of the same project folder). An entry KnightCode
+already has is kept unless --force is given; a session KnightCode already has is always kept.
 
   --dry-run        Print what would be imported; write nothing
   --from <dir>     pi's agent folder (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
   --project        Import this project's .pi/ into .knightcode/ (only in a trusted project)
   --trust-project  Count this project as trusted for --project (as the session option does)
-  --force          Replace entries KnightCode already has
+  --force          Replace entries KnightCode already has (never a session)
+  --no-sessions    Leave pi's sessions out (--sessions, the default, imports them)
 
 See docs/switching-from-pi.md.
 `;
@@ -47,6 +50,8 @@ export interface ImportItem {
 
 interface Options {
   dryRun: boolean;
+  /** Import pi's sessions too (the default without --project). */
+  sessions?: boolean;
   force: boolean;
   project: boolean;
   from?: string;
@@ -78,6 +83,8 @@ function parse(argv: string[]): Options | string {
     const arg = rest[i]!;
     if (arg === "--dry-run" || arg === "-n") options.dryRun = true;
     else if (arg === "--force" || arg === "-f") options.force = true;
+    else if (arg === "--sessions") options.sessions = true;
+    else if (arg === "--no-sessions") options.sessions = false;
     else if (arg === "--project" || arg === "-l") options.project = true;
     else if (arg === "--trust-project" || arg === "--approve") options.trustProject = true;
     else if (arg === "--no-trust-project" || arg === "--no-approve") options.trustProject = false;
@@ -91,6 +98,9 @@ function parse(argv: string[]): Options | string {
   }
   if (options.project && options.from !== undefined) {
     return "--project reads the project's .pi/ folder; --from names pi's agent folder, so give one of them";
+  }
+  if (options.project && options.sessions === true) {
+    return "--sessions imports the sessions of pi's agent folder, which --project does not read";
   }
   return options;
 }
@@ -155,6 +165,7 @@ export async function importCommand(argv: string[], io: Output, cwd = process.cw
   }
   plan.build();
   if (!options.dryRun) plan.write();
+  if (!options.project && options.sessions !== false) await plan.importSessions(agentDir);
   io.out(plan.report());
   const errors = plan.items.filter((i) => i.outcome === "error");
   if (errors.length === 0) return 0;
@@ -1075,6 +1086,22 @@ class Plan {
       this.copies.push({ from, to, source: name, what: name });
       this.add(name, name, "imported", `copied to ${to}`);
     }
+  }
+
+  // ---- sessions ----
+
+  async importSessions(agentDir: string): Promise<void> {
+    const settings = this.kit.readJsonObjectFile(join(this.target.piDir, "settings.json"));
+    await importPiSessions(
+      {
+        plugin: this.plugin,
+        piDir: this.target.piDir,
+        agentDir,
+        dryRun: this.options.dryRun,
+        add: (source, what, outcome, detail) => this.add(source, what, outcome, detail),
+      },
+      settings.status === "ok" ? settings.value : undefined,
+    );
   }
 
   // ---- writing and the report ----

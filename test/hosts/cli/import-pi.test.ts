@@ -8,7 +8,9 @@ import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { expect } from "chai";
 import { textAnswer } from "../../builtin-extensions/providers/anthropic/wire.js";
+import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { runCli } from "../../helpers/cli.js";
+import { writeLocalModels } from "../../helpers/local-models.js";
 import { startTestServer, type TestServer, writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -423,5 +425,240 @@ describe("knightcode import pi: pieces", () => {
     const { showValue } = await import("../../../hosts/cli/import-pi.js");
     const shown = showValue({ apiKey: "sk-1234", nested: { token: "t-9", name: "x" } }, () => "****");
     expect(shown).to.equal('{apiKey: ****, nested: {token: ****, name: "x"}}');
+  });
+});
+
+/**
+ * pi's sessions: hand-written pi files (fixtures/pi-sessions: version 3 with a tool call, a compaction, a branch, a
+ * label, `!` commands and pi's `usage` entry; version 1 and version 2) in a temp pi folder, imported through the
+ * built CLI, then continued by the built CLI against a local Chat Completions server.
+ */
+describe("knightcode import pi: sessions", function () {
+  this.timeout(90_000);
+  const tmp = useTempDir("kc-import-pi-sessions-");
+  let server: TestServer;
+  const fixtures = join(import.meta.dirname, "fixtures", "pi-sessions");
+  const SHOP_ID = "5e1f0c2a-7b44-4d1e-9a60-0c3b2f1d8a01";
+  const V1_ID = "9c0d7e55-1f2a-4b3c-8d4e-5f6a7b8c9d02";
+  const V2_ID = "b7a61e20-3c4d-4e5f-8a9b-0c1d2e3f4a03";
+
+  const piDir = () => join(tmp.path, "pi");
+  const kcDir = () => join(tmp.path, "kc");
+  const shop = () => join(tmp.path, "shop");
+  const util = () => join(tmp.path, "util");
+  /** pi's folder name for a cwd. */
+  const piFolder = (cwd: string) => `--${cwd.replace(/^\//, "").replace(/\//g, "-")}--`;
+  const env = (): Record<string, string> => ({
+    KNIGHTCODE_AGENT_DIR: kcDir(),
+    PI_CODING_AGENT_DIR: piDir(),
+    HOME: join(tmp.path, "home"),
+    KNIGHTCODE_CODE_CACHE: "0",
+  });
+  const cli = (args: string[], cwd = tmp.path) => runCli(args, { cwd, env: env() });
+  const chat = (args: string[], cwd: string) => cli(["--provider", "local", "--model", "m1", ...args], cwd);
+
+  /** Copies a fixture into pi's sessions folder as the session of `cwd`; returns its path. */
+  function piSession(fixture: string, cwd: string, fileName: string, edit = (text: string) => text): string {
+    const text = readFileSync(join(fixtures, fixture), "utf8").replaceAll("__CWD__", cwd);
+    return tmp.write(`pi/sessions/${piFolder(cwd)}/${fileName}`, edit(text));
+  }
+  function piSessions(): void {
+    piSession("v3-shop.jsonl", shop(), `2026-03-01T09-00-00-000Z_${SHOP_ID}.jsonl`);
+    piSession("v1-util.jsonl", util(), `2025-12-10T14-00-00-000Z_${V1_ID}.jsonl`);
+    piSession("v2-hooks.jsonl", util(), `2025-12-27T08-00-00-000Z_${V2_ID}.jsonl`);
+  }
+  /** KnightCode's session files, relative to its sessions folder. */
+  function kcSessionFiles(): string[] {
+    const root = join(kcDir(), "sessions");
+    if (!existsSync(root)) return [];
+    return readdirSync(root, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) => readdirSync(join(root, d.name)).map((f) => `${d.name}/${f}`))
+      .sort();
+  }
+  const lines = (path: string) =>
+    readFileSync(path, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  /** The text of every message of the last request, in order. */
+  const sentTexts = (): string[] =>
+    (server.requests.at(-1)?.body.messages ?? []).map((m: { content: unknown }) =>
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p: { text?: string }) => p.text ?? "").join("")
+          : "",
+    );
+
+  beforeEach(async () => {
+    mkdirSync(join(tmp.path, "home"), { recursive: true });
+    mkdirSync(shop(), { recursive: true });
+    mkdirSync(util(), { recursive: true });
+    server = await startTestServer();
+    server.respond((_req, res) => writeSse(res, [...textStream("Noted.")]));
+    writeLocalModels(kcDir(), {
+      baseUrl: `${server.url}/v1`,
+      apiKey: "local-key",
+      models: [{ id: "m1", contextWindow: 32_000, maxTokens: 1024 }],
+    });
+  });
+  afterEach(() => server.close());
+
+  it("imports the sessions of two projects (versions 3, 1 and 2); KnightCode lists them, continues them and sends the earlier conversation", async () => {
+    piSessions();
+    const result = await cli(["import", "pi"]);
+    expect(result.code, result.stderr + result.stdout).to.equal(0);
+    expect(result.stdout).to.match(
+      new RegExp(`imported +${shop()}: 1 session, .*2 !commands in KnightCode's form`),
+    );
+    expect(result.stdout).to.match(
+      new RegExp(`imported +${util()}: 2 sessions, .*2 migrated from pi's older`),
+    );
+    expect(kcSessionFiles()).to.deep.equal([
+      `${piFolder(shop())}/2026-03-01T09-00-00-000Z_${SHOP_ID}.jsonl`,
+      `${piFolder(util())}/2025-12-10T14-00-00-000Z_${V1_ID}.jsonl`,
+      `${piFolder(util())}/2025-12-27T08-00-00-000Z_${V2_ID}.jsonl`,
+    ]);
+    const shopFile = join(kcDir(), "sessions", kcSessionFiles()[0]!);
+    expect(statSync(shopFile).mode & 0o777).to.equal(0o600);
+
+    // The listing /resume and -r show: each project's own sessions, with pi's name and label.
+    const { SessionManager } = await import("../../../plugins/session-store/session-manager.js");
+    const shopList = SessionManager.list({ cwd: shop(), agentDir: kcDir() });
+    expect(shopList.map((s) => [s.id, s.name, s.labels])).to.deep.equal([
+      [SHOP_ID, "Shop prices", ["price question"]],
+    ]);
+    const utilList = SessionManager.list({ cwd: util(), agentDir: kcDir() });
+    expect(utilList.map((s) => s.id)).to.deep.equal([V2_ID, V1_ID]);
+
+    // -c in the shop continues pi's session: the model sees the compaction summary, the kept messages, the branch
+    // summary and the `!` command, not the abandoned branch nor the `!!` command pi kept out of the context.
+    const shopRun = await chat(["-c", "-p", "And the VAT rate?"], shop());
+    expect(shopRun.code, shopRun.stderr).to.equal(0);
+    expect(shopRun.stderr, "KnightCode reads every line of the imported file").to.not.match(/line \d+/);
+    const sent = sentTexts();
+    expect(sent.slice(1)).to.deep.equal([
+      sent[1]!.startsWith("Earlier turns of this conversation were compacted")
+        ? sent[1]
+        : "a compaction summary",
+      "The price list is prices.csv.",
+      sent[3]!.includes("Looked at prices.csv: it holds 40 rows.") ? sent[3] : "a branch summary",
+      "Ran `wc -l prices.csv`\n```\n40 prices.csv\n```",
+      "Thanks. Which currency are the prices in?",
+      "They are in euros.",
+      "Remember: prices exclude VAT.",
+      "And the VAT rate?",
+    ]);
+    expect(sent[1]).to.contain("The user asked where the price list is kept: prices.csv, 40 rows.");
+    expect(sent.join("\n")).to.not.contain("Summarise prices.csv").and.not.contain(".netrc");
+    // The new turn is appended to the imported file, after pi's last entry (its `usage` entry).
+    expect(kcSessionFiles()).to.have.length(3);
+    const after = lines(shopFile);
+    const prompt = after.find((l) => l.type === "message" && l.message.content === "And the VAT rate?");
+    expect(prompt?.parentId).to.equal("0a1b2c13");
+    expect(after.at(-1).message).to.include({ role: "assistant" });
+
+    // -c in util takes the most recently active one, the version-2 session, whose hook message is a custom message now.
+    const v2Run = await chat(["-c", "-p", "Thanks"], util());
+    expect(v2Run.code, v2Run.stderr).to.equal(0);
+    expect(sentTexts().slice(1)).to.deep.equal([
+      "Check the lint setup",
+      "The linter is biome, configured in biome.json.",
+      "Biome is set up.",
+      "Thanks",
+    ]);
+    // A version-1 session by id: the compaction kept what pi's firstKeptEntryIndex pointed at.
+    const v1Run = await chat(["--session-id", V1_ID, "-p", "Does the test pass?"], util());
+    expect(v1Run.code, v1Run.stderr).to.equal(0);
+    expect(v1Run.stderr).to.not.contain("creating a new session");
+    const v1Sent = sentTexts().slice(1);
+    expect(v1Sent[0]).to.contain("The helper in util.ts was renamed to formatPrice.");
+    expect(v1Sent.slice(1)).to.deep.equal([
+      "Renamed it to formatPrice.",
+      "Now add a test for formatPrice",
+      "Added util.test.ts with three cases.",
+      "Does the test pass?",
+    ]);
+    expect(kcSessionFiles()).to.have.length(3);
+  });
+
+  it("never overwrites: a session id KnightCode has (in any folder) is skipped and reported, and a second import skips all", async () => {
+    piSessions();
+    const mine = tmp.write(
+      `kc/sessions/--elsewhere--/2026-01-01T00-00-00-000Z_${SHOP_ID}.jsonl`,
+      `${JSON.stringify({ type: "session", version: 3, id: SHOP_ID, timestamp: "2026-01-01T00:00:00.000Z", cwd: "/elsewhere" })}\n`,
+    );
+    const before = readFileSync(mine, "utf8");
+    const result = await cli(["import", "pi"]);
+    expect(result.code, result.stderr + result.stdout).to.equal(0);
+    expect(result.stdout).to.contain(
+      `skipped      session ${SHOP_ID} (${shop()}): KnightCode already has a session with this id: ${mine}`,
+    );
+    expect(readFileSync(mine, "utf8")).to.equal(before);
+    expect(kcSessionFiles().filter((f) => f.includes(SHOP_ID))).to.deep.equal([
+      `--elsewhere--/2026-01-01T00-00-00-000Z_${SHOP_ID}.jsonl`,
+    ]);
+    expect(result.stdout).to.match(new RegExp(`imported +${util()}: 2 sessions`));
+
+    const again = await cli(["import", "pi"]);
+    expect(again.code, again.stderr + again.stdout).to.equal(0);
+    expect(again.stdout).to.contain("0 imported, 3 skipped");
+    expect(kcSessionFiles()).to.have.length(3);
+  });
+
+  it("a malformed session file is reported by name and skipped, unreadable lines are left out and reported, the rest import", async () => {
+    piSessions();
+    tmp.write(`pi/sessions/${piFolder(util())}/broken.jsonl`, "{not json\n");
+    piSession("v2-hooks.jsonl", util(), "future.jsonl", (t) =>
+      t.replace('"version":2', '"version":9').replace(V2_ID, "c0ffee00-0000-4000-8000-000000000009"),
+    );
+    // A v3 session with a torn line in the middle: the entry after it is attached to the one before.
+    piSession("v3-shop.jsonl", util(), "torn.jsonl", (t) =>
+      t
+        .replace(SHOP_ID, "d00dfeed-0000-4000-8000-000000000010")
+        .replace(
+          /\n\{"type":"message","id":"0a1b2c06".*\n/,
+          '\n{"type":"message","id":"0a1b2c06","parentId":\n',
+        ),
+    );
+    const result = await cli(["import", "pi"]);
+    expect(result.code, result.stderr + result.stdout).to.equal(0);
+    expect(result.stdout).to.contain(
+      `not imported sessions/${piFolder(util())}/broken.jsonl: line 1 is not valid JSON, so it is not a session header; skipped`,
+    );
+    expect(result.stdout).to.contain(
+      `not imported sessions/${piFolder(util())}/future.jsonl: its version 9 is not one KnightCode can import`,
+    );
+    expect(result.stdout).to.contain(
+      `not imported sessions/${piFolder(util())}/torn.jsonl (session d00dfeed-0000-4000-8000-000000000010): line 7 is not valid JSON; 1 entry whose parent was left out attached to the entry before; the rest of the session was imported`,
+    );
+    expect(result.stdout).to.match(new RegExp(`imported +${util()}: 3 sessions`));
+    expect(result.stdout).to.match(new RegExp(`imported +${shop()}: 1 session`));
+    const torn = kcSessionFiles().find((f) => f.includes("d00dfeed"));
+    expect(torn).to.be.a("string");
+    const run = await chat(["--session-id", "d00dfeed-0000-4000-8000-000000000010", "-p", "hi"], util());
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stderr).to.not.match(/line \d+/);
+    const label = lines(join(kcDir(), "sessions", torn!)).find((l) => l.id === "0a1b2c07");
+    expect(label.parentId).to.equal("0a1b2c05");
+  });
+
+  it("--dry-run counts the sessions per project and writes nothing; --no-sessions leaves them out", async () => {
+    piSessions();
+    const dry = await cli(["import", "pi", "--dry-run"]);
+    expect(dry.code, dry.stderr + dry.stdout).to.equal(0);
+    expect(dry.stdout).to.match(new RegExp(`would import +${shop()}: 1 session, [\\d.]+ KiB`));
+    expect(dry.stdout).to.match(new RegExp(`would import +${util()}: 2 sessions, [\\d.]+ KiB`));
+    expect(existsSync(join(kcDir(), "sessions"))).to.equal(false);
+
+    const none = await cli(["import", "pi", "--no-sessions"]);
+    expect(none.code, none.stderr + none.stdout).to.equal(0);
+    expect(none.stdout).to.not.contain("sessions/");
+    expect(existsSync(join(kcDir(), "sessions"))).to.equal(false);
+
+    const project = await cli(["import", "pi", "--project", "--sessions"], shop());
+    expect(project.code).to.equal(2);
+    expect(project.stderr).to.contain("--sessions imports the sessions of pi's agent folder");
   });
 });
