@@ -69,6 +69,11 @@ export interface ModelRequest {
   headers?: Record<string, string>;
   /** Set by the agent loop: a routed model's request is then `user`, `continuation` or `retry`, not `direct`. */
   fromLoop?: boolean;
+  /**
+   * Set here when the session asked for pi's `max`: the provider gets `xhigh`, and a level map that names `max`
+   * gives its value as `xhigh`'s, so a provider that reads the map sends the model's `max`.
+   */
+  atMax?: boolean;
 }
 
 /** The custom entry type that keeps a routed model's state on the session branch (pi's name for it). */
@@ -590,7 +595,8 @@ export class ModelService implements ModelApiService {
     const routed = model.api === "virtual" ? this.routed.get(`${model.provider}/${model.id}`) : undefined;
     if (routed) return this.streamRouted(request, routed);
     // pi's `max` (a session holds it while a routed model that offers it is selected) is a provider's highest.
-    if ((request.thinkingLevel as string) === "max") request = { ...request, thinkingLevel: "xhigh" };
+    if ((request.thinkingLevel as string) === "max")
+      request = { ...request, thinkingLevel: "xhigh", atMax: true };
     if (model.provider === "virtual") {
       const route = this.virtual.get(model.id);
       if (!route) return failedStream(model, "bad_request", `Virtual model "${model.id}" is not registered`);
@@ -702,9 +708,11 @@ export class ModelService implements ModelApiService {
     const sessionId = this.deps.sessionId?.();
     const transport = this.transportFor(model.provider, config);
     const messages = this.deps.blockImages?.() ? withoutImages(request.messages) : request.messages;
-    const levelMap = model.reasoning
+    let levelMap = model.reasoning
       ? config.models?.find((m) => m.id === model.id)?.thinkingLevelMap
       : undefined;
+    if (levelMap && request.atMax && typeof levelMap.max === "string")
+      levelMap = { ...levelMap, xhigh: levelMap.max };
     try {
       return implementation({
         model,

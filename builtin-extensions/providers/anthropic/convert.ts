@@ -133,7 +133,11 @@ function applyThinking(
     if (level) {
       // The newest models omit the thinking text by default; "summarized" returns it.
       payload.thinking = { type: "adaptive", display: "summarized" };
-      payload.output_config = { effort: THINKING_EFFORT[level] };
+      // A model's level map (Copilot's Claude models have one) names the effort: `max` where the session asked for it.
+      const mapped = request.thinkingLevelMap?.[level];
+      payload.output_config = {
+        effort: typeof mapped === "string" && mapped ? mapped : THINKING_EFFORT[level],
+      };
     } else if (traits.thinkingOff) payload.thinking = { type: traits.thinkingOff };
     else payload.thinking = { type: "adaptive", display: "summarized" }; // always on: at least show it
     return;

@@ -407,6 +407,15 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(sent!.body.output_config).to.deep.equal({ effort: "high" });
   });
 
+  it("a Claude model whose level map names max gets effort max at --thinking max (not xhigh, which it does not take)", async () => {
+    signIn();
+    const run = await cli(["-p", "hi", "--model", "claude-sonnet-4.6", "--thinking", "max", "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    const [sent] = requestsTo("/copilot/v1/messages");
+    expect(sent!.body.model).to.equal("claude-sonnet-4.6");
+    expect(sent!.body.output_config).to.deep.equal({ effort: "max" });
+  });
+
   it("signed in, --list-models lists pi's whole Copilot catalogue (every API's models); without a sign-in, none", async () => {
     // (With no model usable at all, the command says so and fails.)
     const before = await cli(["--list-models", "github-copilot"]);
