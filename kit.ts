@@ -78,6 +78,14 @@ export {
 export { headerRecord, postRequest, readBodyText } from "./plugins/kit/provider/http-post.js";
 export { lazyStreamSimple, type StreamSimple } from "./plugins/kit/provider/lazy-stream.js";
 export {
+  failedRequestStream,
+  fillUrlVariables,
+  type NamedModel,
+  type NamedProvider,
+  namedCompat,
+  namedProviderConfig,
+} from "./plugins/kit/provider/named-provider.js";
+export {
   type AuthorizationCodeOptions,
   authorizationCodeLogin,
   createPkcePair,

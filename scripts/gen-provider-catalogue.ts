@@ -79,6 +79,19 @@ const SOURCES: Source[] = [
   { name: "zai", env: "ZAI_API_KEY", api: "openai-completions" },
   { name: "baseten", env: "BASETEN_API_KEY", api: "openai-completions" },
   { name: "xai", env: "XAI_API_KEY", api: "openai-responses" },
+  { name: "ant-ling", env: "ANT_LING_API_KEY", api: "openai-completions" },
+  // pi reads the same variable for Moonshot's international and Chinese endpoints.
+  { name: "moonshotai-cn", env: "MOONSHOT_API_KEY", api: "openai-completions" },
+  { name: "qwen-token-plan", env: "QWEN_TOKEN_PLAN_API_KEY", api: "openai-completions" },
+  { name: "qwen-token-plan-cn", env: "QWEN_TOKEN_PLAN_CN_API_KEY", api: "openai-completions" },
+  { name: "qwen-token-plan-individual", env: "QWEN_TOKEN_PLAN_API_KEY", api: "openai-completions" },
+  { name: "xiaomi", env: "XIAOMI_API_KEY", api: "openai-completions" },
+  { name: "xiaomi-token-plan-ams", env: "XIAOMI_TOKEN_PLAN_AMS_API_KEY", api: "openai-completions" },
+  { name: "xiaomi-token-plan-cn", env: "XIAOMI_TOKEN_PLAN_CN_API_KEY", api: "openai-completions" },
+  { name: "xiaomi-token-plan-sgp", env: "XIAOMI_TOKEN_PLAN_SGP_API_KEY", api: "openai-completions" },
+  { name: "zai-coding-cn", env: "ZAI_CODING_CN_API_KEY", api: "openai-completions" },
+  // Its base URL names {CLOUDFLARE_ACCOUNT_ID}, filled from that variable when a request goes.
+  { name: "cloudflare-workers-ai", env: "CLOUDFLARE_API_KEY", api: "openai-completions" },
 ];
 
 /**
@@ -86,6 +99,13 @@ const SOURCES: Source[] = [
  * model's own compat.
  */
 const NON_STANDARD = { supportsStore: false, supportsDeveloperRole: false };
+const MOONSHOT = { ...NON_STANDARD, supportsReasoningEffort: false, maxTokensField: "max_tokens" };
+const ZAI = {
+  ...NON_STANDARD,
+  supportsReasoningEffort: false,
+  maxTokensField: "max_tokens",
+  thinkingFormat: "zai",
+};
 const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> = {
   cerebras: () => NON_STANDARD,
   deepseek: () => ({
@@ -105,13 +125,17 @@ const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> =
     thinkingFormat: "together",
   }),
   nvidia: () => ({ ...NON_STANDARD, supportsReasoningEffort: false, maxTokensField: "max_tokens" }),
-  moonshotai: () => ({ ...NON_STANDARD, supportsReasoningEffort: false, maxTokensField: "max_tokens" }),
-  zai: () => ({
+  moonshotai: () => MOONSHOT,
+  "moonshotai-cn": () => MOONSHOT,
+  zai: () => ZAI,
+  "zai-coding-cn": () => ZAI,
+  "ant-ling": () => ({
     ...NON_STANDARD,
     supportsReasoningEffort: false,
     maxTokensField: "max_tokens",
-    thinkingFormat: "zai",
+    thinkingFormat: "ant-ling",
   }),
+  "cloudflare-workers-ai": () => NON_STANDARD,
 };
 
 /** Keys the provider accepts without effect: not worth their bytes in the file. */

@@ -30,6 +30,9 @@ process.on("exit", () => rmSync(own, { recursive: true, force: true }));
 // set: a developer's HF_TOKEN or GROQ_API_KEY would otherwise change what "no model configured" and --list-models
 // tests see. Tests that want one set it themselves.
 for (const { apiKey } of NAMED_PROVIDERS) delete process.env[apiKey];
+// Cloudflare's base URLs name these; a test that wants them sets them.
+delete process.env.CLOUDFLARE_ACCOUNT_ID;
+delete process.env.CLOUDFLARE_GATEWAY_ID;
 
 // tsx keeps its compile cache in `<tmpdir>/tsx-<uid>`; the processes the tests start with `--import tsx` share the
 // usual one rather than filling a cold one per worker.

@@ -411,5 +411,122 @@ export const NAMED_PROVIDERS: readonly NamedProvider[] = JSON.parse(`[
 {"id":"grok-4.3","name":"Grok 4.3","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":30000,"cost":{"input":1.25,"output":2.5,"cacheRead":0.2},"thinkingLevelMap":{"off":"none","minimal":null}},
 {"id":"grok-4.5","name":"Grok 4.5","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.3},"thinkingLevelMap":{"off":null,"minimal":null}},
 {"id":"grok-4.6","name":"Grok 4.6","reasoning":true,"input":["text","image"],"contextWindow":500000,"maxTokens":500000,"cost":{"input":2,"output":6,"cacheRead":0.5},"thinkingLevelMap":{"off":null,"minimal":null,"xhigh":"xhigh"}}
+]},
+{"name":"ant-ling","apiKey":"ANT_LING_API_KEY","api":"openai-completions","baseUrl":"https://api.ant-ling.com/v1","compat":{"supportsStore":false,"supportsDeveloperRole":false,"supportsReasoningEffort":false,"maxTokensField":"max_tokens","thinkingFormat":"ant-ling"},"models":[
+{"id":"Ling-2.6-1T","name":"Ling 2.6 1T","contextWindow":262144,"maxTokens":65536,"cost":{"input":0.06,"output":0.25}},
+{"id":"Ling-2.6-flash","name":"Ling 2.6 Flash","contextWindow":262144,"maxTokens":65536,"cost":{"input":0.01,"output":0.02}},
+{"id":"Ring-2.6-1T","name":"Ring 2.6 1T","reasoning":true,"contextWindow":262144,"maxTokens":65536,"cost":{"input":0.06,"output":0.25},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"xhigh":"xhigh"}}}
+]},
+{"name":"moonshotai-cn","apiKey":"MOONSHOT_API_KEY","api":"openai-completions","baseUrl":"https://api.moonshot.cn/v1","compat":{"supportsStore":false,"supportsDeveloperRole":false,"maxTokensField":"max_tokens"},"models":[
+{"id":"kimi-k2-0711-preview","name":"Kimi K2 0711","contextWindow":131072,"maxTokens":16384,"cost":{"input":0.6,"output":2.5,"cacheRead":0.15},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2-0905-preview","name":"Kimi K2 0905","contextWindow":262144,"maxTokens":262144,"cost":{"input":0.6,"output":2.5,"cacheRead":0.15},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2-thinking","name":"Kimi K2 Thinking","reasoning":true,"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.6,"output":2.5,"cacheRead":0.15},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2-thinking-turbo","name":"Kimi K2 Thinking Turbo","reasoning":true,"contextWindow":262144,"maxTokens":262144,"cost":{"input":1.15,"output":8,"cacheRead":0.15},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2-turbo-preview","name":"Kimi K2 Turbo","contextWindow":262144,"maxTokens":262144,"cost":{"input":2.4,"output":10,"cacheRead":0.6},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2.5","name":"Kimi K2.5","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.6,"output":3,"cacheRead":0.1},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2.6","name":"Kimi K2.6","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.95,"output":4,"cacheRead":0.16},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek"}},
+{"id":"kimi-k2.7-code","name":"Kimi K2.7 Code","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.95,"output":4,"cacheRead":0.19},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek","thinkingLevelMap":{"off":null}}},
+{"id":"kimi-k2.7-code-highspeed","name":"Kimi K2.7 Code HighSpeed","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":1.9,"output":8,"cacheRead":0.38},"compat":{"supportsReasoningEffort":false,"thinkingFormat":"deepseek","thinkingLevelMap":{"off":null}}},
+{"id":"kimi-k3","name":"Kimi K3","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":3,"output":15,"cacheRead":0.3},"compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingLevelMap":{"off":null,"minimal":null,"medium":null,"max":"max"}}}
+]},
+{"name":"qwen-token-plan","apiKey":"QWEN_TOKEN_PLAN_API_KEY","api":"openai-completions","baseUrl":"https://token-plan.ap-southeast-1.maas.aliyuncs.com/compatible-mode/v1","compat":{"thinkingFormat":"qwen","supportsDeveloperRole":false,"supportsStore":false},"models":[
+{"id":"deepseek-v3.2","name":"DeepSeek V3.2","reasoning":true,"contextWindow":131072,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"deepseek-v4-flash","name":"DeepSeek V4 Flash","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-flash-0731","name":"DeepSeek V4 Flash 0731","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro","name":"DeepSeek V4 Pro","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro-0813","name":"DeepSeek V4 Pro 0813","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5","name":"GLM-5","reasoning":true,"contextWindow":202752,"maxTokens":16384,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.1","name":"GLM-5.1","reasoning":true,"contextWindow":202752,"maxTokens":128000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.2","name":"GLM-5.2","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"kimi-k2.5","name":"Kimi K2.5","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":98304,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"kimi-k2.6","name":"Kimi K2.6","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"kimi-k2.7-code","name":"Kimi K2.7 Code","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"MiniMax-M2.5","reasoning":true,"contextWindow":196608,"maxTokens":32768,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.6-flash","name":"Qwen3.6 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.6-plus","name":"Qwen3.6 Plus","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-max","name":"Qwen3.7 Max","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-plus","name":"Qwen3.7 Plus","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.8-flash","name":"Qwen3.8 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}},
+{"id":"qwen3.8-max","name":"Qwen3.8 Max","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}}
+]},
+{"name":"qwen-token-plan-cn","apiKey":"QWEN_TOKEN_PLAN_CN_API_KEY","api":"openai-completions","baseUrl":"https://token-plan.cn-beijing.maas.aliyuncs.com/compatible-mode/v1","compat":{"thinkingFormat":"qwen","supportsDeveloperRole":false,"supportsStore":false},"models":[
+{"id":"deepseek-v3.2","name":"DeepSeek V3.2","reasoning":true,"contextWindow":131072,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"deepseek-v4-flash","name":"DeepSeek V4 Flash","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-flash-0731","name":"DeepSeek V4 Flash 0731","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro","name":"DeepSeek V4 Pro","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro-0813","name":"DeepSeek V4 Pro 0813","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5","name":"GLM-5","reasoning":true,"contextWindow":202752,"maxTokens":16384,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.1","name":"GLM-5.1","reasoning":true,"contextWindow":202752,"maxTokens":128000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.2","name":"GLM-5.2","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"kimi-k2.5","name":"Kimi K2.5","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":98304,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"kimi-k2.6","name":"Kimi K2.6","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"kimi-k2.7-code","name":"Kimi K2.7 Code","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"MiniMax-M2.5","reasoning":true,"contextWindow":196608,"maxTokens":32768,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.6-flash","name":"Qwen3.6 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.6-plus","name":"Qwen3.6 Plus","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-max","name":"Qwen3.7 Max","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-plus","name":"Qwen3.7 Plus","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.8-flash","name":"Qwen3.8 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}},
+{"id":"qwen3.8-max","name":"Qwen3.8 Max","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}}
+]},
+{"name":"qwen-token-plan-individual","apiKey":"QWEN_TOKEN_PLAN_API_KEY","api":"openai-completions","baseUrl":"https://token-plan.ap-southeast-1.maas.aliyuncs.com/compatible-mode/v1","compat":{"thinkingFormat":"qwen","supportsDeveloperRole":false,"supportsStore":false},"models":[
+{"id":"deepseek-v4-flash-0731","name":"DeepSeek V4 Flash 0731","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro","name":"DeepSeek V4 Pro","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"deepseek-v4-pro-0813","name":"DeepSeek V4 Pro 0813","reasoning":true,"contextWindow":1000000,"maxTokens":384000,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.2","name":"GLM-5.2","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"qwen3.6-flash","name":"Qwen3.6 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-max","name":"Qwen3.7 Max","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.7-plus","name":"Qwen3.7 Plus","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":65536,"cost":{"input":0,"output":0},"compat":{"supportsReasoningEffort":false}},
+{"id":"qwen3.8-flash","name":"Qwen3.8 Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}},
+{"id":"qwen3.8-max","name":"Qwen3.8 Max","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}}
+]},
+{"name":"xiaomi","apiKey":"XIAOMI_API_KEY","api":"openai-completions","baseUrl":"https://api.xiaomimimo.com/v1","compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek"},"models":[
+{"id":"mimo-v2.5","name":"MiMo-V2.5","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0.14,"output":0.28,"cacheRead":0.0028}},
+{"id":"mimo-v2.5-pro","name":"MiMo-V2.5-Pro","reasoning":true,"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0.435,"output":0.87,"cacheRead":0.0036}},
+{"id":"mimo-v2.5-pro-ultraspeed","name":"MiMo-V2.5-Pro-UltraSpeed","reasoning":true,"contextWindow":1048576,"maxTokens":131072,"cost":{"input":1.305,"output":2.61,"cacheRead":0.0108}}
+]},
+{"name":"xiaomi-token-plan-ams","apiKey":"XIAOMI_TOKEN_PLAN_AMS_API_KEY","api":"openai-completions","baseUrl":"https://token-plan-ams.xiaomimimo.com/v1","compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek"},"models":[
+{"id":"mimo-v2.5","name":"MiMo-V2.5","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}},
+{"id":"mimo-v2.5-pro","name":"MiMo-V2.5-Pro","reasoning":true,"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}}
+]},
+{"name":"xiaomi-token-plan-cn","apiKey":"XIAOMI_TOKEN_PLAN_CN_API_KEY","api":"openai-completions","baseUrl":"https://token-plan-cn.xiaomimimo.com/v1","compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek"},"models":[
+{"id":"mimo-v2.5","name":"MiMo-V2.5","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}},
+{"id":"mimo-v2.5-pro","name":"MiMo-V2.5-Pro","reasoning":true,"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}}
+]},
+{"name":"xiaomi-token-plan-sgp","apiKey":"XIAOMI_TOKEN_PLAN_SGP_API_KEY","api":"openai-completions","baseUrl":"https://token-plan-sgp.xiaomimimo.com/v1","compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek"},"models":[
+{"id":"mimo-v2.5","name":"MiMo-V2.5","reasoning":true,"input":["text","image"],"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}},
+{"id":"mimo-v2.5-pro","name":"MiMo-V2.5-Pro","reasoning":true,"contextWindow":1048576,"maxTokens":131072,"cost":{"input":0,"output":0}}
+]},
+{"name":"zai-coding-cn","apiKey":"ZAI_CODING_CN_API_KEY","api":"openai-completions","baseUrl":"https://open.bigmodel.cn/api/coding/paas/v4","compat":{"supportsStore":false,"supportsDeveloperRole":false,"maxTokensField":"max_tokens","thinkingFormat":"zai","zaiToolStream":true},"models":[
+{"id":"glm-4.6v","name":"GLM-4.6V","reasoning":true,"input":["text","image"],"contextWindow":128000,"maxTokens":32768,"cost":{"input":0.3,"output":0.9},"compat":{"supportsReasoningEffort":false}},
+{"id":"glm-4.7","name":"GLM-4.7","reasoning":true,"contextWindow":204800,"maxTokens":131072,"cost":{"input":0.6,"output":2.2,"cacheRead":0.11},"compat":{"supportsReasoningEffort":false}},
+{"id":"glm-5-turbo","name":"GLM-5-Turbo","reasoning":true,"contextWindow":200000,"maxTokens":131072,"cost":{"input":1.2,"output":4,"cacheRead":0.24},"compat":{"supportsReasoningEffort":false}},
+{"id":"glm-5.1","name":"GLM-5.1","reasoning":true,"contextWindow":200000,"maxTokens":131072,"cost":{"input":1.4,"output":4.4,"cacheRead":0.26},"compat":{"supportsReasoningEffort":false}},
+{"id":"glm-5.2","name":"GLM-5.2","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":1.4,"output":4.4,"cacheRead":0.26},"compat":{"thinkingLevelMap":{"off":"none","minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.2-highspeed","name":"GLM-5.2 Highspeed","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":"none","minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.3","name":"GLM-5.3","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":1.4,"output":4.4,"cacheRead":0.26},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.3-flash","name":"GLM-5.3-Flash","reasoning":true,"input":["text","image"],"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0.075,"output":0.25,"cacheRead":0.015},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"medium":null,"max":"max"}}},
+{"id":"glm-5.3-highspeed","name":"GLM-5.3 Highspeed","reasoning":true,"contextWindow":1000000,"maxTokens":131072,"cost":{"input":0,"output":0},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"medium":null,"max":"max"}}},
+{"id":"glm-5v-turbo","name":"GLM-5V-Turbo","reasoning":true,"input":["text","image"],"contextWindow":200000,"maxTokens":131072,"cost":{"input":1.2,"output":4,"cacheRead":0.24},"compat":{"supportsReasoningEffort":false}}
+]},
+{"name":"cloudflare-workers-ai","apiKey":"CLOUDFLARE_API_KEY","api":"openai-completions","baseUrl":"https://api.cloudflare.com/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1","compat":{"supportsStore":false,"supportsDeveloperRole":false,"sendSessionAffinityHeaders":true},"models":[
+{"id":"@cf/deepseek-ai/deepseek-v4-flash-0731","name":"DeepSeek V4 Flash 0731","reasoning":true,"contextWindow":1310720,"maxTokens":1048576,"cost":{"input":0.44,"output":1.32,"cacheRead":0.014},"compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek","thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"@cf/deepseek-ai/deepseek-v4-pro-0813","name":"DeepSeek V4 Pro 0813","reasoning":true,"contextWindow":1048576,"maxTokens":1048576,"cost":{"input":1.32,"output":3.96,"cacheRead":0.044},"compat":{"requiresReasoningContentOnAssistantMessages":true,"thinkingFormat":"deepseek","thinkingLevelMap":{"minimal":null,"low":null,"medium":null,"max":"max"}}},
+{"id":"@cf/google/gemma-4-26b-a4b-it","name":"Gemma 4 26B A4B IT","reasoning":true,"input":["text","image"],"contextWindow":256000,"maxTokens":16384,"cost":{"input":0.1,"output":0.3},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/ibm-granite/granite-4.0-h-micro","name":"Granite 4.0 H Micro","contextWindow":131000,"maxTokens":131000,"cost":{"input":0.017,"output":0.112}},
+{"id":"@cf/meta/llama-3.3-70b-instruct-fp8-fast","name":"Llama 3.3 70B Instruct fp8 Fast","contextWindow":24000,"maxTokens":24000,"cost":{"input":0.293,"output":2.253}},
+{"id":"@cf/meta/llama-4-scout-17b-16e-instruct","name":"Llama 4 Scout 17B 16E Instruct","input":["text","image"],"contextWindow":131000,"maxTokens":16384,"cost":{"input":0.27,"output":0.85}},
+{"id":"@cf/mistralai/mistral-small-3.1-24b-instruct","name":"Mistral Small 3.1 24B Instruct","contextWindow":128000,"maxTokens":128000,"cost":{"input":0.351,"output":0.555}},
+{"id":"@cf/moonshotai/kimi-k2.6","name":"Kimi K2.6","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":256000,"cost":{"input":0.95,"output":4,"cacheRead":0.16},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/moonshotai/kimi-k2.7-code","name":"Kimi K2.7 Code","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.95,"output":4,"cacheRead":0.19},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/nvidia/nemotron-3-120b-a12b","name":"Nemotron 3 Super 120B","reasoning":true,"contextWindow":256000,"maxTokens":256000,"cost":{"input":0.5,"output":1.5},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/openai/gpt-oss-120b","name":"GPT OSS 120B","reasoning":true,"contextWindow":128000,"maxTokens":16384,"cost":{"input":0.35,"output":0.75},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/openai/gpt-oss-20b","name":"GPT OSS 20B","reasoning":true,"contextWindow":128000,"maxTokens":16384,"cost":{"input":0.2,"output":0.3}},
+{"id":"@cf/qwen/qwen3-30b-a3b-fp8","name":"Qwen3 30B A3b fp8","reasoning":true,"contextWindow":32768,"maxTokens":32768,"cost":{"input":0.0509,"output":0.335}},
+{"id":"@cf/qwen/qwen3.8-27b","name":"Qwen3.8 27B","reasoning":true,"input":["text","image"],"contextWindow":262144,"maxTokens":262144,"cost":{"input":0.45,"output":3.2,"cacheRead":0.05},"compat":{"thinkingLevelMap":{"off":null,"minimal":null,"high":null,"xhigh":"xhigh"}}},
+{"id":"@cf/zai-org/glm-4.7-flash","name":"GLM-4.7-Flash","reasoning":true,"contextWindow":131072,"maxTokens":131072,"cost":{"input":0.0605,"output":0.4},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/zai-org/glm-5.2","name":"Glm 5.2","reasoning":true,"contextWindow":262144,"maxTokens":256000,"cost":{"input":1.4,"output":4.4,"cacheRead":0.26},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/zai-org/glm-5.3","name":"Glm 5.3","reasoning":true,"contextWindow":1310720,"maxTokens":1310720,"cost":{"input":1.4,"output":4.4,"cacheRead":0.26},"compat":{"thinkingLevelMap":{"off":null,"minimal":null}}},
+{"id":"@cf/zai-org/glm-5.3-flash","name":"Glm 5.3 Flash","reasoning":true,"input":["text","image"],"contextWindow":1310720,"maxTokens":1048576,"cost":{"input":0.15,"output":0.5,"cacheRead":0.03}}
 ]}
 ]`);

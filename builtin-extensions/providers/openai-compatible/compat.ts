@@ -16,9 +16,19 @@ export type MaxTokensField = "max_completion_tokens" | "max_tokens";
  * - `zai`: `thinking: {type: "enabled", clear_thinking: false}` or `{type: "disabled"}` (Z.ai's GLM; `false` keeps
  *   earlier turns' reasoning on the server), and `reasoning_effort` when supportsReasoningEffort;
  * - `together`: `reasoning: {enabled}`, and `reasoning_effort` when supportsReasoningEffort;
- * - `baseten`: `chat_template_args` from `chatTemplateArgs`, and `reasoning_effort` when supportsReasoningEffort.
+ * - `baseten`: `chat_template_args` from `chatTemplateArgs`, and `reasoning_effort` when supportsReasoningEffort;
+ * - `qwen`: `enable_thinking: true | false` (Alibaba's DashScope), and `reasoning_effort` when supportsReasoningEffort;
+ * - `ant-ling`: `reasoning: {effort}` while thinking, nothing when off (Ant Group's Ling and Ring models).
  */
-export type ThinkingFormat = "openai" | "openrouter" | "deepseek" | "zai" | "together" | "baseten";
+export type ThinkingFormat =
+  | "openai"
+  | "openrouter"
+  | "deepseek"
+  | "zai"
+  | "together"
+  | "baseten"
+  | "qwen"
+  | "ant-ling";
 const THINKING_FORMATS: readonly ThinkingFormat[] = [
   "openai",
   "openrouter",
@@ -26,6 +36,8 @@ const THINKING_FORMATS: readonly ThinkingFormat[] = [
   "zai",
   "together",
   "baseten",
+  "qwen",
+  "ant-ling",
 ];
 
 /** pi's thinking levels, `max` above `xhigh`. */

@@ -21,8 +21,12 @@ export default function openaiCompatible(knightcode: ExtensionAPI): void {
   );
   // Fallbacks: a registration of the same name by another extension wins.
   for (const provider of NAMED_PROVIDERS) {
-    knightcode.registerProvider(provider.name, namedProviderConfig(provider, streamSimple), {
-      fallback: true,
-    });
+    knightcode.registerProvider(
+      provider.name,
+      namedProviderConfig(provider, { [OPENAI_COMPLETIONS_API]: streamSimple }),
+      {
+        fallback: true,
+      },
+    );
   }
 }

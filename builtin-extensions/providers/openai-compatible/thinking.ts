@@ -82,6 +82,13 @@ export function thinkingFields(
       if (choice.on || canStop) fields.reasoning = { enabled: choice.on };
       if (choice.on) effort();
       break;
+    case "qwen":
+      if (choice.on || canStop) fields.enable_thinking = choice.on;
+      if (choice.on) effort();
+      break;
+    case "ant-ling":
+      if (choice.on && choice.effort) fields.reasoning = { effort: choice.effort };
+      break;
     case "baseten": {
       const args: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(compat.chatTemplateArgs ?? {})) {

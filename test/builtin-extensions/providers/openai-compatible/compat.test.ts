@@ -89,7 +89,7 @@ describe("builtin:openai-compatible compat options", () => {
       supportsStore: "no",
       maxTokensField: "n_predict",
       timeoutMs: -1,
-      thinkingFormat: "qwen",
+      thinkingFormat: "qwen-chat-template",
       thinkingLevelMap: { low: 3, turbo: "x" },
       chatTemplateArgs: { enable_thinking: { $var: "thinking.budget" } },
     });
@@ -101,7 +101,7 @@ describe("builtin:openai-compatible compat options", () => {
     expect(all).to.contain("compat.timeoutMs");
     expect(all)
       .to.contain('compat.thinkingFormat must be one of "openai", "openrouter"')
-      .and.contain('(got "qwen")');
+      .and.contain('(got "qwen-chat-template")');
     expect(all).to.contain("compat.thinkingLevelMap.low must be a string or null (got 3)");
     expect(all).to.contain('compat.thinkingLevelMap has an unknown level "turbo"');
     expect(all).to.contain("compat.chatTemplateArgs.enable_thinking must be a literal");
@@ -109,8 +109,8 @@ describe("builtin:openai-compatible compat options", () => {
 
   it("warns once per provider per process about unknown keys", async () => {
     const warnings = await warningsDuring((warn) => {
-      resolveCompat("compat-test-a", { thinkingFormat: "qwen" }, warn);
-      resolveCompat("compat-test-a", { thinkingFormat: "qwen", other: 1 }, warn);
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen-chat-template" }, warn);
+      resolveCompat("compat-test-a", { thinkingFormat: "qwen-chat-template", other: 1 }, warn);
       resolveCompat("compat-test-b", { supportsDeveloperRole: false }, warn);
       resolveCompat("compat-test-c", { mystery: true }, warn);
     });

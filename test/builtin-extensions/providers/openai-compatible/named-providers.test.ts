@@ -368,6 +368,94 @@ describe("builtin:openai-compatible named providers", () => {
     expect(request.body).to.not.have.property("store");
   });
 
+  it("qwen-token-plan: the key from QWEN_TOKEN_PLAN_API_KEY, enable_thinking by level, the map's effort, no developer role", async () => {
+    catalogued("qwen-token-plan", "deepseek-v4-flash");
+    process.env.QWEN_TOKEN_PLAN_API_KEY = "sk-qwen-plan";
+    pointAtServer("qwen-token-plan");
+    server.respond((_req, res) => writeSse(res, textStream("Qwen here.")));
+    const handle = await open("qwen-token-plan", "deepseek-v4-flash", "xhigh");
+    await handle.prompt("hi");
+    const first = server.requests[0]!;
+    expect(first.path).to.equal("/v1/chat/completions");
+    expect(first.headers.authorization).to.equal("Bearer sk-qwen-plan");
+    expect(first.body.model).to.equal("deepseek-v4-flash");
+    expect(first.body.enable_thinking).to.equal(true);
+    // xhigh is not offered; the nearest higher level is max, which the model's map names.
+    expect(first.body.reasoning_effort).to.equal("max");
+    expect(first.body).to.not.have.property("thinking");
+    expect(first.body).to.not.have.property("store");
+    expect(first.body.messages[0].role).to.equal("system");
+
+    const v32 = await open("qwen-token-plan", "deepseek-v3.2", "off");
+    await v32.prompt("hi");
+    expect(server.requests[1]!.body.enable_thinking).to.equal(false);
+    v32.setThinkingLevel("high");
+    await v32.prompt("again");
+    // This model's compat takes no reasoning_effort: only enable_thinking says it.
+    expect(server.requests[2]!.body.enable_thinking).to.equal(true);
+    expect(server.requests[2]!.body).to.not.have.property("reasoning_effort");
+    expect(warnings).to.deep.equal([]);
+  });
+
+  it("ant-ling: reasoning {effort} while thinking, max_tokens, no reasoning_effort; the key from ANT_LING_API_KEY", async () => {
+    catalogued("ant-ling", "Ring-2.6-1T");
+    process.env.ANT_LING_API_KEY = "sk-ling";
+    pointAtServer("ant-ling");
+    server.respond((_req, res) => writeSse(res, textStream("Ring here.")));
+    const handle = await open("ant-ling", "Ring-2.6-1T", "xhigh");
+    expect(handle.getAvailableThinkingLevels()).to.deep.equal(["high", "xhigh"]);
+    await handle.prompt("hi");
+    const body = server.requests[0]!.body;
+    expect(server.requests[0]!.headers.authorization).to.equal("Bearer sk-ling");
+    expect(body.reasoning).to.deep.equal({ effort: "xhigh" });
+    expect(body).to.not.have.property("reasoning_effort");
+    expect(body.max_tokens).to.equal(65536);
+  });
+
+  it("cloudflare-workers-ai: {CLOUDFLARE_ACCOUNT_ID} in the base URL is filled from the variable", async () => {
+    catalogued("cloudflare-workers-ai", "@cf/google/gemma-4-26b-a4b-it");
+    expect(NAMED_PROVIDERS.find((p) => p.name === "cloudflare-workers-ai")!.baseUrl).to.equal(
+      "https://api.cloudflare.com/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1",
+    );
+    process.env.CLOUDFLARE_API_KEY = "cf-key";
+    process.env.CLOUDFLARE_ACCOUNT_ID = "acct-123";
+    writeModelsJson({
+      "cloudflare-workers-ai": { baseUrl: `${server.url}/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1` },
+    });
+    server.respond((_req, res) => writeSse(res, textStream("Workers AI.")));
+    try {
+      const handle = await open("cloudflare-workers-ai", "@cf/google/gemma-4-26b-a4b-it", "low");
+      await handle.prompt("hi");
+      const first = server.requests[0]!;
+      expect(first.path).to.equal("/client/v4/accounts/acct-123/ai/v1/chat/completions");
+      expect(first.headers.authorization).to.equal("Bearer cf-key");
+      expect(first.body.model).to.equal("@cf/google/gemma-4-26b-a4b-it");
+      expect(first.body.reasoning_effort).to.equal("low");
+      expect(first.headers["x-session-affinity"]).to.be.a("string").and.not.equal("");
+    } finally {
+      delete process.env.CLOUDFLARE_ACCOUNT_ID;
+    }
+  });
+
+  it("cloudflare-workers-ai: without CLOUDFLARE_ACCOUNT_ID the request fails naming the variable, and nothing is sent", async () => {
+    process.env.CLOUDFLARE_API_KEY = "cf-key";
+    delete process.env.CLOUDFLARE_ACCOUNT_ID;
+    writeModelsJson({
+      "cloudflare-workers-ai": { baseUrl: `${server.url}/client/v4/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1` },
+    });
+    server.respond((_req, res) => writeSse(res, textStream("never")));
+    const handle = await open("cloudflare-workers-ai", "@cf/google/gemma-4-26b-a4b-it", "off");
+    const answers: any[] = [];
+    handle.subscribe((event) => {
+      if (event.type === "message_end" && (event.message as { role: string }).role === "assistant")
+        answers.push(event.message);
+    });
+    await handle.prompt("hi");
+    expect(server.requests).to.have.length(0);
+    expect(answers.at(-1).stopReason).to.equal("error");
+    expect(answers.at(-1).errorMessage).to.contain("CLOUDFLARE_ACCOUNT_ID");
+  });
+
   it("an extension's registration of the same name wins over the built-in one", async () => {
     process.env.GROQ_API_KEY = "gsk-from-env";
     const mine: ExtensionFactory = (kc) => {

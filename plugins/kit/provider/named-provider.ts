@@ -1,0 +1,136 @@
+/**
+ * Named providers: hosted services registered by name with a generated catalogue (a base URL, the environment
+ * variable of the key, the models and the compat they need), served by a built-in wire API implementation. Shared by
+ * the built-in providers that register such catalogues (builtin:openai-compatible's groq, deepseek, ...;
+ * builtin:anthropic's kimi-coding, minimax, ...; services that speak several APIs, such as opencode).
+ *
+ * A model's own compat lives in the catalogue, not in the registration: the request of a catalogue model gets the
+ * provider's compat, then the model's, then the compat of the provider's models.json entry, if any, over both.
+ *
+ * A base URL may name environment variables as `{NAME}` (Cloudflare's account id): they are filled from the
+ * environment when a request goes, and a request whose variable is unset fails with a message naming it.
+ */
+import type {
+  ProviderConfig,
+  ProviderErrorKind,
+  ProviderModelConfig,
+  ProviderStreamRequest,
+} from "../../../kernel/index.js";
+import { AssistantMessageWriter } from "./assistant-writer.js";
+import type { StreamSimple } from "./lazy-stream.js";
+
+export interface NamedModel extends ProviderModelConfig {
+  /** What this model needs besides the provider's compat. */
+  compat?: Record<string, unknown>;
+}
+
+export interface NamedProvider {
+  name: string;
+  /** The environment variable that holds the key. */
+  apiKey: string;
+  /** The API of the models that name none. */
+  api: string;
+  baseUrl: string;
+  /**
+   * For a provider whose models use several APIs: what each API's requests append to the base URL (`"/v1"`, or
+   * `""`), so a models.json `baseUrl` moves them all.
+   */
+  apiPaths?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** The compat all of the provider's models share. */
+  compat?: Record<string, unknown>;
+  models: NamedModel[];
+}
+
+/** The compat a request of `provider` sends: the catalogue's for the model, the configured (models.json) over it. */
+export function namedCompat(
+  provider: Pick<NamedProvider, "compat">,
+  models: ReadonlyMap<string, NamedModel>,
+  request: Pick<ProviderStreamRequest, "model" | "compat">,
+): Record<string, unknown> | undefined {
+  const own = models.get(request.model.id)?.compat;
+  if (!provider.compat && !own) return request.compat;
+  return { ...provider.compat, ...own, ...request.compat };
+}
+
+const URL_VARIABLE = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** `url` with each `{NAME}` replaced by the variable's value; `missing` names the unset ones. */
+export function fillUrlVariables(
+  url: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { url: string; missing: string[] } {
+  const missing: string[] = [];
+  const filled = url.replace(URL_VARIABLE, (whole, name: string) => {
+    const value = env[name];
+    if (value) return encodeURIComponent(value);
+    if (!missing.includes(name)) missing.push(name);
+    return whole;
+  });
+  return { url: filled, missing };
+}
+
+/** A stream that fails at once with `message`; nothing is sent. */
+export function failedRequestStream(
+  request: ProviderStreamRequest,
+  kind: ProviderErrorKind,
+  message: string,
+) {
+  const writer = new AssistantMessageWriter(request.model);
+  writer.fail(kind, message);
+  return writer.stream;
+}
+
+/**
+ * The registration of one named provider. `streams` gives the implementation of each API the provider's models
+ * use; a provider whose API has none here (xAI's Responses, registered by builtin:openai-compatible) gets no
+ * `streamSimple`, and the model service sends its requests to whichever extension implements the API.
+ */
+export function namedProviderConfig(
+  provider: NamedProvider,
+  streams: Readonly<Record<string, StreamSimple | undefined>>,
+): ProviderConfig {
+  const config: ProviderConfig = {
+    api: provider.api,
+    baseUrl: provider.baseUrl,
+    apiKey: provider.apiKey,
+    ...(provider.headers ? { headers: { ...provider.headers } } : {}),
+    // The level map goes on the model too, so the session offers only the model's levels.
+    models: provider.models.map(({ compat, ...model }) => {
+      const map = (model.thinkingLevelMap ?? compat?.thinkingLevelMap ?? provider.compat?.thinkingLevelMap) as
+        | ProviderModelConfig["thinkingLevelMap"]
+        | undefined;
+      return map && model.reasoning ? { ...model, thinkingLevelMap: map } : model;
+    }),
+  };
+  const apis = new Set([provider.api, ...provider.models.map((m) => m.api ?? provider.api)]);
+  if (![...apis].some((api) => streams[api])) return config;
+  let models: Map<string, NamedModel> | undefined;
+  config.streamSimple = (request) => {
+    const api = request.model.api || provider.api;
+    const stream = streams[api];
+    if (!stream) {
+      return failedRequestStream(
+        request,
+        "bad_request",
+        `${provider.name}: no implementation of the "${api}" API (model ${request.model.id})`,
+      );
+    }
+    const path = provider.apiPaths?.[api] ?? "";
+    const { url, missing } = fillUrlVariables(
+      `${(request.baseUrl || provider.baseUrl).replace(/\/+$/, "")}${path}`,
+    );
+    if (missing.length > 0) {
+      return failedRequestStream(
+        request,
+        "auth",
+        `${provider.name} needs ${missing.join(" and ")} set in the environment (its base URL names ` +
+          `${missing.map((name) => `{${name}}`).join(", ")}): ${url}`,
+      );
+    }
+    models ??= new Map(provider.models.map((model) => [model.id, model]));
+    const compat = namedCompat(provider, models, request);
+    return stream({ ...request, baseUrl: url, ...(compat ? { compat } : {}) });
+  };
+  return config;
+}
