@@ -1,30 +1,31 @@
 /**
- * Writes builtin-extensions/providers/openai-compatible/catalogue.generated.ts, the models of the named providers
- * builtin:openai-compatible registers (groq, openrouter, deepseek, ...), from pi-ai's catalogue: the facts of
- * `@earendil-works/pi-ai`'s `dist/providers/data/<provider>.json` (what its `models.generated.js` exports).
+ * Writes the catalogues of the named providers, from pi-ai's catalogue (the facts of `@earendil-works/pi-ai`'s
+ * `dist/providers/data/<provider>.json`, what its `models.generated.js` exports):
+ * - builtin-extensions/providers/openai-compatible/catalogue.generated.ts: the Chat Completions ones builtin:openai-compatible
+ *   registers (groq, openrouter, deepseek, ...), and xAI's Responses models;
+ * - builtin-extensions/providers/anthropic/catalogue.generated.ts: the Messages ones builtin:anthropic registers
+ *   (kimi-coding, minimax, vercel-ai-gateway, ...).
  *
- *   npx tsx scripts/gen-provider-catalogue.ts           writes the file, and the providers' table in docs/providers.md
- *   npx tsx scripts/gen-provider-catalogue.ts --check   exits 1 when either differs from what would be written
+ *   npx tsx scripts/gen-provider-catalogue.ts           writes the files, and their tables in docs/providers.md
+ *   npx tsx scripts/gen-provider-catalogue.ts --check   exits 1 when any differs from what would be written
  *
  * What is kept: the Chat Completions models of each provider (and xAI's Responses models); OpenRouter's only from
  * the major labs (pi lists only models that take tools). Per model: id, name, context window, output limit,
  * reasoning, input kinds, cost, and the `compat` that differs from the provider's; per provider: base URL, key
  * variable, headers and the compat all its models share. pi fills in some compat by provider name at request time
  * (its `detectCompat`); PROVIDER_COMPAT below says the same here, so the file holds what is sent. Compat keys
- * without effect here are left out; a key the openai-compatible provider does not know fails the generation, so a
+ * without effect here are left out; a key the provider that serves the API does not know fails the generation, so a
  * new pi-ai release that needs one is noticed.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ANTHROPIC_COMPAT_KEYS } from "../builtin-extensions/providers/anthropic/models.js";
 import { checkCompat, DEFAULT_COMPAT } from "../builtin-extensions/providers/openai-compatible/compat.js";
 import { compactLevelMap } from "./pi-level-map.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const target = join(root, "builtin-extensions/providers/openai-compatible/catalogue.generated.ts");
 const docs = join(root, "docs/providers.md");
-const DOCS_START = "<!-- named-providers table: written by scripts/gen-provider-catalogue.ts -->";
-const DOCS_END = "<!-- end of the named-providers table -->";
 const piRoot = join(root, "node_modules/@earendil-works/pi-ai");
 const piVersion = (JSON.parse(readFileSync(join(piRoot, "package.json"), "utf8")) as { version: string })
   .version;
@@ -49,7 +50,7 @@ interface Source {
   name: string;
   /** The environment variable of the key (pi's, dist/env-api-keys.js). */
   env: string;
-  api: "openai-completions" | "openai-responses";
+  api: "openai-completions" | "openai-responses" | "anthropic-messages";
   keep?(id: string): boolean;
   /**
    * Models pi reaches through another API of the same service that this provider's API serves too (OpenRouter's
@@ -59,7 +60,7 @@ interface Source {
   alsoFrom?: string;
 }
 
-const SOURCES: Source[] = [
+const COMPLETIONS_SOURCES: Source[] = [
   { name: "groq", env: "GROQ_API_KEY", api: "openai-completions" },
   { name: "cerebras", env: "CEREBRAS_API_KEY", api: "openai-completions" },
   { name: "deepseek", env: "DEEPSEEK_API_KEY", api: "openai-completions" },
@@ -92,6 +93,14 @@ const SOURCES: Source[] = [
   { name: "zai-coding-cn", env: "ZAI_CODING_CN_API_KEY", api: "openai-completions" },
   // Its base URL names {CLOUDFLARE_ACCOUNT_ID}, filled from that variable when a request goes.
   { name: "cloudflare-workers-ai", env: "CLOUDFLARE_API_KEY", api: "openai-completions" },
+];
+
+/** The named providers of builtin:anthropic: services with a Messages endpoint. */
+const MESSAGES_SOURCES: Source[] = [
+  { name: "kimi-coding", env: "KIMI_API_KEY", api: "anthropic-messages" },
+  { name: "minimax", env: "MINIMAX_API_KEY", api: "anthropic-messages" },
+  { name: "minimax-cn", env: "MINIMAX_CN_API_KEY", api: "anthropic-messages" },
+  { name: "vercel-ai-gateway", env: "AI_GATEWAY_API_KEY", api: "anthropic-messages" },
 ];
 
 /**
@@ -172,6 +181,14 @@ function fail(message: string): never {
 
 /** One model's effective compat, without what equals the provider's defaults or has no effect. */
 function modelCompat(source: Source, model: PiModel): Record<string, unknown> {
+  if (source.api === "anthropic-messages") {
+    const unknown = Object.keys(model.compat ?? {}).filter((key) => !ANTHROPIC_COMPAT_KEYS.includes(key));
+    if (unknown.length > 0)
+      fail(
+        `${source.name}/${model.id}: compat keys builtin:anthropic does not implement: ${unknown.join(", ")}`,
+      );
+    return { ...model.compat };
+  }
   if (source.api !== "openai-completions") return {};
   const merged: Record<string, unknown> = {
     ...PROVIDER_COMPAT[source.name]?.(model.id),
@@ -244,8 +261,38 @@ function provider(source: Source): Record<string, unknown> {
   };
 }
 
+/** One generated file: its providers, the constant it exports, and its table in docs/providers.md. */
+interface Group {
+  target: string;
+  exportName: string;
+  /** The module (beside the target) whose `NamedProvider` type the constant has. */
+  typeFrom: string;
+  docsStart: string;
+  docsEnd: string;
+  sources: Source[];
+}
+
+const GROUPS: Group[] = [
+  {
+    target: join(root, "builtin-extensions/providers/openai-compatible/catalogue.generated.ts"),
+    exportName: "NAMED_PROVIDERS",
+    typeFrom: "./named-providers.js",
+    docsStart: "<!-- named-providers table: written by scripts/gen-provider-catalogue.ts -->",
+    docsEnd: "<!-- end of the named-providers table -->",
+    sources: COMPLETIONS_SOURCES,
+  },
+  {
+    target: join(root, "builtin-extensions/providers/anthropic/catalogue.generated.ts"),
+    exportName: "ANTHROPIC_NAMED_PROVIDERS",
+    typeFrom: "@knightcodeai/cli/kit",
+    docsStart: "<!-- anthropic named-providers table: written by scripts/gen-provider-catalogue.ts -->",
+    docsEnd: "<!-- end of the anthropic named-providers table -->",
+    sources: MESSAGES_SOURCES,
+  },
+];
+
 /** JSON in a template literal: one model a line, so a regeneration's diff shows what changed. */
-function render(providers: Record<string, unknown>[]): string {
+function render(group: Group, providers: Record<string, unknown>[]): string {
   const lines: string[] = [];
   for (const [index, entry] of providers.entries()) {
     const { models, ...head } = entry as { models: unknown[] };
@@ -259,12 +306,12 @@ function render(providers: Record<string, unknown>[]): string {
     `// Generated by scripts/gen-provider-catalogue.ts from @earendil-works/pi-ai ${piVersion}'s model catalogue`,
     "// (dist/providers/data/*.json, what its models.generated.js exports). Do not edit: regenerate with",
     "// `npx tsx scripts/gen-provider-catalogue.ts`; `--check` fails when this file is not what it would write.",
-    'import type { NamedProvider } from "./named-providers.js";',
+    `import type { NamedProvider } from "${group.typeFrom}";`,
     "",
     `export const CATALOGUE_SOURCE = "@earendil-works/pi-ai ${piVersion}";`,
     "",
     "/** The named providers, parsed from JSON (faster to start than the same data as object literals). */",
-    `export const NAMED_PROVIDERS: readonly NamedProvider[] = JSON.parse(\`[\n${json}\n]\`);`,
+    `export const ${group.exportName}: readonly NamedProvider[] = JSON.parse(\`[\n${json}\n]\`);`,
     "",
   ].join("\n");
 }
@@ -284,37 +331,46 @@ function docsTable(providers: Record<string, unknown>[]): string {
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
-function withDocsTable(text: string, table: string): string {
-  const start = text.indexOf(DOCS_START);
-  const end = text.indexOf(DOCS_END);
-  if (start === -1 || end < start) fail(`docs/providers.md has no "${DOCS_START}" ... "${DOCS_END}" block`);
-  return `${text.slice(0, start + DOCS_START.length)}\n${table}\n${text.slice(end)}`;
+function withDocsTable(text: string, group: Group, table: string): string {
+  const start = text.indexOf(group.docsStart);
+  const end = text.indexOf(group.docsEnd);
+  if (start === -1 || end < start)
+    fail(`docs/providers.md has no "${group.docsStart}" ... "${group.docsEnd}" block`);
+  return `${text.slice(0, start + group.docsStart.length)}\n${table}\n${text.slice(end)}`;
 }
 
-const providers = SOURCES.map(provider);
-const output = render(providers);
 const docsText = readFileSync(docs, "utf8");
-const docsOutput = withDocsTable(docsText, docsTable(providers));
+let docsOutput = docsText;
+const outputs = GROUPS.map((group) => {
+  const providers = group.sources.map(provider);
+  docsOutput = withDocsTable(docsOutput, group, docsTable(providers));
+  return { group, providers, output: render(group, providers) };
+});
 if (process.argv.includes("--check")) {
-  let existing: string | undefined;
-  try {
-    existing = readFileSync(target, "utf8");
-  } catch {
-    existing = undefined;
-  }
-  const stale = [existing !== output ? target : "", docsText !== docsOutput ? docs : ""].filter(Boolean);
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  const stale = [
+    ...outputs.filter(({ group, output }) => read(group.target) !== output).map(({ group }) => group.target),
+    ...(docsText !== docsOutput ? [docs] : []),
+  ];
   if (stale.length > 0) {
     console.error(
       `${stale.join(" and ")}: not what pi-ai ${piVersion}'s catalogue gives; run npx tsx scripts/gen-provider-catalogue.ts`,
     );
     process.exit(1);
   }
-  console.log("catalogue.generated.ts and the table in docs/providers.md are current");
+  console.log("the named providers' catalogues and their tables in docs/providers.md are current");
 } else {
-  writeFileSync(target, output);
+  for (const { group, providers, output } of outputs) {
+    writeFileSync(group.target, output);
+    const counts = providers.map((p) => `${p.name} ${(p.models as unknown[]).length}`);
+    console.log(`wrote ${group.target} (${Buffer.byteLength(output)} bytes): ${counts.join(", ")}`);
+  }
   writeFileSync(docs, docsOutput);
-  const counts = providers.map((p) => `${p.name} ${(p.models as unknown[]).length}`);
-  console.log(
-    `wrote ${target} (${Buffer.byteLength(output)} bytes) and docs/providers.md: ${counts.join(", ")}`,
-  );
+  console.log("wrote the tables in docs/providers.md");
 }

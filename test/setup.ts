@@ -14,6 +14,7 @@ import "@knightcodeai/cli";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { ANTHROPIC_NAMED_PROVIDERS } from "../builtin-extensions/providers/anthropic/catalogue.generated.js";
 import { NAMED_PROVIDERS } from "../builtin-extensions/providers/openai-compatible/catalogue.generated.js";
 
 // A worker's folder sits in the folder of the mocha process that started it (which removes it all when it exits,
@@ -29,7 +30,7 @@ process.on("exit", () => rmSync(own, { recursive: true, force: true }));
 // The named providers of builtin:openai-compatible (groq, openrouter, ...) become usable when their key's variable is
 // set: a developer's HF_TOKEN or GROQ_API_KEY would otherwise change what "no model configured" and --list-models
 // tests see. Tests that want one set it themselves.
-for (const { apiKey } of NAMED_PROVIDERS) delete process.env[apiKey];
+for (const { apiKey } of [...NAMED_PROVIDERS, ...ANTHROPIC_NAMED_PROVIDERS]) delete process.env[apiKey];
 // Cloudflare's base URLs name these; a test that wants them sets them.
 delete process.env.CLOUDFLARE_ACCOUNT_ID;
 delete process.env.CLOUDFLARE_GATEWAY_ID;

@@ -88,7 +88,11 @@ export function buildPayload(request: ProviderStreamRequest): AnthropicPayload {
   const payload: AnthropicPayload = {
     model: model.id,
     max_tokens: request.maxTokens ?? model.maxTokens,
-    messages: convertMessages(request.messages, { provider: model.provider, api: model.api }),
+    messages: convertMessages(request.messages, {
+      provider: model.provider,
+      api: model.api,
+      allowEmptySignature: compat.allowEmptySignature === true,
+    }),
     stream: true,
   };
   if (request.systemPrompt.trim()) {
@@ -164,13 +168,14 @@ function markLastUserMessage(messages: MessageParam[]): void {
 
 /**
  * Converts the conversation. Thinking blocks go back only to the provider that signed them (with their
- * signature, or as `redacted_thinking`); unsigned or foreign ones are dropped, their message's text kept. Tool
+ * signature, or as `redacted_thinking`); unsigned or foreign ones are dropped, their message's text kept (unsigned
+ * ones go back with an empty signature when `allowEmptySignature`). Tool
  * calls without a result (an aborted turn) and results without a call are dropped, since the API refuses both.
  * Consecutive tool results become one user message, with any user text after them.
  */
 export function convertMessages(
   messages: readonly LlmMessage[],
-  source: { provider: string; api: string },
+  source: { provider: string; api: string; allowEmptySignature?: boolean },
 ): MessageParam[] {
   const callIds = new Set<string>();
   const resultIds = new Set<string>();
@@ -232,7 +237,7 @@ function toolResult(message: ToolResultMessage, ids: SafeCallIds): ToolResultBlo
 
 function assistantContent(
   message: AssistantMessage,
-  source: { provider: string; api: string },
+  source: { provider: string; api: string; allowEmptySignature?: boolean },
   resultIds: ReadonlySet<string>,
   ids: SafeCallIds,
 ): AssistantBlockParam[] {
@@ -242,7 +247,13 @@ function assistantContent(
     if (block.type === "text") {
       if (block.text.trim()) blocks.push({ type: "text", text: block.text });
     } else if (block.type === "thinking") {
-      if (!signedHere || !block.thinkingSignature) continue;
+      if (!signedHere) continue;
+      if (!block.thinkingSignature) {
+        // Services that stream thinking without a signature take it back with an empty one.
+        if (source.allowEmptySignature && block.thinking.trim())
+          blocks.push({ type: "thinking", thinking: block.thinking, signature: "" });
+        continue;
+      }
       if (block.redacted) blocks.push({ type: "redacted_thinking", data: block.thinkingSignature });
       else blocks.push({ type: "thinking", thinking: block.thinking, signature: block.thinkingSignature });
     } else if (block.type === "toolCall" && resultIds.has(block.id)) {

@@ -1,9 +1,16 @@
 /**
  * The `builtin:anthropic` registration: the catalogue, the key's environment variable and the Claude subscription
- * sign-in (oauth.ts, loaded when used). The request code
- * (conversion, the stream normaliser, the SDK) loads on the first request to an Anthropic model.
+ * sign-in (oauth.ts, loaded when used), and the named providers with a Messages endpoint (kimi-coding, minimax,
+ * vercel-ai-gateway, ...: catalogue.generated.ts), each with its key's variable. The request code
+ * (conversion, the stream normaliser, the SDK) loads on the first request to any of them.
  */
-import { type ExtensionAPI, lazyStreamSimple, type ProviderConfig } from "@knightcodeai/cli/kit";
+import {
+  type ExtensionAPI,
+  lazyStreamSimple,
+  namedProviderConfig,
+  type ProviderConfig,
+} from "@knightcodeai/cli/kit";
+import { ANTHROPIC_NAMED_PROVIDERS } from "./catalogue.generated.js";
 import {
   ANTHROPIC_API,
   ANTHROPIC_BASE_URL,
@@ -35,4 +42,14 @@ export function anthropicProviderConfig(): ProviderConfig {
 
 export default function anthropicProvider(knightcode: ExtensionAPI): void {
   knightcode.registerProvider(ANTHROPIC_PROVIDER, anthropicProviderConfig(), { fallback: true });
+  // Fallbacks: a registration of the same name by another extension wins.
+  for (const provider of ANTHROPIC_NAMED_PROVIDERS) {
+    knightcode.registerProvider(
+      provider.name,
+      namedProviderConfig(provider, { [ANTHROPIC_API]: streamSimple }),
+      {
+        fallback: true,
+      },
+    );
+  }
 }

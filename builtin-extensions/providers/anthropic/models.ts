@@ -113,6 +113,28 @@ const CATALOGUE: readonly CatalogueEntry[] = [
   },
 ];
 
+/**
+ * The `compat` keys this provider reads. Its own: `cacheControl`, `timeoutMs`, `thinking`, `sampling`,
+ * `forcedToolChoice`. pi's (its catalogue sets them for other services' Messages endpoints):
+ * - `forceAdaptiveThinking: true`: `thinking: {type: "adaptive"}` with `output_config.effort`, `{type: "disabled"}`
+ *   for off, whatever the model id says;
+ * - `supportsTemperature: false`: no `temperature`;
+ * - `allowEmptySignature: true`: thinking the service streamed without a signature goes back to it as a `thinking`
+ *   block with an empty signature (otherwise unsigned thinking is not sent back);
+ * - `sendSessionAffinityHeaders: true`: an `x-session-affinity` header with the session id.
+ */
+export const ANTHROPIC_COMPAT_KEYS: readonly string[] = [
+  "cacheControl",
+  "timeoutMs",
+  "thinking",
+  "sampling",
+  "forcedToolChoice",
+  "forceAdaptiveThinking",
+  "supportsTemperature",
+  "allowEmptySignature",
+  "sendSessionAffinityHeaders",
+];
+
 /** The catalogue as registered (without the traits). */
 export const ANTHROPIC_MODELS: readonly ProviderModelConfig[] = CATALOGUE.map(
   ({ traits: _, ...model }) => model,
@@ -138,6 +160,13 @@ export function claudeTraits(
   const base = id.replace(/-\d{8}$/, ""); // a dated snapshot has its model's traits
   const known = CATALOGUE.find((m) => m.id === base)?.traits;
   const traits: ClaudeTraits = known ? { ...known } : guessTraits(id);
+  // pi's keys, as its catalogue sets them for other services' models (Kimi, Vercel's gateway): adaptive thinking,
+  // turned off with `disabled`; no temperature.
+  if (compat.forceAdaptiveThinking === true) {
+    traits.thinking = "adaptive";
+    traits.thinkingOff ??= "disabled";
+  }
+  if (compat.supportsTemperature === false) traits.sampling = false;
   if (compat.thinking === "budget" || compat.thinking === "adaptive") traits.thinking = compat.thinking;
   if (typeof compat.sampling === "boolean") traits.sampling = compat.sampling;
   if (typeof compat.forcedToolChoice === "boolean") traits.forcedToolChoice = compat.forcedToolChoice;

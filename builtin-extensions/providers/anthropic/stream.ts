@@ -56,8 +56,14 @@ async function client(
 
 /** Streams one response. Returns at once; never throws; the stream always ends. */
 export function streamAnthropic(request: ProviderStreamRequest): AssistantMessageStream {
-  const effective = subscriptionRequest(request);
+  const effective = subscriptionRequest(withSessionAffinity(request));
   return runProviderRequest(effective, (writer) => anthropicWire(effective, writer));
+}
+
+/** compat `sendSessionAffinityHeaders`: the session id as `x-session-affinity`, unless the configuration sets it. */
+function withSessionAffinity(request: ProviderStreamRequest): ProviderStreamRequest {
+  if (request.compat?.sendSessionAffinityHeaders !== true || !request.sessionId) return request;
+  return { ...request, headers: { "x-session-affinity": request.sessionId, ...request.headers } };
 }
 
 /** The first system block a Claude subscription's requests must carry. */
