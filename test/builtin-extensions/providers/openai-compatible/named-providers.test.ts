@@ -569,6 +569,8 @@ describe("builtin:openai-compatible named providers", () => {
       });
     });
     expect(result.code, result.out).to.equal(0);
-    expect(result.out).to.contain("catalogue.generated.ts and the table in docs/providers.md are current");
+    expect(result.out).to.contain(
+      "the named providers' catalogues and their tables in docs/providers.md are current",
+    );
   });
 });
