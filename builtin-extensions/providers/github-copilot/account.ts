@@ -94,15 +94,15 @@ async function copilotFetch(
     if (waitMs >= deadline - Date.now()) return response;
     await response.body?.cancel().catch(() => {});
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, waitMs);
-      options.signal?.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(timer);
-          reject(options.signal!.reason);
-        },
-        { once: true },
-      );
+      const stop = () => {
+        clearTimeout(timer);
+        reject(options.signal!.reason);
+      };
+      const timer = setTimeout(() => {
+        options.signal?.removeEventListener("abort", stop);
+        resolve();
+      }, waitMs);
+      options.signal?.addEventListener("abort", stop, { once: true });
     });
   }
 }

@@ -12,6 +12,7 @@ import { expect } from "chai";
 import {
   copilotBaseUrl,
   copilotRequestHeaders,
+  enableCopilotModels,
   enterpriseDomain,
   GITHUB_COPILOT_MODELS,
   parseCopilotModels,
@@ -642,6 +643,38 @@ describe("github-copilot account models (pi's reading of Copilot's /models)", ()
       available: [],
       toEnable: [],
     });
+  });
+
+  it("switching policies on: a refusal is reported and skipped; a 429 that persists after two retries stops the rest", async () => {
+    const policyServer = await startTestServer();
+    try {
+      policyServer.respond((req, res) => {
+        if (req.path.includes("/kimi-k3/")) return json(res, 403, { message: "managed" });
+        if (req.path.includes("/grok-4.5/"))
+          return void res.writeHead(429, { "retry-after": "0" }).end("slow down");
+        return json(res, 200, {});
+      });
+      const said: string[] = [];
+      const enabled = await enableCopilotModels(
+        "tid=1",
+        policyServer.url,
+        ["gpt-5.5", "kimi-k3", "grok-4.5", "claude-opus-4.7"],
+        (m) => said.push(m),
+      );
+      expect(enabled).to.deep.equal(["gpt-5.5"]);
+      expect(policyServer.requests.map((r) => r.path)).to.deep.equal([
+        "/models/gpt-5.5/policy",
+        "/models/kimi-k3/policy",
+        "/models/grok-4.5/policy",
+        "/models/grok-4.5/policy",
+        "/models/grok-4.5/policy",
+      ]);
+      expect(said).to.have.length(2);
+      expect(said[0]).to.contain("Copilot refused to switch on kimi-k3");
+      expect(said[1]).to.contain("not switched on: grok-4.5, claude-opus-4.7");
+    } finally {
+      await policyServer.close();
+    }
   });
 
   it("refuses an answer without a data list", () => {
