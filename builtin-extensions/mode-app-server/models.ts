@@ -4,7 +4,8 @@
  * `turn/start`), and the warning `thread/start` answers with when the thread has no model it can use.
  *
  * Usable means a request would carry what the provider needs: a key (from the environment or auth.json, which is
- * also where a subscription sign-in keeps it), or no key at all (a local server, a virtual model). The scripted
+ * also where a subscription sign-in keeps it), or no key at all (a local server, a virtual model); a model the
+ * signed-in account lacks (`ProviderConfig.usableModels`) is not usable (`getApiKeyAndHeaders` says why). The scripted
  * provider, a test double, is listed only when it is the model in use.
  */
 import type { ModelInfo, ModelRuntime, ThinkingLevel } from "@knightcodeai/cli/kit";
@@ -146,7 +147,12 @@ export async function pickModel(
   const refused = listed[0];
   if (refused?.missingKey)
     throw invalidParams(`The model ${refused.id} has no key: set ${refused.missingKey}`, { reason: "model" });
-  if (refused) throw invalidParams(`The model ${refused.id} cannot be used here`, { reason: "model" });
+  if (refused) {
+    // Why, when the runtime says (a provider that is not registered, a model the signed-in account lacks).
+    const resolved = await runtime.getApiKeyAndHeaders(matches[0]!);
+    const why = resolved.ok ? "" : `: ${resolved.error}`;
+    throw invalidParams(`The model ${refused.id} cannot be used here${why}`, { reason: "model" });
+  }
   const offered = (await listModels(runtime, inUse, fallback)).filter((m) => m.usable).map((m) => m.id);
   throw invalidParams(
     `Unknown model "${ref}". Usable: ${offered.slice(0, 20).join(", ") || "none"}${offered.length > 20 ? ", ..." : ""}`,

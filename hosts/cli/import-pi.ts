@@ -552,6 +552,10 @@ class Plan {
         if (!host) return { reason: `its enterprise address ${JSON.stringify(url)} is not a domain` };
         if (host !== "github.com") credential.enterpriseDomain = host;
       }
+      // The models pi read for the account (KnightCode keeps them under the same name and reads them again at
+      // the next renewal).
+      const ids = entry.availableModelIds;
+      if (Array.isArray(ids) && ids.every((id) => typeof id === "string")) credential.availableModelIds = ids;
     }
     if (!credential.refresh) notes.push("no refresh token: sign in again once it expires");
     return { provider: mapping.provider, credential, label: mapping.label, notes };

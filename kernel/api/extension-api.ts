@@ -223,6 +223,16 @@ export interface ProviderConfig {
     options: { signal?: AbortSignal },
   ): Promise<{ type: string; key: string; [field: string]: unknown }>;
   /**
+   * Which models of this registration's `models` the stored sign-in can use, by id, read from the credential's
+   * non-secret fields (what `ProviderStreamRequest.credential` holds: what `login` or `refreshCredential` stored,
+   * without the tokens); `undefined` when it limits nothing. KnightCode calls it when the provider's key is a stored
+   * credential other than a plain API key: model lists (`getUsable`, `/model`, `--list-models`, the app-server's
+   * `model/list`) leave the other catalogue models out, and a request for one fails before anything is sent, naming
+   * the models the sign-in has. Models that a `models.json` entry adds are not limited. Synchronous and quick: keep
+   * what the account may use in the credential when signing in (GitHub Copilot keeps `availableModelIds`).
+   */
+  usableModels?(credential: { type: string; [field: string]: unknown }): readonly string[] | undefined;
+  /**
    * The transports `streamSimple` can use (unset: `["sse"]`). When the `transport` setting asks for one it does not
    * list, the session warns once for the provider and the request goes out as the provider can send it.
    */

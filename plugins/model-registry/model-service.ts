@@ -450,6 +450,7 @@ export class ModelService implements ModelApiService {
   /** The models that can be used now, with why (see `SessionController.getUsableModels`). */
   getUsable(): UsableModel[] {
     const access = new Map<string, string | undefined>();
+    const accounts = new Map<string, ReturnType<ModelService["accountModels"]>>();
     const usable: UsableModel[] = [];
     for (const model of this.getAvailable()) {
       if (model.provider === "virtual") continue;
@@ -461,10 +462,52 @@ export class ModelService implements ModelApiService {
       if (!access.has(model.provider)) access.set(model.provider, this.accessOf(model.provider));
       const why = access.get(model.provider);
       if (!why) continue;
+      if (!accounts.has(model.provider)) accounts.set(model.provider, this.accountModels(model.provider));
+      const account = accounts.get(model.provider);
+      if (account && !account.models.includes(model.id) && account.catalogue.has(model.id)) continue;
       const declared = this.providerConfig(model.provider)?.models?.find((m) => m.id === model.id);
       usable.push({ model, access: why, images: declared?.input?.includes("image") ?? false });
     }
     return usable;
+  }
+
+  /**
+   * The models the provider's stored sign-in can use (`ProviderConfig.usableModels`), with the ids of the
+   * registration's own catalogue (the only models it limits); undefined when it limits nothing.
+   */
+  private accountModels(
+    provider: string,
+  ): { models: readonly string[]; catalogue: ReadonlySet<string> } | undefined {
+    const registered = this.deps.store.get(provider)?.config;
+    if (typeof registered?.usableModels !== "function") return undefined;
+    const credential = this.storedCredentialInfo(provider);
+    if (!credential) return undefined;
+    let models: readonly string[] | undefined;
+    try {
+      models = registered.usableModels(credential);
+    } catch (error) {
+      this.deps.warn?.(
+        `Provider "${provider}" could not say which models its sign-in has: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+    if (!Array.isArray(models)) return undefined;
+    return { models, catalogue: new Set((registered.models ?? []).map((m) => m.id)) };
+  }
+
+  /**
+   * Why the stored sign-in cannot use the model (one of the registration's catalogue it does not have), naming the
+   * models it has; undefined when it can.
+   */
+  private notInAccount(model: ModelInfo): string | undefined {
+    const account = this.accountModels(model.provider);
+    if (!account || account.models.includes(model.id) || !account.catalogue.has(model.id)) return undefined;
+    const has = account.models.filter((id) => account.catalogue.has(id));
+    return (
+      `The ${model.provider} account signed in does not offer ${model.provider}/${model.id}; its models: ` +
+      `${has.join(", ") || "none"}. (The list is read at sign-in and when the sign-in is renewed: ` +
+      `\`knightcode login ${model.provider}\` reads it again.)`
+    );
   }
 
   /** Why a provider's models can be used, or undefined when they cannot (no key) or are for tests only. */
@@ -696,6 +739,8 @@ export class ModelService implements ModelApiService {
   ): AssistantMessageStream {
     const apiKey = request.apiKey ?? this.resolveApiKey(model.provider, config.apiKey);
     const credential = request.apiKey === undefined ? this.storedCredentialInfo(model.provider) : undefined;
+    const lacking = credential && !retried ? this.notInAccount(model) : undefined;
+    if (lacking) return failedStream(model, "bad_request", lacking);
     if (credential?.type === "oauth" && config.refreshCredential && apiKey && !retried) {
       // A sign-in's token can be refused before its time (revoked, a clock off): renewed once, then asked again.
       const first = this.open(request, model, config, implementation, true);
@@ -776,6 +821,8 @@ export class ModelService implements ModelApiService {
         return { ok: false, error: errorMessage(error) };
       }
     }
+    const lacking = this.notInAccount(model);
+    if (lacking) return { ok: false, error: lacking };
     let apiKey = this.resolveApiKey(model.provider, config.apiKey);
     let headers = config.headers ? { ...config.headers } : undefined;
     const commands = this.valueCommands(model.provider, config, undefined);

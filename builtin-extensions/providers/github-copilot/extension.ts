@@ -5,7 +5,7 @@
  * Chat Completions (builtin:openai-compatible), OpenAI's Responses (builtin:openai) or Anthropic's Messages
  * (builtin:anthropic). Every request carries the Copilot token as a bearer, goes to the endpoint the token names,
  * and sends the editor headers Copilot wants. Without a sign-in (or `$COPILOT_GITHUB_TOKEN`) the models are not
- * usable.
+ * usable; with a sign-in, only those the account has (account.ts: read at sign-in and at each renewal).
  */
 import {
   type AssistantMessageStream,
@@ -18,6 +18,7 @@ import {
   runProviderRequest,
   type StreamSimple,
 } from "@knightcodeai/cli/kit";
+import { storedModelIds } from "./account.js";
 import { GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
 import {
   COPILOT_APIS,
@@ -136,6 +137,8 @@ export function githubCopilotProviderConfig(warn: (message: string) => void): Pr
     ],
     refreshCredential: async (credential, options) =>
       (await import("./oauth.js")).refreshGitHubCopilot(credential, options),
+    // The models the signed-in account has, as the sign-in (and each renewal) read them from Copilot.
+    usableModels: (credential) => (credential.type === "oauth" ? storedModelIds(credential) : undefined),
     streamSimple: lazyStreamSimple(async () => {
       const { copilotApiUrl } = await import("./oauth.js");
       return (request: ProviderStreamRequest): AssistantMessageStream => {

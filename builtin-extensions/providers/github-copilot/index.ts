@@ -7,6 +7,13 @@
  *   knightcode --model github-copilot/gpt-5.5
  */
 
+export {
+  type CopilotAccountModels,
+  enableCopilotModels,
+  parseCopilotModels,
+  readCopilotModels,
+  storedModelIds,
+} from "./account.js";
 export { COPILOT_CATALOGUE_SOURCE, GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
 export {
   COPILOT_TOKEN_ENV,

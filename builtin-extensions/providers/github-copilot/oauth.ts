@@ -11,6 +11,9 @@
  * GitHub Enterprise: the sign-in asks for a domain (empty for github.com); the endpoints then live on that domain
  * (`https://<domain>/login/...`, `https://api.<domain>/copilot_internal/...`) and it is stored as `enterpriseDomain`.
  *
+ * Then (account.ts) it reads which models the account has, switches on those whose policy is not set, and keeps
+ * their ids as `availableModelIds`; each renewal reads them again.
+ *
  * Every endpoint is overridable (tests point them at 127.0.0.1): KNIGHTCODE_OAUTH_GITHUB_COPILOT_DEVICE_CODE_URL,
  * ..._ACCESS_TOKEN_URL, ..._COPILOT_TOKEN_URL, and ..._API_URL (the chat endpoint's base).
  */
@@ -23,6 +26,8 @@ import {
   type ProviderLoginIO,
   pollDeviceCode,
 } from "@knightcodeai/cli/kit";
+import { enableCopilotModels, readCopilotModels, storedModelIds } from "./account.js";
+import { GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
 import { COPILOT_DEFAULT_BASE_URL, COPILOT_HEADERS, GITHUB_COPILOT_PROVIDER } from "./models.js";
 
 /** The OAuth client id of GitHub's Copilot editor integration, which pi signs in with. */
@@ -221,28 +226,94 @@ export async function signInWithGitHubCopilot(io: ProviderLoginIO): Promise<OAut
     },
   });
   if (!approved || !githubToken) return undefined;
+  let credential: OAuthCredential;
   try {
-    return await exchangeForCopilotToken(githubToken, domain, io.signal);
+    credential = await exchangeForCopilotToken(githubToken, domain, io.signal);
   } catch (error) {
     if (error instanceof OAuthError && error.reason === "refresh_failed") {
       throw new OAuthError("token_request_failed", error.message);
     }
     throw error;
   }
+  return withAccountModels(credential, domain, io);
 }
 
-/** Renews the Copilot token: the stored GitHub token is exchanged again. */
-export function refreshGitHubCopilot(
+const CATALOGUE_IDS = GITHUB_COPILOT_MODELS.map((model) => model.id);
+
+function accountUrls(token: string, domain: string | undefined) {
+  return { apiUrl: copilotApiUrl(token, domain), tokenBaseUrl: copilotBaseUrl(token, domain) };
+}
+
+/**
+ * After the sign-in: reads which models the account has, switches on the catalogue models whose policy is not set,
+ * and keeps the list with the credential (`availableModelIds`). A list that cannot be read does not fail the
+ * sign-in: the credential is kept without it (every catalogue model is offered) and the person is told once.
+ */
+async function withAccountModels(
+  credential: OAuthCredential,
+  domain: string | undefined,
+  io: ProviderLoginIO,
+): Promise<OAuthCredential> {
+  const urls = accountUrls(credential.key, domain);
+  let account: { available: string[]; toEnable: string[] };
+  try {
+    account = await readCopilotModels(credential.key, urls, {
+      catalogue: CATALOGUE_IDS,
+      retries: 2,
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+  } catch (error) {
+    if (io.signal?.aborted) throw new OAuthError("cancelled", "Sign-in was cancelled");
+    io.notify(
+      `Could not read which models the Copilot account has (${error instanceof Error ? error.message : String(error)}); ` +
+        "every model of the catalogue is offered until the sign-in is renewed.",
+    );
+    return credential;
+  }
+  let enabled: string[] = [];
+  if (account.toEnable.length > 0) {
+    io.notify(`Switching on for the Copilot account: ${account.toEnable.join(", ")}`);
+    try {
+      enabled = await enableCopilotModels(
+        credential.key,
+        urls.apiUrl,
+        account.toEnable,
+        (m) => io.notify(m),
+        io.signal,
+      );
+    } catch (error) {
+      if (io.signal?.aborted) throw new OAuthError("cancelled", "Sign-in was cancelled");
+      throw error;
+    }
+  }
+  return { ...credential, availableModelIds: [...new Set([...account.available, ...enabled])] };
+}
+
+/** Renews the Copilot token: the stored GitHub token is exchanged again, and the account's models read again. */
+export async function refreshGitHubCopilot(
   credential: { key: string; [field: string]: unknown },
   options: { signal?: AbortSignal } = {},
 ): Promise<OAuthCredential> {
   const githubToken = typeof credential.refresh === "string" ? credential.refresh : "";
   if (!githubToken) {
-    return Promise.reject(new OAuthError("refresh_failed", "The stored sign-in has no GitHub token"));
+    throw new OAuthError("refresh_failed", "The stored sign-in has no GitHub token");
   }
   const domain =
     typeof credential.enterpriseDomain === "string" && credential.enterpriseDomain
       ? credential.enterpriseDomain
       : undefined;
-  return exchangeForCopilotToken(githubToken, domain, options.signal);
+  const renewed = await exchangeForCopilotToken(githubToken, domain, options.signal);
+  // The account's models are read again (no policy is switched on here). When they cannot be, the list kept
+  // before stays: a renewal does not fail over it.
+  const kept = storedModelIds(credential);
+  try {
+    const account = await readCopilotModels(renewed.key, accountUrls(renewed.key, domain), {
+      catalogue: CATALOGUE_IDS,
+      retries: 0,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return { ...renewed, availableModelIds: account.available };
+  } catch {
+    return kept ? { ...renewed, availableModelIds: kept } : renewed;
+  }
 }

@@ -107,6 +107,7 @@ describe("knightcode import pi (through the built CLI)", function () {
         refresh: "gho_pi_github_token",
         expires: Date.now() + 600_000,
         enterpriseUrl: "https://company.ghe.com",
+        availableModelIds: ["gpt-5.5", "claude-opus-4.7"],
       },
       "google-gemini-cli": {
         type: "oauth",
@@ -188,6 +189,7 @@ describe("knightcode import pi (through the built CLI)", function () {
       key: "copilot-pi-token-5555",
       refresh: "gho_pi_github_token",
       enterpriseDomain: "company.ghe.com",
+      availableModelIds: ["gpt-5.5", "claude-opus-4.7"],
     });
     expect(auth).to.not.have.any.keys("openai-codex", "google-gemini-cli", "groq");
     const settings = readJson(join(kcDir(), "settings.json"));

@@ -12,8 +12,10 @@ import { expect } from "chai";
 import {
   copilotBaseUrl,
   copilotRequestHeaders,
+  enableCopilotModels,
   enterpriseDomain,
   GITHUB_COPILOT_MODELS,
+  parseCopilotModels,
 } from "../../../builtin-extensions/providers/github-copilot/index.js";
 import { textAnswer } from "../../builtin-extensions/providers/anthropic/wire.js";
 import { ResponsesWire } from "../../builtin-extensions/providers/openai/responses-wire.js";
@@ -39,6 +41,26 @@ const EDITOR_HEADERS = {
   "editor-plugin-version": "copilot-chat/0.35.0",
   "copilot-integration-id": "vscode-chat",
 };
+/**
+ * What Copilot's `/models` answers for the signed-in account (its shape as pi reads it): the picker's models unless
+ * their policy is disabled, those with an unset (`unconfigured`) policy switched on at sign-in, models that cannot
+ * call tools left out.
+ */
+const ACCOUNT_MODELS = [
+  { id: "gemini-3.5-flash", model_picker_enabled: true, policy: { state: "enabled" } },
+  { id: "gpt-5.5", model_picker_enabled: true, capabilities: { supports: { tool_calls: true } } },
+  // unset policies: switched on (the second refuses: reported, still in the picker, so kept as pi keeps it)
+  { id: "claude-opus-4.7", model_picker_enabled: true, policy: { state: "unconfigured" } },
+  { id: "claude-sonnet-4.6", model_picker_enabled: true, policy: { state: "unconfigured" } },
+  // not the account's: a disabled policy, a model off the picker, one that cannot call tools
+  { id: "grok-4.5", model_picker_enabled: true, policy: { state: "disabled" } },
+  { id: "kimi-k3", model_picker_enabled: false, policy: { state: "unconfigured" } },
+  { id: "gpt-5.4", model_picker_enabled: true, capabilities: { supports: { tool_calls: false } } },
+  // not in the catalogue: kept in the list, never switched on
+  { id: "copilot-embedding-1", model_picker_enabled: true, policy: { state: "unconfigured" } },
+];
+/** The catalogue models the account has, as the sign-in leaves them. */
+const ACCOUNT_CATALOGUE = ["claude-opus-4.7", "claude-sonnet-4.6", "gemini-3.5-flash", "gpt-5.5"];
 /** pi's (and VS Code's) Copilot client id. */
 const CLIENT_ID = "Iv1.b507a08c87ecfe98";
 /** A Copilot token as GitHub shapes them: `;`-separated fields, `proxy-ep` naming the chat endpoint's host. */
@@ -106,6 +128,10 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
   let exchanges: number;
   /** A Copilot token the chat endpoint refuses (revoked before its time). */
   let revoked: string | undefined;
+  /** How Copilot's model list answers: the account's list, or a server error. */
+  let modelList: "ok" | "fail";
+  /** The models Copilot's policy endpoint refuses to switch on. */
+  let policyRefused: Set<string>;
   const running: ReturnType<typeof startCli>[] = [];
 
   const agentDir = () => join(tmp.path, "agent");
@@ -130,6 +156,8 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     exchanges = 0;
     exchange = "ok";
     revoked = undefined;
+    modelList = "ok";
+    policyRefused = new Set(["claude-sonnet-4.6"]);
     server = await startTestServer();
     server.respond(async (req, res) => {
       const path = req.path.split("?")[0]!;
@@ -157,6 +185,19 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
         });
       }
       const copilotEndpoint = ["/copilot/chat/completions", "/copilot/responses", "/copilot/v1/messages"];
+      const policy = path.match(/^\/copilot\/models\/([^/]+)\/policy$/);
+      if (path === "/copilot/models" || policy) {
+        if (!String(req.headers.authorization).startsWith("Bearer tid="))
+          return json(res, 401, { error: { message: "unauthorized" } });
+        if (policy) {
+          const id = decodeURIComponent(policy[1]!);
+          if (req.method !== "POST") return json(res, 405, { message: "POST only" });
+          if (policyRefused.has(id)) return json(res, 403, { message: `policy of ${id} is managed` });
+          return json(res, 200, { state: "enabled" });
+        }
+        if (modelList === "fail") return json(res, 503, { message: "models unavailable" });
+        return json(res, 200, { data: ACCOUNT_MODELS });
+      }
       if (
         copilotEndpoint.includes(path) &&
         (!String(req.headers.authorization).startsWith("Bearer tid=") ||
@@ -222,6 +263,7 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(statSync(authPath()).mode & 0o777).to.equal(0o600);
     const stored = readAuth()["github-copilot"];
     expect(stored).to.deep.include({ type: "oauth", key: copilotToken(1), refresh: "gho_github1" });
+    expect(stored.availableModelIds).to.have.members([...ACCOUNT_CATALOGUE, "copilot-embedding-1"]);
     expect(stored.expires).to.be.within(Date.now() + 1_700_000, Date.now() + 1_800_001);
 
     // Signed in, the Copilot models are offered.
@@ -244,7 +286,8 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     expect(sent.body.messages[0].role).to.equal("system");
     expect(requestsTo("/api/copilot_internal/v2/token")).to.have.length(1);
 
-    // An expired Copilot token is exchanged again (with the stored GitHub token) before the request, and saved.
+    // An expired Copilot token is exchanged again (with the stored GitHub token) before the request, and saved,
+    // and the account's models are read again with the new token (no policy is switched on then).
     writeFileSync(
       authPath(),
       JSON.stringify({ "github-copilot": { ...stored, expires: Date.now() - 60_000 } }),
@@ -264,6 +307,127 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
     );
     expect(readAuth()["github-copilot"]).to.deep.include({ key: copilotToken(2), refresh: "gho_github1" });
     expect(statSync(authPath()).mode & 0o777).to.equal(0o600);
+    const lists = requestsTo("/copilot/models").filter((r) => r.path === "/copilot/models");
+    expect(lists.map((r) => r.headers.authorization)).to.deep.equal([
+      `Bearer ${copilotToken(1)}`,
+      `Bearer ${copilotToken(2)}`,
+    ]);
+    expect(requestsTo("/copilot/models/").filter((r) => r.path.endsWith("/policy"))).to.have.length(2);
+    expect(readAuth()["github-copilot"].availableModelIds).to.have.members([
+      ...ACCOUNT_CATALOGUE,
+      "copilot-embedding-1",
+    ]);
+  });
+
+  /** Signs in through the CLI (github.com), resolving the login's stderr. */
+  async function login(): Promise<string> {
+    const proc = startCli(["login", "github-copilot"], env(), tmp.path);
+    running.push(proc);
+    await proc.waitFor(/GitHub Enterprise domain/);
+    proc.child.stdin.write("\n");
+    expect(await proc.exit, proc.stderr).to.equal(0);
+    return proc.stderr;
+  }
+
+  it("at sign-in reads the account's models, switches on the unset policies as pi does, and offers only the account's models", async () => {
+    const said = await login();
+    expect(said).to.contain("Signed in to github-copilot");
+
+    // The model list was read once with the Copilot token, Copilot's editor headers and pi's API version.
+    const [list, ...more] = server.requests.filter((r) => r.path === "/copilot/models");
+    expect(more).to.have.length(0);
+    expect(list!.method).to.equal("GET");
+    expect(list!.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
+    expect(list!.headers).to.deep.include({ ...EDITOR_HEADERS, "x-github-api-version": "2026-06-01" });
+
+    // One POST {"state":"enabled"} per catalogue model whose policy is unconfigured and that the picker shows.
+    const posts = server.requests.filter((r) => r.path.endsWith("/policy"));
+    expect(posts.map((r) => r.path)).to.deep.equal([
+      "/copilot/models/claude-opus-4.7/policy",
+      "/copilot/models/claude-sonnet-4.6/policy",
+    ]);
+    for (const post of posts) {
+      expect(post.method).to.equal("POST");
+      expect(post.body).to.deep.equal({ state: "enabled" });
+      expect(post.headers.authorization).to.equal(`Bearer ${copilotToken(1)}`);
+      expect(post.headers).to.deep.include({
+        ...EDITOR_HEADERS,
+        "content-type": "application/json",
+        "openai-intent": "chat-policy",
+        "x-interaction-type": "chat-policy",
+      });
+    }
+    // The refused one is reported and skipped.
+    expect(said).to.contain("Switching on for the Copilot account: claude-opus-4.7, claude-sonnet-4.6");
+    expect(said).to.contain(
+      'Copilot refused to switch on claude-sonnet-4.6 for the account (HTTP 403: {"message":"policy of claude-sonnet-4.6 is managed"}); it is left out.',
+    );
+
+    // Only the account's models are listed; the model endpoint is not asked again.
+    const listed = await cli(["--list-models", "github-copilot"]);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(
+      copilotRows(listed.stdout)
+        .map((row) => row[1])
+        .sort(),
+    ).to.deep.equal(ACCOUNT_CATALOGUE);
+    expect(server.requests.filter((r) => r.path === "/copilot/models")).to.have.length(1);
+
+    // A model of the catalogue the account lacks, asked for by name, fails before any request, naming the
+    // account's models.
+    const run = await cli(["-p", "hi", "--model", "github-copilot/grok-4.5", "--no-session"]);
+    expect(run.code).to.not.equal(0);
+    expect(run.stderr).to.contain(
+      "The github-copilot account signed in does not offer github-copilot/grok-4.5; its models: " +
+        "gemini-3.5-flash, gpt-5.5, claude-opus-4.7, claude-sonnet-4.6.",
+    );
+    expect(requestsTo("/copilot/responses")).to.have.length(0);
+    expect(requestsTo("/copilot/chat/completions")).to.have.length(0);
+
+    // One it has goes through.
+    const ok = await cli(["-p", "hi", "--model", MESSAGES_MODEL, "--no-session"]);
+    expect(ok.code, ok.stderr).to.equal(0);
+    expect(ok.stdout).to.contain("Hello from Claude on Copilot.");
+  });
+
+  it("a model list Copilot fails to give at sign-in does not fail the sign-in: the whole catalogue stays, said once", async () => {
+    modelList = "fail";
+    const said = await login();
+    expect(said).to.contain("Signed in to github-copilot");
+    const warning = "Could not read which models the Copilot account has";
+    expect(said.split(warning)).to.have.length(2);
+    expect(said).to.contain("HTTP 503");
+    expect(server.requests.filter((r) => r.path.endsWith("/policy"))).to.have.length(0);
+    expect(readAuth()["github-copilot"]).to.not.have.property("availableModelIds");
+
+    const listed = await cli(["--list-models", "github-copilot"]);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(copilotRows(listed.stdout)).to.have.length(GITHUB_COPILOT_MODELS.length);
+  });
+
+  it("a renewal whose model list fails keeps the list the sign-in stored", async () => {
+    modelList = "fail";
+    tmp.write(
+      "agent/auth.json",
+      JSON.stringify({
+        "github-copilot": {
+          type: "oauth",
+          key: copilotToken(0),
+          refresh: "gho_github1",
+          expires: Date.now() - 1,
+          availableModelIds: ["gemini-3.5-flash"],
+        },
+      }),
+    );
+    const run = await cli(["-p", "hi", "--model", MODEL, "--no-session"]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(server.requests.filter((r) => r.path === "/copilot/models")).to.have.length(1);
+    expect(readAuth()["github-copilot"]).to.deep.include({
+      key: copilotToken(1),
+      availableModelIds: ["gemini-3.5-flash"],
+    });
+    const listed = await cli(["--list-models", "github-copilot"]);
+    expect(copilotRows(listed.stdout).map((row) => row[1])).to.deep.equal(["gemini-3.5-flash"]);
   });
 
   it("a Copilot token the chat endpoint refuses before its time is exchanged again once and the request sent again", async () => {
@@ -447,6 +611,74 @@ describe("knightcode login github-copilot (through the built CLI)", function () 
       expect(run.stderr).to.contain("Not signed in to GitHub Copilot: run `knightcode login github-copilot`");
     }
     expect(server.requests).to.have.length(0);
+  });
+});
+
+describe("github-copilot account models (pi's reading of Copilot's /models)", () => {
+  const catalogue = GITHUB_COPILOT_MODELS.map((m) => m.id);
+  it("keeps the picker's models unless disabled and switches on unset catalogue policies", () => {
+    expect(parseCopilotModels({ data: ACCOUNT_MODELS }, { individualPlan: false, catalogue })).to.deep.equal({
+      available: [
+        "gemini-3.5-flash",
+        "gpt-5.5",
+        "claude-opus-4.7",
+        "claude-sonnet-4.6",
+        "copilot-embedding-1",
+      ],
+      toEnable: ["claude-opus-4.7", "claude-sonnet-4.6"],
+    });
+  });
+
+  it("on the individual plan, an empty picker falls back to enabled policies (and switches on the unset ones)", () => {
+    const data = [
+      { id: "gpt-5.5", model_picker_enabled: false, policy: { state: "enabled" } },
+      { id: "kimi-k3", model_picker_enabled: false, policy: { state: "unconfigured" } },
+      { id: "grok-4.5", model_picker_enabled: false, policy: { state: "disabled" } },
+    ];
+    expect(parseCopilotModels({ data }, { individualPlan: true, catalogue })).to.deep.equal({
+      available: ["gpt-5.5"],
+      toEnable: ["kimi-k3"],
+    });
+    expect(parseCopilotModels({ data }, { individualPlan: false, catalogue })).to.deep.equal({
+      available: [],
+      toEnable: [],
+    });
+  });
+
+  it("switching policies on: a refusal is reported and skipped; a 429 that persists after two retries stops the rest", async () => {
+    const policyServer = await startTestServer();
+    try {
+      policyServer.respond((req, res) => {
+        if (req.path.includes("/kimi-k3/")) return json(res, 403, { message: "managed" });
+        if (req.path.includes("/grok-4.5/"))
+          return void res.writeHead(429, { "retry-after": "0" }).end("slow down");
+        return json(res, 200, {});
+      });
+      const said: string[] = [];
+      const enabled = await enableCopilotModels(
+        "tid=1",
+        policyServer.url,
+        ["gpt-5.5", "kimi-k3", "grok-4.5", "claude-opus-4.7"],
+        (m) => said.push(m),
+      );
+      expect(enabled).to.deep.equal(["gpt-5.5"]);
+      expect(policyServer.requests.map((r) => r.path)).to.deep.equal([
+        "/models/gpt-5.5/policy",
+        "/models/kimi-k3/policy",
+        "/models/grok-4.5/policy",
+        "/models/grok-4.5/policy",
+        "/models/grok-4.5/policy",
+      ]);
+      expect(said).to.have.length(2);
+      expect(said[0]).to.contain("Copilot refused to switch on kimi-k3");
+      expect(said[1]).to.contain("not switched on: grok-4.5, claude-opus-4.7");
+    } finally {
+      await policyServer.close();
+    }
+  });
+
+  it("refuses an answer without a data list", () => {
+    expect(() => parseCopilotModels({ models: [] }, { individualPlan: false, catalogue })).to.throw(/data/);
   });
 });
 
