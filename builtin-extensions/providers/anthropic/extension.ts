@@ -46,7 +46,11 @@ export default function anthropicProvider(knightcode: ExtensionAPI): void {
   for (const provider of ANTHROPIC_NAMED_PROVIDERS) {
     knightcode.registerProvider(
       provider.name,
-      namedProviderConfig(provider, { [ANTHROPIC_API]: streamSimple }),
+      // pi sends these services' keys as `x-api-key`; the SDK sends Bearer, so both go.
+      namedProviderConfig(
+        { ...provider, compat: { ...provider.compat, xApiKeyHeader: true } },
+        { [ANTHROPIC_API]: streamSimple },
+      ),
       {
         fallback: true,
       },

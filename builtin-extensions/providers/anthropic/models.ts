@@ -122,6 +122,7 @@ const CATALOGUE: readonly CatalogueEntry[] = [
  * - `allowEmptySignature: true`: thinking the service streamed without a signature goes back to it as a `thinking`
  *   block with an empty signature (otherwise unsigned thinking is not sent back);
  * - `sendSessionAffinityHeaders: true`: an `x-session-affinity` header with the session id.
+ * And `xApiKeyHeader: true` (the named providers get it): the API key as `x-api-key` too.
  */
 export const ANTHROPIC_COMPAT_KEYS: readonly string[] = [
   "cacheControl",
@@ -133,6 +134,7 @@ export const ANTHROPIC_COMPAT_KEYS: readonly string[] = [
   "supportsTemperature",
   "allowEmptySignature",
   "sendSessionAffinityHeaders",
+  "xApiKeyHeader",
 ];
 
 /** The catalogue as registered (without the traits). */

@@ -56,8 +56,18 @@ async function client(
 
 /** Streams one response. Returns at once; never throws; the stream always ends. */
 export function streamAnthropic(request: ProviderStreamRequest): AssistantMessageStream {
-  const effective = subscriptionRequest(withSessionAffinity(request));
+  const effective = subscriptionRequest(withKeyHeader(withSessionAffinity(request)));
   return runProviderRequest(effective, (writer) => anthropicWire(effective, writer));
+}
+
+/**
+ * compat `xApiKeyHeader` (set on the named Messages providers, which pi reaches with `x-api-key`): the API key also
+ * goes as `x-api-key`, beside the `Authorization: Bearer` the SDK sends, for endpoints that read only the header
+ * Anthropic's documentation names. Never for a sign-in's token.
+ */
+function withKeyHeader(request: ProviderStreamRequest): ProviderStreamRequest {
+  if (request.compat?.xApiKeyHeader !== true || !request.apiKey || isSubscription(request)) return request;
+  return { ...request, headers: { "x-api-key": request.apiKey, ...request.headers } };
 }
 
 /** compat `sendSessionAffinityHeaders`: the session id as `x-session-affinity`, unless the configuration sets it. */

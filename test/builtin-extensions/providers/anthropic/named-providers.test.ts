@@ -107,6 +107,8 @@ describe("builtin:anthropic named providers", () => {
     expect(first!.path).to.equal("/v1/messages");
     // How the Anthropic SDK (1.x) sends an API key.
     expect(first!.headers.authorization).to.equal("Bearer sk-kimi-from-env");
+    // pi sends these services' keys as x-api-key: it goes too.
+    expect(first!.headers["x-api-key"]).to.equal("sk-kimi-from-env");
     expect(first!.body.model).to.equal("k3");
     // forceAdaptiveThinking: a non-Claude id still gets adaptive thinking with an effort, not a budget.
     expect(first!.body.thinking).to.deep.equal({ type: "adaptive", display: "summarized" });
