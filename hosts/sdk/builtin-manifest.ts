@@ -31,7 +31,19 @@ const MANIFEST = [
     flags: [{ name: "script", type: "string", description: "JSON file of scripted provider steps" }],
     providers: [{ name: "scripted", api: "scripted" }],
   },
-  { name: "anthropic", modes: [], flags: [], providers: [{ name: "anthropic", api: "anthropic-messages" }] },
+  {
+    name: "anthropic",
+    modes: [],
+    flags: [],
+    // The API's own provider, then the named Messages providers of its catalogue (catalogue.generated.ts).
+    providers: [
+      { name: "anthropic", api: "anthropic-messages" },
+      { name: "kimi-coding", api: "anthropic-messages" },
+      { name: "minimax", api: "anthropic-messages" },
+      { name: "minimax-cn", api: "anthropic-messages" },
+      { name: "vercel-ai-gateway", api: "anthropic-messages" },
+    ],
+  },
   { name: "openai", modes: [], flags: [], providers: [{ name: "openai", api: "openai-responses" }] },
   {
     name: "openai-compatible",
@@ -52,6 +64,17 @@ const MANIFEST = [
       { name: "zai", api: "openai-completions" },
       { name: "baseten", api: "openai-completions" },
       { name: "xai", api: "openai-responses" },
+      { name: "ant-ling", api: "openai-completions" },
+      { name: "moonshotai-cn", api: "openai-completions" },
+      { name: "qwen-token-plan", api: "openai-completions" },
+      { name: "qwen-token-plan-cn", api: "openai-completions" },
+      { name: "qwen-token-plan-individual", api: "openai-completions" },
+      { name: "xiaomi", api: "openai-completions" },
+      { name: "xiaomi-token-plan-ams", api: "openai-completions" },
+      { name: "xiaomi-token-plan-cn", api: "openai-completions" },
+      { name: "xiaomi-token-plan-sgp", api: "openai-completions" },
+      { name: "zai-coding-cn", api: "openai-completions" },
+      { name: "cloudflare-workers-ai", api: "openai-completions" },
     ],
   },
   {

@@ -146,7 +146,11 @@ function applyThinking(
     else payload.thinking = { type: "adaptive", display: "summarized" }; // always on: at least show it
     return;
   }
-  if (!level) return;
+  // Off is said, not left to the model's default (MiniMax's models think unless told not to), as pi does.
+  if (!level) {
+    payload.thinking = { type: "disabled" };
+    return;
+  }
   let budget = THINKING_BUDGETS[level];
   // budget_tokens must be below max_tokens: raise max_tokens (within the model's limit), then cut the budget.
   if (payload.max_tokens <= budget) {

@@ -342,10 +342,10 @@ describe("anthropic provider: request body", () => {
       expect(tiny).to.not.have.property("thinking");
     });
 
-    it("sends no thinking when the level is off or the model does not reason, and passes temperature", () => {
-      expect(buildPayload(req({ temperature: 0.5 })))
-        .to.include({ temperature: 0.5 })
-        .and.not.have.property("thinking");
+    it("says thinking is off when the level is off (as pi does), none for a model that does not reason, and passes temperature", () => {
+      const off = buildPayload(req({ temperature: 0.5 }));
+      expect(off).to.include({ temperature: 0.5 });
+      expect(off.thinking).to.deep.equal({ type: "disabled" });
       const plain = buildPayload(
         req({ model: model("claude-haiku-4-5", { reasoning: false }), thinkingLevel: "high" }),
       );

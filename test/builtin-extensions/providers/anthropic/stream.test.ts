@@ -201,6 +201,8 @@ describe("anthropic provider: streamSimple", () => {
       messages: [
         { role: "user", content: [{ type: "text", text: "Hello", cache_control: { type: "ephemeral" } }] },
       ],
+      // The request asks for no thinking: said, not left to the model's default.
+      thinking: { type: "disabled" },
       stream: true,
     });
 
