@@ -51,7 +51,9 @@ describe("an extension author's project built from examples/", function () {
         name: "my-knightcode-extension",
         private: true,
         type: "module",
-        scripts: { test: "mocha --import=tsx 'test/**/*.test.ts'" },
+        // A session's first start in a fresh project compiles the extension and loads the CLI: more than mocha's
+        // default 2 s on a busy machine.
+        scripts: { test: "mocha --import=tsx --timeout 30000 'test/**/*.test.ts'" },
         devDependencies,
       }),
     );
@@ -103,7 +105,11 @@ describe("hello", () => {
     });
     const installed = readdirSync(join(project, "node_modules", "@knightcodeai", "cli"));
     expect(installed).to.include("dist").and.not.include("kernel");
-    const { stdout } = await run("npm", ["test"], { cwd: project, timeout: 120_000 });
+    const { stdout } = await run("npm", ["test"], { cwd: project, timeout: 120_000 }).catch(
+      (error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`the project's npm test failed:\n${error.stdout ?? ""}\n${error.stderr ?? ""}`);
+      },
+    );
     expect(stdout).to.contain("1 passing");
   });
 });
