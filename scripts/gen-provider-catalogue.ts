@@ -2,7 +2,8 @@
  * Writes the catalogues of the named providers, from pi-ai's catalogue (the facts of `@earendil-works/pi-ai`'s
  * `dist/providers/data/<provider>.json`, what its `models.generated.js` exports):
  * - builtin-extensions/providers/openai-compatible/catalogue.generated.ts: the Chat Completions ones builtin:openai-compatible
- *   registers (groq, openrouter, deepseek, ...), and xAI's Responses models;
+ *   registers (groq, openrouter, deepseek, ...), xAI's Responses models, and the services whose models use several
+ *   APIs (opencode, opencode-go, cloudflare-ai-gateway: each model names its API, the provider its `apiPaths`);
  * - builtin-extensions/providers/anthropic/catalogue.generated.ts: the Messages ones builtin:anthropic registers
  *   (kimi-coding, minimax, vercel-ai-gateway, ...).
  *
@@ -59,6 +60,8 @@ interface Source {
    * provider gets `apiPaths` (what each API appends to the common base URL).
    */
   apis?: Api[];
+  /** Compat every model of the provider gets, whatever its API (Cloudflare AI Gateway's key header). */
+  compat?: Record<string, unknown>;
   keep?(id: string): boolean;
   /**
    * Models pi reaches through another API of the same service that this provider's API serves too (OpenRouter's
@@ -112,6 +115,15 @@ const COMPLETIONS_SOURCES: Source[] = [
   // implement the others (builtin:anthropic, builtin:openai, builtin:google) the rest, through the model service.
   { name: "opencode", env: "OPENCODE_API_KEY", api: "openai-completions", apis: MIXED_APIS },
   { name: "opencode-go", env: "OPENCODE_API_KEY", api: "openai-completions", apis: MIXED_APIS },
+  // The gateway's own key goes as `cf-aig-authorization: Bearer <key>`, no Authorization or x-api-key (the upstream
+  // keys are the gateway's); its base URL names {CLOUDFLARE_ACCOUNT_ID} and {CLOUDFLARE_GATEWAY_ID}.
+  {
+    name: "cloudflare-ai-gateway",
+    env: "CLOUDFLARE_API_KEY",
+    api: "openai-completions",
+    apis: MIXED_APIS,
+    compat: { keyHeader: "cf-aig-authorization" },
+  },
 ];
 
 /** The named providers of builtin:anthropic: services with a Messages endpoint. */
@@ -166,6 +178,7 @@ const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> =
   "cloudflare-workers-ai": () => NON_STANDARD,
   opencode: () => NON_STANDARD,
   "opencode-go": () => NON_STANDARD,
+  "cloudflare-ai-gateway": () => ({ ...NON_STANDARD, maxTokensField: "max_tokens" }),
 };
 
 /**
@@ -173,7 +186,7 @@ const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> =
  * index.ts). A key of pi's catalogue outside these fails the generation, unless RESPONSES_WITHOUT_EFFECT says why it
  * changes nothing here.
  */
-const RESPONSES_COMPAT_KEYS = ["timeoutMs", "supportsTemperature"];
+const RESPONSES_COMPAT_KEYS = ["timeoutMs", "supportsTemperature", "keyHeader"];
 const GOOGLE_COMPAT_KEYS = ["timeoutMs", "thinking"];
 const RESPONSES_WITHOUT_EFFECT: Record<string, (value: unknown) => boolean> = {
   // pi's "no session header" form: builtin:openai sends no session header to any endpoint but OpenAI's own.
@@ -184,6 +197,8 @@ const RESPONSES_WITHOUT_EFFECT: Record<string, (value: unknown) => boolean> = {
   supportsReasoningEffort: () => true,
   // builtin:openai never asks for the long (24h) prompt cache retention.
   supportsLongCacheRetention: (value) => value === false,
+  // That the endpoint takes `strict` tools; builtin:openai marks only a forced tool strict, as it does for OpenAI.
+  supportsStrictMode: () => true,
 };
 
 /** Keys the provider accepts without effect: not worth their bytes in the file. */
@@ -219,7 +234,8 @@ function fail(message: string): never {
 }
 
 /** One model's effective compat, without what equals the provider's defaults or has no effect. */
-function modelCompat(source: Source, model: PiModel): Record<string, unknown> {
+function modelCompat(source: Source, piModel: PiModel): Record<string, unknown> {
+  const model = source.compat ? { ...piModel, compat: { ...piModel.compat, ...source.compat } } : piModel;
   if (model.api === "openai-responses" || model.api === "google-generative-ai") {
     const known = model.api === "openai-responses" ? RESPONSES_COMPAT_KEYS : GOOGLE_COMPAT_KEYS;
     const kept: Record<string, unknown> = {};
@@ -281,8 +297,11 @@ function provider(source: Source): Record<string, unknown> {
       fail(`${source.name}: its ${m.api} models name several base URLs`);
     urlOf.set(m.api, m.baseUrl);
   }
-  // The shortest base URL is the provider's; each API's must extend it (what `apiPaths` appends).
-  const baseUrl = [...urlOf.values()].sort((a, b) => a.length - b.length)[0]!;
+  // The provider's base URL: what the APIs' have in common (a whole one, or up to a `/`); each appends the rest.
+  const urls = [...urlOf.values()];
+  let common = urls[0]!;
+  for (const url of urls) while (!url.startsWith(common)) common = common.slice(0, -1);
+  const baseUrl = urls.includes(common) ? common : common.slice(0, common.lastIndexOf("/"));
   const apiPaths: Record<string, string> = {};
   for (const [api, url] of urlOf) {
     if (!url.startsWith(baseUrl)) fail(`${source.name}: ${api}'s base URL ${url} does not extend ${baseUrl}`);

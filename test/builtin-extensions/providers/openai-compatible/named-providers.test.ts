@@ -31,8 +31,15 @@ import { chunk, DONE, finishChunk, textStream, toolCallChunks, usageChunk } from
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
 
-/** Every named provider's key variable, so a test sets exactly the ones it means to. */
-const KEY_VARIABLES = NAMED_PROVIDERS.map((p) => p.apiKey);
+/**
+ * Every named provider's key variable and the variables Cloudflare's base URLs name, so a test sets exactly the ones
+ * it means to.
+ */
+const KEY_VARIABLES = [
+  ...NAMED_PROVIDERS.map((p) => p.apiKey),
+  "CLOUDFLARE_ACCOUNT_ID",
+  "CLOUDFLARE_GATEWAY_ID",
+];
 
 const lookupTool: ToolDefinition = {
   name: "lookup",
@@ -633,6 +640,72 @@ describe("builtin:openai-compatible named providers", () => {
       // The Chat Completions request carries the model's catalogue compat (max_tokens, no store).
       expect(server.requests[1]!.body).to.have.property("max_tokens");
       expect(server.requests[1]!.body).to.not.have.property("store");
+    });
+
+    it("cloudflare-ai-gateway: each API under the gateway's URL, the key only as cf-aig-authorization", async () => {
+      const gateway = NAMED_PROVIDERS.find((p) => p.name === "cloudflare-ai-gateway")!;
+      expect(gateway.baseUrl).to.equal(
+        "https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}",
+      );
+      expect(gateway.apiPaths).to.deep.equal({
+        "anthropic-messages": "/anthropic",
+        "openai-responses": "/openai",
+        "openai-completions": "/compat",
+      });
+      const firstOf = (api: string) => gateway.models.find((m) => (m.api ?? gateway.api) === api)!.id;
+      const messagesModel = firstOf("anthropic-messages");
+      const completionsModel = firstOf("openai-completions");
+      const responsesModel = firstOf("openai-responses");
+      process.env.CLOUDFLARE_API_KEY = "cf-key";
+      process.env.CLOUDFLARE_ACCOUNT_ID = "acct";
+      process.env.CLOUDFLARE_GATEWAY_ID = "gw";
+      writeModelsJson({
+        "cloudflare-ai-gateway": { baseUrl: `${server.url}/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}` },
+      });
+      server.respond((req, res) => {
+        if (req.path === "/acct/gw/anthropic/v1/messages")
+          return writeSse(res, textAnswer(messagesModel, "m"));
+        if (req.path === "/acct/gw/compat/chat/completions") return writeSse(res, textStream("c"));
+        if (req.path === "/acct/gw/openai/responses") {
+          const wire = new ResponsesWire("resp_cf", responsesModel).created().text(["r"]).completed();
+          return writeSse(res, wire.events);
+        }
+        res.writeHead(404).end();
+      });
+      const expected: [string, string][] = [
+        [messagesModel, "/acct/gw/anthropic/v1/messages"],
+        [completionsModel, "/acct/gw/compat/chat/completions"],
+        [responsesModel, "/acct/gw/openai/responses"],
+      ];
+      for (const [index, [model, path]] of expected.entries()) {
+        const handle = await open("cloudflare-ai-gateway", model, "off");
+        await handle.prompt("hi");
+        const request = server.requests[index]!;
+        expect(request.path, model).to.equal(path);
+        expect(request.headers["cf-aig-authorization"], model).to.equal("Bearer cf-key");
+        expect(request.headers, model).to.not.have.property("authorization");
+        expect(request.headers, model).to.not.have.property("x-api-key");
+      }
+    });
+
+    it("cloudflare-ai-gateway: a request without CLOUDFLARE_GATEWAY_ID fails naming it, sending nothing", async () => {
+      process.env.CLOUDFLARE_API_KEY = "cf-key";
+      process.env.CLOUDFLARE_ACCOUNT_ID = "acct";
+      delete process.env.CLOUDFLARE_GATEWAY_ID;
+      writeModelsJson({
+        "cloudflare-ai-gateway": { baseUrl: `${server.url}/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}` },
+      });
+      server.respond((_req, res) => writeSse(res, textStream("never")));
+      const handle = await open("cloudflare-ai-gateway", "gpt-4o", "off");
+      const answers: { stopReason?: string; errorMessage?: string }[] = [];
+      handle.subscribe((event) => {
+        if (event.type === "message_end" && (event.message as { role: string }).role === "assistant")
+          answers.push(event.message as never);
+      });
+      await handle.prompt("hi");
+      expect(server.requests).to.have.length(0);
+      expect(answers.at(-1)?.stopReason).to.equal("error");
+      expect(answers.at(-1)?.errorMessage).to.contain("CLOUDFLARE_GATEWAY_ID");
     });
 
     it("is usable only with OPENCODE_API_KEY", async () => {
