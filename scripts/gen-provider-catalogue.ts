@@ -257,6 +257,9 @@ function modelCompat(source: Source, piModel: PiModel): Record<string, unknown> 
       fail(
         `${source.name}/${model.id}: compat keys builtin:anthropic does not implement: ${unknown.join(", ")}`,
       );
+    // pi sends these services' keys as x-api-key; the Anthropic SDK here sends only Authorization (builtin:anthropic
+    // sets the same for its own named providers). Not where the key goes in a header of its own (keyHeader).
+    if (source.apis && !model.compat?.keyHeader) return { ...model.compat, xApiKeyHeader: true };
     return { ...model.compat };
   }
   if (model.api !== "openai-completions") return {};

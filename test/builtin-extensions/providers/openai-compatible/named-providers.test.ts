@@ -637,6 +637,8 @@ describe("builtin:openai-compatible named providers", () => {
           request.headers["x-goog-api-key"] ?? request.headers["x-api-key"] ?? request.headers.authorization;
         expect(String(key), model).to.contain("oc-from-env");
       }
+      // The Messages request sends the key as x-api-key too, as pi does.
+      expect(server.requests[0]!.headers["x-api-key"]).to.equal("oc-from-env");
       // The Chat Completions request carries the model's catalogue compat (max_tokens, no store).
       expect(server.requests[1]!.body).to.have.property("max_tokens");
       expect(server.requests[1]!.body).to.not.have.property("store");
