@@ -2,7 +2,8 @@
  * Writes the catalogues of the named providers, from pi-ai's catalogue (the facts of `@earendil-works/pi-ai`'s
  * `dist/providers/data/<provider>.json`, what its `models.generated.js` exports):
  * - builtin-extensions/providers/openai-compatible/catalogue.generated.ts: the Chat Completions ones builtin:openai-compatible
- *   registers (groq, openrouter, deepseek, ...), and xAI's Responses models;
+ *   registers (groq, openrouter, deepseek, ...), xAI's Responses models, and the services whose models use several
+ *   APIs (opencode, opencode-go, cloudflare-ai-gateway: each model names its API, the provider its `apiPaths`);
  * - builtin-extensions/providers/anthropic/catalogue.generated.ts: the Messages ones builtin:anthropic registers
  *   (kimi-coding, minimax, vercel-ai-gateway, ...).
  *
@@ -46,11 +47,21 @@ const OPENROUTER_LABS = [
   "minimax/",
 ];
 
+type Api = "openai-completions" | "openai-responses" | "anthropic-messages" | "google-generative-ai";
+
 interface Source {
   name: string;
   /** The environment variable of the key (pi's, dist/env-api-keys.js). */
   env: string;
-  api: "openai-completions" | "openai-responses" | "anthropic-messages";
+  /** The API of the provider's models (of those that name none, for a provider with `apis`). */
+  api: Api;
+  /**
+   * A service whose models use several APIs (opencode): all of them are kept, each model naming its API, and the
+   * provider gets `apiPaths` (what each API appends to the common base URL).
+   */
+  apis?: Api[];
+  /** Compat every model of the provider gets, whatever its API (Cloudflare AI Gateway's key header). */
+  compat?: Record<string, unknown>;
   keep?(id: string): boolean;
   /**
    * Models pi reaches through another API of the same service that this provider's API serves too (OpenRouter's
@@ -59,6 +70,13 @@ interface Source {
    */
   alsoFrom?: string;
 }
+
+const MIXED_APIS: Api[] = [
+  "anthropic-messages",
+  "openai-completions",
+  "openai-responses",
+  "google-generative-ai",
+];
 
 const COMPLETIONS_SOURCES: Source[] = [
   { name: "groq", env: "GROQ_API_KEY", api: "openai-completions" },
@@ -93,6 +111,19 @@ const COMPLETIONS_SOURCES: Source[] = [
   { name: "zai-coding-cn", env: "ZAI_CODING_CN_API_KEY", api: "openai-completions" },
   // Its base URL names {CLOUDFLARE_ACCOUNT_ID}, filled from that variable when a request goes.
   { name: "cloudflare-workers-ai", env: "CLOUDFLARE_API_KEY", api: "openai-completions" },
+  // Several APIs under one key: builtin:openai-compatible sends the Chat Completions models, the extensions that
+  // implement the others (builtin:anthropic, builtin:openai, builtin:google) the rest, through the model service.
+  { name: "opencode", env: "OPENCODE_API_KEY", api: "openai-completions", apis: MIXED_APIS },
+  { name: "opencode-go", env: "OPENCODE_API_KEY", api: "openai-completions", apis: MIXED_APIS },
+  // The gateway's own key goes as `cf-aig-authorization: Bearer <key>`, no Authorization or x-api-key (the upstream
+  // keys are the gateway's); its base URL names {CLOUDFLARE_ACCOUNT_ID} and {CLOUDFLARE_GATEWAY_ID}.
+  {
+    name: "cloudflare-ai-gateway",
+    env: "CLOUDFLARE_API_KEY",
+    api: "openai-completions",
+    apis: MIXED_APIS,
+    compat: { keyHeader: "cf-aig-authorization" },
+  },
 ];
 
 /** The named providers of builtin:anthropic: services with a Messages endpoint. */
@@ -145,6 +176,29 @@ const PROVIDER_COMPAT: Record<string, (id: string) => Record<string, unknown>> =
     thinkingFormat: "ant-ling",
   }),
   "cloudflare-workers-ai": () => NON_STANDARD,
+  opencode: () => NON_STANDARD,
+  "opencode-go": () => NON_STANDARD,
+  "cloudflare-ai-gateway": () => ({ ...NON_STANDARD, maxTokensField: "max_tokens" }),
+};
+
+/**
+ * The compat keys builtin:openai's Responses implementation reads, and builtin:google's Gemini one (see their
+ * index.ts). A key of pi's catalogue outside these fails the generation, unless RESPONSES_WITHOUT_EFFECT says why it
+ * changes nothing here.
+ */
+const RESPONSES_COMPAT_KEYS = ["timeoutMs", "supportsTemperature", "keyHeader"];
+const GOOGLE_COMPAT_KEYS = ["timeoutMs", "thinking"];
+const RESPONSES_WITHOUT_EFFECT: Record<string, (value: unknown) => boolean> = {
+  // pi's "no session header" form: builtin:openai sends no session header to any endpoint but OpenAI's own.
+  sessionAffinityFormat: (value) => value === "openai-nosession",
+  // A capability pi may use (grammar-constrained custom tools); builtin:openai declares plain function tools only.
+  supportsOpenAIGrammarTools: () => true,
+  // pi's Responses implementation reads no such key; the model's level map says which efforts it takes.
+  supportsReasoningEffort: () => true,
+  // builtin:openai never asks for the long (24h) prompt cache retention.
+  supportsLongCacheRetention: (value) => value === false,
+  // That the endpoint takes `strict` tools; builtin:openai marks only a forced tool strict, as it does for OpenAI.
+  supportsStrictMode: () => true,
 };
 
 /** Keys the provider accepts without effect: not worth their bytes in the file. */
@@ -180,16 +234,35 @@ function fail(message: string): never {
 }
 
 /** One model's effective compat, without what equals the provider's defaults or has no effect. */
-function modelCompat(source: Source, model: PiModel): Record<string, unknown> {
-  if (source.api === "anthropic-messages") {
+function modelCompat(source: Source, piModel: PiModel): Record<string, unknown> {
+  const model = source.compat ? { ...piModel, compat: { ...piModel.compat, ...source.compat } } : piModel;
+  if (model.api === "openai-responses" || model.api === "google-generative-ai") {
+    const known = model.api === "openai-responses" ? RESPONSES_COMPAT_KEYS : GOOGLE_COMPAT_KEYS;
+    const kept: Record<string, unknown> = {};
+    const unknown: string[] = [];
+    for (const [key, value] of Object.entries(model.compat ?? {})) {
+      if (known.includes(key)) kept[key] = value;
+      else if (!(model.api === "openai-responses" && RESPONSES_WITHOUT_EFFECT[key]?.(value)))
+        unknown.push(`${key}=${JSON.stringify(value)}`);
+    }
+    if (unknown.length > 0)
+      fail(
+        `${source.name}/${model.id}: ${model.api} compat builtin KnightCode does not implement: ${unknown}`,
+      );
+    return kept;
+  }
+  if (model.api === "anthropic-messages") {
     const unknown = Object.keys(model.compat ?? {}).filter((key) => !ANTHROPIC_COMPAT_KEYS.includes(key));
     if (unknown.length > 0)
       fail(
         `${source.name}/${model.id}: compat keys builtin:anthropic does not implement: ${unknown.join(", ")}`,
       );
+    // pi sends these services' keys as x-api-key; the Anthropic SDK here sends only Authorization (builtin:anthropic
+    // sets the same for its own named providers). Not where the key goes in a header of its own (keyHeader).
+    if (source.apis && !model.compat?.keyHeader) return { ...model.compat, xApiKeyHeader: true };
     return { ...model.compat };
   }
-  if (source.api !== "openai-completions") return {};
+  if (model.api !== "openai-completions") return {};
   const merged: Record<string, unknown> = {
     ...PROVIDER_COMPAT[source.name]?.(model.id),
     ...model.compat,
@@ -212,18 +285,34 @@ function provider(source: Source): Record<string, unknown> {
     string,
     Record<string, PiModel>
   >;
-  const own = Object.values(data[source.api] ?? {});
+  const own = (source.apis ?? [source.api]).flatMap((api) => Object.values(data[api] ?? {}));
   const ids = new Set(own.map((m) => m.id));
-  const baseUrl = own[0]?.baseUrl;
+  const ownBase = own[0]?.baseUrl;
   const borrowed = Object.values(source.alsoFrom ? (data[source.alsoFrom] ?? {}) : {})
     .filter((m) => !ids.has(m.id))
-    .map(({ compat: _compat, ...m }) => ({ ...m, api: source.api, baseUrl: baseUrl ?? m.baseUrl }));
+    .map(({ compat: _compat, ...m }) => ({ ...m, api: source.api, baseUrl: ownBase ?? m.baseUrl }));
   const all = [...own, ...borrowed];
   const models = all.filter((m) => source.keep?.(m.id) ?? true).sort((a, b) => a.id.localeCompare(b.id));
   if (models.length === 0) fail(`${source.name}: no ${source.api} models in pi-ai's catalogue`);
-  const baseUrls = new Set(models.map((m) => m.baseUrl));
+  const urlOf = new Map<string, string>();
+  for (const m of models) {
+    if ((urlOf.get(m.api) ?? m.baseUrl) !== m.baseUrl)
+      fail(`${source.name}: its ${m.api} models name several base URLs`);
+    urlOf.set(m.api, m.baseUrl);
+  }
+  // The provider's base URL: what the APIs' have in common (a whole one, or up to a `/`); each appends the rest.
+  const urls = [...urlOf.values()];
+  let common = urls[0]!;
+  for (const url of urls) while (!url.startsWith(common)) common = common.slice(0, -1);
+  const baseUrl = urls.includes(common) ? common : common.slice(0, common.lastIndexOf("/"));
+  const apiPaths: Record<string, string> = {};
+  for (const [api, url] of urlOf) {
+    if (!url.startsWith(baseUrl)) fail(`${source.name}: ${api}'s base URL ${url} does not extend ${baseUrl}`);
+    apiPaths[api] = url.slice(baseUrl.length);
+  }
+  if (!source.apis && urlOf.size > 1)
+    fail(`${source.name}: its models use several APIs (${[...urlOf.keys()]})`);
   const headers = new Set(models.map((m) => JSON.stringify(m.headers ?? {})));
-  if (baseUrls.size !== 1) fail(`${source.name}: its models name several base URLs (${[...baseUrls]})`);
   if (headers.size !== 1) fail(`${source.name}: its models send different headers`);
   const compats = models.map((m) => modelCompat(source, m));
   // What every model has alike goes to the provider.
@@ -236,7 +325,8 @@ function provider(source: Source): Record<string, unknown> {
     name: source.name,
     apiKey: source.env,
     api: source.api,
-    baseUrl: first.baseUrl,
+    baseUrl,
+    ...(source.apis ? { apiPaths } : {}),
     ...(first.headers && Object.keys(first.headers).length > 0 ? { headers: first.headers } : {}),
     ...(Object.keys(shared).length > 0 ? { compat: shared } : {}),
     models: models.map((m, index) => {
@@ -244,6 +334,7 @@ function provider(source: Source): Record<string, unknown> {
       const { cacheRead, cacheWrite, ...cost } = m.cost;
       return {
         id: m.id,
+        ...(m.api !== source.api ? { api: m.api } : {}),
         ...(m.name && m.name !== m.id ? { name: m.name } : {}),
         ...(m.reasoning ? { reasoning: true } : {}),
         ...(m.input.includes("image") ? { input: m.input } : {}),
@@ -253,7 +344,7 @@ function provider(source: Source): Record<string, unknown> {
         ...(Object.keys(own).length > 0 ? { compat: own } : {}),
         // Another API's provider (xAI's Responses) takes no Chat Completions compat; its level map still says
         // which levels the model offers.
-        ...(source.api !== "openai-completions" && m.reasoning && m.thinkingLevelMap
+        ...(m.api !== "openai-completions" && m.reasoning && m.thinkingLevelMap
           ? { thinkingLevelMap: compactLevelMap(m.thinkingLevelMap) ?? {} }
           : {}),
       };
@@ -322,7 +413,11 @@ function docsTable(providers: Record<string, unknown>[]): string {
     `\`${p.name}\``,
     `\`${p.apiKey}\``,
     `\`${p.baseUrl}\``,
-    `\`${p.api}\``,
+    p.apiPaths
+      ? Object.keys(p.apiPaths as Record<string, string>)
+          .map((api) => `\`${api}\``)
+          .join(", ")
+      : `\`${p.api}\``,
     String((p.models as unknown[]).length),
   ]);
   const head = ["Provider", "Key variable", "Base URL", "Wire API", "Models"];

@@ -183,6 +183,13 @@ export interface ProviderStreamRequest {
    */
   transport?: ProviderTransport;
   hooks: ProviderHooks;
+  /**
+   * The implementation of a wire API that another provider registered (the `streamSimple` of a provider whose
+   * `api` it is; one registered under the API's own name first), never the asking provider's own; undefined when
+   * none is. For a provider whose models use several APIs (opencode: Messages, Chat Completions, Responses,
+   * Gemini) and which implements only some of them: it passes such a model's request on, with its own endpoint.
+   */
+  streamApi?(api: string): ((request: ProviderStreamRequest) => AssistantMessageStream) | undefined;
 }
 
 /** `auto` lets the provider choose; `websocket-cached` is pi's WebSocket with a cached connection. */

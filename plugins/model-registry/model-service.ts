@@ -779,6 +779,7 @@ export class ModelService implements ModelApiService {
         agentDir: this.deps.agentDir,
         transport,
         hooks: this.hooks(model),
+        streamApi: (api) => this.deps.store.implementationOf(api, model.provider),
       });
     } catch (error) {
       return failedStream(model, "unknown", `Provider "${model.provider}" failed: ${errorMessage(error)}`);

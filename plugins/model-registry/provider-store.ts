@@ -106,9 +106,16 @@ export class ProviderStore {
     return this.version;
   }
 
-  /** A registered provider that implements a wire API, for custom providers that name only the API. */
-  implementationOf(api: string): ProviderConfig["streamSimple"] | undefined {
+  /**
+   * A registered provider that implements a wire API (the one registered under the API's name first), for custom
+   * providers that name only the API and for providers whose models use several; never the provider `except`.
+   */
+  implementationOf(api: string, except?: string): ProviderConfig["streamSimple"] | undefined {
+    const own = this.get(api);
+    if (own && own.name !== except && own.config.api === api && own.config.streamSimple)
+      return own.config.streamSimple;
     for (const entry of this.list()) {
+      if (entry.name === except) continue;
       if (entry.config.api === api && entry.config.streamSimple) return entry.config.streamSimple;
     }
     return undefined;

@@ -122,7 +122,9 @@ const CATALOGUE: readonly CatalogueEntry[] = [
  * - `allowEmptySignature: true`: thinking the service streamed without a signature goes back to it as a `thinking`
  *   block with an empty signature (otherwise unsigned thinking is not sent back);
  * - `sendSessionAffinityHeaders: true`: an `x-session-affinity` header with the session id.
- * And `xApiKeyHeader: true` (the named providers get it): the API key as `x-api-key` too.
+ * And `xApiKeyHeader: true` (the named providers get it): the API key as `x-api-key` too; `keyHeader` (Cloudflare
+ * AI Gateway's `cf-aig-authorization`): the key as `Bearer <key>` in that header, without `x-api-key` or
+ * `Authorization`.
  */
 export const ANTHROPIC_COMPAT_KEYS: readonly string[] = [
   "cacheControl",
@@ -135,6 +137,7 @@ export const ANTHROPIC_COMPAT_KEYS: readonly string[] = [
   "allowEmptySignature",
   "sendSessionAffinityHeaders",
   "xApiKeyHeader",
+  "keyHeader",
 ];
 
 /** The catalogue as registered (without the traits). */

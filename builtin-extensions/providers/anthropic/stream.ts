@@ -26,6 +26,16 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 type Sdk = typeof import("@anthropic-ai/sdk");
 
 let sdk: Promise<Sdk> | undefined;
+/**
+ * `compat.keyHeader` (Cloudflare AI Gateway's `cf-aig-authorization`): the key goes as `Bearer <key>` in that header,
+ * and neither `x-api-key` nor `Authorization` is sent (a null value removes a header the SDK would send).
+ */
+function keyHeaders(request: ProviderStreamRequest, headers: Record<string, string>) {
+  const name = request.compat?.keyHeader;
+  if (typeof name !== "string" || !name) return headers;
+  return { ...headers, "x-api-key": null, authorization: null, [name]: `Bearer ${request.apiKey}` };
+}
+
 /** One client per (baseUrl, apiKey). */
 const clients = new Map<string, Anthropic>();
 
@@ -148,7 +158,7 @@ function anthropicWire(request: ProviderStreamRequest, writer: AssistantMessageW
       try {
         const { data, response } = await anthropic.messages
           .create({ ...payload, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming, {
-            headers,
+            headers: keyHeaders(request, headers),
             signal,
             timeout: timeoutMs,
             maxRetries: 0,

@@ -86,6 +86,11 @@ export interface ResolvedCompat {
   sendSessionAffinityHeaders: boolean;
   /** `chat_template_args` of the `baseten` format. */
   chatTemplateArgs?: Record<string, TemplateArg>;
+  /**
+   * The header that carries the key, as `Bearer <key>`, instead of `Authorization` (which is then not sent): a
+   * gateway's own key (Cloudflare AI Gateway's `cf-aig-authorization`), the upstream keys being the gateway's.
+   */
+  keyHeader?: string;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -138,6 +143,7 @@ const KNOWN_KEYS = new Set<string>([
   "thinkingFormat",
   "thinkingLevelMap",
   "chatTemplateArgs",
+  "keyHeader",
   ...ACCEPTED_KEYS,
 ]);
 
@@ -255,6 +261,14 @@ export function checkCompat(configured: Record<string, unknown> | undefined): Co
   if (configured.chatTemplateArgs !== undefined) {
     const args = checkTemplateArgs(configured.chatTemplateArgs, problems);
     if (args) compat.chatTemplateArgs = args;
+  }
+  const keyHeader = configured.keyHeader;
+  if (keyHeader !== undefined) {
+    if (typeof keyHeader === "string" && /^[A-Za-z0-9-]+$/.test(keyHeader)) compat.keyHeader = keyHeader;
+    else
+      problems.push(
+        `compat.keyHeader must be a header name (got ${JSON.stringify(keyHeader)}); the key goes as Authorization`,
+      );
   }
   return { compat, problems };
 }

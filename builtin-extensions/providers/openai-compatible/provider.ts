@@ -372,7 +372,9 @@ function completionsWire(
           "content-type": "application/json",
           accept: "application/json",
           "user-agent": `knightcode/${VERSION}`,
-          authorization: `Bearer ${request.apiKey || PLACEHOLDER_API_KEY}`,
+          ...(compat.keyHeader
+            ? { [compat.keyHeader]: `Bearer ${request.apiKey || PLACEHOLDER_API_KEY}` }
+            : { authorization: `Bearer ${request.apiKey || PLACEHOLDER_API_KEY}` }),
           ...headers,
         },
         signal,

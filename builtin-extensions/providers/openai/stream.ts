@@ -138,6 +138,16 @@ function payloadFor(request: ProviderStreamRequest): Record<string, unknown> {
   return payload;
 }
 
+/**
+ * `compat.keyHeader` (Cloudflare AI Gateway's `cf-aig-authorization`): the key goes as `Bearer <key>` in that header
+ * and the SDK's `Authorization` is taken out (a null value removes a header the SDK would send).
+ */
+function keyHeaders(request: ProviderStreamRequest, headers: Record<string, string>) {
+  const name = request.compat?.keyHeader;
+  if (typeof name !== "string" || !name) return headers;
+  return { ...headers, authorization: null, [name]: `Bearer ${request.apiKey}` };
+}
+
 /** The Responses API as a ProviderWire. */
 function responsesWire(request: ProviderStreamRequest, writer: AssistantMessageWriter): ProviderWire {
   const provider = request.model.provider;
@@ -171,7 +181,7 @@ function responsesWire(request: ProviderStreamRequest, writer: AssistantMessageW
       const body = { ...payload, stream: true } as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
       try {
         const { data, response } = await client.responses
-          .create(body, { headers, signal, timeout: timeoutMs })
+          .create(body, { headers: keyHeaders(request, headers), signal, timeout: timeoutMs })
           .withResponse();
         return {
           status: response.status,

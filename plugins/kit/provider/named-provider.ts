@@ -85,6 +85,11 @@ export function failedRequestStream(
  * The registration of one named provider. `streams` gives the implementation of each API the provider's models
  * use; a provider whose API has none here (xAI's Responses, registered by builtin:openai-compatible) gets no
  * `streamSimple`, and the model service sends its requests to whichever extension implements the API.
+ *
+ * A provider whose models use several APIs (opencode) gets a `streamSimple` when `streams` has any of them: each
+ * request goes to its model's API, implemented here or, through `request.streamApi`, by the extension that
+ * registered that API, at the base URL (the registration's or the models.json entry's) with the API's `apiPaths`
+ * suffix appended.
  */
 export function namedProviderConfig(
   provider: NamedProvider,
@@ -108,7 +113,8 @@ export function namedProviderConfig(
   let models: Map<string, NamedModel> | undefined;
   config.streamSimple = (request) => {
     const api = request.model.api || provider.api;
-    const stream = streams[api];
+    // An API the registering extension does not implement goes to the extension that does (the model service's).
+    const stream = streams[api] ?? request.streamApi?.(api);
     if (!stream) {
       return failedRequestStream(
         request,

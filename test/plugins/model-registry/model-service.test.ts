@@ -684,7 +684,9 @@ describe("model service", () => {
     async function run(settings: Record<string, unknown>, extra: Partial<ProviderConfig> = {}) {
       const seen: ProviderStreamRequest[] = [];
       const step = (request: ProviderStreamRequest) => {
-        seen.push(structuredClone({ ...request, hooks: undefined, signal: undefined }) as never);
+        seen.push(
+          structuredClone({ ...request, hooks: undefined, signal: undefined, streamApi: undefined }) as never,
+        );
         return { text: "ok" };
       };
       const config = { ...scriptedProviderConfig(codeSteps([step, step])), ...extra };

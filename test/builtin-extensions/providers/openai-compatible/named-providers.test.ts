@@ -24,13 +24,22 @@ import {
 import type { Kernel } from "../../../../kernel/index.js";
 import { runCli } from "../../../helpers/cli.js";
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
+import { textAnswer } from "../anthropic/wire.js";
+import { textChunks as geminiChunks, writeGemini } from "../google/wire.js";
 import { ResponsesWire } from "../openai/responses-wire.js";
 import { chunk, DONE, finishChunk, textStream, toolCallChunks, usageChunk } from "./fixtures.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
 
-/** Every named provider's key variable, so a test sets exactly the ones it means to. */
-const KEY_VARIABLES = NAMED_PROVIDERS.map((p) => p.apiKey);
+/**
+ * Every named provider's key variable and the variables Cloudflare's base URLs name, so a test sets exactly the ones
+ * it means to.
+ */
+const KEY_VARIABLES = [
+  ...NAMED_PROVIDERS.map((p) => p.apiKey),
+  "CLOUDFLARE_ACCOUNT_ID",
+  "CLOUDFLARE_GATEWAY_ID",
+];
 
 const lookupTool: ToolDefinition = {
   name: "lookup",
@@ -572,5 +581,145 @@ describe("builtin:openai-compatible named providers", () => {
     expect(result.out).to.contain(
       "the named providers' catalogues and their tables in docs/providers.md are current",
     );
+  });
+  describe("a provider whose models use several APIs (opencode)", () => {
+    /** Answers each API at its own path, in its own wire format. */
+    function answerEveryApi(): void {
+      server.respond((req, res) => {
+        if (req.path === "/v1/messages")
+          return writeSse(res, textAnswer("claude-haiku-4-5", "from messages"));
+        if (req.path === "/v1/chat/completions") return writeSse(res, textStream("from completions"));
+        if (req.path === "/v1/responses") {
+          const wire = new ResponsesWire("resp_oc", "gpt-5-nano")
+            .created()
+            .text(["from responses"])
+            .completed();
+          return writeSse(res, wire.events);
+        }
+        if (req.path.startsWith("/v1/models/gemini-3-flash:streamGenerateContent"))
+          return writeGemini(res, geminiChunks(["from gemini"]));
+        res.writeHead(404).end();
+      });
+    }
+
+    it("the catalogue: one base URL, the Messages API without /v1, the others under it", () => {
+      const { provider } = catalogued("opencode", "glm-5");
+      expect(provider).to.include({ apiKey: "OPENCODE_API_KEY", baseUrl: "https://opencode.ai/zen" });
+      expect(provider.apiPaths).to.deep.equal({
+        "openai-completions": "/v1",
+        "anthropic-messages": "",
+        "google-generative-ai": "/v1",
+        "openai-responses": "/v1",
+      });
+      expect(catalogued("opencode", "claude-haiku-4-5").model.api).to.equal("anthropic-messages");
+      expect(catalogued("opencode", "gpt-5-nano").model.api).to.equal("openai-responses");
+      expect(catalogued("opencode", "gemini-3-flash").model.api).to.equal("google-generative-ai");
+      expect(catalogued("opencode-go", "kimi-k2.6").provider.baseUrl).to.equal("https://opencode.ai/zen/go");
+    });
+
+    it("each model goes to its API's path under a models.json baseUrl, with OPENCODE_API_KEY", async () => {
+      process.env.OPENCODE_API_KEY = "oc-from-env";
+      // The base without /v1: the models.json baseUrl moves every API's endpoint.
+      writeModelsJson({ opencode: { baseUrl: server.url } });
+      answerEveryApi();
+      const expected: [string, string][] = [
+        ["claude-haiku-4-5", "/v1/messages"],
+        ["glm-5", "/v1/chat/completions"],
+        ["gpt-5-nano", "/v1/responses"],
+        ["gemini-3-flash", "/v1/models/gemini-3-flash:streamGenerateContent?alt=sse"],
+      ];
+      for (const [index, [model, path]] of expected.entries()) {
+        const handle = await open("opencode", model, "off");
+        await handle.prompt("hi");
+        const request = server.requests[index]!;
+        expect(request.path, model).to.equal(path);
+        const key =
+          request.headers["x-goog-api-key"] ?? request.headers["x-api-key"] ?? request.headers.authorization;
+        expect(String(key), model).to.contain("oc-from-env");
+      }
+      // The Messages request sends the key as x-api-key too, as pi does.
+      expect(server.requests[0]!.headers["x-api-key"]).to.equal("oc-from-env");
+      // The Chat Completions request carries the model's catalogue compat (max_tokens, no store).
+      expect(server.requests[1]!.body).to.have.property("max_tokens");
+      expect(server.requests[1]!.body).to.not.have.property("store");
+    });
+
+    it("cloudflare-ai-gateway: each API under the gateway's URL, the key only as cf-aig-authorization", async () => {
+      const gateway = NAMED_PROVIDERS.find((p) => p.name === "cloudflare-ai-gateway")!;
+      expect(gateway.baseUrl).to.equal(
+        "https://gateway.ai.cloudflare.com/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}",
+      );
+      expect(gateway.apiPaths).to.deep.equal({
+        "anthropic-messages": "/anthropic",
+        "openai-responses": "/openai",
+        "openai-completions": "/compat",
+      });
+      const firstOf = (api: string) => gateway.models.find((m) => (m.api ?? gateway.api) === api)!.id;
+      const messagesModel = firstOf("anthropic-messages");
+      const completionsModel = firstOf("openai-completions");
+      const responsesModel = firstOf("openai-responses");
+      process.env.CLOUDFLARE_API_KEY = "cf-key";
+      process.env.CLOUDFLARE_ACCOUNT_ID = "acct";
+      process.env.CLOUDFLARE_GATEWAY_ID = "gw";
+      writeModelsJson({
+        "cloudflare-ai-gateway": { baseUrl: `${server.url}/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}` },
+      });
+      server.respond((req, res) => {
+        if (req.path === "/acct/gw/anthropic/v1/messages")
+          return writeSse(res, textAnswer(messagesModel, "m"));
+        if (req.path === "/acct/gw/compat/chat/completions") return writeSse(res, textStream("c"));
+        if (req.path === "/acct/gw/openai/responses") {
+          const wire = new ResponsesWire("resp_cf", responsesModel).created().text(["r"]).completed();
+          return writeSse(res, wire.events);
+        }
+        res.writeHead(404).end();
+      });
+      const expected: [string, string][] = [
+        [messagesModel, "/acct/gw/anthropic/v1/messages"],
+        [completionsModel, "/acct/gw/compat/chat/completions"],
+        [responsesModel, "/acct/gw/openai/responses"],
+      ];
+      for (const [index, [model, path]] of expected.entries()) {
+        const handle = await open("cloudflare-ai-gateway", model, "off");
+        await handle.prompt("hi");
+        const request = server.requests[index]!;
+        expect(request.path, model).to.equal(path);
+        expect(request.headers["cf-aig-authorization"], model).to.equal("Bearer cf-key");
+        expect(request.headers, model).to.not.have.property("authorization");
+        expect(request.headers, model).to.not.have.property("x-api-key");
+      }
+    });
+
+    it("cloudflare-ai-gateway: a request without CLOUDFLARE_GATEWAY_ID fails naming it, sending nothing", async () => {
+      process.env.CLOUDFLARE_API_KEY = "cf-key";
+      process.env.CLOUDFLARE_ACCOUNT_ID = "acct";
+      delete process.env.CLOUDFLARE_GATEWAY_ID;
+      writeModelsJson({
+        "cloudflare-ai-gateway": { baseUrl: `${server.url}/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}` },
+      });
+      server.respond((_req, res) => writeSse(res, textStream("never")));
+      const handle = await open("cloudflare-ai-gateway", "gpt-4o", "off");
+      const answers: { stopReason?: string; errorMessage?: string }[] = [];
+      handle.subscribe((event) => {
+        if (event.type === "message_end" && (event.message as { role: string }).role === "assistant")
+          answers.push(event.message as never);
+      });
+      await handle.prompt("hi");
+      expect(server.requests).to.have.length(0);
+      expect(answers.at(-1)?.stopReason).to.equal("error");
+      expect(answers.at(-1)?.errorMessage).to.contain("CLOUDFLARE_GATEWAY_ID");
+    });
+
+    it("is usable only with OPENCODE_API_KEY", async () => {
+      const handle = await open("opencode", "glm-5", "off");
+      const usable = () =>
+        handle
+          .getUsableModels()
+          .filter((u) => u.model.provider === "opencode")
+          .map((u) => u.model.id);
+      expect(usable()).to.deep.equal([]);
+      process.env.OPENCODE_API_KEY = "oc-key";
+      expect(usable()).to.include.members(["glm-5", "claude-haiku-4-5", "gpt-5-nano", "gemini-3-flash"]);
+    });
   });
 });
