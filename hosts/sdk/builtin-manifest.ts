@@ -75,6 +75,9 @@ const MANIFEST = [
       { name: "xiaomi-token-plan-sgp", api: "openai-completions" },
       { name: "zai-coding-cn", api: "openai-completions" },
       { name: "cloudflare-workers-ai", api: "openai-completions" },
+      { name: "opencode", api: "openai-completions" },
+      { name: "opencode-go", api: "openai-completions" },
+      { name: "cloudflare-ai-gateway", api: "openai-completions" },
     ],
   },
   {

@@ -613,7 +613,13 @@ export class ModelService implements ModelApiService {
     const candidates = available.filter(
       (m) => (!provider || m.provider === provider) && (!model || m.id === model),
     );
-    if (candidates.length > 0) return candidates[0]!;
+    if (candidates.length === 1) return candidates[0]!;
+    if (candidates.length > 1) {
+      // A bare model id that several providers serve (claude-sonnet-4.6 at Copilot, OpenCode, a gateway...): the
+      // first that can be used now (a key, a sign-in), else the first listed.
+      const usable = new Set(this.getUsable().map((u) => `${u.model.provider}/${u.model.id}`));
+      return candidates.find((m) => usable.has(`${m.provider}/${m.id}`)) ?? candidates[0]!;
+    }
     if (provider && !available.some((m) => m.provider === provider)) {
       const known = [...new Set(available.map((m) => m.provider))];
       throw new KernelError(

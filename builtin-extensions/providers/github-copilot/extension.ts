@@ -16,7 +16,6 @@ import {
   type ProviderErrorKind,
   type ProviderStreamRequest,
   runProviderRequest,
-  type StreamSimple,
 } from "@knightcodeai/cli/kit";
 import { storedModelIds } from "./account.js";
 import { GITHUB_COPILOT_MODELS } from "./catalogue.generated.js";
@@ -103,25 +102,8 @@ function copilotRequest(
   };
 }
 
-/** The implementation of each API, each loaded on its first request. */
-function apiStreams(warn: (message: string) => void): Record<CopilotApi, StreamSimple> {
-  return {
-    "openai-completions": lazyStreamSimple(async () => {
-      const { streamOpenAICompletions } = await import("../openai-compatible/provider.js");
-      return (request) => streamOpenAICompletions(request, { warn });
-    }),
-    "openai-responses": lazyStreamSimple(
-      async () => (await import("../openai/stream.js")).streamOpenAIResponses,
-    ),
-    "anthropic-messages": lazyStreamSimple(
-      async () => (await import("../anthropic/stream.js")).streamAnthropic,
-    ),
-  };
-}
-
 /** The registration of the `github-copilot` provider. */
-export function githubCopilotProviderConfig(warn: (message: string) => void): ProviderConfig {
-  const streams = apiStreams(warn);
+export function githubCopilotProviderConfig(): ProviderConfig {
   return {
     // What a model of the provider's models.json entry uses unless it names its own `api`.
     api: "openai-completions",
@@ -153,16 +135,22 @@ export function githubCopilotProviderConfig(warn: (message: string) => void): Pr
         }
         const domain = request.credential?.enterpriseDomain;
         const baseUrl = copilotApiUrl(request.apiKey, typeof domain === "string" ? domain : undefined);
-        return streams[api](copilotRequest(api, request, baseUrl));
+        // The API's implementation is whatever extension registered it (builtin:openai-compatible, builtin:openai,
+        // builtin:anthropic, or a replacement), reached through the model service like any provider would.
+        const stream = request.streamApi?.(api);
+        if (!stream) {
+          return refused(
+            request,
+            "bad_request",
+            `No extension implements the "${api}" API that GitHub Copilot serves ${request.model.id} with`,
+          );
+        }
+        return stream(copilotRequest(api, request, baseUrl));
       };
     }),
   };
 }
 
 export default function githubCopilotProvider(knightcode: ExtensionAPI): void {
-  knightcode.registerProvider(
-    GITHUB_COPILOT_PROVIDER,
-    githubCopilotProviderConfig((message) => knightcode.log.warn(message)),
-    { fallback: true },
-  );
+  knightcode.registerProvider(GITHUB_COPILOT_PROVIDER, githubCopilotProviderConfig(), { fallback: true });
 }

@@ -522,6 +522,33 @@ describe("model service", () => {
       expect(models.resolveModel({ provider: "local" })).to.include({ provider: "local", id: "m1" });
     });
 
+    it("gives a bare model id that several providers serve to the first one usable now", () => {
+      const model = { id: "shared", contextWindow: 1000, maxTokens: 100 };
+      agent.write(
+        "models.json",
+        JSON.stringify({
+          providers: {
+            keyless: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "KC_UNSET_KEY",
+              models: [model],
+            },
+            keyed: {
+              api: "openai-completions",
+              baseUrl: "http://127.0.0.1:9/v1",
+              apiKey: "KC_SET_KEY",
+              models: [model],
+            },
+          },
+        }),
+      );
+      const { models } = agent.service({ env: { KC_SET_KEY: "k" } });
+      expect(models.resolveModel({ model: "shared" })).to.include({ provider: "keyed", id: "shared" });
+      // Named with its provider, the first is taken as asked.
+      expect(models.resolveModel({ model: "keyless/shared" })).to.include({ provider: "keyless" });
+    });
+
     it("names the known providers and how to configure a model for an unknown provider", async () => {
       const models = withScripted();
       const error = await failure(() => models.resolveModel({ model: "nope/m1" }));

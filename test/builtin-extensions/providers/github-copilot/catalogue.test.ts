@@ -56,7 +56,7 @@ describe("builtin:github-copilot catalogue", () => {
   });
 
   it("registers every model with its own API and level map; Chat Completions for models.json's own", () => {
-    const config: ProviderConfig = githubCopilotProviderConfig(() => {});
+    const config: ProviderConfig = githubCopilotProviderConfig();
     expect(config.api).to.equal("openai-completions");
     expect(config.models).to.deep.equal(GITHUB_COPILOT_MODELS);
     const gpt5mini = config.models!.find((m) => m.id === "gpt-5-mini")!;
@@ -66,7 +66,7 @@ describe("builtin:github-copilot catalogue", () => {
   });
 
   it("a model on an API Copilot does not serve fails at once, naming the APIs it does", async () => {
-    const config = githubCopilotProviderConfig(() => {});
+    const config = githubCopilotProviderConfig();
     const model: ModelInfo = {
       provider: "github-copilot",
       id: "gemini-custom",
