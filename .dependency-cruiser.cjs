@@ -56,8 +56,8 @@ module.exports = {
       name: "builtin-extensions-use-public-kit-only",
       severity: "error",
       comment:
-        "A built-in extension may import only @knightcodeai/cli/kit and /tui, npm packages, node built-ins and its own files.",
-      from: { path: "^builtin-extensions/([^/]+)/" },
+        "A built-in extension may import only @knightcodeai/cli/kit and /tui, npm packages, node built-ins and its own files (each provider under providers/ is a built-in of its own).",
+      from: { path: "^builtin-extensions/(providers/[^/]+|[^/]+)/" },
       to: {
         pathNot: ["^builtin-extensions/$1/", "(^|/)node_modules/", "^(kit|tui)\\.ts$"],
         dependencyTypesNot: ["core"],

@@ -111,6 +111,12 @@ function writeBrokenTree(write: (rel: string, text: string) => void): void {
   // Two services import each other at run time.
   write("plugins/d.ts", `import { e } from "./e.js";\nexport const d = () => e;\n`);
   write("plugins/e.ts", `import { d } from "./d.js";\nexport const e = () => d;\n`);
+  // One provider built-in imports another's code (each folder under providers/ is a built-in of its own).
+  write(
+    "builtin-extensions/providers/one/index.ts",
+    `import { two } from "../two/wire.js";\nexport default two;\n`,
+  );
+  write("builtin-extensions/providers/two/wire.ts", "export const two = 2;\n");
   // A service imports a built-in extension.
   write("plugins/bad.ts", `import ext from "../builtin-extensions/good/index.js";\nexport const y = ext;\n`);
 }
@@ -181,6 +187,12 @@ describe("import boundaries", function () {
   it("names a runtime import cycle between two services, and not the type-only one", () => {
     expect(broken.output).to.match(/no-circular: plugins\/(d|e)\.ts → /);
     expect(broken.output).to.not.match(/no-circular: plugins\/(a|b|c)\.ts → /);
+  });
+
+  it("names a provider built-in importing another provider's files", () => {
+    expect(broken.output).to.contain(
+      "builtin-extensions-use-public-kit-only: builtin-extensions/providers/one/index.ts → builtin-extensions/providers/two/wire.ts",
+    );
   });
 
   it("names a service importing a built-in extension", () => {
