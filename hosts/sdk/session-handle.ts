@@ -152,8 +152,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
   /** @internal Opens the host's first session (`createAgentSession`). */
   async start(): Promise<void> {
     await this.open(this.logs.initial(), { reason: "startup" });
-    const available = this.getAvailableModels();
-    for (const pattern of this.opening.options.scopedModels ?? []) {
+    const patterns = this.opening.options.scopedModels ?? [];
+    // The whole model list (hundreds of catalogue models) is built only when there are patterns to check.
+    const available = patterns.length > 0 ? this.getAvailableModels() : [];
+    for (const pattern of patterns) {
       if (!available.some((m) => modelMatches(pattern, m))) {
         this.warn(`scoped models: no available model matches "${pattern}"; model cycling leaves it out`);
       }

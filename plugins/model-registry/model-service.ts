@@ -606,10 +606,13 @@ export class ModelService implements ModelApiService {
       provider = model.slice(0, slash);
       model = model.slice(slash + 1);
     }
-    const available = this.getAvailable();
     if (!provider && !model) {
       throw new KernelError("KC_ERR_NO_MODEL", noModelHelp(this.deps.agentDir));
     }
+    // Named in full: looked up without building the list of every provider's models.
+    const named = provider && model ? this.find(provider, model) : undefined;
+    if (named) return named;
+    const available = this.getAvailable();
     const candidates = available.filter(
       (m) => (!provider || m.provider === provider) && (!model || m.id === model),
     );
