@@ -252,8 +252,11 @@ describe("swapping services through their tokens", () => {
       id: "test:models",
       create: (deps) => {
         const models = std.create(deps);
+        // Hidden from the list and from lookups by name (resolveModel finds a provider/model by `find`).
         const available = models.getAvailable.bind(models);
+        const find = models.find.bind(models);
         models.getAvailable = () => available().filter((m) => m.provider !== "scripted");
+        models.find = (provider, id) => (provider === "scripted" ? undefined : find(provider, id));
         return models;
       },
     });
