@@ -25,12 +25,29 @@ export interface CaptureOptions {
   untrackedLimit?: number;
 }
 
+/**
+ * The private index folders in use. A process that exits while one is in use (a quit during a turn's capture)
+ * removes them on its way out, since the `finally` below never runs then. One `exit` listener for the process.
+ */
+const liveIndexDirs = new Set<string>();
+let exitCleanup = false;
+
+function trackIndexDir(dir: string): void {
+  liveIndexDirs.add(dir);
+  if (exitCleanup) return;
+  exitCleanup = true;
+  process.once("exit", () => {
+    for (const live of liveIndexDirs) rmSync(live, { recursive: true, force: true });
+  });
+}
+
 /** Runs `fn` with a private copy of `repo`'s index, removed afterwards whatever happens. */
 export async function withTempIndex<T>(
   repo: RepoInfo,
   fn: (env: Record<string, string>) => Promise<T>,
 ): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "kc-git-index-"));
+  trackIndexDir(dir);
   try {
     const file = join(dir, "index");
     const real = repo.indexFile;
@@ -45,6 +62,7 @@ export async function withTempIndex<T>(
     return await fn({ GIT_INDEX_FILE: file });
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    liveIndexDirs.delete(dir);
   }
 }
 
