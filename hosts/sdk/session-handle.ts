@@ -312,10 +312,10 @@ export class AgentSessionHandle implements SessionReplacer, SessionController {
 
   getAvailableThinkingLevels(): ThinkingLevel[] {
     const model = this.agent.model;
-    // A routed model (pi's object-form virtual model) offers the levels it declared.
-    const routed = model && this.runtime.scope.resolve(serviceTokens.models).routedThinkingLevels(model);
-    // (A routed model may offer pi's `max`, which the session then holds as its level.)
-    return routed ? ([...routed] as ThinkingLevel[]) : availableThinkingLevels(model);
+    // A model's own levels (a routed model's may hold pi's `max`, which the session then holds as its level).
+    return model
+      ? (this.runtime.scope.resolve(serviceTokens.models).thinkingLevels(model) as ThinkingLevel[])
+      : availableThinkingLevels(undefined);
   }
 
   cycleThinkingLevel(): ThinkingLevel | undefined {

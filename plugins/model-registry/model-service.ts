@@ -294,6 +294,16 @@ export class ModelService implements ModelApiService {
   }
 
   /**
+   * The levels a model takes (`ModelRuntime.thinkingLevels`): its own list (`routedThinkingLevels`), else `off` to
+   * `xhigh` for a model that reasons and `off` alone for one that does not.
+   */
+  thinkingLevels(model: ModelInfo): (ThinkingLevel | "max")[] {
+    const own = this.routedThinkingLevels(model);
+    if (own) return [...own];
+    return model.reasoning ? MAP_LEVELS.filter((level) => level !== "max") : ["off"];
+  }
+
+  /**
    * Routes one request of a routed model: asks its router for the real model (which must be one with credentials),
    * stores the new router state on the branch (agent-loop requests only), and streams the request there.
    */
@@ -860,11 +870,7 @@ export class ModelService implements ModelApiService {
       getAvailable: () => this.getAvailable(),
       find: (provider, id) => this.find(provider, id),
       findOfType: (type, provider, id) => (type === "chat" ? this.find(provider, id) : undefined),
-      thinkingLevels: (model) => {
-        const own = this.routedThinkingLevels(model);
-        if (own) return [...own];
-        return model.reasoning ? ["off", "minimal", "low", "medium", "high", "xhigh"] : ["off"];
-      },
+      thinkingLevels: (model) => this.thinkingLevels(model),
       streamSimple: (model: ModelInfo, messages: AgentMessage[], options: StreamSimpleOptions = {}) =>
         this.streamSimple(model, messages, options),
       getApiKeyAndHeaders: (model) => this.getApiKeyAndHeaders(model),

@@ -71,15 +71,13 @@ export function copilotRequestHeaders(messages: readonly LlmMessage[]): Record<s
 const isCopilotApi = (api: string): api is CopilotApi => (COPILOT_APIS as readonly string[]).includes(api);
 
 /**
- * What one API's implementation needs besides the request: Chat Completions the compat Copilot's endpoint wants,
- * Responses the model's thinking-level map (pi's efforts per level); Messages nothing (the Anthropic SDK sends the
- * key as `Authorization: Bearer`, as Copilot wants). A `compat` of the provider's models.json entry goes over them.
+ * What one API's implementation needs besides the request: Chat Completions the compat Copilot's endpoint wants;
+ * Responses and Messages nothing (a model's thinking-level map reaches them as `request.thinkingLevelMap`, and the
+ * Anthropic SDK sends the key as `Authorization: Bearer`, as Copilot wants). A `compat` of the provider's
+ * models.json entry goes over them.
  */
 function compatFor(api: CopilotApi, request: ProviderStreamRequest): Record<string, unknown> | undefined {
-  if (api === "openai-completions") return { ...COPILOT_COMPAT, ...request.compat };
-  if (api === "anthropic-messages") return request.compat;
-  const map = GITHUB_COPILOT_MODELS.find((m) => m.id === request.model.id)?.thinkingLevelMap;
-  return map ? { thinkingLevelMap: map, ...request.compat } : request.compat;
+  return api === "openai-completions" ? { ...COPILOT_COMPAT, ...request.compat } : request.compat;
 }
 
 /**
