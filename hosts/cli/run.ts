@@ -5,8 +5,9 @@
  * errors need nothing either.
  */
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, fstatSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { isatty } from "node:tty";
 import type {
   AgentSessionHandle,
   CreateAgentSessionOptions,
@@ -102,7 +103,9 @@ export async function main(argv: string[]): Promise<number> {
       error: "--resume opens the interactive mode's session picker; it cannot run with -p or --mode",
     });
   }
-  const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  // isatty() rather than process.stdin: making the stdin stream costs a few milliseconds, and a print or JSON run
+  // whose prompt is on the command line never reads it.
+  const terminal = isatty(0) && isatty(1);
   const modeName = args.resume
     ? "interactive"
     : (args.mode ?? (args.print || !terminal ? "print" : "interactive"));
@@ -111,8 +114,12 @@ export async function main(argv: string[]): Promise<number> {
   process.once("SIGTERM", stop);
   // From here on only the mode writes to stdout; extensions' stray output goes to stderr.
   const guard = guardStdout();
+  let stdinOpened = false;
   const io: ModeIO = {
-    stdin: process.stdin,
+    get stdin() {
+      stdinOpened = true;
+      return process.stdin;
+    },
     stdout: guard.stdout,
     stderr: process.stderr,
     isTTY: Boolean(process.stdout.isTTY),
@@ -180,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
     await guard.flush();
     guard.restore();
     // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
-    process.stdin.destroy();
+    if (stdinOpened || stdinRead) process.stdin.destroy();
   }
 }
 
@@ -447,7 +454,7 @@ function modelTable(models: ReturnType<AgentSessionHandle["getUsableModels"]>): 
 /** `@file` contents go into the first prompt, and piped stdin is put before it (not for modes that read stdin themselves). */
 async function buildPrompts(args: CliArgs, prompts: string[], readsStdin: boolean): Promise<string[]> {
   const parts: string[] = [];
-  if (readsStdin && !process.stdin.isTTY) {
+  if (readsStdin && !isatty(0)) {
     const piped = await readStdin();
     if (piped.trim()) parts.push(piped.trimEnd());
   }
@@ -466,7 +473,22 @@ async function buildPrompts(args: CliArgs, prompts: string[], readsStdin: boolea
   return [[...parts, ...(first !== undefined ? [first] : [])].join("\n\n"), ...rest];
 }
 
+/** Whether readStdin() made the stdin stream (so the run's end closes it). */
+let stdinRead = false;
+
+/**
+ * Piped or redirected input. A file or a device (`< file`, `/dev/null`, which a spawned process often gets) is read
+ * at once; a pipe or socket through the stream, as its writer sends it. No stdin at all is no input.
+ */
 async function readStdin(): Promise<string> {
+  let stat: ReturnType<typeof fstatSync>;
+  try {
+    stat = fstatSync(0);
+  } catch {
+    return "";
+  }
+  if (stat.isFile() || stat.isCharacterDevice()) return readFileSync(0, "utf8");
+  stdinRead = true;
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
