@@ -80,6 +80,7 @@ export { lazyStreamSimple, type StreamSimple } from "./plugins/kit/provider/lazy
 export {
   failedRequestStream,
   fillUrlVariables,
+  lazyCatalogue,
   type NamedModel,
   type NamedProvider,
   namedCompat,

@@ -34,10 +34,10 @@ export function runCli(
     if (typeof input === "number") closeSync(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => {
+    child.stdout!.on("data", (d) => {
       stdout += d;
     });
-    child.stderr.on("data", (d) => {
+    child.stderr!.on("data", (d) => {
       stderr += d;
     });
     const timer = setTimeout(() => {

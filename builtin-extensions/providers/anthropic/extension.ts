@@ -47,10 +47,7 @@ export default function anthropicProvider(knightcode: ExtensionAPI): void {
     knightcode.registerProvider(
       provider.name,
       // pi sends these services' keys as `x-api-key`; the SDK sends Bearer, so both go.
-      namedProviderConfig(
-        { ...provider, compat: { ...provider.compat, xApiKeyHeader: true } },
-        { [ANTHROPIC_API]: streamSimple },
-      ),
+      namedProviderConfig(provider, { [ANTHROPIC_API]: streamSimple }, { compat: { xApiKeyHeader: true } }),
       {
         fallback: true,
       },

@@ -39,7 +39,44 @@ export interface NamedProvider {
   headers?: Record<string, string>;
   /** The compat all of the provider's models share. */
   compat?: Record<string, unknown>;
+  /**
+   * The APIs its models use, when the catalogue says so: the registration then need not read the models (a
+   * catalogue from `lazyCatalogue` reads them on first use). Without it they are read at registration.
+   */
+  apis?: readonly string[];
   models: NamedModel[];
+}
+
+/**
+ * A generated catalogue's providers, each keeping its models as JSON text until something reads `models`: a run
+ * that uses one provider parses none of the others' hundreds of models (JSON text parses faster than the same data
+ * as object literals compiles, and text never read costs only its reading). `models[i]` is provider `i`'s.
+ */
+export function lazyCatalogue(
+  providers: readonly Omit<NamedProvider, "models">[],
+  models: readonly string[],
+): NamedProvider[] {
+  if (models.length !== providers.length) {
+    throw new Error(`a catalogue of ${providers.length} providers has ${models.length} model lists`);
+  }
+  return providers.map((provider, index) => withLazyModels(provider, () => JSON.parse(models[index]!)));
+}
+
+/** `target` with a `models` property computed by `read` on first use, then kept. */
+function withLazyModels<T extends object, M>(target: T, read: () => M): T & { models: M } {
+  let models: M | undefined;
+  let done = false;
+  return Object.defineProperty(target, "models", {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      if (!done) {
+        models = read();
+        done = true;
+      }
+      return models as M;
+    },
+  }) as T & { models: M };
 }
 
 /** The compat a request of `provider` sends: the catalogue's for the model, the configured (models.json) over it. */
@@ -92,23 +129,37 @@ export function failedRequestStream(
  * suffix appended.
  */
 export function namedProviderConfig(
-  provider: NamedProvider,
+  named: NamedProvider,
   streams: Readonly<Record<string, StreamSimple | undefined>>,
+  options: {
+    /** Compat the registering extension adds to the provider's own (laid under the models' and models.json's). */
+    compat?: Record<string, unknown>;
+  } = {},
 ): ProviderConfig {
-  const config: ProviderConfig = {
+  // Read through `named`, never copied with a spread, so a lazy catalogue's models stay unread until used.
+  const provider = {
+    name: named.name,
+    api: named.api,
+    baseUrl: named.baseUrl,
+    apiPaths: named.apiPaths,
+    compat: options.compat ? { ...named.compat, ...options.compat } : named.compat,
+  };
+  const base: ProviderConfig = {
     api: provider.api,
     baseUrl: provider.baseUrl,
-    apiKey: provider.apiKey,
-    ...(provider.headers ? { headers: { ...provider.headers } } : {}),
-    // The level map goes on the model too, so the session offers only the model's levels.
-    models: provider.models.map(({ compat, ...model }) => {
+    apiKey: named.apiKey,
+    ...(named.headers ? { headers: { ...named.headers } } : {}),
+  };
+  // The level map goes on the model too, so the session offers only the model's levels.
+  const config = withLazyModels(base, () =>
+    named.models.map(({ compat, ...model }) => {
       const map = (model.thinkingLevelMap ?? compat?.thinkingLevelMap ?? provider.compat?.thinkingLevelMap) as
         | ProviderModelConfig["thinkingLevelMap"]
         | undefined;
       return map && model.reasoning ? { ...model, thinkingLevelMap: map } : model;
     }),
-  };
-  const apis = new Set([provider.api, ...provider.models.map((m) => m.api ?? provider.api)]);
+  ) as ProviderConfig;
+  const apis = new Set([provider.api, ...(named.apis ?? named.models.map((m) => m.api ?? provider.api))]);
   if (![...apis].some((api) => streams[api])) return config;
   let models: Map<string, NamedModel> | undefined;
   config.streamSimple = (request) => {
@@ -134,7 +185,7 @@ export function namedProviderConfig(
           `${missing.map((name) => `{${name}}`).join(", ")}): ${url}`,
       );
     }
-    models ??= new Map(provider.models.map((model) => [model.id, model]));
+    models ??= new Map(named.models.map((model) => [model.id, model]));
     const compat = namedCompat(provider, models, request);
     return stream({ ...request, baseUrl: url, ...(compat ? { compat } : {}) });
   };
