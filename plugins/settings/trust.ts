@@ -15,7 +15,6 @@
  * Context files (AGENTS.md / CLAUDE.md) are not protected inputs: they load regardless of trust.
  */
 import { existsSync, renameSync } from "node:fs";
-import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ProjectTrustResult } from "../../kernel/api/events.js";
@@ -44,17 +43,13 @@ export const PROTECTED_INPUTS: readonly string[] = Object.freeze([
  */
 export async function findProtectedInputs(cwd: string): Promise<string[]> {
   const root = resolve(cwd);
-  const exists = (path: string) =>
-    stat(path).then(
-      () => true,
-      () => false,
-    );
-  const present = await Promise.all(PROTECTED_INPUTS.map((input) => exists(join(root, input))));
-  const found = PROTECTED_INPUTS.filter((_, i) => present[i]);
+  // A dozen stat calls: synchronous ones take microseconds, where each promise of fs/promises costs a tenth of a
+  // millisecond of a session's start.
+  const found = PROTECTED_INPUTS.filter((input) => existsSync(join(root, input)));
   const personal = join(homedir(), ANCESTOR_SKILLS);
   for (let dir = root, up = ""; ; dir = dirname(dir), up += "../") {
     const skills = join(dir, ANCESTOR_SKILLS);
-    if (skills !== personal && (await exists(skills))) found.push(`${up}${ANCESTOR_SKILLS}/`);
+    if (skills !== personal && existsSync(skills)) found.push(`${up}${ANCESTOR_SKILLS}/`);
     if (dirname(dir) === dir) break;
   }
   return found;
