@@ -21,6 +21,8 @@ import { NAMED_PROVIDERS } from "../builtin-extensions/providers/openai-compatib
 // however the worker ended), with a short name: paths show in terminal screens the tests read.
 const inherited = process.env.KC_MOCHA_TMPDIR !== undefined && process.env.KC_MOCHA_TMPDIR === tmpdir();
 const own = mkdtempSync(join(tmpdir(), inherited ? "w" : "kc-mocha-"));
+// The folder of the whole run: the mocha process's own (a worker's parent folder), removed when that process exits.
+const runDir = inherited ? tmpdir() : own;
 const shared = process.env.KC_MOCHA_SHARED_TMPDIR ?? tmpdir();
 process.env.KC_MOCHA_SHARED_TMPDIR = shared;
 process.env.KC_MOCHA_TMPDIR = own;
@@ -39,6 +41,12 @@ delete process.env.CLOUDFLARE_GATEWAY_ID;
 // usual one rather than filling a cold one per worker.
 const tsxCache = `tsx-${userInfo().uid}`;
 if (existsSync(join(shared, tsxCache))) symlinkSync(join(shared, tsxCache), join(own, tsxCache));
+
+// The compiled-code caches (the command's V8 cache, compiled TypeScript extensions) are shared by every process of
+// the run, as a user's are by every run: each test's fresh agent folder would otherwise compile the whole CLI bundle
+// in each process it starts. Tests of the caches themselves set the variable to "" and use the agent folder's.
+const codeCache = "kc-code-cache";
+process.env.KNIGHTCODE_CODE_CACHE_DIR ??= join(runDir, codeCache);
 
 // Session stores keep their identity locks in one folder per user in the temp dir, which stays. A lock whose process
 // is gone is stale (the crash tests kill writers on purpose; the store takes such locks over); a lock held by a live
@@ -63,7 +71,9 @@ const heldLocks = (): string[] => {
 
 export const mochaHooks = {
   afterAll(this: Mocha.Context): void {
-    const left = readdirSync(own).filter((name) => name !== tsxCache && name !== lockDir);
+    const left = readdirSync(own).filter(
+      (name) => name !== tsxCache && name !== lockDir && name !== codeCache,
+    );
     const locks = heldLocks();
     if (left.length === 0 && locks.length === 0) return;
     for (const name of left) rmSync(join(own, name), { recursive: true, force: true });

@@ -5,7 +5,8 @@
  * the CLI (everything `run.ts` reaches, built-in extensions included) as one CommonJS bundle,
  * `dist/chunks/knightcode-cli-<content hash>.cjs`, and `knightcode` runs it from here:
  *
- * - the cache is `<agentDir>/cache/v8/<bundle name>-<node version>-<arch>.bin`; the bundle's content hash in the
+ * - the cache is `<agentDir>/cache/v8/<bundle name>-<node version>-<arch>.bin` (`$KNIGHTCODE_CODE_CACHE_DIR/v8/`
+ *   when that is set); the bundle's content hash in the
  *   name means a rebuilt or upgraded CLI never reads code compiled from other source (V8 itself only checks the
  *   source's length). The file starts with the length and a CRC-32 of the rest: V8 in a release build does not
  *   check its cache data and may crash on damaged bytes, so a file whose check does not match is never handed to
@@ -36,7 +37,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 import { crc32 } from "node:zlib";
-import { cliAgentDir } from "./agent-dir.js";
+import { cliCodeCacheDir } from "./agent-dir.js";
 
 /** The bundle's file name, put in by the build (`scripts/build.ts`); undefined when running from source. */
 declare const __KNIGHTCODE_CLI_BUNDLE__: string | undefined;
@@ -61,7 +62,7 @@ export function loadBundledCli(env: NodeJS.ProcessEnv = process.env): BundledCli
   } catch {
     return undefined;
   }
-  const cache = new CodeCache(join(cliAgentDir(env), "cache", "v8"), env.KNIGHTCODE_CODE_CACHE !== "0");
+  const cache = new CodeCache(join(cliCodeCacheDir(env), "v8"), env.KNIGHTCODE_CODE_CACHE !== "0");
   const debug = env.KNIGHTCODE_DEBUG_CODE_CACHE === "1";
   const chunks = dirname(found.file);
   const nodeRequire = createRequire(found.file);

@@ -105,7 +105,7 @@ export async function createTestSession(options: TestSessionOptions = {}): Promi
   };
   const { ui: testUI, record: ui } = createTestUI(next);
   try {
-    kernel = await createStandardKernel({ agentDir, cacheDir: join(agentDir, "cache", "jiti") });
+    kernel = await createStandardKernel({ agentDir });
     session = await createAgentSession({
       cwd,
       agentDir,

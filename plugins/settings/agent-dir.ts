@@ -7,9 +7,19 @@ export function resolveAgentDir(env: NodeJS.ProcessEnv = process.env): string {
   return fromEnv ? resolve(fromEnv) : join(homedir(), ".knightcode", "agent");
 }
 
+/**
+ * The folder of the compiled-code caches (the command's V8 cache in `v8/`, compiled TypeScript extensions in
+ * `jiti/`): `$KNIGHTCODE_CODE_CACHE_DIR`, or `<agentDir>/cache`. The command's bundle loader (hosts/cli/agent-dir.ts)
+ * applies the same rule.
+ */
+export function codeCacheDir(agentDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.KNIGHTCODE_CODE_CACHE_DIR;
+  return fromEnv ? resolve(fromEnv) : join(agentDir, "cache");
+}
+
 /** Where the extension loader keeps its transform cache. */
-export function extensionCacheDir(agentDir: string): string {
-  return join(agentDir, "cache", "jiti");
+export function extensionCacheDir(agentDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(codeCacheDir(agentDir, env), "jiti");
 }
 
 /** The folder inside a project that holds its KnightCode configuration and resources. */

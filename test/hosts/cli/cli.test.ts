@@ -136,10 +136,18 @@ describe("knightcode CLI", () => {
     expect(code).to.equal(0);
   });
 
-  it("keeps the transform cache in the agent directory", async () => {
+  it("keeps the transform cache in the agent directory, or in $KNIGHTCODE_CODE_CACHE_DIR when it is set", async () => {
     const hello = join(root, "examples", "extensions", "hello.ts");
-    await run(["-e", hello, "--list-extensions"], env());
-    const { readdirSync } = await import("node:fs");
+    const { existsSync, readdirSync } = await import("node:fs");
+    await run(["-e", hello, "--list-extensions"], { ...env(), KNIGHTCODE_CODE_CACHE_DIR: "" });
     expect(readdirSync(join(tmp.path, "agent", "cache", "jiti")).length).to.be.greaterThan(0);
+    const elsewhere = join(tmp.path, "caches");
+    await run(["-e", hello, "--list-extensions"], {
+      ...env(),
+      KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent2"),
+      KNIGHTCODE_CODE_CACHE_DIR: elsewhere,
+    });
+    expect(readdirSync(join(elsewhere, "jiti")).length).to.be.greaterThan(0);
+    expect(existsSync(join(tmp.path, "agent2", "cache"))).to.equal(false);
   });
 });

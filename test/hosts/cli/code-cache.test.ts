@@ -6,8 +6,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { cliAgentDir } from "../../../hosts/cli/agent-dir.js";
-import { resolveAgentDir } from "../../../plugins/settings/agent-dir.js";
+import { cliAgentDir, cliCodeCacheDir } from "../../../hosts/cli/agent-dir.js";
+import { codeCacheDir, resolveAgentDir } from "../../../plugins/settings/agent-dir.js";
 import { runCli } from "../../helpers/cli.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
@@ -16,13 +16,15 @@ describe("the CLI's code cache", () => {
   const agentDir = () => join(tmp.path, "agent");
   const cacheDir = () => join(agentDir(), "cache", "v8");
   const caches = () => (existsSync(cacheDir()) ? readdirSync(cacheDir()).sort() : []);
+  /** The agent folder, with its own caches (the suite shares one folder of caches: test/setup.ts). */
+  const own = () => ({ KNIGHTCODE_AGENT_DIR: agentDir(), KNIGHTCODE_CODE_CACHE_DIR: "" });
 
   /** A one-turn print run that opens a session (no session file). */
   const run = async (extra: Record<string, string> = {}) => {
     const script = tmp.write("s.json", JSON.stringify({ steps: [{ text: "cached hello" }] }));
     const result = await runCli(["-p", "--no-session", "--provider", "scripted", "--script", script, "hi"], {
       cwd: tmp.path,
-      env: { KNIGHTCODE_AGENT_DIR: agentDir(), KNIGHTCODE_DEBUG_CODE_CACHE: "1", ...extra },
+      env: { ...own(), KNIGHTCODE_DEBUG_CODE_CACHE: "1", ...extra },
     });
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout).to.equal("cached hello\n");
@@ -52,7 +54,7 @@ describe("the CLI's code cache", () => {
   it("replaces the cache of a run without a session (--list-extensions) with a session run's", async () => {
     const listed = await runCli(["--list-extensions"], {
       cwd: tmp.path,
-      env: { KNIGHTCODE_AGENT_DIR: agentDir() },
+      env: own(),
     });
     expect(listed.code, listed.stderr).to.equal(0);
     expect(caches().map((f) => f.endsWith(".partial.bin"))).to.deep.equal([true]);
@@ -77,7 +79,7 @@ describe("the CLI's code cache", () => {
     const serve = async () => {
       const result = await runCli(["app-server"], {
         cwd: tmp.path,
-        env: { KNIGHTCODE_AGENT_DIR: agentDir(), KNIGHTCODE_DEBUG_CODE_CACHE: "1" },
+        env: { ...own(), KNIGHTCODE_DEBUG_CODE_CACHE: "1" },
         stdin: `${JSON.stringify({ id: 1, method: "initialize", params: { clientInfo: { name: "t", version: "1" } } })}\n`,
       });
       expect(result.code, result.stderr).to.equal(0);
@@ -107,9 +109,24 @@ describe("the CLI's code cache", () => {
     expect(caches()).to.deep.equal([]);
   });
 
-  it("finds the agent folder by the same rule as the settings service", () => {
-    for (const env of [{}, { KNIGHTCODE_AGENT_DIR: "rel/agent" }, { KNIGHTCODE_AGENT_DIR: "/abs/agent" }]) {
+  it("keeps the caches in $KNIGHTCODE_CODE_CACHE_DIR when it is set", async () => {
+    const elsewhere = join(tmp.path, "caches");
+    expect(await run({ KNIGHTCODE_CODE_CACHE_DIR: elsewhere })).to.equal("miss");
+    expect(await run({ KNIGHTCODE_CODE_CACHE_DIR: elsewhere })).to.equal("hit");
+    expect(readdirSync(join(elsewhere, "v8"))).to.have.length(1);
+    expect(caches()).to.deep.equal([]);
+  });
+
+  it("finds the agent folder and the cache folder by the same rules as the settings service", () => {
+    for (const env of [
+      {},
+      { KNIGHTCODE_AGENT_DIR: "rel/agent" },
+      { KNIGHTCODE_AGENT_DIR: "/abs/agent" },
+      { KNIGHTCODE_AGENT_DIR: "/abs/agent", KNIGHTCODE_CODE_CACHE_DIR: "" },
+      { KNIGHTCODE_CODE_CACHE_DIR: "rel/caches" },
+    ]) {
       expect(cliAgentDir(env)).to.equal(resolveAgentDir(env));
+      expect(cliCodeCacheDir(env)).to.equal(codeCacheDir(resolveAgentDir(env), env));
     }
   });
 });
