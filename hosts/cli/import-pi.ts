@@ -223,6 +223,26 @@ const OAUTH_PROVIDERS: Record<string, { provider: string; label: string }> = {
   "github-copilot": { provider: "github-copilot", label: "GitHub Copilot subscription" },
 };
 
+/**
+ * `defaultProvider` and `enabledModels` with pi's provider names that are another KnightCode provider's in
+ * KnightCode's (`openai-codex/gpt-5.5` is `openai/gpt-5.5`); other settings and names as they are.
+ */
+function withKnightCodeProviders(key: string, value: unknown): unknown {
+  const rename = (provider: string) => {
+    const known = OAUTH_PROVIDERS[provider];
+    return known && known.provider !== provider ? known.provider : provider;
+  };
+  if (key === "defaultProvider" && typeof value === "string") return rename(value);
+  if (key === "enabledModels" && Array.isArray(value)) {
+    return value.map((entry) => {
+      if (typeof entry !== "string" || !entry.includes("/")) return entry;
+      const slash = entry.indexOf("/");
+      return `${rename(entry.slice(0, slash))}${entry.slice(slash)}`;
+    });
+  }
+  return value;
+}
+
 /** The wire APIs KnightCode implements (a models.json provider with another has nothing to serve it). */
 const KNOWN_APIS = new Set(["openai-completions", "openai-responses", "anthropic-messages"]);
 /** The built-in providers (a models.json entry for one of them may leave out `api`). */
@@ -684,7 +704,7 @@ class Plan {
     if (!pi) return;
     const settings = this.settingsFile();
     const source = "settings.json";
-    for (const [key, value] of Object.entries(pi)) {
+    for (let [key, value] of Object.entries(pi)) {
       if (SAME_SETTINGS.has(key)) {
         if (key === "defaultProjectTrust" && this.target.scope === "project") {
           this.add(
@@ -704,6 +724,10 @@ class Plan {
           );
           continue;
         }
+        // pi's provider names that are another KnightCode provider's (its ChatGPT sign-in is `openai` here).
+        const renamed = withKnightCodeProviders(key, value);
+        const note = renamed === value ? "" : ` (pi's ${showValue(value, (v) => masked(this.kit, v), key)})`;
+        value = renamed;
         const problem = this.checkSetting({ [key]: value });
         if (problem) {
           this.add(source, key, "not-importable", `KnightCode does not take this value: ${problem}`);
@@ -714,12 +738,7 @@ class Plan {
         }
         settings.value[key] = value;
         settings.changed = true;
-        this.add(
-          source,
-          key,
-          "imported",
-          showValue(value, (v) => masked(this.kit, v), key),
-        );
+        this.add(source, key, "imported", `${showValue(value, (v) => masked(this.kit, v), key)}${note}`);
       } else if (Object.hasOwn(SAME_GROUPS, key)) {
         this.importGroup(key, value);
       } else if ((RESOURCE_LISTS as readonly string[]).includes(key)) {

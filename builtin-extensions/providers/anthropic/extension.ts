@@ -18,6 +18,7 @@ import {
   ANTHROPIC_MODELS,
   ANTHROPIC_PROVIDER,
 } from "./models.js";
+import { PI_MODELS } from "./pi-models.generated.js";
 
 const streamSimple = lazyStreamSimple(async () => (await import("./stream.js")).streamAnthropic);
 
@@ -27,7 +28,13 @@ export function anthropicProviderConfig(): ProviderConfig {
     api: ANTHROPIC_API,
     baseUrl: ANTHROPIC_BASE_URL,
     apiKey: ANTHROPIC_KEY_ENV,
-    models: ANTHROPIC_MODELS.map((model) => ({ ...model })),
+    // Its own models, then pi-ai's that it does not list (a pi user's chosen model is found).
+    models: [
+      ...ANTHROPIC_MODELS,
+      ...PI_MODELS.filter((m) => !ANTHROPIC_MODELS.some((own) => own.id === m.id)),
+    ].map((model) => ({
+      ...model,
+    })),
     login: [
       {
         id: "browser",

@@ -11,6 +11,7 @@ import {
   OPENAI_PROVIDER,
   OPENAI_RESPONSES_API,
 } from "./models.js";
+import { PI_MODELS } from "./pi-models.generated.js";
 
 const streamSimple = lazyStreamSimple(async () => (await import("./stream.js")).streamOpenAIResponses);
 
@@ -20,7 +21,12 @@ export function openaiProviderConfig(): ProviderConfig {
     api: OPENAI_RESPONSES_API,
     baseUrl: DEFAULT_BASE_URL,
     apiKey: OPENAI_API_KEY_ENV,
-    models: OPENAI_MODELS.map((model) => ({ ...model })),
+    // Its own models, then pi-ai's that it does not list (a pi user's chosen model is found).
+    models: [...OPENAI_MODELS, ...PI_MODELS.filter((m) => !OPENAI_MODELS.some((own) => own.id === m.id))].map(
+      (model) => ({
+        ...model,
+      }),
+    ),
     login: [
       {
         id: "browser",

@@ -313,6 +313,29 @@ describe("knightcode import pi (through the built CLI)", function () {
     expect(statSync(join(kcDir(), "auth.json")).mode & 0o777).to.equal(0o600);
   });
 
+  it("pi's ChatGPT provider name in defaultProvider and enabledModels becomes KnightCode's (openai), and the model is found", async () => {
+    writePi("settings.json", {
+      defaultProvider: "openai-codex",
+      defaultModel: "gpt-5.5",
+      enabledModels: ["openai-codex/gpt-5.4", "anthropic/claude-opus-4-7", "gpt-5.5"],
+    });
+    const result = await cli(["import", "pi"]);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.match(/imported +defaultProvider: "openai" \(pi's "openai-codex"\)/);
+    const settings = readJson(join(kcDir(), "settings.json"));
+    expect(settings).to.deep.include({
+      defaultProvider: "openai",
+      defaultModel: "gpt-5.5",
+      enabledModels: ["openai/gpt-5.4", "anthropic/claude-opus-4-7", "gpt-5.5"],
+    });
+    // The settings name a model KnightCode knows (pi-ai's OpenAI models are in builtin:openai's list).
+    const listed = await runCli(["--list-models", "gpt-5.5"], {
+      cwd: tmp.path,
+      env: { ...env(), OPENAI_API_KEY: "sk-test" },
+    });
+    expect(listed.stdout).to.match(/^openai +gpt-5\.5 /m);
+  });
+
   it("a malformed pi file is reported with its line and column; the other files still import", async () => {
     piSetup();
     writePi("settings.json", '{\n  "defaultModel": "m1",\n}\n');

@@ -138,6 +138,39 @@ describe("anthropic provider: in a session", () => {
     };
   }
 
+  it("finds a model of pi-ai's catalogue that it does not list itself (claude-opus-4-7) and sends it", async () => {
+    server.respond((_req, res) => writeSse(res, textAnswer("claude-opus-4-7", "hello from 4.7")));
+    const agentDir = join(dir, "agent-pi");
+    mkdirSync(agentDir, { recursive: true });
+    // Only the address: the built-in's catalogue stays.
+    writeFileSync(
+      join(agentDir, "models.json"),
+      JSON.stringify({ providers: { anthropic: { baseUrl: server.url, apiKey: "sk-ant-session-key" } } }),
+    );
+    const kernel = await createStandardKernel({ agentDir, cacheDir: false });
+    const handle = await createAgentSession({
+      cwd: dir,
+      agentDir,
+      kernel,
+      model: "anthropic/claude-opus-4-7",
+      thinkingLevel: "high",
+      session: { inMemory: true },
+      extensions: [anthropicProvider],
+      tools: [],
+    });
+    opened.push({ handle, kernel });
+    expect(handle.getState().model).to.include({
+      provider: "anthropic",
+      id: "claude-opus-4-7",
+      contextWindow: 1_000_000,
+    });
+    await handle.prompt("hi");
+    const body = server.requests[0]!.body as { model: string; thinking?: { type: string } };
+    expect(body.model).to.equal("claude-opus-4-7");
+    // Its traits follow from the id: 4.6 and later think adaptively.
+    expect(body.thinking).to.include({ type: "adaptive" });
+  });
+
   it("lets a before_provider_request handler edit the payload in place without changing the session's messages", async () => {
     const first = [
       messageStart(MODEL),

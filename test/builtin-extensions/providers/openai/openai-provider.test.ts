@@ -35,6 +35,7 @@ import openaiProvider, {
   streamOpenAIResponses,
   strictSchema,
 } from "../../../../builtin-extensions/providers/openai/index.js";
+import { PI_MODELS } from "../../../../builtin-extensions/providers/openai/pi-models.generated.js";
 import { sessionInternals } from "../../../../hosts/sdk/session-internals.js";
 import {
   type RecordedRequest,
@@ -197,20 +198,27 @@ describe("builtin-extensions/providers/openai", () => {
       expect(config).to.include({ api: "openai-responses", apiKey: "OPENAI_API_KEY" });
       expect(config.baseUrl).to.equal("https://api.openai.com/v1");
       expect(config.streamSimple).to.be.a("function");
-      expect(config.models!.map((m) => m.id)).to.deep.equal([
+      const own = config.models!.slice(0, OPENAI_MODELS.length);
+      expect(own.map((m) => m.id)).to.deep.equal([
         "gpt-6.2-sol",
         "gpt-6.2-astra",
         "gpt-6.1-sol",
         "gpt-6-luna",
       ]);
-      for (const model of config.models!) {
+      for (const model of own) {
         expect(model.reasoning, model.id).to.equal(true);
         expect(model.contextWindow).to.equal(1_050_000);
         expect(model.maxTokens).to.equal(128_000);
         expect(model.cost!.cacheWrite).to.equal(model.cost!.input * 1.25);
         expect(model.cost!.cacheRead).to.be.below(model.cost!.input);
       }
-      expect(openaiProviderConfig().models).to.deep.equal(OPENAI_MODELS);
+      expect(own).to.deep.equal(OPENAI_MODELS);
+      expect(openaiProviderConfig().models).to.deep.equal(config.models);
+      // Then pi-ai's OpenAI models it does not list itself, so a model a pi user chose is found.
+      const more = config.models!.slice(OPENAI_MODELS.length);
+      expect(more).to.deep.equal(PI_MODELS.filter((m) => !OPENAI_MODELS.some((o) => o.id === m.id)));
+      expect(more.map((m) => m.id)).to.include.members(["gpt-5.5", "gpt-4o", "o3"]);
+      expect(more.find((m) => m.id === "gpt-4o")).to.include({ contextWindow: 128_000 });
       expect(DEFAULT_TIMEOUT_MS).to.equal(600_000);
     });
   });
