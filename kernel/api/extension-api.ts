@@ -210,6 +210,13 @@ export interface ProviderConfig {
   compat?: Record<string, unknown>;
   models?: ProviderModelConfig[];
   /**
+   * Other names the provider answers to where a model is named by provider (`--model name/id`, `--provider`, the
+   * `defaultProvider` setting, a session's recorded model), e.g. another agent's name for the same service
+   * (builtin:openai answers to pi's `openai-codex`). A registered provider or a `models.json` entry of that name
+   * wins over an alias; model lists show the provider's own name.
+   */
+  aliases?: readonly string[];
+  /**
    * A provider for tests and offline runs (the scripted one): it answers when named (`--provider`), but model lists
    * (`/model`, `--list-models`, the cycling keys) never offer it.
    */

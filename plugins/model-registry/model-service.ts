@@ -437,7 +437,8 @@ export class ModelService implements ModelApiService {
    * One model, as `getAvailable()` lists it (the same precedence), found without building the list: a run asks
    * for its model on every request, and the catalogues hold hundreds.
    */
-  find(provider: string, modelId: string): ModelInfo | undefined {
+  find(name: string, modelId: string): ModelInfo | undefined {
+    const provider = this.providerNamed(name);
     const json = this.modelsJson.providers[provider];
     const registered = this.deps.store.get(provider)?.config;
     const list = json ? (json.models ?? registered?.models) : registered?.models;
@@ -450,6 +451,15 @@ export class ModelService implements ModelApiService {
       if (model.provider === provider && model.id === modelId) return model;
     }
     return provider === "virtual" && this.virtual.has(modelId) ? virtualModelInfo(modelId) : undefined;
+  }
+
+  /**
+   * The provider a name means: a registered provider or `models.json` entry of that name, else the registered
+   * provider that lists it among its `aliases` (pi's `openai-codex` is builtin:openai's), else the name as given.
+   */
+  private providerNamed(name: string): string {
+    if (this.modelsJson.providers[name] || this.deps.store.get(name)) return name;
+    return this.deps.store.list().find((entry) => entry.config.aliases?.includes(name))?.name ?? name;
   }
 
   /** How to get a model, naming this session's agent folder. */
@@ -619,6 +629,7 @@ export class ModelService implements ModelApiService {
     if (!provider && !model) {
       throw new KernelError("KC_ERR_NO_MODEL", noModelHelp(this.deps.agentDir));
     }
+    if (provider) provider = this.providerNamed(provider);
     // Named in full: looked up without building the list of every provider's models.
     const named = provider && model ? this.find(provider, model) : undefined;
     if (named) return named;

@@ -21,6 +21,8 @@ export function openaiProviderConfig(): ProviderConfig {
     api: OPENAI_RESPONSES_API,
     baseUrl: DEFAULT_BASE_URL,
     apiKey: OPENAI_API_KEY_ENV,
+    // pi's name for its ChatGPT sign-in provider, which is this one here (sessions and settings from pi name it).
+    aliases: ["openai-codex"],
     // Its own models, then pi-ai's that it does not list (a pi user's chosen model is found).
     models: [...OPENAI_MODELS, ...PI_MODELS.filter((m) => !OPENAI_MODELS.some((own) => own.id === m.id))].map(
       (model) => ({

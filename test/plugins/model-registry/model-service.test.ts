@@ -549,6 +549,36 @@ describe("model service", () => {
       expect(models.resolveModel({ model: "keyless/shared" })).to.include({ provider: "keyless" });
     });
 
+    it("a provider's aliases name it (--model alias/id, --provider alias, find); its own name and models.json win", () => {
+      const j1 = { id: "j1", contextWindow: 1000, maxTokens: 100 };
+      agent.write(
+        "models.json",
+        JSON.stringify({
+          providers: {
+            "in-json": { api: "openai-completions", baseUrl: "http://127.0.0.1:9/v1", models: [j1] },
+          },
+        }),
+      );
+      const { models, register } = agent.service();
+      const config = (id: string) => ({
+        ...scriptedProviderConfig(codeSteps([])),
+        models: [{ id, contextWindow: 1000, maxTokens: 100 }],
+      });
+      register("real", { ...config("r1"), aliases: ["other-name", "taken", "in-json"] });
+      expect(models.resolveModel({ model: "other-name/r1" })).to.include({ provider: "real", id: "r1" });
+      expect(models.resolveModel({ provider: "other-name" })).to.include({ provider: "real", id: "r1" });
+      expect(models.find("other-name", "r1")).to.include({ provider: "real", id: "r1" });
+      // Model lists show the provider's own name only.
+      expect(models.getAvailable().map((m) => m.provider)).to.not.include("other-name");
+      // A provider registered under the alias's name is that provider.
+      register("taken", config("t1"));
+      expect(models.resolveModel({ model: "taken/t1" })).to.include({ provider: "taken", id: "t1" });
+      expect(models.find("taken", "r1")).to.equal(undefined);
+      // So is a models.json entry of that name.
+      expect(models.resolveModel({ model: "in-json/j1" })).to.include({ provider: "in-json", id: "j1" });
+      expect(models.find("in-json", "r1")).to.equal(undefined);
+    });
+
     it("names the known providers and how to configure a model for an unknown provider", async () => {
       const models = withScripted();
       const error = await failure(() => models.resolveModel({ model: "nope/m1" }));

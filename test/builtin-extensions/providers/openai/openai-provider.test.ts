@@ -1044,6 +1044,21 @@ describe("builtin-extensions/providers/openai", () => {
       openai: { baseUrl: `${server.url}/v1`, api: "openai-responses", apiKey: "sk-session-key", models },
     });
 
+    it("answers to pi's provider name openai-codex, with pi-ai's models it does not list itself (gpt-5.5)", async () => {
+      const wire = new ResponsesWire("resp_codex", "gpt-5.5").created().text(["from ", "5.5"]).completed();
+      server.respond((_req, res) => writeSse(res, wire.events));
+      // Only the address and key: the built-in's catalogue stays.
+      const s = await open({
+        providers: { openai: { baseUrl: `${server.url}/v1`, apiKey: "sk-session-key" } },
+        provider: "openai-codex",
+        model: "gpt-5.5",
+      });
+      expect(s.handle.getState().model).to.include({ provider: "openai", id: "gpt-5.5" });
+      await s.handle.prompt("hi");
+      expect(server.requests[0]!.path).to.equal("/v1/responses");
+      expect(server.requests[0]!.body.model).to.equal("gpt-5.5");
+    });
+
     it("runs a tool loop: hooks observe the traffic, reasoning and tool results go into the next request", async () => {
       const lookup = defineTool({
         name: "lookup",
