@@ -462,6 +462,15 @@ export class ModelService implements ModelApiService {
     return this.deps.store.list().find((entry) => entry.config.aliases?.includes(name))?.name ?? name;
   }
 
+  /** The key given to the session (`--api-key`, the SDK's `apiKeys`) for `provider`, by its name or an alias. */
+  private givenKey(provider: string): string | undefined {
+    const keys = this.deps.apiKeys;
+    if (!keys) return undefined;
+    if (keys[provider]) return keys[provider];
+    const alias = this.deps.store.get(provider)?.config.aliases?.find((name) => keys[name]);
+    return alias === undefined ? undefined : keys[alias];
+  }
+
   /** How to get a model, naming this session's agent folder. */
   noModelHelp(): string {
     return noModelHelp(this.deps.agentDir);
@@ -582,7 +591,7 @@ export class ModelService implements ModelApiService {
     // The order resolveApiKey takes them in.
     const stored = this.auth.read()[provider]?.key;
     let source: ProviderKeyStatus["source"];
-    if (this.deps.apiKeys?.[provider]) source = "sdk";
+    if (this.givenKey(provider)) source = "sdk";
     else if (typeof stored === "string" && stored) source = "auth.json";
     else if (keyVariable) source = (this.deps.env ?? process.env)[keyVariable] ? "environment" : undefined;
     else if (configured) source = "models.json";
@@ -1042,7 +1051,7 @@ export class ModelService implements ModelApiService {
 
   /** Whether the provider's key is a stored sign-in whose access token runs out within REFRESH_MARGIN_MS. */
   private needsRefresh(provider: string): boolean {
-    if (this.deps.apiKeys?.[provider]) return false;
+    if (this.givenKey(provider)) return false;
     const stored = this.auth.read()[provider];
     if (stored?.type !== "oauth" || typeof stored.expires !== "number") return false;
     return stored.expires - Date.now() < REFRESH_MARGIN_MS;
@@ -1108,7 +1117,7 @@ export class ModelService implements ModelApiService {
 
   /** The non-secret fields of the provider's stored credential when it is not a plain API key (for the provider). */
   private storedCredentialInfo(provider: string): { type: string; [field: string]: unknown } | undefined {
-    if (this.deps.apiKeys?.[provider]) return undefined;
+    if (this.givenKey(provider)) return undefined;
     const stored = this.auth.read()[provider];
     if (!stored || typeof stored.type !== "string" || stored.type === "api_key") return undefined;
     if (typeof stored.key !== "string" || !stored.key) return undefined;
@@ -1132,7 +1141,7 @@ export class ModelService implements ModelApiService {
     provider: string,
     configured: string | undefined,
   ): { value: string; from: "given" | "auth" | "config" } | undefined {
-    const given = this.deps.apiKeys?.[provider];
+    const given = this.givenKey(provider);
     if (given) return { value: given, from: "given" };
     const key = this.auth.read()[provider]?.key;
     if (typeof key === "string" && key) return { value: key, from: "auth" };

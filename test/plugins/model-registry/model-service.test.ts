@@ -56,7 +56,7 @@ function useAgentDir(): {
   write(name: string, content: unknown): string;
   open(options?: Partial<CreateAgentSessionOptions>): Promise<AgentSessionHandle>;
   /** A ModelService built directly over a fresh store and a real bus; `register` is undone after the test. */
-  service(options?: { env?: NodeJS.ProcessEnv }): {
+  service(options?: { env?: NodeJS.ProcessEnv; apiKeys?: Record<string, string> }): {
     models: ModelService;
     store: ProviderStore;
     bus: HookBus;
@@ -118,6 +118,7 @@ function useAgentDir(): {
         context: () => ({}) as ExtensionContext,
         agentDir: join(dir, "agent"),
         ...(options.env ? { env: options.env } : {}),
+        ...(options.apiKeys ? { apiKeys: options.apiKeys } : {}),
         warn: (message) => warnings.push(message),
       });
       const register = (name: string, config: ProviderConfig) => {
@@ -577,6 +578,10 @@ describe("model service", () => {
       // So is a models.json entry of that name.
       expect(models.resolveModel({ model: "in-json/j1" })).to.include({ provider: "in-json", id: "j1" });
       expect(models.find("in-json", "r1")).to.equal(undefined);
+      // A key given for an alias (`--provider other-name --api-key k`) is the provider's.
+      const given = agent.service({ apiKeys: { "other-name": "k-given" } });
+      given.register("real", { ...config("r1"), aliases: ["other-name"] });
+      expect(given.models.resolveApiKey("real", undefined)).to.equal("k-given");
     });
 
     it("names the known providers and how to configure a model for an unknown provider", async () => {
