@@ -1,6 +1,46 @@
-/** Process checks for tests that kill commands: is a pid alive, wait until it is gone, wait for a pid file. */
+/**
+ * Process checks for tests that kill commands (is a pid alive, wait until it is gone, wait for a pid file), and a
+ * repository script run to its end.
+ */
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Runs `scripts/<name>` through tsx from the repository root, with its stdout and stderr together; fails when it
+ * has not finished after `ms`.
+ */
+export function runScript(
+  name: string,
+  args: string[],
+  ms = 50_000,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(root, "scripts", name), ...args], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`scripts/${name} did not finish in time\n${out}`));
+    }, ms);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
 
 /** Whether a pid still names a live process (a zombie waiting to be reaped counts as gone). */
 export function alive(pid: number): boolean {

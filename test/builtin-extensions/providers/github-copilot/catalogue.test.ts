@@ -3,7 +3,6 @@
  * `github-copilot`), its registration, and the generator's `--check`. Requests through each API are tested through
  * the built CLI in test/hosts/cli/login-copilot.test.ts.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +13,7 @@ import {
   GITHUB_COPILOT_MODELS,
   githubCopilotProviderConfig,
 } from "../../../../builtin-extensions/providers/github-copilot/index.js";
+import { runScript } from "../../../helpers/processes.js";
 
 const root = fileURLToPath(new URL("../../../..", import.meta.url));
 
@@ -96,29 +96,7 @@ describe("builtin:github-copilot catalogue", () => {
 
   it("the generator's --check finds the catalogue and its docs table current", async function () {
     this.timeout(60_000);
-    const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", join(root, "scripts/gen-copilot-catalogue.ts"), "--check"],
-        { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.stderr.on("data", (d) => {
-        out += d;
-      });
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`the generator did not finish in time\n${out}`));
-      }, 50_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, out });
-      });
-    });
+    const result = await runScript("gen-copilot-catalogue.ts", ["--check"]);
     expect(result.code, result.out).to.equal(0);
     expect(result.out).to.contain("current");
   });

@@ -6,11 +6,9 @@
  * Each session points a named provider at a local Chat Completions server through a models.json entry that sets
  * only `baseUrl`, which keeps the provider's catalogue, key variable and compat.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionFactory, ThinkingLevel, ToolDefinition } from "@knightcodeai/cli";
 import { Type } from "@sinclair/typebox";
 import { expect } from "chai";
@@ -23,13 +21,12 @@ import {
 } from "../../../../hosts/sdk/create-agent-session.js";
 import type { Kernel } from "../../../../kernel/index.js";
 import { runCli } from "../../../helpers/cli.js";
+import { runScript } from "../../../helpers/processes.js";
 import { startTestServer, type TestServer, writeSse } from "../../../helpers/sse-server.js";
 import { textAnswer } from "../anthropic/wire.js";
 import { textChunks as geminiChunks, writeGemini } from "../google/wire.js";
 import { ResponsesWire } from "../openai/responses-wire.js";
 import { chunk, DONE, finishChunk, textStream, toolCallChunks, usageChunk } from "./fixtures.js";
-
-const root = fileURLToPath(new URL("../../../..", import.meta.url));
 
 /**
  * Every named provider's key variable and the variables Cloudflare's base URLs name, so a test sets exactly the ones
@@ -554,29 +551,7 @@ describe("builtin:openai-compatible named providers", () => {
 
   it("the generator's --check finds the catalogue current", async function () {
     this.timeout(60_000);
-    const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", join(root, "scripts/gen-provider-catalogue.ts"), "--check"],
-        { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.stderr.on("data", (d) => {
-        out += d;
-      });
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`the generator did not finish in time\n${out}`));
-      }, 50_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, out });
-      });
-    });
+    const result = await runScript("gen-provider-catalogue.ts", ["--check"]);
     expect(result.code, result.out).to.equal(0);
     expect(result.out).to.contain(
       "the named providers' catalogues and their tables in docs/providers.md are current",
