@@ -1,9 +1,10 @@
 /**
  * The test commands: `npx mocha <file>` runs that file and nothing else (`.mocharc.json` names no files), and
- * `npm run mocha`, the suite `npm test` runs, reaches every test file under test/.
+ * `npm run mocha`, the suite `npm test` runs, reaches every test file under test/, and the reporter `npm test` uses
+ * ends its output with what failed (CI keeps a log's tail).
  */
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -62,5 +63,47 @@ describe("test commands", () => {
       .sort();
     expect(files.length).to.be.greaterThan(150);
     expect([...listed].sort()).to.deep.equal(files);
+  });
+
+  it("npm test's reporter ends with one line per failure, hooks included, after the slowest files", async function () {
+    this.timeout(60_000);
+    const spec = join(temp.path, "failing.test.mjs");
+    writeFileSync(
+      spec,
+      [
+        'import assert from "node:assert";',
+        'describe("group", () => {',
+        '  it("passes", () => {});',
+        '  it("fails", () => assert.strictEqual(1, 2, "one is not two\\nsecond line"));',
+        "});",
+        'describe("hooked", () => {',
+        '  before(() => { throw new Error("the hook broke"); });',
+        '  it("never runs", () => {});',
+        "});",
+      ].join("\n"),
+    );
+    const reporter = join(root, "test", "slowest-reporter.ts");
+    const args = ["--no-config", "--node-option", "import=tsx", "--reporter", reporter, spec];
+    for (const mode of [[], ["--parallel", "--jobs", "2"]]) {
+      const failed = await promisify(execFile)(process.execPath, [mochaBin, ...mode, ...args], {
+        cwd: root,
+      }).then(
+        () => undefined,
+        (error: { code?: number; stdout?: string }) => error,
+      );
+      expect(failed?.code, `mocha ${mode.join(" ")}`).to.equal(2);
+      const tail = failed!
+        .stdout!.trimEnd()
+        .split("\n")
+        .slice(-5)
+        .map((line) => line.trim());
+      expect(tail, `mocha ${mode.join(" ")}`).to.deep.equal([
+        "2 failed (details above):",
+        `${spec}: group fails`,
+        "one is not two",
+        `${spec}: hooked "before all" hook for "never runs"`,
+        "the hook broke",
+      ]);
+    }
   });
 });
