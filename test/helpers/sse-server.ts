@@ -93,12 +93,19 @@ export interface SseEvent {
 
 /**
  * Writes an SSE stream. `delayMs` waits between events; `dropAfter` destroys the connection after that many events
- * (a dropped stream); the stream ends normally otherwise.
+ * (a dropped stream); `stallAfter` sends that many events and then nothing more, holding the connection open until
+ * the client goes (a stream only an abort or a timeout can end); the stream ends normally otherwise.
  */
 export async function writeSse(
   res: ServerResponse,
   events: SseEvent[],
-  options: { delayMs?: number; dropAfter?: number; status?: number; headers?: Record<string, string> } = {},
+  options: {
+    delayMs?: number;
+    dropAfter?: number;
+    stallAfter?: number;
+    status?: number;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<void> {
   res.writeHead(options.status ?? 200, {
     "content-type": "text/event-stream",
@@ -109,6 +116,10 @@ export async function writeSse(
   for (const [i, event] of events.entries()) {
     if (options.dropAfter !== undefined && i >= options.dropAfter) {
       res.socket?.destroy();
+      return;
+    }
+    if (options.stallAfter !== undefined && i >= options.stallAfter) {
+      if (!res.destroyed) await new Promise((resolve) => res.once("close", resolve));
       return;
     }
     const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);

@@ -165,7 +165,7 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
       }
     }
     const { result, types, events } = await outcome;
-    expect(Date.now() - abortedAt).to.be.lessThan(500);
+    expect(Date.now() - abortedAt).to.be.lessThan(2000);
     expect(result).to.include({
       stopReason: "aborted",
       errorKind: "aborted",
@@ -323,7 +323,8 @@ const CASES: Record<CaseName, (driver: Driver) => Promise<void>> = {
     const { result } = await collect(driver.stream(loggingHooks([]), { compat: { timeoutMs: 150 } }));
     expect(result).to.include({ stopReason: "error", errorKind: "timeout" });
     expect(result.errorMessage).to.contain("compat.timeoutMs");
-    expect(Date.now() - started).to.be.lessThan(2000);
+    // The server never answers: without the timeout nothing would end the request (the bound allows a loaded machine).
+    expect(Date.now() - started).to.be.lessThan(5000);
   },
 
   async "waiting notices"(driver) {
