@@ -259,19 +259,22 @@ describe("plugins/kit/provider: runProviderRequest", () => {
   });
 
   it("keeps a stream alive while the wire reports bytes without events", async () => {
+    // Four keep-alives 400 ms apart: the stream lasts longer than the 1 s limit, and each gap leaves a loaded
+    // machine 600 ms of slack.
     async function* slow(alive: () => void) {
       yield { type: "start" };
       for (let i = 0; i < 4; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        await new Promise((resolve) => setTimeout(resolve, 400));
         alive(); // a keep-alive comment
       }
       yield { type: "stop" };
     }
     const result = await settled(
       runProviderRequest(request(loggingHooks([])), (writer) => {
-        const wire = textWire(writer, { overrides: { timeoutMs: 60 } });
+        const wire = textWire(writer, { overrides: { timeoutMs: 1000 } });
         return { ...wire, send: async ({ alive }) => ({ status: 200, headers: {}, events: slow(alive) }) };
       }),
+      10_000,
     );
     expect(result.stopReason, result.errorMessage).to.equal("stop");
   });
