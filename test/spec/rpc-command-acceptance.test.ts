@@ -27,7 +27,7 @@ describe("spec rows: RPC prompt of a command that sends a message", function () 
     const script = join(tmp.path, "script.json");
     writeFileSync(
       script,
-      JSON.stringify({ steps: [{ text: "a slow answer in many small chunks", chunkDelayMs: 40 }] }),
+      JSON.stringify({ steps: [{ text: "a slow answer in many small chunks", chunkDelayMs: 150 }] }),
     );
     const child = spawn(
       process.execPath,

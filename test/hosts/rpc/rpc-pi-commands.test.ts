@@ -104,7 +104,7 @@ describe("RPC mode: pi's commands", function () {
     it(`${command} one-at-a-time delivers one queued message per turn, all of them at once otherwise`, async () => {
       const turns = async (mode: "all" | "one-at-a-time") => {
         const p = scripted(
-          [{ text: "working on it", chunkDelayMs: 150 }, { text: "a" }, { text: "b" }, { text: "c" }],
+          [{ text: "working on it", chunkDelayMs: 700 }, { text: "a" }, { text: "b" }, { text: "c" }],
           ["--no-session"],
         );
         expect((await p.request("m", command, { mode })).success).to.equal(true);
@@ -222,7 +222,7 @@ describe("RPC mode: pi's commands", function () {
       `export default (kc: any) => kc.registerCommand("ping", { description: "ping", handler: async () => {} });`,
     );
     const p = scripted(
-      [{ text: "slow answer", chunkDelayMs: 100 }, { text: "later" }],
+      [{ text: "slow answer", chunkDelayMs: 1000 }, { text: "later" }],
       ["--no-session", "-e", ext],
     );
     expect((await p.request("1", "prompt", { message: "go" })).data).to.deep.equal({

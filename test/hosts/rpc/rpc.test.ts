@@ -240,7 +240,7 @@ describe("RPC mode", () => {
 
   it("queues steering and follow-up prompts during a run, and aborts", async () => {
     const p = start([
-      { text: "a slow first answer that takes a while to stream", chunkDelayMs: 40 },
+      { text: "a slow first answer that takes a while to stream", chunkDelayMs: 1000 },
       { text: "never" },
     ]);
     await p.request("1", "prompt", { message: "first" });

@@ -292,7 +292,7 @@ describe("agent loop", () => {
 
   it("aborts mid-stream: the message ends aborted, running tools get the signal, queued messages come back", async () => {
     const t = await open({
-      script: [{ text: "a long answer that streams slowly", chunkDelayMs: 30 }],
+      script: [{ text: "a long answer that streams slowly", chunkDelayMs: 1000 }],
     });
     const run = t.session.prompt("go");
     await new Promise<void>((resolve) => {
@@ -405,7 +405,7 @@ describe("agent loop", () => {
 
   it("refuses a prompt once the run is past its start unless it says how to enter the run", async () => {
     const t = await open({
-      script: [{ text: "a slow answer that streams in several chunks", chunkDelayMs: 20 }],
+      script: [{ text: "a slow answer that streams in several chunks", chunkDelayMs: 100 }],
     });
     const run = t.session.prompt("one");
     await new Promise<void>((resolve) => {
