@@ -283,8 +283,11 @@ describe("RPC mode", () => {
 
   it("aborts a running bash command with abort_bash", async () => {
     const p = start([]);
-    p.send({ id: "b", type: "bash", command: "sleep 20" });
-    await new Promise((r) => setTimeout(r, 200));
+    p.send({ id: "b", type: "bash", command: "echo started; sleep 20" });
+    // Aborted once it runs (its first output says so), however long a loaded machine takes to start it.
+    await p.waitFor(
+      (r) => r.type === "bash_execution_update" && r.id === "b" && String(r.delta).includes("started"),
+    );
     expect((await p.request("a", "abort_bash")).data).to.deep.equal({ aborted: true });
     const response = await p.response("b");
     expect(response.success).to.equal(true);
