@@ -430,7 +430,7 @@ describe("knightcode app-server: turns", function () {
   it("queues inputs: snapshots, removal, each its own turn once idle, and a dropped input's error", async () => {
     h = await harness(tmp.path);
     h.model.respondInOrder(
-      (_req, res) => slowText(res, 30, 20),
+      (_req, res) => slowText(res, 30, 100),
       (_req, res) => writeSse(res, textStream("second answer")),
     );
     const server = await h.start();
