@@ -126,15 +126,18 @@ export async function main(argv: string[]): Promise<number> {
   };
   // ctx.shutdown() from an extension: the mode ends at its next idle point.
   const shutdown = new AbortController();
+  let endNotice = () => {};
   try {
     let prompts: string[] = [];
     let mode: RegisteredMode | undefined;
     let ui: ExtensionUIContext | undefined;
     let flagValues: Record<string, boolean | string> = {};
+    endNotice = slowOpenNotice();
     handle = await openSession(args, modeName, {
       onShutdownRequest: () => shutdown.abort(),
       // Flags, the mode and its UI are settled before session_start, so its handlers see them.
       beforeStart: async (session) => {
+        endNotice();
         const flags = resolveExtensionFlags(args, session.registeredFlags());
         if (!flags.ok) throw new UsageError(flags);
         // A positional argument is a prompt unless an extension's string flag took it as its value.
@@ -174,12 +177,14 @@ export async function main(argv: string[]): Promise<number> {
       openSession: (options) => openModeSession(args, modeName, flagValues, options),
     });
   } catch (error) {
+    endNotice();
     if (error instanceof UsageError) return usage(error.problem);
     const code = (error as { code?: string }).code;
     const { errorMessage } = await import("@knightcodeai/cli/kit");
     process.stderr.write(`knightcode: ${errorMessage(error)}\n`);
     return code === "KC_ERR_NO_MODEL" ? 2 : 1;
   } finally {
+    endNotice();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
     if (handle) await disposeWithin(handle, SHUTDOWN_GRACE_MS);
@@ -189,6 +194,32 @@ export async function main(argv: string[]): Promise<number> {
     // A mode that stopped reading (RPC after a signal) must not keep the process alive on an open stdin.
     if (stdinOpened || stdinRead) process.stdin.destroy();
   }
+}
+
+/** How long a session may take to open before a terminal is told why it waits. */
+const SLOW_OPEN_MS = 1_000;
+
+/**
+ * On a terminal (stderr), one line while the session is slow to open: the first start of a package compiles its
+ * TypeScript, which takes seconds for a large one, and the screen would stay blank meanwhile. The returned function
+ * erases the line (the mode's output then starts where it was) and cancels it if not yet shown. Nothing is written
+ * when stderr is not a terminal: scripts and protocol clients see no change.
+ */
+function slowOpenNotice(): () => void {
+  if (!isatty(2)) return () => {};
+  let shown = false;
+  const timer = setTimeout(() => {
+    const text = "Loading extensions… (the first start of a package compiles its TypeScript)";
+    const width = process.stderr.columns || 80;
+    process.stderr.write(text.length < width ? text : `${text.slice(0, width - 2)}…`);
+    shown = true;
+  }, SLOW_OPEN_MS);
+  timer.unref();
+  return () => {
+    clearTimeout(timer);
+    if (shown) process.stderr.write("\r\x1b[2K");
+    shown = false;
+  };
 }
 
 /** How long `session_shutdown` handlers get when the process ends before it exits anyway. */
