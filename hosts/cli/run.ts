@@ -369,13 +369,14 @@ async function openSession(
 async function inspect(args: CliArgs): Promise<number> {
   const options = sessionOptions(args, "print");
   const { createAgentSession } = await import("@knightcodeai/cli");
+  const endNotice = slowOpenNotice();
   const handle = await createAgentSession({
     ...options,
     provider: undefined,
     model: undefined,
     session: { inMemory: true },
     approve: args.approve ?? false,
-  } as CreateAgentSessionOptions);
+  } as CreateAgentSessionOptions).finally(endNotice);
   try {
     if (args.help) {
       process.stdout.write(helpText(packageVersion(), handle.registeredFlags(), handle.listModes()));

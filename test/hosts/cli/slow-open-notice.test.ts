@@ -41,6 +41,7 @@ describe("knightcode: a slow start on a terminal says why it waits", function ()
   for (const [mode, flags, shownAfter] of [
     ["the interactive mode", "", "KnightCode"],
     ["a print run", "-p", "KC-EXIT-0"],
+    ["--list-extensions", "--list-extensions", "KC-EXIT-0"],
   ] as const) {
     it(`${mode}: the line shows while the session opens and is gone after`, async function () {
       if (!hasTmux) this.skip();
@@ -54,6 +55,7 @@ describe("knightcode: a slow start on a terminal says why it waits", function ()
       const after = await term.waitFor(shownAfter);
       expect(after).to.not.contain(NOTICE);
       if (flags === "-p") expect(after.trimStart().startsWith("The answer.")).to.equal(true);
+      if (flags === "--list-extensions") expect(after).to.contain("held.ts");
     });
   }
 
