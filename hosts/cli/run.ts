@@ -202,23 +202,35 @@ const SLOW_OPEN_MS = 1_000;
 /**
  * On a terminal (stderr), one line while the session is slow to open: the first start of a package compiles its
  * TypeScript, which takes seconds for a large one, and the screen would stay blank meanwhile. The returned function
- * erases the line (the mode's output then starts where it was) and cancels it if not yet shown. Nothing is written
- * when stderr is not a terminal: scripts and protocol clients see no change.
+ * erases the line (the mode's output then starts where it was) and cancels it if not yet shown. Anything else
+ * written to stderr meanwhile (a warning, an extension's output) erases it first, so it starts on a clean line.
+ * Nothing is written when stderr is not a terminal: scripts and protocol clients see no change.
  */
 function slowOpenNotice(): () => void {
   if (!isatty(2)) return () => {};
+  const stderr = process.stderr;
+  const write = stderr.write;
   let shown = false;
+  const erase = () => {
+    if (!shown) return;
+    shown = false;
+    stderr.write = write;
+    write.call(stderr, "\r\x1b[2K");
+  };
   const timer = setTimeout(() => {
     const text = "Loading extensions… (the first start of a package compiles its TypeScript)";
-    const width = process.stderr.columns || 80;
-    process.stderr.write(text.length < width ? text : `${text.slice(0, width - 2)}…`);
+    const width = stderr.columns || 80;
+    write.call(stderr, text.length < width ? text : `${text.slice(0, width - 2)}…`);
     shown = true;
+    stderr.write = function (this: typeof stderr, ...args: Parameters<typeof write>) {
+      erase();
+      return write.apply(this, args);
+    } as typeof write;
   }, SLOW_OPEN_MS);
   timer.unref();
   return () => {
     clearTimeout(timer);
-    if (shown) process.stderr.write("\r\x1b[2K");
-    shown = false;
+    erase();
   };
 }
 
