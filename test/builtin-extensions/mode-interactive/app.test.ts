@@ -334,6 +334,23 @@ describe("interactive terminal UI (in-process)", () => {
     expect(await outcome({}, "draft")).to.not.contain("The session is empty");
   });
 
+  it("two escapes pressed apart run doubleEscapeAction within half a second of each other, and nothing later", async () => {
+    const outcome = async (gapMs: number): Promise<string> => {
+      const h = await open({ script: [] });
+      const term = new KeyTerminal();
+      const app = new App(h.session, term, {}, h.session.host);
+      apps.push(app);
+      term.press("\x1b");
+      await new Promise((r) => setTimeout(r, gapMs));
+      expect(stripAnsi(app.tui.render(term.columns).join("\n"))).to.not.contain("The session is empty");
+      term.press("\x1b");
+      await new Promise((r) => setImmediate(r));
+      return stripAnsi(app.tui.render(term.columns).join("\n"));
+    };
+    expect(await outcome(50)).to.contain("The session is empty");
+    expect(await outcome(700)).to.not.contain("The session is empty");
+  });
+
   it("stops a running !command with Escape", async () => {
     const h = await open({ script: [] });
     const { term, shows } = mount(h);
