@@ -225,7 +225,8 @@ const OAUTH_PROVIDERS: Record<string, { provider: string; label: string }> = {
 
 /**
  * `defaultProvider` and `enabledModels` with pi's provider names that are another KnightCode provider's in
- * KnightCode's (`openai-codex/gpt-5.5` is `openai/gpt-5.5`); other settings and names as they are.
+ * KnightCode's (`openai-codex/gpt-5.5` is `openai/gpt-5.5`); other settings and names as they are. The value itself
+ * when nothing is renamed.
  */
 function withKnightCodeProviders(key: string, value: unknown): unknown {
   const rename = (provider: string) => {
@@ -234,11 +235,12 @@ function withKnightCodeProviders(key: string, value: unknown): unknown {
   };
   if (key === "defaultProvider" && typeof value === "string") return rename(value);
   if (key === "enabledModels" && Array.isArray(value)) {
-    return value.map((entry) => {
+    const renamed = value.map((entry) => {
       if (typeof entry !== "string" || !entry.includes("/")) return entry;
       const slash = entry.indexOf("/");
       return `${rename(entry.slice(0, slash))}${entry.slice(slash)}`;
     });
+    return renamed.some((entry, i) => entry !== value[i]) ? renamed : value;
   }
   return value;
 }
@@ -704,7 +706,7 @@ class Plan {
     if (!pi) return;
     const settings = this.settingsFile();
     const source = "settings.json";
-    for (let [key, value] of Object.entries(pi)) {
+    for (const [key, value] of Object.entries(pi)) {
       if (SAME_SETTINGS.has(key)) {
         if (key === "defaultProjectTrust" && this.target.scope === "project") {
           this.add(
@@ -725,10 +727,9 @@ class Plan {
           continue;
         }
         // pi's provider names that are another KnightCode provider's (its ChatGPT sign-in is `openai` here).
-        const renamed = withKnightCodeProviders(key, value);
-        const note = renamed === value ? "" : ` (pi's ${showValue(value, (v) => masked(this.kit, v), key)})`;
-        value = renamed;
-        const problem = this.checkSetting({ [key]: value });
+        const imported = withKnightCodeProviders(key, value);
+        const shown = (v: unknown) => showValue(v, (x) => masked(this.kit, x), key);
+        const problem = this.checkSetting({ [key]: imported });
         if (problem) {
           this.add(source, key, "not-importable", `KnightCode does not take this value: ${problem}`);
           continue;
@@ -736,9 +737,10 @@ class Plan {
         if (!this.mayWrite(source, key, settings, Object.hasOwn(settings.value, key), this.settingsWhere())) {
           continue;
         }
-        settings.value[key] = value;
+        settings.value[key] = imported;
         settings.changed = true;
-        this.add(source, key, "imported", `${showValue(value, (v) => masked(this.kit, v), key)}${note}`);
+        const note = imported === value ? "" : ` (pi's ${shown(value)})`;
+        this.add(source, key, "imported", `${shown(imported)}${note}`);
       } else if (Object.hasOwn(SAME_GROUPS, key)) {
         this.importGroup(key, value);
       } else if ((RESOURCE_LISTS as readonly string[]).includes(key)) {

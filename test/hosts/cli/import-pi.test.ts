@@ -322,6 +322,9 @@ describe("knightcode import pi (through the built CLI)", function () {
     const result = await cli(["import", "pi"]);
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout).to.match(/imported +defaultProvider: "openai" \(pi's "openai-codex"\)/);
+    expect(result.stdout).to.match(
+      /imported +enabledModels: .*"openai\/gpt-5\.4".* \(pi's .*"openai-codex\/gpt-5\.4"/,
+    );
     const settings = readJson(join(kcDir(), "settings.json"));
     expect(settings).to.deep.include({
       defaultProvider: "openai",
@@ -334,6 +337,14 @@ describe("knightcode import pi (through the built CLI)", function () {
       env: { ...env(), OPENAI_API_KEY: "sk-test" },
     });
     expect(listed.stdout).to.match(/^openai +gpt-5\.5 /m);
+  });
+
+  it("says nothing of pi's names when enabledModels names no provider KnightCode calls otherwise", async () => {
+    writePi("settings.json", { enabledModels: ["anthropic/claude-opus-4-7", "gpt-5.5"] });
+    const result = await cli(["import", "pi"]);
+    expect(result.code, result.stderr).to.equal(0);
+    const line = result.stdout.split("\n").find((l) => /imported +enabledModels:/.test(l));
+    expect(line, result.stdout).to.be.a("string").and.not.contain("pi's");
   });
 
   it("a malformed pi file is reported with its line and column; the other files still import", async () => {
