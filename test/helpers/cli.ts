@@ -1,8 +1,7 @@
 /** Runs the built `knightcode` as a child process with bounded time, collecting its output. */
-import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type ProcessResult, runProcess } from "./processes.js";
 
 export const cliBin = join(
   fileURLToPath(new URL("../..", import.meta.url)),
@@ -23,32 +22,10 @@ export function runCli(
     stdinFile?: string;
     timeoutMs?: number;
   },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const input = options.stdinFile !== undefined ? openSync(options.stdinFile, "r") : "pipe";
-    const child = spawn(process.execPath, [cliBin, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: [input, "pipe", "pipe"],
-    });
-    if (typeof input === "number") closeSync(input);
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr!.on("data", (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`knightcode ${args.join(" ")} did not finish in time\n${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin?.end(options.stdin ?? "");
+): Promise<ProcessResult> {
+  return runProcess(process.execPath, [cliBin, ...args], {
+    ...options,
+    env: { ...process.env, ...options.env },
+    what: `knightcode ${args.join(" ")}`,
   });
 }

@@ -3,13 +3,14 @@
  * run exactly as the document shows it against the built `knightcode app-server` and a local model server: what
  * the document promises a client author must work.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { textStream } from "../../builtin-extensions/providers/openai-compatible/fixtures.js";
 import { cliBin } from "../../helpers/cli.js";
+import { runProcess } from "../../helpers/processes.js";
 import { writeSse } from "../../helpers/sse-server.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 import { type Harness, harness } from "./harness.js";
@@ -25,36 +26,6 @@ function documentedClient(): string {
   return match[1];
 }
 
-function run(
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("python3", args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the documented client did not finish in time\n${stderr}`));
-    }, options.timeoutMs);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 describe("docs/app-server.md: the minimal client", function () {
   this.timeout(60_000);
   let h: Harness | undefined;
@@ -67,7 +38,8 @@ describe("docs/app-server.md: the minimal client", function () {
     h.model.respond((_req, res) => writeSse(res, textStream("Hello from the local model")));
     const script = join(tmp.path, "client.py");
     writeFileSync(script, documentedClient());
-    const result = await run([script, "Say hello"], {
+    const result = await runProcess("python3", [script, "Say hello"], {
+      what: "the documented client",
       cwd: h.project,
       env: {
         ...process.env,

@@ -12,6 +12,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { cliBin } from "../../helpers/cli.js";
+import { runProcess } from "../../helpers/processes.js";
 import { useTempDir } from "../../helpers/temp-dir.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -202,48 +203,28 @@ describe("what knightcode loads", () => {
       }),
     );
     const list = join(tmp.path, "builtins.txt");
-    const run = (): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-      new Promise((done, fail) => {
-        const child = spawn(
-          process.execPath,
-          [
-            "--require",
-            hook,
-            cliBin,
-            "--mode",
-            "json",
-            "--no-session",
-            "--provider",
-            "scripted",
-            "--script",
-            script,
-            "go",
-          ],
-          {
-            cwd: tmp.path,
-            env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), KC_BUILTINS: list },
-            stdio: ["pipe", "pipe", "pipe"],
-          },
-        );
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d) => {
-          stdout += d;
-        });
-        child.stderr.on("data", (d) => {
-          stderr += d;
-        });
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          fail(new Error(`the JSON run did not finish in time\n${stderr}`));
-        }, 30_000);
-        child.on("error", fail);
-        child.on("close", (code) => {
-          clearTimeout(timer);
-          done({ code, stdout, stderr });
-        });
-        child.stdin.end();
-      });
+    const run = () =>
+      runProcess(
+        process.execPath,
+        [
+          "--require",
+          hook,
+          cliBin,
+          "--mode",
+          "json",
+          "--no-session",
+          "--provider",
+          "scripted",
+          "--script",
+          script,
+          "go",
+        ],
+        {
+          cwd: tmp.path,
+          env: { ...process.env, KNIGHTCODE_AGENT_DIR: join(tmp.path, "agent"), KC_BUILTINS: list },
+          what: "the JSON run",
+        },
+      );
     // The first run writes the code cache, the second starts from it: both load the same modules.
     for (let i = 0; i < 2; i++) {
       const result = await run();
