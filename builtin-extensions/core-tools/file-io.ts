@@ -139,9 +139,10 @@ export type ReplaceOutcome = { replaced: true } | { replaced: false };
  *   loses nothing;
  * - any other change (a byte of `expected` differs, the file shrank, or another file was renamed over it) leaves
  *   the file alone and returns `{replaced: false}`, so the caller can redo its work on the new content.
- * A program that keeps the file open and writes to it after the rename writes to the replaced file; while appends
- * keep arriving there, it is watched for up to 100 ms and what arrives is carried over, but a writer holding the
- * file open longer than that is the limit of every replace-by-rename.
+ * A program that keeps the file open and writes to it after the rename writes to the replaced file; when the file
+ * is being appended to, the replaced file is watched until it has been quiet for 15 ms (up to 100 ms) and what
+ * arrives is carried over, but a writer holding the file open longer than that is the limit of every
+ * replace-by-rename.
  */
 export async function replaceFileIfUnchanged(
   path: string,
@@ -187,15 +188,18 @@ export async function replaceFileIfUnchanged(
       if (!renamed) await unlink(temp).catch(() => {});
     }
     // Appends that reached the old file after the check; through `handle` it is still readable. A writer that
-    // opened the old file just before the rename may still write to it: when appends are arriving, the old file is
-    // watched a little longer (bounded) until it stays quiet, and what lands there is carried over too.
+    // opened the old file just before the rename may still write to it: when the file is being appended to (it
+    // grew after it was read, or appends reach it after the rename), the old file is watched a little longer
+    // (bounded) until it stays quiet, and what lands there is carried over too. A file nobody was appending to is
+    // not watched, so an ordinary edit does not wait.
+    const appending = seen > expected.length;
     for (let quiet = 0, waited = 0; ; ) {
       const late = await readFrom(handle, seen);
       if (late.length > 0) {
         await appendFile(target, late);
         seen += late.length;
         quiet = 0;
-      } else if (waited === 0 || ++quiet >= 3) break;
+      } else if ((waited === 0 && !appending) || ++quiet >= 3) break;
       if (waited >= LATE_APPEND_WATCH_MS) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
       waited += 5;
